@@ -1,0 +1,230 @@
+"""The ``mpc`` command: ``mpc keygen``, ``mpc run SYSTEM``, ``mpc party ROLE``.
+
+``mpc run SYSTEM`` starts one OS process per party on this machine over CurveZMQ, waits for
+them and prints a summary (``--json``: one JSON document
+``{"system", "ok", "result", "parties": {NAME: {"role", "metrics", "ledger", ...}}}``).
+Its exit code is 0 only when every party succeeded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+from mpc.errors import MPCError
+from mpc.keys import write_keypair
+
+__all__ = ["main"]
+
+_EPILOG = """\
+examples:
+  mpc run secure-sum --parties 5 --inputs 3,1,4,1,5
+  mpc run is-r-empty --flags 0,1,0 --json
+  mpc run secure-sum --parties 4 --kill site3 --after 0 --timeout 5
+  mpc keygen --out keys site1 site2 site3
+  mpc party site --config deployment.toml --name site1
+"""
+
+
+def _add_common(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("options of every system")
+    g.add_argument(
+        "--json", action="store_true", help="print one JSON document instead of a summary"
+    )
+    g.add_argument(
+        "--report",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="also write the JSON document to FILE",
+    )
+    g.add_argument(
+        "--timeout",
+        type=float,
+        default=60.0,
+        metavar="S",
+        help="deadline in seconds for every receive and the startup handshake "
+        "(default: 60); a dead peer ends the run within it",
+    )
+    g.add_argument(
+        "--insecure",
+        action="store_true",
+        help="plaintext ZeroMQ without CurveZMQ (debugging only; logged as a warning)",
+    )
+    g.add_argument(
+        "--keep",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="write the deployment (keys, config, data, logs, reports) to DIR and keep it",
+    )
+    g.add_argument(
+        "--kill",
+        default=None,
+        metavar="PARTY",
+        help="fault injection: this party kills itself (SIGKILL) ...",
+    )
+    g.add_argument(
+        "--after",
+        type=int,
+        default=0,
+        metavar="N",
+        help="... after sending N protocol messages (default: 0, right after startup)",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from parties.systems import SYSTEMS
+
+    parser = argparse.ArgumentParser(
+        prog="mpc",
+        description="Privacy-preserving decision tree learning by secure multiparty "
+        "computation: every party is its own process, talking over CurveZMQ.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    kg = sub.add_parser("keygen", help="write CurveZMQ key pairs (NAME.public, NAME.secret)")
+    kg.add_argument("--out", type=Path, required=True, metavar="DIR", help="output directory")
+    kg.add_argument("names", nargs="+", metavar="NAME", help="party names")
+
+    run = sub.add_parser(
+        "run",
+        help="run a system with every party as a local process",
+        description="Start one process per party on 127.0.0.1, wait for them, "
+        "print the result, the cost and what each party learned.",
+    )
+    systems = run.add_subparsers(dest="system", required=True, metavar="SYSTEM")
+    for system in SYSTEMS.values():
+        sp = systems.add_parser(system.name, help=system.help, description=system.help)
+        system.add_arguments(sp)
+        _add_common(sp)
+
+    party = sub.add_parser(
+        "party", help="run one party of a deployment (as python -m parties)", add_help=False
+    )
+    party.add_argument("rest", nargs=argparse.REMAINDER)
+    return parser
+
+
+def _summary(doc: dict[str, Any]) -> str:
+    lines = [f"system: {doc['system']}", f"ok:     {doc['ok']}"]
+    if doc["ok"]:
+        lines.append(f"result: {json.dumps(doc['result'])}")
+    lines.append("")
+    header = (
+        f"{'party':<10} {'role':<8} {'exit':>4} {'sent B':>9} {'recv B':>9} {'msgs':>5} "
+        f"{'rounds':>6} {'crypto':<16} learned"
+    )
+    lines.append(header)
+    for name, p in doc["parties"].items():
+        m = p.get("metrics") or {}
+        crypto = ",".join(f"{k}={v}" for k, v in (m.get("crypto") or {}).items()) or "-"
+        learned = (
+            "; ".join(f"{e['label']}={json.dumps(e['value'])}" for e in p.get("ledger", [])) or "-"
+        )
+        lines.append(
+            f"{name:<10} {p.get('role', ''):<8} {p.get('exit_code')!s:>4} "
+            f"{m.get('bytes_sent', 0):>9} {m.get('bytes_received', 0):>9} "
+            f"{m.get('messages_sent', 0):>5} {m.get('rounds', 0):>6} {crypto:<16} {learned}"
+        )
+    errors = [(n, p["error"]) for n, p in doc["parties"].items() if p.get("error")]
+    if errors:
+        lines.append("")
+        lines.append("errors:")
+        lines += [f"  {n}: {e.get('type')}: {e.get('message')}" for n, e in errors]
+    if doc.get("deployment"):
+        lines.append(f"\ndeployment kept in {doc['deployment']}")
+    return "\n".join(lines)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from mpc.launcher import PartySpec, launch
+    from parties.systems import get_system
+
+    system = get_system(args.system)
+    plan = system.plan(args)
+    names = [p.name for p in plan.parties]
+    if args.kill is not None and args.kill not in names:
+        raise MPCError(f"--kill {args.kill}: no such party; parties are {names}")
+    if args.after < 0:
+        raise MPCError(f"--after must be >= 0, got {args.after}")
+    if args.timeout <= 0:
+        raise MPCError(f"--timeout must be > 0 seconds, got {args.timeout}")
+    progress = None if args.json else (lambda line: print(f"[mpc] {line}", file=sys.stderr))
+    if args.insecure:
+        logging.getLogger("mpc").warning("--insecure: parties talk in plaintext, unauthenticated")
+    res = launch(
+        system.name,
+        plan.params,
+        [PartySpec(p.name, p.role, p.data, p.columns) for p in plan.parties],
+        timeout=args.timeout,
+        insecure=args.insecure,
+        keep=args.keep,
+        kill=(args.kill, args.after) if args.kill else None,
+        progress=progress,
+    )
+    result = None
+    ok = res.ok
+    if ok:
+        try:
+            result = system.result(res.reports)
+        except MPCError as exc:
+            ok = False
+            print(f"mpc: {exc}", file=sys.stderr)
+    doc = {
+        "system": system.name,
+        "ok": ok,
+        "result": result,
+        "wall_s": round(res.wall_s, 3),
+        "parties": {
+            n: {
+                k: r.get(k)
+                for k in ("role", "ok", "exit_code", "error", "result", "metrics", "ledger")
+            }
+            for n, r in res.reports.items()
+        },
+    }
+    if args.keep:
+        doc["deployment"] = str(res.directory)
+    text = json.dumps(doc, indent=2)
+    if args.report:
+        args.report.write_text(text + "\n")
+    if args.json:
+        print(text)
+    else:
+        print(_summary(doc))
+        if not ok:
+            for n, r in res.reports.items():
+                if r.get("exit_code") not in (0,) and res.logs.get(n):
+                    tail = res.logs[n].strip().splitlines()[-3:]
+                    print(f"\nlast log lines of {n}:\n  " + "\n  ".join(tail), file=sys.stderr)
+    return 0 if ok else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(message)s", stream=sys.stderr)
+    if argv[:1] == ["party"]:
+        from parties.main import main as party_main
+
+        return party_main(argv[1:])
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "keygen":
+            for name in args.names:
+                pair = write_keypair(args.out, name)
+                print(
+                    f"{name}: {args.out / (name + '.public')} (public {pair.public.decode()}), "
+                    f"{args.out / (name + '.secret')} (secret, mode 0600)"
+                )
+            return 0
+        return _run(args)
+    except MPCError as exc:
+        print(f"mpc: error: {exc}", file=sys.stderr)
+        return 2

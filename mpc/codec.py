@@ -1,0 +1,248 @@
+"""The message contract: a versioned envelope packed with msgpack, arrays as raw frames.
+
+A message is a ZeroMQ multipart message::
+
+    frame 0      msgpack [version, kind, tag, depth, body]
+    frame 1..n   raw little-endian bytes of the numpy arrays referenced from ``body``
+
+``kind`` is ``"msg"`` (protocol data), ``"hello"`` (startup handshake) or ``"abort"``.
+``tag`` matches a message to the ``recv`` waiting for it; ``depth`` is the causal round
+number (see :class:`mpc.metrics.Metrics`). ``body`` may hold ``None``, bools, ints, floats,
+str, bytes, lists, tuples (decoded as lists), dicts with str keys, and three explicit
+extension types:
+
+=========  =========================  ===============================================
+ExtType    Python type                payload
+=========  =========================  ===============================================
+1          ``int`` beyond 64 bits     sign byte (0 or 1) + big-endian magnitude
+2          ``gmpy2.mpz``              same as 1
+3          ``numpy.ndarray``          msgpack ``[dtype, shape, frame index]``; the data
+                                      travels as its own frame, never element by element
+=========  =========================  ===============================================
+
+Only the dtypes in :data:`ALLOWED_DTYPES` travel; no pickle, no object arrays. Decoding is
+defensive: every frame is checked against ``max_frame_bytes`` before it is parsed, every
+array frame must be referenced exactly once and have exactly ``prod(shape) * itemsize``
+bytes. Anything else raises :class:`~mpc.errors.ProtocolError`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import gmpy2
+import msgpack
+import numpy as np
+
+from mpc.errors import ProtocolError
+
+__all__ = [
+    "ALLOWED_DTYPES",
+    "DEFAULT_MAX_FRAME_BYTES",
+    "KINDS",
+    "PROTOCOL_VERSION",
+    "Envelope",
+    "decode",
+    "encode",
+]
+
+#: Version of the envelope; a peer speaking another version is refused at the handshake.
+PROTOCOL_VERSION = 1
+#: Default upper bound for any single frame (header or array).
+DEFAULT_MAX_FRAME_BYTES = 64 * 1024 * 1024
+#: Upper bound on the number of frames (arrays) in one message.
+MAX_FRAMES = 4096
+#: Upper bound on the magnitude of a big integer, in bytes (2^20 bits).
+MAX_INT_BYTES = 128 * 1024
+MAX_TAG_CHARS = 512
+MAX_NDIM = 16
+KINDS = frozenset({"msg", "hello", "abort"})
+
+EXT_INT = 1
+EXT_MPZ = 2
+EXT_NDARRAY = 3
+
+#: dtypes allowed on the wire, as little-endian ``numpy.dtype.str`` values.
+ALLOWED_DTYPES = frozenset(
+    {"|b1", "|i1", "<i2", "<i4", "<i8", "|u1", "<u2", "<u4", "<u8", "<f4", "<f8"}
+)
+
+_MPZ = type(gmpy2.mpz(0))
+
+
+@dataclass(frozen=True, slots=True)
+class Envelope:
+    """One decoded message."""
+
+    kind: str
+    tag: str
+    depth: int
+    body: Any
+
+
+def _int_payload(value: int) -> bytes:
+    sign = b"\x01" if value < 0 else b"\x00"
+    magnitude = abs(int(value))
+    return sign + magnitude.to_bytes((magnitude.bit_length() + 7) // 8, "big")
+
+
+def _int_from_payload(data: bytes) -> int:
+    if not data or data[0] not in (0, 1):
+        raise ProtocolError("big integer payload has no valid sign byte (expected 0 or 1)")
+    if len(data) - 1 > MAX_INT_BYTES:
+        raise ProtocolError(
+            f"big integer of {len(data) - 1} bytes exceeds the limit of {MAX_INT_BYTES} bytes"
+        )
+    magnitude = int.from_bytes(data[1:], "big")
+    return -magnitude if data[0] == 1 else magnitude
+
+
+def encode(
+    kind: str,
+    tag: str,
+    depth: int,
+    body: Any,
+    *,
+    max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
+) -> list[bytes | memoryview]:
+    """Pack one message into frames. Raises ``ProtocolError`` for types that cannot travel."""
+    if kind not in KINDS:
+        raise ProtocolError(f"unknown message kind {kind!r}; expected one of {sorted(KINDS)}")
+    buffers: list[bytes | memoryview] = []
+
+    def default(obj: Any) -> msgpack.ExtType:
+        if isinstance(obj, _MPZ):
+            return msgpack.ExtType(EXT_MPZ, _int_payload(int(obj)))
+        if isinstance(obj, int) and not isinstance(obj, bool):
+            return msgpack.ExtType(EXT_INT, _int_payload(obj))
+        if isinstance(obj, np.ndarray):
+            arr = obj
+            if arr.dtype.byteorder == ">":
+                arr = arr.astype(arr.dtype.newbyteorder("<"))
+            arr = np.ascontiguousarray(arr)
+            if arr.dtype.str not in ALLOWED_DTYPES:
+                raise ProtocolError(
+                    f"numpy dtype {obj.dtype} cannot be sent; allowed: {sorted(ALLOWED_DTYPES)}"
+                )
+            if arr.nbytes > max_frame_bytes:
+                raise ProtocolError(
+                    f"array of {arr.nbytes} bytes exceeds max_frame_bytes={max_frame_bytes}"
+                )
+            buffers.append(arr.reshape(-1).view(np.uint8).data)
+            meta = msgpack.packb([arr.dtype.str, list(arr.shape), len(buffers)])
+            return msgpack.ExtType(EXT_NDARRAY, meta)
+        if isinstance(obj, np.generic):
+            return obj.item()
+        raise ProtocolError(f"type {type(obj).__name__} cannot be sent in a message")
+
+    try:
+        header = msgpack.packb(
+            [PROTOCOL_VERSION, kind, tag, depth, body], default=default, use_bin_type=True
+        )
+    except ProtocolError:
+        raise
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise ProtocolError(f"message body for tag {tag!r} cannot be packed: {exc}") from exc
+    if len(header) > max_frame_bytes:
+        raise ProtocolError(
+            f"message header of {len(header)} bytes exceeds max_frame_bytes={max_frame_bytes}"
+        )
+    if len(buffers) + 1 > MAX_FRAMES:
+        raise ProtocolError(f"message has {len(buffers)} arrays; at most {MAX_FRAMES - 1} allowed")
+    return [header, *buffers]
+
+
+def decode(
+    frames: Sequence[bytes | memoryview], *, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES
+) -> Envelope:
+    """Unpack and validate one message; raises ``ProtocolError`` on any violation."""
+    if not frames:
+        raise ProtocolError("empty message: expected at least a header frame")
+    if len(frames) > MAX_FRAMES:
+        raise ProtocolError(f"message has {len(frames)} frames; at most {MAX_FRAMES} allowed")
+    for i, frame in enumerate(frames):
+        if len(frame) > max_frame_bytes:
+            raise ProtocolError(
+                f"frame {i} has {len(frame)} bytes, over max_frame_bytes={max_frame_bytes}"
+            )
+    used: set[int] = set()
+
+    def ext_hook(code: int, data: bytes) -> Any:
+        if code == EXT_INT:
+            return _int_from_payload(data)
+        if code == EXT_MPZ:
+            return gmpy2.mpz(_int_from_payload(data))
+        if code == EXT_NDARRAY:
+            return _array_from(data, frames, used)
+        raise ProtocolError(f"unknown extension type {code}; expected 1 (int), 2 (mpz), 3 (array)")
+
+    try:
+        header = msgpack.unpackb(
+            frames[0],
+            ext_hook=ext_hook,
+            raw=False,
+            strict_map_key=True,
+            use_list=True,
+        )
+    except ProtocolError:
+        raise
+    except (ValueError, TypeError, msgpack.UnpackException, RecursionError) as exc:
+        # msgpack raises these for hostile input (ExtraData, FormatError, StackError are
+        # ValueError subclasses; a non-str map key is a ValueError under strict_map_key)
+        raise ProtocolError(f"malformed message header: {type(exc).__name__}: {exc}") from exc
+    if not isinstance(header, list) or len(header) != 5:
+        raise ProtocolError("malformed envelope: expected [version, kind, tag, depth, body]")
+    version, kind, tag, depth, body = header
+    if version != PROTOCOL_VERSION:
+        raise ProtocolError(
+            f"protocol version mismatch: expected {PROTOCOL_VERSION}, received {version!r}; "
+            "run the same release of the framework on every party"
+        )
+    if kind not in KINDS:
+        raise ProtocolError(f"unknown message kind {kind!r}; expected one of {sorted(KINDS)}")
+    if not isinstance(tag, str) or len(tag) > MAX_TAG_CHARS:
+        raise ProtocolError(f"message tag must be a str of at most {MAX_TAG_CHARS} characters")
+    if not isinstance(depth, int) or isinstance(depth, bool) or depth < 0:
+        raise ProtocolError(f"message depth must be a non-negative int, received {depth!r}")
+    if len(used) != len(frames) - 1:
+        raise ProtocolError(
+            f"message has {len(frames) - 1} array frames but references {len(used)} of them"
+        )
+    return Envelope(kind, tag, depth, body)
+
+
+def _array_from(data: bytes, frames: Sequence[bytes | memoryview], used: set[int]) -> np.ndarray:
+    try:
+        meta = msgpack.unpackb(data, raw=False)
+    except (ValueError, TypeError, msgpack.UnpackException) as exc:
+        raise ProtocolError(f"malformed array descriptor: {exc}") from exc
+    if not (isinstance(meta, list) and len(meta) == 3):
+        raise ProtocolError("malformed array descriptor: expected [dtype, shape, frame index]")
+    dtype_str, shape, index = meta
+    if dtype_str not in ALLOWED_DTYPES:
+        raise ProtocolError(
+            f"array dtype {dtype_str!r} not allowed; allowed: {sorted(ALLOWED_DTYPES)}"
+        )
+    if (
+        not isinstance(shape, list)
+        or len(shape) > MAX_NDIM
+        or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in shape)
+    ):
+        raise ProtocolError(f"array shape must be a list of at most {MAX_NDIM} ints >= 0")
+    if not isinstance(index, int) or isinstance(index, bool) or not 1 <= index < len(frames):
+        raise ProtocolError(f"array frame index {index!r} out of range 1..{len(frames) - 1}")
+    if index in used:
+        raise ProtocolError(f"array frame {index} referenced twice")
+    used.add(index)
+    dtype = np.dtype(dtype_str)
+    expected = math.prod(shape) * dtype.itemsize
+    frame = frames[index]
+    if len(frame) != expected:
+        raise ProtocolError(
+            f"array frame {index} has {len(frame)} bytes; dtype {dtype_str} and shape "
+            f"{tuple(shape)} need {expected}"
+        )
+    return np.frombuffer(frame, dtype=dtype).reshape(shape).copy()

@@ -1,0 +1,214 @@
+"""The deployment file: one TOML document that every party of a run reads.
+
+Example::
+
+    [deployment]
+    timeout = 60.0              # seconds; every receive and the startup handshake
+    insecure = false            # true only for debugging: plaintext, no authentication
+    max_frame_bytes = 67108864  # largest frame a party accepts
+
+    [protocol]
+    name = "secure-sum"         # which system the parties run
+    [protocol.params]           # that system's parameters
+    modulus = "18446744073709551616"
+
+    [[party]]
+    name = "site1"
+    role = "site"
+    endpoint = "tcp://127.0.0.1:5701"   # where the others connect
+    bind = "tcp://0.0.0.0:5701"         # optional; defaults to endpoint
+    public_key = "keys/site1.public"
+    secret_key = "keys/site1.secret"    # optional here; only site1 needs it
+    data = "data/site1.json"            # optional: this party's private input
+    columns = []                        # optional: the data columns this party owns
+
+Relative paths are relative to the deployment file. :func:`load_config` validates
+everything before any socket opens and names the offending field in its error.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mpc.codec import DEFAULT_MAX_FRAME_BYTES
+from mpc.errors import ConfigError
+
+__all__ = ["DEFAULT_TIMEOUT", "DeploymentConfig", "PartyConfig", "load_config"]
+
+DEFAULT_TIMEOUT = 60.0
+_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
+_ENDPOINT = re.compile(r"^tcp://(\*|[A-Za-z0-9_.-]+|\[[0-9a-fA-F:]+\]):(\d{1,5})$")
+
+
+@dataclass(frozen=True)
+class PartyConfig:
+    """One party of the deployment, as the deployment file describes it."""
+
+    name: str
+    role: str
+    endpoint: str
+    bind: str
+    public_key: Path | None
+    secret_key: Path | None = None
+    data: Path | None = None
+    columns: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class DeploymentConfig:
+    """A validated deployment file."""
+
+    path: Path
+    parties: tuple[PartyConfig, ...]
+    protocol: str
+    params: dict[str, Any] = field(default_factory=dict)
+    timeout: float = DEFAULT_TIMEOUT
+    insecure: bool = False
+    max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES
+
+    @property
+    def names(self) -> list[str]:
+        """Party names in deployment order (P1 ... Pk)."""
+        return [p.name for p in self.parties]
+
+    def party(self, name: str) -> PartyConfig:
+        for p in self.parties:
+            if p.name == name:
+                return p
+        raise ConfigError(f"{self.path}: no party named {name!r}; the deployment has {self.names}")
+
+
+def _expect(value: Any, kind: type | tuple[type, ...], where: str, what: str) -> Any:
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind in (int, float)):
+        raise ConfigError(f"{where}: expected {what}, got {value!r}")
+    return value
+
+
+def _path(base: Path, value: Any, where: str) -> Path:
+    _expect(value, str, where, "a file path (string)")
+    p = Path(value)
+    return p if p.is_absolute() else base / p
+
+
+def load_config(path: str | Path) -> DeploymentConfig:
+    """Read and validate a deployment file; raises :class:`ConfigError` naming the field."""
+    path = Path(path)
+    try:
+        with path.open("rb") as fh:
+            doc = tomllib.load(fh)
+    except FileNotFoundError:
+        raise ConfigError(f"deployment file {path} does not exist") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
+    base = path.parent
+    known = {"deployment", "protocol", "party"}
+    unknown = set(doc) - known
+    if unknown:
+        raise ConfigError(
+            f"{path}: unknown top-level tables {sorted(unknown)}; known: {sorted(known)}"
+        )
+
+    dep = _expect(doc.get("deployment", {}), dict, f"{path}: [deployment]", "a table")
+    timeout = _expect(
+        dep.get("timeout", DEFAULT_TIMEOUT),
+        (int, float),
+        f"{path}: deployment.timeout",
+        "a number of seconds",
+    )
+    if not 0 < timeout <= 86400:
+        raise ConfigError(
+            f"{path}: deployment.timeout must be in (0, 86400] seconds, got {timeout}"
+        )
+    insecure = _expect(
+        dep.get("insecure", False), bool, f"{path}: deployment.insecure", "true or false"
+    )
+    max_frame = _expect(
+        dep.get("max_frame_bytes", DEFAULT_MAX_FRAME_BYTES),
+        int,
+        f"{path}: deployment.max_frame_bytes",
+        "an integer",
+    )
+    if not 1024 <= max_frame <= 2**31:
+        raise ConfigError(
+            f"{path}: deployment.max_frame_bytes must be in [1024, 2^31], got {max_frame}"
+        )
+
+    proto = _expect(doc.get("protocol"), dict, f"{path}: [protocol]", 'a table with name = "..."')
+    name = _expect(proto.get("name"), str, f"{path}: protocol.name", "the system's name (string)")
+    params = _expect(proto.get("params", {}), dict, f"{path}: protocol.params", "a table")
+
+    raw_parties = _expect(
+        doc.get("party"), list, f"{path}: [[party]]", "at least two [[party]] tables"
+    )
+    if len(raw_parties) < 2:
+        raise ConfigError(f"{path}: a deployment needs at least 2 parties, got {len(raw_parties)}")
+    parties: list[PartyConfig] = []
+    seen_names: set[str] = set()
+    seen_endpoints: set[str] = set()
+    party_fields = {
+        "name",
+        "role",
+        "endpoint",
+        "bind",
+        "public_key",
+        "secret_key",
+        "data",
+        "columns",
+    }
+    for i, raw in enumerate(raw_parties):
+        where = f"{path}: party[{i}]"
+        _expect(raw, dict, where, "a table")
+        extra = set(raw) - party_fields
+        if extra:
+            raise ConfigError(
+                f"{where}: unknown fields {sorted(extra)}; known: {sorted(party_fields)}"
+            )
+        pname = _expect(raw.get("name"), str, f"{where}.name", "a party name")
+        if not _NAME.match(pname):
+            raise ConfigError(
+                f"{where}.name: {pname!r} must match {_NAME.pattern} (lowercase, <= 32 chars)"
+            )
+        if pname in seen_names:
+            raise ConfigError(f"{where}.name: duplicate party name {pname!r}")
+        seen_names.add(pname)
+        where = f"{path}: party {pname!r}"
+        role = _expect(raw.get("role"), str, f"{where}.role", "a role name")
+        endpoint = _expect(raw.get("endpoint"), str, f"{where}.endpoint", "'tcp://HOST:PORT'")
+        bind = _expect(raw.get("bind", endpoint), str, f"{where}.bind", "'tcp://HOST:PORT'")
+        for fname, value in (("endpoint", endpoint), ("bind", bind)):
+            m = _ENDPOINT.match(value)
+            if not m or not 1 <= int(m.group(2)) <= 65535:
+                raise ConfigError(
+                    f"{where}.{fname}: expected 'tcp://HOST:PORT' with 1 <= PORT <= 65535, "
+                    f"got {value!r}"
+                )
+        if endpoint in seen_endpoints:
+            raise ConfigError(f"{where}.endpoint: {endpoint} is used by another party")
+        seen_endpoints.add(endpoint)
+        public_key = (
+            _path(base, raw["public_key"], f"{where}.public_key") if "public_key" in raw else None
+        )
+        if public_key is None and not insecure:
+            raise ConfigError(
+                f"{where}.public_key: required unless deployment.insecure = true "
+                "(create keys with `mpc keygen --out keys NAME...`)"
+            )
+        secret_key = (
+            _path(base, raw["secret_key"], f"{where}.secret_key") if "secret_key" in raw else None
+        )
+        data = _path(base, raw["data"], f"{where}.data") if "data" in raw else None
+        columns = _expect(
+            raw.get("columns", []), list, f"{where}.columns", "a list of column names"
+        )
+        for c in columns:
+            _expect(c, str, f"{where}.columns", "column names (strings)")
+        parties.append(
+            PartyConfig(pname, role, endpoint, bind, public_key, secret_key, data, tuple(columns))
+        )
+    return DeploymentConfig(
+        path, tuple(parties), name, dict(params), float(timeout), insecure, max_frame
+    )

@@ -1,0 +1,65 @@
+"""The exceptions of the framework, in one hierarchy.
+
+::
+
+    MPCError                      anything this framework raises on purpose
+     ├── ConfigError              a deployment file, key file, data file or parameter is wrong
+     ├── ProtocolError            a message broke the contract (malformed, oversized, unknown
+     │                            type, wrong version, unexpected sender) or a protocol
+     │                            invariant failed
+     ├── AuthenticationError      a key is missing or malformed, or a peer was refused
+     └── PeerError                a peer cannot take part any more; carries ``peer`` and ``step``
+          ├── PeerTimeout         the peer stayed silent past the receive deadline
+          └── PeerAborted         the peer (or a party that saw a failure) broadcast an abort
+
+Every message says what was expected, what was received and what to do about it.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AuthenticationError",
+    "ConfigError",
+    "MPCError",
+    "PeerAborted",
+    "PeerError",
+    "PeerTimeout",
+    "ProtocolError",
+]
+
+
+class MPCError(Exception):
+    """Base class of every error the framework raises on purpose."""
+
+
+class ConfigError(MPCError):
+    """A configuration value, input file or parameter is invalid (raised before any protocol)."""
+
+
+class ProtocolError(MPCError):
+    """A message or protocol step violated the contract."""
+
+
+class AuthenticationError(MPCError):
+    """A CurveZMQ key is missing or malformed, or a peer was refused."""
+
+
+class PeerError(MPCError):
+    """A peer can no longer take part. ``peer`` names it, ``step`` the protocol step."""
+
+    def __init__(self, message: str, *, peer: str, step: str) -> None:
+        super().__init__(message)
+        self.peer = peer
+        self.step = step
+
+
+class PeerTimeout(PeerError):
+    """Nothing arrived from ``peer`` for ``step`` within the deadline."""
+
+
+class PeerAborted(PeerError):
+    """``origin`` broadcast an abort; ``peer`` is the party it blames."""
+
+    def __init__(self, message: str, *, peer: str, step: str, origin: str) -> None:
+        super().__init__(message, peer=peer, step=step)
+        self.origin = origin

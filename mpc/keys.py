@@ -1,0 +1,107 @@
+"""CurveZMQ key pairs: generation, files, loading.
+
+A party's key pair lives in two files written by ``mpc keygen``::
+
+    NAME.public    public-key = "<40 Z85 characters>"       (mode 0644, share it)
+    NAME.secret    secret-key = "<40 Z85 characters>"       (mode 0600, never share it)
+
+Both are TOML so they can carry comments. The deployment file names every party's public
+key; a party's own secret key comes from its ``secret_key`` entry, ``--secret-key FILE`` or
+the ``MPC_SECRET_KEY_FILE`` environment variable (for container secrets).
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+import zmq
+
+from mpc.errors import AuthenticationError
+
+__all__ = ["KeyPair", "generate_keypair", "load_public_key", "load_secret_key", "write_keypair"]
+
+_Z85_ALPHABET = frozenset(
+    "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#"
+)
+
+
+@dataclass(frozen=True)
+class KeyPair:
+    """A CurveZMQ key pair (Z85-encoded). The ``repr`` never shows the secret key."""
+
+    public: bytes
+    secret: bytes
+
+    def __repr__(self) -> str:
+        return f"KeyPair(public={self.public.decode()!r}, secret=<hidden>)"
+
+
+def generate_keypair() -> KeyPair:
+    """A fresh key pair from libzmq (libsodium's OS randomness)."""
+    public, secret = zmq.curve_keypair()
+    return KeyPair(public, secret)
+
+
+def _check_z85(key: str, path: Path, what: str) -> bytes:
+    if len(key) != 40 or not set(key) <= _Z85_ALPHABET:
+        raise AuthenticationError(
+            f"{path}: {what} must be 40 Z85 characters, got {len(key)} characters; "
+            "regenerate it with `mpc keygen`"
+        )
+    return key.encode("ascii")
+
+
+def _read_key(path: Path, field_name: str) -> str:
+    try:
+        with path.open("rb") as fh:
+            data = tomllib.load(fh)
+    except FileNotFoundError:
+        raise AuthenticationError(
+            f"key file {path} does not exist; create it with `mpc keygen --out DIR NAME`"
+        ) from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise AuthenticationError(f"key file {path} is not valid TOML: {exc}") from exc
+    value = data.get(field_name)
+    if not isinstance(value, str):
+        raise AuthenticationError(f'key file {path} has no `{field_name} = "..."` line')
+    return value
+
+
+def load_public_key(path: Path) -> bytes:
+    """Read a ``NAME.public`` file and return the Z85 public key."""
+    return _check_z85(_read_key(path, "public-key"), path, "public-key")
+
+
+def load_secret_key(path: Path) -> KeyPair:
+    """Read a ``NAME.secret`` file; the public key is derived from the secret one."""
+    mode = path.stat().st_mode & 0o777 if path.exists() else 0
+    if mode & 0o077:
+        raise AuthenticationError(
+            f"secret key file {path} is readable by others (mode {mode:o}); run chmod 600 {path}"
+        )
+    secret = _check_z85(_read_key(path, "secret-key"), path, "secret-key")
+    return KeyPair(zmq.curve_public(secret), secret)
+
+
+def write_keypair(out_dir: Path, name: str, pair: KeyPair | None = None) -> KeyPair:
+    """Write ``NAME.public`` and ``NAME.secret`` (mode 0600) into ``out_dir``."""
+    pair = pair or generate_keypair()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    public_path = out_dir / f"{name}.public"
+    secret_path = out_dir / f"{name}.secret"
+    public_path.write_text(
+        f"# CurveZMQ public key of party {name!r}; list it in the deployment file\n"
+        f'public-key = "{pair.public.decode()}"\n'
+    )
+    if secret_path.exists():
+        secret_path.unlink()
+    fd = os.open(secret_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(
+            f"# CurveZMQ SECRET key of party {name!r}; keep it on that party's host only\n"
+            f'secret-key = "{pair.secret.decode()}"\n'
+        )
+    return pair

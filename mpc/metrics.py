@@ -1,0 +1,124 @@
+"""Per-party cost counters and the leakage ledger.
+
+:class:`Metrics` counts what a party paid: bytes and messages per peer in each direction,
+rounds, crypto operations and wall time per phase. **Rounds** are causal depth: every message
+carries ``depth = 1 + (deepest message its sender had consumed before sending)``, and a
+party's ``rounds`` is the deepest message it sent or consumed. The maximum over all parties
+is the number of sequential exchanges of the run; messages sent side by side (a broadcast,
+a batch) cost one round.
+
+:class:`Ledger` is the record of what a party *learns by design*: every place where a
+protocol opens a value to a party calls :meth:`Ledger.record`. Masked values and ciphertexts
+that a party receives are not learned values; they appear only as bytes in the metrics.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Ledger", "LedgerEntry", "Metrics", "jsonable"]
+
+
+def jsonable(value: Any) -> Any:
+    """Convert a value (numpy, gmpy2, tuples, nested containers) to plain JSON types."""
+    if isinstance(value, bool | str | float) or value is None:
+        return value
+    if isinstance(value, int):
+        return value
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [jsonable(v) for v in value]
+    if isinstance(value, bytes):
+        return value.hex()
+    try:  # gmpy2.mpz and other int-like numbers
+        return int(value)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+@dataclass
+class Metrics:
+    """What one party paid. All counters are cumulative over the party's run."""
+
+    bytes_sent: Counter[str] = field(default_factory=Counter)
+    bytes_received: Counter[str] = field(default_factory=Counter)
+    messages_sent: Counter[str] = field(default_factory=Counter)
+    messages_received: Counter[str] = field(default_factory=Counter)
+    crypto: Counter[str] = field(default_factory=Counter)
+    phases: defaultdict[str, float] = field(default_factory=lambda: defaultdict(float))
+    rejected: list[str] = field(default_factory=list)
+    rounds: int = 0
+    started: float = field(default_factory=time.perf_counter)
+
+    def count(self, operation: str, n: int = 1) -> None:
+        """Add ``n`` crypto operations of kind ``operation`` (e.g. ``"modexp"``)."""
+        self.crypto[operation] += n
+
+    @contextmanager
+    def phase(self, name: str) -> Iterator[None]:
+        """Accumulate the wall time spent inside the block under ``name``."""
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.phases[name] += time.perf_counter() - start
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "bytes_sent": sum(self.bytes_sent.values()),
+            "bytes_received": sum(self.bytes_received.values()),
+            "messages_sent": sum(self.messages_sent.values()),
+            "messages_received": sum(self.messages_received.values()),
+            "rounds": self.rounds,
+            "per_peer": {
+                peer: {
+                    "bytes_sent": self.bytes_sent[peer],
+                    "bytes_received": self.bytes_received[peer],
+                    "messages_sent": self.messages_sent[peer],
+                    "messages_received": self.messages_received[peer],
+                }
+                for peer in sorted(set(self.bytes_sent) | set(self.bytes_received))
+            },
+            "crypto": dict(sorted(self.crypto.items())),
+            "phases_s": {k: round(v, 6) for k, v in self.phases.items()},
+            "wall_s": round(time.perf_counter() - self.started, 6),
+            "rejected_messages": list(self.rejected),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerEntry:
+    """One value a party learned: ``label`` names it (``protocol/what``), ``step`` the tag."""
+
+    label: str
+    value: Any
+    step: str
+
+
+@dataclass
+class Ledger:
+    """The values one party learned by design, in the order it learned them."""
+
+    entries: list[LedgerEntry] = field(default_factory=list)
+
+    def record(self, label: str, value: Any, *, step: str = "") -> None:
+        """Put on record that this party learned ``value``; call it wherever a value opens."""
+        self.entries.append(LedgerEntry(label, jsonable(value), step))
+
+    def labels(self) -> list[str]:
+        return [e.label for e in self.entries]
+
+    def to_list(self) -> list[dict[str, Any]]:
+        return [{"label": e.label, "value": e.value, "step": e.step} for e in self.entries]

@@ -1,0 +1,367 @@
+"""The party runtime: named parties exchanging tagged messages, with deadlines and aborts.
+
+A protocol talks only to :class:`Party`::
+
+    await party.send("bob", "sum/ring", value)
+    value = await party.recv("alice", "sum/ring")          # deadline: party.timeout
+    views = await party.gather(["bob", "carol"], "counts")
+    await party.broadcast("result", total)
+
+Messages are matched by ``(sender, tag)``; a message that arrives before its ``recv`` is
+buffered, so any number of protocol instances can run interleaved as long as their tags
+differ (use :meth:`Party.tag` to derive deterministic per-instance tags).
+
+Startup is a handshake: every party sends HELLO (with the protocol version and its role) to
+every peer and waits for all of theirs, never a sleep. Every receive has a deadline. When a
+party sees a failure (a silent peer, a protocol error) it broadcasts ABORT naming the peer it
+blames and the step; every party that receives it fails at once with
+:class:`~mpc.errors.PeerAborted`, so the whole deployment ends within one deadline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+from collections import defaultdict, deque
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from mpc.codec import DEFAULT_MAX_FRAME_BYTES, PROTOCOL_VERSION, decode, encode
+from mpc.config import DEFAULT_TIMEOUT
+from mpc.errors import MPCError, PeerAborted, PeerError, PeerTimeout, ProtocolError
+from mpc.metrics import Ledger, Metrics
+from mpc.transport import Transport
+
+__all__ = ["Fault", "Party"]
+
+log = logging.getLogger("mpc.runtime")
+
+#: How long a party keeps trying to hand over its final messages / its abort notice.
+CLOSE_LINGER_S = 5.0
+ABORT_LINGER_S = 1.0
+
+
+@dataclass(frozen=True)
+class Fault:
+    """Fault injection for tests and demos: kill this process (SIGKILL) after it has sent
+    ``kill_after`` protocol messages."""
+
+    kill_after: int
+
+
+class Party:
+    """One party of a deployment: ``name``, ``role``, the ordered list of all party names.
+
+    ``parties`` is the deployment order (P1 ... Pk) and must contain ``name``.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        role: str,
+        parties: Sequence[str],
+        transport: Transport,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
+        fault: Fault | None = None,
+    ) -> None:
+        if name not in parties:
+            raise ValueError(f"party {name!r} is not in the deployment {list(parties)}")
+        if timeout <= 0:
+            raise ValueError(f"timeout must be > 0 seconds, got {timeout}")
+        self.name = name
+        self.role = role
+        self.parties = list(parties)
+        self.peers = [p for p in self.parties if p != name]
+        self.timeout = timeout
+        self.metrics = Metrics()
+        self.ledger = Ledger()
+        self.peer_roles: dict[str, str] = {}
+        self._transport = transport
+        self._max_frame = max_frame_bytes
+        self._fault = fault
+        self._buffer: defaultdict[tuple[str, str], deque[tuple[int, Any]]] = defaultdict(deque)
+        self._waiters: dict[tuple[str, str], asyncio.Future[tuple[int, Any]]] = {}
+        self._hello: dict[str, dict[str, Any]] = {}
+        self._hello_event = asyncio.Event()
+        self._failure: MPCError | None = None
+        self._aborted_sent = False
+        self._reader: asyncio.Task[None] | None = None
+        self._seen_depth = 0
+        self._sent_total = 0
+        self._step = "startup"
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def start(self) -> None:
+        """Open the transport and complete the startup handshake with every peer."""
+        self._transport.set_failure_handler(self._transport_failed)
+        await self._transport.start()
+        self._reader = asyncio.create_task(self._read_loop(), name=f"{self.name}-reader")
+        await self._handshake()
+
+    async def close(self, *, linger_s: float = CLOSE_LINGER_S) -> None:
+        if self._reader is not None:
+            self._reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._reader
+            self._reader = None
+        await self._transport.close(linger_s)
+
+    async def __aenter__(self) -> Party:
+        try:
+            await self.start()
+        except BaseException as exc:
+            await self._fail(exc)
+            await self.close(linger_s=ABORT_LINGER_S)
+            raise
+        return self
+
+    async def __aexit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> None:
+        if exc is not None:
+            await self._fail(exc)
+            await self.close(linger_s=ABORT_LINGER_S)
+        else:
+            await self.close()
+
+    async def _handshake(self) -> None:
+        self._step = "startup handshake"
+        hello = {"version": PROTOCOL_VERSION, "name": self.name, "role": self.role}
+        for peer in self.peers:
+            await self._send_raw(peer, "hello", "hello", hello, count=False)
+        try:
+            await asyncio.wait_for(self._hello_event.wait(), self.timeout)
+        except TimeoutError:
+            missing = [p for p in self.peers if p not in self._hello]
+            detail = "; ".join(self._transport.describe_peer(p) for p in missing)
+            raise PeerTimeout(
+                f"{self.name}: startup handshake: no HELLO from {', '.join(missing)} within "
+                f"{self.timeout:g}s; is it running and reachable, with the key the deployment "
+                f"file names? ({detail})",
+                peer=missing[0],
+                step="startup handshake",
+            ) from None
+        if self._failure is not None:
+            raise self._failure
+        self._step = "ready"
+
+    # ------------------------------------------------------------------ tags and phases
+
+    @staticmethod
+    def tag(*parts: object) -> str:
+        """A deterministic tag from parts, e.g. ``Party.tag("is-r-empty", node, "sum")``."""
+        return "/".join(str(p) for p in parts)
+
+    @contextlib.contextmanager
+    def phase(self, name: str) -> Iterator[None]:
+        """Time a protocol phase; it also names the step in error messages."""
+        previous, self._step = self._step, name
+        with self.metrics.phase(name):
+            yield
+        self._step = previous
+
+    # ------------------------------------------------------------------ messaging
+
+    async def send(self, peer: str, tag: str, obj: Any) -> None:
+        """Send ``obj`` to ``peer`` under ``tag``."""
+        self._check_peer(peer)
+        if self._failure is not None:
+            raise self._failure
+        await self._send_raw(peer, "msg", tag, obj, count=True)
+
+    async def broadcast(self, tag: str, obj: Any, peers: Iterable[str] | None = None) -> None:
+        """Send the same ``obj`` to every peer (or to ``peers``), one round."""
+        targets = self.peers if peers is None else [p for p in peers if p != self.name]
+        for peer in targets:
+            await self.send(peer, tag, obj)
+
+    async def recv(self, peer: str, tag: str, *, timeout: float | None = None) -> Any:
+        """Wait for the message from ``peer`` under ``tag``; raise ``PeerTimeout`` after
+        ``timeout`` (default: the deployment deadline)."""
+        self._check_peer(peer)
+        if self._failure is not None:
+            raise self._failure
+        key = (peer, tag)
+        if self._buffer.get(key):
+            depth, body = self._buffer[key].popleft()
+            return self._consume(depth, body)
+        if key in self._waiters:
+            raise ProtocolError(f"{self.name}: two receives wait for ({peer!r}, {tag!r}) at once")
+        fut: asyncio.Future[tuple[int, Any]] = asyncio.get_running_loop().create_future()
+        self._waiters[key] = fut
+        limit = self.timeout if timeout is None else timeout
+        try:
+            depth, body = await asyncio.wait_for(fut, limit)
+        except TimeoutError:
+            link = self._transport.describe_peer(peer)
+            rejected = [r for r in self.metrics.rejected if r.startswith(f"{peer}:")]
+            err = PeerTimeout(
+                f"{self.name}: no message from {peer} for step {tag!r} within {limit:g}s "
+                f"(peer dead or silent)"
+                + (f"; {link}" if link else "")
+                + (f"; rejected from {peer}: {rejected[-1]}" if rejected else ""),
+                peer=peer,
+                step=tag,
+            )
+            await self._fail(err)
+            raise err from None
+        finally:
+            self._waiters.pop(key, None)
+        return self._consume(depth, body)
+
+    async def gather(self, peers: Iterable[str], tag: str) -> dict[str, Any]:
+        """Receive one message under ``tag`` from each of ``peers`` (concurrently)."""
+        peers = list(peers)
+        bodies = await asyncio.gather(*(self.recv(p, tag) for p in peers))
+        return dict(zip(peers, bodies, strict=True))
+
+    def _consume(self, depth: int, body: Any) -> Any:
+        self._seen_depth = max(self._seen_depth, depth)
+        self.metrics.rounds = max(self.metrics.rounds, depth)
+        return body
+
+    def _check_peer(self, peer: str) -> None:
+        if peer not in self.peers:
+            raise ProtocolError(f"{self.name}: {peer!r} is not a peer; peers are {self.peers}")
+
+    async def _send_raw(self, peer: str, kind: str, tag: str, obj: Any, *, count: bool) -> None:
+        depth = self._seen_depth + 1 if count else 0
+        frames = encode(kind, tag, depth, obj, max_frame_bytes=self._max_frame)
+        try:
+            await asyncio.wait_for(self._transport.send(peer, frames), self.timeout)
+        except TimeoutError:
+            raise PeerTimeout(
+                f"{self.name}: could not hand a message for step {tag!r} to {peer} within "
+                f"{self.timeout:g}s (its queue is full: peer dead or not reading)",
+                peer=peer,
+                step=tag,
+            ) from None
+        if count:
+            self.metrics.rounds = max(self.metrics.rounds, depth)
+            self.metrics.bytes_sent[peer] += sum(len(f) for f in frames)
+            self.metrics.messages_sent[peer] += 1
+            self._sent_total += 1
+            if self._fault is not None and self._sent_total >= self._fault.kill_after:
+                log.error(
+                    "%s: fault injection: killing this process after %d messages",
+                    self.name,
+                    self._sent_total,
+                )
+                await asyncio.sleep(0.2)  # let the I/O thread put the last message on the wire
+                os.kill(os.getpid(), signal.SIGKILL)
+
+    # ------------------------------------------------------------------ incoming
+
+    def _transport_failed(self, exc: BaseException) -> None:
+        self._set_failure(
+            ProtocolError(
+                f"{self.name}: the transport failed at step {self._step!r}: "
+                f"{type(exc).__name__}: {exc}"
+            )
+        )
+
+    async def _read_loop(self) -> None:
+        while True:
+            try:
+                sender, frames = await self._transport.recv()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # the socket is gone: every pending receive must fail
+                self._transport_failed(exc)
+                return
+            if sender not in self.peers:
+                self.metrics.rejected.append(f"{sender}: not a peer of this deployment")
+                continue
+            try:
+                env = decode(frames, max_frame_bytes=self._max_frame)
+            except ProtocolError as exc:
+                self.metrics.rejected.append(f"{sender}: {exc}")
+                log.error("%s: rejected a message from %s: %s", self.name, sender, exc)
+                continue
+            if env.kind == "hello":
+                self._on_hello(sender, env.body)
+            elif env.kind == "abort":
+                self._on_abort(sender, env.body)
+            else:
+                self.metrics.bytes_received[sender] += sum(len(f) for f in frames)
+                self.metrics.messages_received[sender] += 1
+                key = (sender, env.tag)
+                waiter = self._waiters.get(key)
+                if waiter is not None and not waiter.done():
+                    waiter.set_result((env.depth, env.body))
+                else:
+                    self._buffer[key].append((env.depth, env.body))
+
+    def _on_hello(self, sender: str, body: Any) -> None:
+        if not isinstance(body, dict) or body.get("version") != PROTOCOL_VERSION:
+            version = body.get("version") if isinstance(body, dict) else body
+            self._set_failure(
+                ProtocolError(
+                    f"{self.name}: {sender} speaks protocol version {version!r}, this party "
+                    f"speaks {PROTOCOL_VERSION}; run the same release everywhere"
+                )
+            )
+            return
+        self._hello[sender] = body
+        self.peer_roles[sender] = str(body.get("role", ""))
+        if all(p in self._hello for p in self.peers):
+            self._hello_event.set()
+
+    def _on_abort(self, sender: str, body: Any) -> None:
+        body = body if isinstance(body, dict) else {}
+        blamed = str(body.get("peer", sender))
+        step = str(body.get("step", "?"))
+        reason = str(body.get("reason", "no reason given"))
+        self._set_failure(
+            PeerAborted(
+                f"{self.name}: {sender} aborted the run at step {step!r}, "
+                f"blaming {blamed}: {reason}",
+                peer=blamed,
+                step=step,
+                origin=sender,
+            )
+        )
+
+    def _set_failure(self, err: MPCError) -> None:
+        if self._failure is None:
+            self._failure = err
+        for fut in self._waiters.values():
+            if not fut.done():
+                fut.set_exception(err)
+        self._hello_event.set()
+
+    async def _fail(self, exc: BaseException) -> None:
+        """Record a local failure and tell every peer (once) that the run is over."""
+        if isinstance(exc, PeerAborted):
+            self._set_failure(exc)
+            return  # the origin has told everyone already
+        if isinstance(exc, PeerError):
+            peer, step = exc.peer, exc.step
+        else:
+            peer, step = self.name, self._step
+        if isinstance(exc, MPCError):
+            self._set_failure(exc)
+        if self._aborted_sent:
+            return
+        self._aborted_sent = True
+        notice = {"peer": peer, "step": step, "reason": f"{type(exc).__name__}: {exc}"}
+        for p in self.peers:
+            try:
+                frames = encode("abort", "abort", 0, notice, max_frame_bytes=self._max_frame)
+                await asyncio.wait_for(self._transport.send(p, frames), ABORT_LINGER_S)
+            except Exception as err:  # best effort: the run is failing already; log, go on
+                log.warning("%s: could not send the abort notice to %s: %s", self.name, p, err)
+
+    def report(self) -> dict[str, Any]:
+        """Metrics and ledger as plain JSON data."""
+        return {
+            "name": self.name,
+            "role": self.role,
+            "metrics": self.metrics.to_dict(),
+            "ledger": self.ledger.to_list(),
+        }

@@ -1,0 +1,342 @@
+"""Transports move frames between named parties; the :class:`~mpc.runtime.Party` does the rest.
+
+Two implementations share one interface:
+
+* :class:`ZmqTransport` — the shipped path. Each party binds one ROUTER and connects one
+  DEALER per peer (its routing id is the party's name). With CurveZMQ (the default) every
+  connection is encrypted, the server key of each peer is pinned from the deployment file,
+  and a ZAP handler admits only the deployment's public keys; the sender of every received
+  message is the party name bound to the authenticated key, never a value from the payload.
+* :class:`InMemoryNetwork` — all parties in one event loop, for fast protocol tests and
+  debugging. The same codec and :class:`~mpc.runtime.Party` run on top of it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import zmq
+import zmq.asyncio
+from zmq.utils import z85
+from zmq.utils.monitor import parse_monitor_message
+
+from mpc.errors import AuthenticationError, ProtocolError
+
+__all__ = ["InMemoryNetwork", "PeerAddress", "Transport", "ZmqTransport"]
+
+log = logging.getLogger("mpc.transport")
+
+Frames = Sequence[bytes | memoryview]
+
+#: ZMTP heartbeats: a silent TCP peer is declared gone after HEARTBEAT_TIMEOUT_MS.
+HEARTBEAT_IVL_MS = 1000
+HEARTBEAT_TIMEOUT_MS = 5000
+ZAP_DOMAIN = b"mpc"
+_ZAP_ENDPOINT = "inproc://zeromq.zap.01"
+
+
+class Transport(ABC):
+    """Moves whole messages (lists of frames) between named parties."""
+
+    name: str
+
+    @abstractmethod
+    async def start(self) -> None:
+        """Bind, connect and start background tasks."""
+
+    @abstractmethod
+    async def send(self, peer: str, frames: Frames) -> None:
+        """Queue one message for ``peer``."""
+
+    @abstractmethod
+    async def recv(self) -> tuple[str, list[bytes | memoryview]]:
+        """Wait for the next message; return (authenticated sender, frames)."""
+
+    @abstractmethod
+    async def close(self, linger_s: float = 0.0) -> None:
+        """Release sockets, waiting up to ``linger_s`` for queued messages to leave."""
+
+    def describe_peer(self, peer: str) -> str:
+        """What the transport knows about its link to ``peer`` (for error messages)."""
+        return ""
+
+    def set_failure_handler(self, handler: Callable[[BaseException], None]) -> None:
+        """Call ``handler`` if a background task of the transport dies."""
+        self._on_failure = handler
+
+    def _watch(self, task: asyncio.Task[None]) -> asyncio.Task[None]:
+        def done(t: asyncio.Task[None]) -> None:
+            if t.cancelled() or t.exception() is None:
+                return
+            exc = t.exception()
+            log.error("%s: transport task %s failed: %r", self.name, t.get_name(), exc)
+            handler = getattr(self, "_on_failure", None)
+            if handler is not None and exc is not None:
+                handler(exc)
+
+        task.add_done_callback(done)
+        return task
+
+
+# --------------------------------------------------------------------------- in memory
+
+
+class InMemoryNetwork:
+    """A set of in-process transports that deliver to each other's queues."""
+
+    def __init__(self) -> None:
+        self._queues: dict[str, asyncio.Queue[tuple[str, list[bytes | memoryview]]]] = {}
+
+    def transport(self, name: str) -> InMemoryTransport:
+        self._queues[name] = asyncio.Queue()
+        return InMemoryTransport(name, self)
+
+    def deliver(self, sender: str, peer: str, frames: Frames) -> None:
+        queue = self._queues.get(peer)
+        if queue is None:
+            raise ProtocolError(f"{sender}: no party named {peer!r} on this network")
+        queue.put_nowait((sender, [bytes(f) for f in frames]))
+
+
+class InMemoryTransport(Transport):
+    def __init__(self, name: str, network: InMemoryNetwork) -> None:
+        self.name = name
+        self._network = network
+        self._closed = False
+
+    async def start(self) -> None:
+        return None
+
+    async def send(self, peer: str, frames: Frames) -> None:
+        if not self._closed:
+            self._network.deliver(self.name, peer, frames)
+
+    async def recv(self) -> tuple[str, list[bytes | memoryview]]:
+        return await self._network._queues[self.name].get()
+
+    async def close(self, linger_s: float = 0.0) -> None:
+        self._closed = True
+
+
+# --------------------------------------------------------------------------- ZeroMQ
+
+
+@dataclass(frozen=True)
+class PeerAddress:
+    """Where a peer listens and (with CURVE) its pinned public key."""
+
+    endpoint: str
+    public_key: bytes | None
+
+
+@dataclass
+class _LinkState:
+    events: list[str]
+    connected: bool = False
+    auth_failures: int = 0
+
+
+class ZmqTransport(Transport):
+    """ROUTER in, one DEALER per peer out; CurveZMQ + ZAP unless ``keypair`` is None.
+
+    ``keypair`` is ``(public_z85, secret_z85)``; pass ``None`` only for an explicitly
+    insecure deployment (plaintext, unauthenticated: the sender is the DEALER routing id).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        bind: str,
+        peers: Mapping[str, PeerAddress],
+        *,
+        keypair: tuple[bytes, bytes] | None,
+        max_frame_bytes: int,
+    ) -> None:
+        self.name = name
+        self._bind = bind
+        self._peers = dict(peers)
+        self._keypair = keypair
+        self._max_frame = max_frame_bytes
+        self._ctx = zmq.asyncio.Context()
+        self._router: zmq.asyncio.Socket | None = None
+        self._dealers: dict[str, zmq.asyncio.Socket] = {}
+        self._tasks: list[asyncio.Task[None]] = []
+        self._links = {p: _LinkState(events=[]) for p in self._peers}
+        self._known_keys: dict[bytes, str] = {}
+        self.refused: list[str] = []
+        if keypair is not None:
+            for peer, addr in self._peers.items():
+                if addr.public_key is None:
+                    raise AuthenticationError(f"{name}: no public key configured for peer {peer!r}")
+                self._known_keys[addr.public_key] = peer
+
+    @property
+    def secure(self) -> bool:
+        return self._keypair is not None
+
+    async def start(self) -> None:
+        ctx = self._ctx
+        if self._keypair is not None:
+            zap = ctx.socket(zmq.REP)
+            zap.linger = 0
+            zap.bind(_ZAP_ENDPOINT)
+            self._tasks.append(self._watch(asyncio.create_task(self._zap_loop(zap), name="zap")))
+        router = ctx.socket(zmq.ROUTER)
+        router.linger = 0
+        # hard cap enforced by libzmq before any allocation: a peer sending a bigger frame is
+        # disconnected; the codec re-checks every frame against the same limit.
+        router.setsockopt(zmq.MAXMSGSIZE, self._max_frame)
+        router.setsockopt(zmq.ROUTER_HANDOVER, 1)
+        if self._keypair is not None:
+            router.curve_server = True
+            router.curve_publickey, router.curve_secretkey = self._keypair
+            router.zap_domain = ZAP_DOMAIN
+        try:
+            router.bind(self._bind)
+        except zmq.ZMQError as exc:
+            router.close(0)
+            raise AuthenticationError(
+                f"{self.name}: cannot bind {self._bind}: {exc}; is another process using it?"
+            ) from exc
+        self._router = router
+        for peer, addr in self._peers.items():
+            dealer = ctx.socket(zmq.DEALER)
+            dealer.linger = 0
+            dealer.routing_id = self.name.encode()
+            dealer.setsockopt(zmq.HEARTBEAT_IVL, HEARTBEAT_IVL_MS)
+            dealer.setsockopt(zmq.HEARTBEAT_TIMEOUT, HEARTBEAT_TIMEOUT_MS)
+            dealer.setsockopt(zmq.HEARTBEAT_TTL, HEARTBEAT_TIMEOUT_MS)
+            dealer.setsockopt(zmq.RECONNECT_IVL, 100)
+            dealer.setsockopt(zmq.RECONNECT_IVL_MAX, 1000)
+            if self._keypair is not None:
+                dealer.curve_publickey, dealer.curve_secretkey = self._keypair
+                dealer.curve_serverkey = addr.public_key
+            monitor = dealer.get_monitor_socket(
+                zmq.EVENT_HANDSHAKE_SUCCEEDED
+                | zmq.EVENT_DISCONNECTED
+                | zmq.EVENT_HANDSHAKE_FAILED_AUTH
+                | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL
+                | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL
+            )
+            self._tasks.append(
+                self._watch(
+                    asyncio.create_task(self._monitor_loop(peer, monitor), name=f"monitor-{peer}")
+                )
+            )
+            dealer.connect(addr.endpoint)
+            self._dealers[peer] = dealer
+
+    async def _zap_loop(self, zap: zmq.asyncio.Socket) -> None:
+        """RFC 27 ZAP handler: admit a CURVE client only if its key is in the deployment."""
+        while True:
+            msg = await zap.recv_multipart()
+            if len(msg) < 6:
+                continue
+            version, request_id, _domain, address, _identity, mechanism = msg[:6]
+            credentials = msg[6:]
+            user = b""
+            if version != b"1.0":
+                status, text = b"400", b"unsupported ZAP version"
+            elif mechanism != b"CURVE" or len(credentials) != 1:
+                status, text = b"400", b"CURVE required"
+            else:
+                key = z85.encode(credentials[0])
+                peer = self._known_keys.get(key)
+                if peer is None:
+                    status, text = b"400", b"unknown public key"
+                    source = address.decode(errors="replace")
+                    note = f"refused a connection from {source} with unknown key {key.decode()}"
+                    self.refused.append(note)
+                    log.warning("%s: %s", self.name, note)
+                else:
+                    status, text, user = b"200", b"OK", peer.encode()
+            await zap.send_multipart([b"1.0", request_id, status, text, user, b""])
+
+    async def _monitor_loop(self, peer: str, monitor: zmq.asyncio.Socket) -> None:
+        link = self._links[peer]
+        while True:
+            try:
+                msg = await monitor.recv_multipart()
+            except zmq.ZMQError:
+                return
+            event = parse_monitor_message(msg)["event"]
+            stamp = time.strftime("%H:%M:%S")
+            if event == zmq.EVENT_HANDSHAKE_SUCCEEDED:
+                link.connected = True
+                link.events.append(f"{stamp} connected")
+            elif event == zmq.EVENT_DISCONNECTED:
+                if link.connected:
+                    link.events.append(f"{stamp} connection lost")
+                link.connected = False
+            elif event == zmq.EVENT_HANDSHAKE_FAILED_AUTH:
+                link.auth_failures += 1
+                if link.auth_failures == 1:
+                    link.events.append(
+                        f"{stamp} {peer} refused our key (CURVE authentication failed)"
+                    )
+                    log.error("%s: %s refused our CurveZMQ key", self.name, peer)
+            else:
+                link.events.append(f"{stamp} handshake with {peer} failed")
+            del link.events[:-5]
+
+    def describe_peer(self, peer: str) -> str:
+        link = self._links.get(peer)
+        if link is None:
+            return ""
+        state = "connected" if link.connected else "not connected"
+        parts = [f"link to {peer}: {state}"]
+        if link.events:
+            parts.append("events: " + "; ".join(link.events))
+        if self.refused:
+            parts.append(f"{len(self.refused)} connection(s) with unknown keys refused")
+        return ", ".join(parts)
+
+    async def send(self, peer: str, frames: Frames) -> None:
+        dealer = self._dealers.get(peer)
+        if dealer is None:
+            raise ProtocolError(
+                f"{self.name}: no peer named {peer!r}; peers: {sorted(self._dealers)}"
+            )
+        await dealer.send_multipart(frames, copy=False)
+
+    async def recv(self) -> tuple[str, list[bytes | memoryview]]:
+        assert self._router is not None, "start() not called"  # internal invariant
+        while True:
+            parts = await self._router.recv_multipart(copy=False)
+            routing_id = bytes(parts[0].bytes).decode(errors="replace")
+            frames = parts[1:]
+            if self._keypair is not None:
+                user = frames[0].get("User-Id") if frames else None
+                if user is None or user != routing_id:
+                    log.warning(
+                        "%s: dropped a message whose routing id %r does not match its "
+                        "authenticated key (%r)",
+                        self.name,
+                        routing_id,
+                        user,
+                    )
+                    continue
+            elif routing_id not in self._peers:
+                log.warning("%s: dropped a message from unknown sender %r", self.name, routing_id)
+                continue
+            return routing_id, [f.buffer for f in frames]
+
+    async def close(self, linger_s: float = 0.0) -> None:
+        for task in self._tasks:
+            task.cancel()
+        # failures were reported by _watch when they happened; collect, do not re-raise
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        linger_ms = int(linger_s * 1000)
+        for dealer in self._dealers.values():
+            with contextlib.suppress(zmq.ZMQError):
+                dealer.disable_monitor()
+            dealer.close(linger=linger_ms)
+        if self._router is not None:
+            self._router.close(linger=0)
+        self._ctx.destroy(linger=linger_ms)

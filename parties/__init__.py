@@ -1,0 +1,1 @@
+"""Party entry points: one process per party (``python -m parties ROLE ...``)."""

@@ -1,0 +1,201 @@
+"""Entry point of one party process: ``python -m parties ROLE --config FILE --name NAME``.
+
+The process reads the deployment file, loads its own secret key and the peers' public keys,
+opens the ZeroMQ runtime (CurveZMQ unless ``--insecure``), runs the configured system's
+party program and writes a JSON report (result, error, metrics, ledger). Exit codes: 0 on
+success, 1 when the protocol failed (peer silent or dead, abort, protocol error), 2 when the
+configuration or input is wrong (nothing was started).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import sys
+import traceback
+from pathlib import Path
+from typing import Any
+
+from mpc.config import DeploymentConfig, PartyConfig, load_config
+from mpc.errors import ConfigError, MPCError, PeerError
+from mpc.keys import load_public_key, load_secret_key
+from mpc.metrics import jsonable
+from mpc.runtime import Fault, Party
+from mpc.transport import PeerAddress, ZmqTransport
+from parties.systems import get_system
+
+__all__ = ["build_parser", "main"]
+
+log = logging.getLogger("mpc.party")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m parties",
+        description="Run one party of a deployment as this process.",
+    )
+    p.add_argument("role", help="this party's role; must match its entry in the deployment file")
+    p.add_argument("--config", required=True, type=Path, help="the deployment TOML file")
+    p.add_argument("--name", required=True, help="this party's name in the deployment file")
+    p.add_argument(
+        "--secret-key",
+        type=Path,
+        default=None,
+        help="this party's secret key file (default: its `secret_key` entry, "
+        "else $MPC_SECRET_KEY_FILE)",
+    )
+    p.add_argument(
+        "--report",
+        type=Path,
+        default=None,
+        help="write the JSON report here (default: print it to stdout)",
+    )
+    p.add_argument(
+        "--insecure",
+        action="store_true",
+        help="plaintext, unauthenticated ZeroMQ (debugging only; every party must agree)",
+    )
+    p.add_argument(
+        "--kill-after",
+        type=int,
+        default=None,
+        metavar="N",
+        help="fault injection: SIGKILL this process after it sent N protocol messages",
+    )
+    p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    return p
+
+
+def _error_dict(exc: BaseException) -> dict[str, Any]:
+    err: dict[str, Any] = {"type": type(exc).__name__, "message": str(exc)}
+    if isinstance(exc, PeerError):
+        err["peer"], err["step"] = exc.peer, exc.step
+    return err
+
+
+def _transport(cfg: DeploymentConfig, me: PartyConfig, args: argparse.Namespace) -> ZmqTransport:
+    if args.insecure:
+        log.warning(
+            "%s: --insecure: messages travel in plaintext and peers are NOT authenticated", me.name
+        )
+        keypair = None
+        peers = {p.name: PeerAddress(p.endpoint, None) for p in cfg.parties if p.name != me.name}
+    else:
+        if cfg.insecure:
+            raise ConfigError(
+                f"{cfg.path}: deployment.insecure = true, but this party was not "
+                "started with --insecure; pass it to confirm plaintext"
+            )
+        secret_path = (
+            args.secret_key
+            or me.secret_key
+            or (
+                Path(os.environ["MPC_SECRET_KEY_FILE"])
+                if os.environ.get("MPC_SECRET_KEY_FILE")
+                else None
+            )
+        )
+        if secret_path is None:
+            raise ConfigError(
+                f"party {me.name!r}: no secret key; give --secret-key, a "
+                "`secret_key` entry or MPC_SECRET_KEY_FILE"
+            )
+        pair = load_secret_key(secret_path)
+        assert me.public_key is not None  # load_config requires it when secure
+        if load_public_key(me.public_key) != pair.public:
+            raise ConfigError(
+                f"party {me.name!r}: secret key {secret_path} does not belong to "
+                f"the public key {me.public_key} named in the deployment file"
+            )
+        keypair = (pair.public, pair.secret)
+        peers = {}
+        for p in cfg.parties:
+            if p.name != me.name:
+                assert p.public_key is not None
+                peers[p.name] = PeerAddress(p.endpoint, load_public_key(p.public_key))
+    return ZmqTransport(
+        me.name, me.bind, peers, keypair=keypair, max_frame_bytes=cfg.max_frame_bytes
+    )
+
+
+async def _run(
+    cfg: DeploymentConfig, me: PartyConfig, args: argparse.Namespace, report: dict[str, Any]
+) -> int:
+    system = get_system(cfg.protocol)
+    transport = _transport(cfg, me, args)
+    fault = Fault(args.kill_after) if args.kill_after is not None else None
+    party = Party(
+        me.name,
+        me.role,
+        cfg.names,
+        transport,
+        timeout=cfg.timeout,
+        max_frame_bytes=cfg.max_frame_bytes,
+        fault=fault,
+    )
+    rc = 0
+    try:
+        async with party:
+            log.info(
+                "%s: connected to %s; running %s", me.name, ", ".join(party.peers), cfg.protocol
+            )
+            if fault is not None and fault.kill_after == 0:
+                os.kill(os.getpid(), 9)
+            report["result"] = jsonable(await system.run(party, cfg, me))
+    except MPCError as exc:
+        log.error("%s: %s: %s", me.name, type(exc).__name__, exc)
+        report["error"] = _error_dict(exc)
+        rc = 1
+    except Exception as exc:
+        log.error("%s: unexpected error:\n%s", me.name, traceback.format_exc())
+        report["error"] = _error_dict(exc)
+        rc = 1
+    report.update(party.report())
+    report["ok"] = rc == 0
+    return rc
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        format=f"%(asctime)s {args.name} %(levelname)s %(message)s",
+        stream=sys.stderr,
+    )
+    report: dict[str, Any] = {
+        "name": args.name,
+        "role": args.role,
+        "ok": False,
+        "result": None,
+        "error": None,
+    }
+    try:
+        cfg = load_config(args.config)
+        me = cfg.party(args.name)
+        system = get_system(cfg.protocol)
+        if me.role != args.role:
+            raise ConfigError(
+                f"party {me.name!r} has role {me.role!r} in {cfg.path}, "
+                f"but was started as {args.role!r}"
+            )
+        if me.role not in system.roles:
+            raise ConfigError(
+                f"system {system.name!r} has roles {sorted(system.roles)}, not {me.role!r}"
+            )
+        rc = asyncio.run(_run(cfg, me, args, report))
+    except MPCError as exc:  # configuration, keys, input: nothing was started
+        log.error("%s: %s: %s", args.name, type(exc).__name__, exc)
+        report["error"] = _error_dict(exc)
+        rc = 2
+    text = json.dumps(report, indent=2)
+    if args.report:
+        args.report.parent.mkdir(parents=True, exist_ok=True)
+        tmp = args.report.with_suffix(".tmp")
+        tmp.write_text(text)
+        tmp.replace(args.report)
+    else:
+        print(text)
+    return rc
