@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -156,6 +157,8 @@ def _run(args: argparse.Namespace) -> int:
         raise MPCError(f"--after must be >= 0, got {args.after}")
     if args.timeout <= 0:
         raise MPCError(f"--timeout must be > 0 seconds, got {args.timeout}")
+    # a launcher stopped with SIGTERM still kills its parties (the finally in launch)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     progress = None if args.json else (lambda line: print(f"[mpc] {line}", file=sys.stderr))
     if args.insecure:
         logging.getLogger("mpc").warning("--insecure: parties talk in plaintext, unauthenticated")

@@ -122,7 +122,8 @@ def encode(
             arr = obj
             if arr.dtype.byteorder == ">":
                 arr = arr.astype(arr.dtype.newbyteorder("<"))
-            arr = np.ascontiguousarray(arr)
+            if not arr.flags.c_contiguous:
+                arr = arr.copy(order="C")
             if arr.dtype.str not in ALLOWED_DTYPES:
                 raise ProtocolError(
                     f"numpy dtype {obj.dtype} cannot be sent; allowed: {sorted(ALLOWED_DTYPES)}"

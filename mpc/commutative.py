@@ -11,9 +11,10 @@ set-intersection cardinality.
 Groups are the RFC 3526 MODP groups (2048 and 3072 bits; both safe primes, checked by the
 tests against the RFC's defining formula). Inputs reach the subgroup in one of two ways:
 
-* :meth:`SafePrimeGroup.encode` maps an integer ``0 <= v < q - 1`` injectively into the
-  subgroup (``v + 1`` if it is a residue, else ``p - (v + 1)``; ``-1`` is a non-residue
-  because ``p = 3 mod 4``), and :meth:`SafePrimeGroup.decode` maps it back;
+* :meth:`SafePrimeGroup.encode` maps an integer ``0 <= v < q - 2`` injectively into the
+  subgroup (``x = v + 2`` if it is a residue, else ``p - x``; ``-1`` is a non-residue
+  because ``p = 3 mod 4``), and :meth:`SafePrimeGroup.decode` maps it back. The offset 2
+  keeps the identity 1 out: ``E(1) = 1`` under every key and would reveal the input;
 * :meth:`SafePrimeGroup.hash_to_group` hashes arbitrary bytes (a transaction id) to a
   subgroup element by squaring a wide SHA-256-derived value mod ``p``: never a raw hash,
   which would leave half the elements outside the prime-order subgroup and leak a bit.
@@ -99,17 +100,17 @@ class SafePrimeGroup:
         return bool(1 < y < self.p and gmpy2.legendre(y, self.p) == 1)
 
     def encode(self, v: int) -> Any:
-        """Map ``0 <= v < q - 1`` injectively to a subgroup element."""
-        if not 0 <= v < self.q - 1:
-            raise ValueError(f"value {v} outside the encodable range [0, q-1) of {self.name}")
-        x = mpz(v) + 1
+        """Map ``0 <= v < q - 2`` injectively to a subgroup element other than 1."""
+        if not 0 <= v < self.q - 2:
+            raise ValueError(f"value {v} outside the encodable range [0, q-2) of {self.name}")
+        x = mpz(v) + 2
         return x if gmpy2.legendre(x, self.p) == 1 else self.p - x
 
     def decode(self, y: Any) -> int:
         """Inverse of :meth:`encode`."""
         y = mpz(y)
         x = y if y <= self.q else self.p - y
-        return int(x) - 1
+        return int(x) - 2
 
     def hash_to_group(self, data: bytes, domain: bytes = b"mpc/h2g") -> Any:
         """Hash bytes to a subgroup element (square of a wide hash mod p)."""

@@ -24,10 +24,11 @@ async def run_in_memory(
     *,
     roles: dict[str, str] | None = None,
     timeout: float = 10.0,
+    network: InMemoryNetwork | None = None,
 ) -> tuple[dict[str, Any], dict[str, Party]]:
     """Start one :class:`Party` per name, run ``program(party)`` on each concurrently and
     return ``(results, parties)``. Exceptions propagate (the first one raised)."""
-    network = InMemoryNetwork()
+    network = network or InMemoryNetwork()
     parties = {
         n: Party(n, (roles or {}).get(n, "site"), names, network.transport(n), timeout=timeout)
         for n in names

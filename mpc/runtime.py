@@ -43,6 +43,9 @@ log = logging.getLogger("mpc.runtime")
 #: How long a party keeps trying to hand over its final messages / its abort notice.
 CLOSE_LINGER_S = 5.0
 ABORT_LINGER_S = 1.0
+#: Fault injection flushes the messages a party has sent before it kills itself, so a
+#: "kill after N messages" is exactly that, not a race with the I/O thread.
+FAULT_FLUSH_S = 2.0
 
 
 @dataclass(frozen=True)
@@ -104,6 +107,8 @@ class Party:
         await self._transport.start()
         self._reader = asyncio.create_task(self._read_loop(), name=f"{self.name}-reader")
         await self._handshake()
+        if self._fault is not None and self._fault.kill_after == 0:
+            await self._die()
 
     async def close(self, *, linger_s: float = CLOSE_LINGER_S) -> None:
         if self._reader is not None:
@@ -247,13 +252,17 @@ class Party:
             self.metrics.messages_sent[peer] += 1
             self._sent_total += 1
             if self._fault is not None and self._sent_total >= self._fault.kill_after:
-                log.error(
-                    "%s: fault injection: killing this process after %d messages",
-                    self.name,
-                    self._sent_total,
-                )
-                await asyncio.sleep(0.2)  # let the I/O thread put the last message on the wire
-                os.kill(os.getpid(), signal.SIGKILL)
+                await self._die()
+
+    async def _die(self) -> None:
+        """Fault injection: flush what was sent so far, then SIGKILL this process."""
+        log.error(
+            "%s: fault injection: killing this process after %d messages",
+            self.name,
+            self._sent_total,
+        )
+        await self._transport.close(linger_s=FAULT_FLUSH_S)
+        os.kill(os.getpid(), signal.SIGKILL)
 
     # ------------------------------------------------------------------ incoming
 

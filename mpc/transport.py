@@ -92,6 +92,9 @@ class InMemoryNetwork:
 
     def __init__(self) -> None:
         self._queues: dict[str, asyncio.Queue[tuple[str, list[bytes | memoryview]]]] = {}
+        #: callables ``tap(sender, receiver, frames)`` that see every message (tests use
+        #: them to inspect exactly what a party receives on the wire)
+        self.taps: list[Callable[[str, str, list[bytes]], None]] = []
 
     def transport(self, name: str) -> InMemoryTransport:
         self._queues[name] = asyncio.Queue()
@@ -101,7 +104,10 @@ class InMemoryNetwork:
         queue = self._queues.get(peer)
         if queue is None:
             raise ProtocolError(f"{sender}: no party named {peer!r} on this network")
-        queue.put_nowait((sender, [bytes(f) for f in frames]))
+        copied = [bytes(f) for f in frames]
+        for tap in self.taps:
+            tap(sender, peer, copied)
+        queue.put_nowait((sender, list(copied)))
 
 
 class InMemoryTransport(Transport):

@@ -50,8 +50,8 @@ async def is_r_empty(
     k = len(sites)
     if AR not in (0, 1):
         raise ConfigError(f"IsREmpty: flag AR must be 0 or 1, got {AR!r}")
-    if not k < m < group.q - 1:
-        raise ConfigError(f"IsREmpty: domain size m must satisfy k={k} < m < q-1, got m={m}")
+    if not k < m < group.q - 2:
+        raise ConfigError(f"IsREmpty: domain size m must satisfy k={k} < m < q-2, got m={m}")
     rng = rng or secrets.SystemRandom()
     i = sites.index(party.name)
     P1, Pk = sites[0], sites[-1]

@@ -1,0 +1,51 @@
+"""Shared helpers: run the ``mpc`` command and party processes with hard deadlines."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_mpc(*args: str, deadline: float = 60.0) -> tuple[int, str, str]:
+    """Run ``python -m mpc ARGS`` with a deadline; return (exit code, stdout, stderr)."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "mpc", *args],
+        capture_output=True,
+        text=True,
+        timeout=deadline,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        stdin=subprocess.DEVNULL,
+    )
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def run_mpc_json(*args: str, deadline: float = 60.0) -> tuple[int, dict[str, Any]]:
+    code, out, err = run_mpc(*args, "--json", deadline=deadline)
+    try:
+        return code, json.loads(out)
+    except json.JSONDecodeError:
+        pytest.fail(f"not JSON (exit {code}):\nstdout: {out}\nstderr: {err}")
+
+
+def processes_mentioning(text: str) -> list[str]:
+    """Command lines of live processes that mention ``text`` (to find leftovers)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if text in cmdline:
+            found.append(f"{entry.name}: {cmdline}")
+    return found

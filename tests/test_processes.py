@@ -1,0 +1,275 @@
+"""Real processes over TCP with CurveZMQ: the launcher, refused keys, killed parties."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import zmq
+import zmq.asyncio
+
+from mpc.codec import encode
+from mpc.config import load_config
+from mpc.keys import generate_keypair, load_public_key, write_keypair
+from mpc.launcher import PartySpec, write_deployment
+from mpc.runtime import Party
+from mpc.transport import PeerAddress, ZmqTransport
+
+from .conftest import ROOT, processes_mentioning, run_mpc, run_mpc_json
+
+pytestmark = [pytest.mark.processes, pytest.mark.timeout(120)]
+
+
+def test_secure_sum_across_five_processes() -> None:
+    code, doc = run_mpc_json("run", "secure-sum", "--parties", "5", "--inputs", "3,1,4,1,5")
+    assert code == 0, doc
+    assert doc["ok"] is True and doc["result"] == 14 and doc["system"] == "secure-sum"
+    assert sorted(doc["parties"]) == [f"site{i}" for i in range(1, 6)]
+    for name, party in doc["parties"].items():
+        assert party["role"] == "site" and party["exit_code"] == 0
+        # each party learned the sum and nothing else
+        assert party["ledger"] == [
+            {"label": "secure-sum/result", "value": 14, "step": "secure-sum"}
+        ], name
+        metrics = party["metrics"]
+        assert metrics["bytes_sent"] > 0 and metrics["messages_received"] >= 1
+        assert metrics["rounds"] == 6  # the ring of 5, then the announcement
+        assert "secure-sum" in metrics["phases_s"]
+
+
+@pytest.mark.parametrize(("flags", "expected"), [("0,0,0", True), ("0,1,0", False), ("1,1", False)])
+def test_is_r_empty_across_processes(flags: str, expected: bool) -> None:
+    code, doc = run_mpc_json("run", "is-r-empty", "--flags", flags)
+    assert code == 0, doc
+    assert doc["ok"] is True and doc["result"] is expected
+    for party in doc["parties"].values():
+        assert [e["label"] for e in party["ledger"]] == ["is-r-empty/result"]
+    first, last = doc["parties"]["site1"], list(doc["parties"].values())[-1]
+    assert first["metrics"]["crypto"] == {"modexp": 2}
+    assert last["metrics"]["crypto"] == {"modexp": 2}
+
+
+def test_human_summary_and_insecure_mode() -> None:
+    code, out, err = run_mpc("run", "secure-sum", "--parties", "3", "--insecure")
+    assert code == 0, err
+    assert "result: 6" in out and "secure-sum/result=6" in out
+    assert "plaintext" in err
+
+
+def test_killed_party_ends_the_run_everywhere(tmp_path: Path) -> None:
+    keep = tmp_path / "run"
+    started = time.monotonic()
+    code, doc = run_mpc_json(
+        "run",
+        "secure-sum",
+        "--parties",
+        "4",
+        "--kill",
+        "site3",
+        "--after",
+        "0",
+        "--timeout",
+        "4",
+        "--keep",
+        str(keep),
+        deadline=60,
+    )
+    elapsed = time.monotonic() - started
+    assert code == 1 and doc["ok"] is False and doc["result"] is None
+    parties = doc["parties"]
+    assert parties["site3"]["exit_code"] == -9
+    assert "killed by signal SIGKILL" in parties["site3"]["error"]["message"]
+    for name in ("site1", "site2", "site4"):
+        err = parties[name]["error"]
+        assert parties[name]["exit_code"] == 1, name
+        assert err["peer"] == "site3", err  # the dead party is named ...
+        assert err["step"] == "secure-sum/ring", err  # ... and the protocol step
+        assert "site3" in err["message"]
+    assert parties["site4"]["error"]["type"] == "PeerTimeout"
+    assert {parties[n]["error"]["type"] for n in ("site1", "site2")} == {"PeerAborted"}
+    assert elapsed < 60  # bounded by the test's own deadline, not a performance claim
+    assert processes_mentioning(str(keep)) == []
+
+
+def test_party_killed_mid_protocol_after_sending(tmp_path: Path) -> None:
+    # site1 dies after its first ring message: site2..site4 finish the ring, but site1 never
+    # returns the total, so site2 and site3 wait on it and site4 (the ring's end) too.
+    keep = tmp_path / "run"
+    code, doc = run_mpc_json(
+        "run",
+        "is-r-empty",
+        "--flags",
+        "1,0,0,1",
+        "--kill",
+        "site1",
+        "--after",
+        "1",
+        "--timeout",
+        "4",
+        "--keep",
+        str(keep),
+        deadline=60,
+    )
+    assert code == 1 and doc["ok"] is False
+    for name in ("site2", "site3", "site4"):
+        err = doc["parties"][name]["error"]
+        assert err["peer"] == "site1" and err["step"].startswith("is-r-empty/"), err
+    assert processes_mentioning(str(keep)) == []
+
+
+def _spawn_party(config: Path, name: str, report: Path) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "parties",
+            "site",
+            "--config",
+            str(config),
+            "--name",
+            name,
+            "--report",
+            str(report),
+        ],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def test_a_party_with_an_unknown_key_is_refused(tmp_path: Path) -> None:
+    specs = [PartySpec(f"site{i}", "site", {"value": i}) for i in (1, 2, 3)]
+    config = write_deployment(
+        tmp_path, "secure-sum", {"modulus": "97"}, specs, timeout=4, insecure=False
+    )
+    # site2 runs with a key pair the others have never seen
+    intruder_dir = tmp_path / "intruder"
+    write_keypair(intruder_dir, "site2", generate_keypair())
+    text = config.read_text()
+    intruder_cfg = tmp_path / "intruder.toml"
+    intruder_cfg.write_text(
+        text.replace(
+            'public_key = "keys/site2.public"', 'public_key = "intruder/site2.public"'
+        ).replace('secret_key = "keys/site2.secret"', 'secret_key = "intruder/site2.secret"')
+    )
+    procs = {
+        "site1": _spawn_party(config, "site1", tmp_path / "site1.json"),
+        "site2": _spawn_party(intruder_cfg, "site2", tmp_path / "site2.json"),
+        "site3": _spawn_party(config, "site3", tmp_path / "site3.json"),
+    }
+    try:
+        codes = {n: p.wait(timeout=60) for n, p in procs.items()}
+    finally:
+        for p in procs.values():
+            p.kill()
+    assert codes == {"site1": 1, "site2": 1, "site3": 1}
+    reports = {n: json.loads((tmp_path / f"{n}.json").read_text()) for n in procs}
+    for n in ("site1", "site3"):
+        err = reports[n]["error"]
+        assert err["peer"] == "site2" and err["step"] == "startup handshake", err
+        assert "connection(s) with unknown keys refused" in err["message"], err
+    assert "refused our key" in reports["site2"]["error"]["message"]
+
+
+def test_malformed_frames_over_tcp_are_rejected_and_the_party_keeps_serving(
+    tmp_path: Path,
+) -> None:
+    """A peer with a valid key sends garbage, unknown types and an oversized frame; the
+    receiving party reports each and still receives the next valid message."""
+    write_keypair(tmp_path, "alice")
+    write_keypair(tmp_path, "mallory")
+    from mpc.keys import load_secret_key
+
+    alice_keys = load_secret_key(tmp_path / "alice.secret")
+    mallory_keys = load_secret_key(tmp_path / "mallory.secret")
+    from mpc.launcher import free_ports
+
+    port_a, port_m = free_ports(2)
+    max_frame = 4096
+
+    async def main() -> tuple[object, list[str]]:
+        transport = ZmqTransport(
+            "alice",
+            f"tcp://127.0.0.1:{port_a}",
+            {"mallory": PeerAddress(f"tcp://127.0.0.1:{port_m}", mallory_keys.public)},
+            keypair=(alice_keys.public, alice_keys.secret),
+            max_frame_bytes=max_frame,
+        )
+        alice = Party(
+            "alice", "site", ["alice", "mallory"], transport, timeout=10, max_frame_bytes=max_frame
+        )
+        ctx = zmq.asyncio.Context()
+        raw = ctx.socket(zmq.DEALER)
+        raw.linger = 0
+        raw.routing_id = b"mallory"
+        raw.curve_publickey, raw.curve_secretkey = mallory_keys.public, mallory_keys.secret
+        raw.curve_serverkey = load_public_key(tmp_path / "alice.public")
+        raw.connect(f"tcp://127.0.0.1:{port_a}")
+        await raw.send_multipart(encode("hello", "hello", 0, {"version": 1, "role": "site"}))
+        await alice.start()
+        for junk in (
+            [b"\xc1\xc1"],
+            [encode("msg", "t", 1, None)[0][:-1]],
+            [b"\x95\x01\xa3msg\xa1t\x00\xc7\x01\x2ax"],
+            [b"z" * (max_frame + 10)],
+        ):
+            await raw.send_multipart(junk)
+        await asyncio.sleep(0.3)
+        await raw.send_multipart(encode("msg", "t", 1, "still serving"))
+        value = await alice.recv("mallory", "t")
+        rejected = list(alice.metrics.rejected)
+        await alice.close(linger_s=0)
+        raw.close(0)
+        ctx.term()
+        return value, rejected
+
+    value, rejected = asyncio.run(main())
+    assert value == "still serving"
+    assert len(rejected) == 3  # the oversized frame never reaches the codec: libzmq drops it
+    assert any("unknown extension type 42" in r for r in rejected)
+    assert all(r.startswith("mallory: ") for r in rejected)
+
+
+def test_keygen_command(tmp_path: Path) -> None:
+    code, out, err = run_mpc("keygen", "--out", str(tmp_path / "k"), "alice", "bob")
+    assert code == 0, err
+    assert (tmp_path / "k" / "alice.public").exists() and (tmp_path / "k" / "bob.secret").exists()
+    assert "mode 0600" in out
+
+
+def test_bad_options_fail_before_anything_starts() -> None:
+    code, _, err = run_mpc("run", "secure-sum", "--parties", "3", "--inputs", "1,2")
+    assert code == 2 and "--inputs has 2 values but --parties is 3" in err
+    code, _, err = run_mpc("run", "is-r-empty", "--flags", "0,2")
+    assert code == 2 and "every flag must be 0 or 1" in err
+    code, _, err = run_mpc("run", "secure-sum", "--kill", "nobody")
+    assert code == 2 and "no such party" in err
+
+
+def test_party_entry_point_validates_its_config(tmp_path: Path) -> None:
+    config = write_deployment(
+        tmp_path,
+        "secure-sum",
+        {},
+        [PartySpec("a", "site", {"value": 1}), PartySpec("b", "site", {"value": 2})],
+        timeout=2,
+        insecure=False,
+    )
+    assert load_config(config).names == ["a", "b"]
+    proc = subprocess.run(
+        [sys.executable, "-m", "parties", "dealer", "--config", str(config), "--name", "a"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        cwd=ROOT,
+    )
+    assert proc.returncode == 2
+    assert "has role 'site'" in proc.stderr and json.loads(proc.stdout)["ok"] is False
+    shutil.rmtree(tmp_path / "keys")

@@ -1,0 +1,161 @@
+"""The Party runtime over the in-memory transport: matching, buffering, deadlines, aborts."""
+
+from __future__ import annotations
+
+import asyncio
+
+import numpy as np
+import pytest
+
+from mpc.codec import encode
+from mpc.errors import PeerAborted, PeerTimeout, ProtocolError
+from mpc.local import run_in_memory
+from mpc.runtime import Party
+from mpc.transport import InMemoryNetwork
+from protocols.secure_sum import secure_sum
+
+
+def test_messages_match_by_sender_and_tag_and_early_arrivals_wait() -> None:
+    async def alice(p: Party):
+        await p.send("bob", "x", 1)
+        await p.send("bob", "y", np.arange(3))
+        await p.send("bob", "x", 2)  # same tag twice: delivered in order
+        return await p.recv("bob", "back")
+
+    async def bob(p: Party):
+        y = await p.recv("alice", "y")  # arrives second, asked for first
+        x1 = await p.recv("alice", "x")
+        x2 = await p.recv("alice", "x")
+        await p.send("alice", "back", [x1, x2, y.tolist()])
+        return None
+
+    results, _ = asyncio.run(run_in_memory(["alice", "bob"], {"alice": alice, "bob": bob}))
+    assert results["alice"] == [1, 2, [0, 1, 2]]
+
+
+def test_many_protocol_instances_run_interleaved() -> None:
+    names = ["a", "b", "c", "d"]
+    inputs = {n: i + 1 for i, n in enumerate(names)}
+
+    async def program(p: Party):
+        runs = [secure_sum(p, inputs[p.name] * j, modulus=2**32, tag=f"sum{j}") for j in range(25)]
+        return await asyncio.gather(*runs)
+
+    results, parties = asyncio.run(run_in_memory(names, program))
+    for n in names:
+        assert results[n] == [10 * j for j in range(25)]
+    # 25 instances side by side cost the rounds of one: ring of 4 plus the broadcast
+    assert max(p.metrics.rounds for p in parties.values()) == 5
+
+
+def test_gather_and_broadcast() -> None:
+    async def program(p: Party):
+        await p.broadcast("hi", p.name.upper())
+        return await p.gather(p.peers, "hi")
+
+    results, parties = asyncio.run(run_in_memory(["a", "b", "c"], program))
+    assert results["a"] == {"b": "B", "c": "C"}
+    assert all(p.metrics.rounds == 1 for p in parties.values())
+    assert parties["a"].metrics.messages_sent["b"] == 1
+
+
+def test_silent_peer_times_out_and_everyone_else_is_aborted() -> None:
+    async def a(p: Party):
+        await asyncio.sleep(5)  # alive but silent
+
+    async def b(p: Party):
+        return await p.recv("a", "step-1", timeout=0.3)
+
+    async def c(p: Party):
+        return await p.recv("b", "step-2", timeout=5)
+
+    with pytest.raises(PeerTimeout) as info:
+        asyncio.run(run_in_memory(["a", "b", "c"], {"a": a, "b": b, "c": c}, timeout=5))
+    assert info.value.peer == "a" and info.value.step == "step-1"
+    assert "no message from a for step 'step-1'" in str(info.value)
+
+
+def test_abort_reaches_waiting_parties_with_the_blamed_peer() -> None:
+    seen: dict[str, BaseException] = {}
+
+    async def main() -> None:
+        network = InMemoryNetwork()
+        names = ["a", "b", "c"]
+        parties = {n: Party(n, "site", names, network.transport(n), timeout=5) for n in names}
+
+        async def run(n: str, coro_factory):
+            try:
+                async with parties[n] as p:
+                    await coro_factory(p)
+            except BaseException as exc:
+                seen[n] = exc
+
+        await asyncio.gather(
+            run("a", lambda p: asyncio.sleep(1.5)),
+            run("b", lambda p: p.recv("a", "step-1", timeout=0.3)),
+            run("c", lambda p: p.recv("b", "step-2")),
+        )
+
+    asyncio.run(main())
+    assert isinstance(seen["b"], PeerTimeout)
+    assert isinstance(seen["c"], PeerAborted)
+    assert seen["c"].origin == "b" and seen["c"].peer == "a" and seen["c"].step == "step-1"
+    assert "a" not in seen  # a finished its own work; it was told, but not waiting
+
+
+def test_malformed_messages_are_reported_and_the_receiver_keeps_serving() -> None:
+    async def main() -> tuple[object, list[str]]:
+        network = InMemoryNetwork()
+        names = ["a", "b"]
+        a = Party("a", "site", names, network.transport("a"), timeout=5)
+        b = Party("b", "site", names, network.transport("b"), timeout=5)
+        await asyncio.gather(a.start(), b.start())
+        for junk in ([b"\xc1"], [b""], [encode("msg", "t", 1, None)[0], b"extra"], []):
+            network.deliver("b", "a", junk)
+        await b.send("a", "t", "still here")
+        value = await a.recv("b", "t")
+        rejected = list(a.metrics.rejected)
+        await asyncio.gather(a.close(), b.close())
+        return value, rejected
+
+    value, rejected = asyncio.run(main())
+    assert value == "still here"
+    assert len(rejected) == 4
+    assert all(r.startswith("b: ") for r in rejected)
+
+
+def test_version_mismatch_fails_the_handshake() -> None:
+    async def main() -> None:
+        network = InMemoryNetwork()
+        a = Party("a", "site", ["a", "b"], network.transport("a"), timeout=2)
+        network.transport("b")
+        network.deliver("b", "a", encode("hello", "hello", 0, {"version": 999, "name": "b"}))
+        async with a:
+            pass
+
+    with pytest.raises(ProtocolError, match="version 999"):
+        asyncio.run(main())
+
+
+def test_handshake_names_the_missing_peer() -> None:
+    async def main() -> None:
+        network = InMemoryNetwork()
+        network.transport("b")
+        async with Party("a", "site", ["a", "b"], network.transport("a"), timeout=0.3):
+            pass
+
+    with pytest.raises(PeerTimeout, match="no HELLO from b") as info:
+        asyncio.run(main())
+    assert info.value.step == "startup handshake"
+
+
+def test_misuse_is_refused() -> None:
+    async def program(p: Party):
+        with pytest.raises(ProtocolError, match="not a peer"):
+            await p.send("zed", "t", 1)
+        with pytest.raises(ProtocolError, match="not a peer"):
+            await p.send(p.name, "t", 1)
+        return True
+
+    results, _ = asyncio.run(run_in_memory(["a", "b"], program))
+    assert results == {"a": True, "b": True}
