@@ -5,7 +5,8 @@ A message is a ZeroMQ multipart message::
     frame 0      msgpack [version, kind, tag, depth, body]
     frame 1..n   raw little-endian bytes of the numpy arrays referenced from ``body``
 
-``kind`` is ``"msg"`` (protocol data), ``"hello"`` (startup handshake) or ``"abort"``.
+``kind`` is ``"msg"`` (protocol data), ``"hello"`` (startup handshake), ``"bye"`` (this
+party finished and leaves) or ``"abort"`` (the run failed).
 ``tag`` matches a message to the ``recv`` waiting for it; ``depth`` is the causal round
 number (see :class:`mpc.metrics.Metrics`). ``body`` may hold ``None``, bools, ints, floats,
 str, bytes, lists, tuples (decoded as lists), dicts with str keys, and three explicit
@@ -59,7 +60,7 @@ MAX_FRAMES = 4096
 MAX_INT_BYTES = 128 * 1024
 MAX_TAG_CHARS = 512
 MAX_NDIM = 16
-KINDS = frozenset({"msg", "hello", "abort"})
+KINDS = frozenset({"msg", "hello", "bye", "abort"})
 
 EXT_INT = 1
 EXT_MPZ = 2

@@ -10,6 +10,8 @@
      ├── AuthenticationError      a key is missing or malformed, or a peer was refused
      └── PeerError                a peer cannot take part any more; carries ``peer`` and ``step``
           ├── PeerTimeout         the peer stayed silent past the receive deadline
+          ├── PeerLost            the connection to the peer broke and did not come back
+          │                       (process died, link cut), or the peer left early
           └── PeerAborted         the peer (or a party that saw a failure) broadcast an abort
 
 Every message says what was expected, what was received and what to do about it.
@@ -23,6 +25,7 @@ __all__ = [
     "MPCError",
     "PeerAborted",
     "PeerError",
+    "PeerLost",
     "PeerTimeout",
     "ProtocolError",
 ]
@@ -55,6 +58,10 @@ class PeerError(MPCError):
 
 class PeerTimeout(PeerError):
     """Nothing arrived from ``peer`` for ``step`` within the deadline."""
+
+
+class PeerLost(PeerError):
+    """The connection to ``peer`` is gone (or it finished and left) while ``step`` needed it."""
 
 
 class PeerAborted(PeerError):

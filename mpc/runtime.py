@@ -32,7 +32,7 @@ from typing import Any
 
 from mpc.codec import DEFAULT_MAX_FRAME_BYTES, PROTOCOL_VERSION, decode, encode
 from mpc.config import DEFAULT_TIMEOUT
-from mpc.errors import MPCError, PeerAborted, PeerError, PeerTimeout, ProtocolError
+from mpc.errors import MPCError, PeerAborted, PeerError, PeerLost, PeerTimeout, ProtocolError
 from mpc.metrics import Ledger, Metrics
 from mpc.transport import Transport
 
@@ -41,7 +41,7 @@ __all__ = ["Fault", "Party"]
 log = logging.getLogger("mpc.runtime")
 
 #: How long a party keeps trying to hand over its final messages / its abort notice.
-CLOSE_LINGER_S = 5.0
+CLOSE_LINGER_S = 1.0
 ABORT_LINGER_S = 1.0
 #: Fault injection flushes the messages a party has sent before it kills itself, so a
 #: "kill after N messages" is exactly that, not a race with the I/O thread.
@@ -94,6 +94,10 @@ class Party:
         self._hello_event = asyncio.Event()
         self._failure: MPCError | None = None
         self._aborted_sent = False
+        self._left: set[str] = set()
+        self._all_left = asyncio.Event()
+        self._closing = False
+        self._background: set[asyncio.Task[None]] = set()
         self._reader: asyncio.Task[None] | None = None
         self._seen_depth = 0
         self._sent_total = 0
@@ -104,6 +108,7 @@ class Party:
     async def start(self) -> None:
         """Open the transport and complete the startup handshake with every peer."""
         self._transport.set_failure_handler(self._transport_failed)
+        self._transport.set_peer_lost_handler(self._peer_lost)
         await self._transport.start()
         self._reader = asyncio.create_task(self._read_loop(), name=f"{self.name}-reader")
         await self._handshake()
@@ -111,6 +116,19 @@ class Party:
             await self._die()
 
     async def close(self, *, linger_s: float = CLOSE_LINGER_S) -> None:
+        """End the run: unless it failed, say BYE to every peer and wait (at most one
+        deadline) until every peer has said BYE or is gone, so that no party leaves while
+        a message it sent is still needed; then release the transport."""
+        if self._failure is None and self._reader is not None:
+            self._closing = True
+            for peer in self.peers:  # even to those who said BYE: they wait for ours
+                await self._send_raw(peer, "bye", "bye", None, count=False)
+            self._check_all_left()
+            try:
+                await asyncio.wait_for(self._all_left.wait(), self.timeout)
+            except TimeoutError:
+                missing = [p for p in self.peers if p not in self._left]
+                log.warning("%s: closing without a BYE from %s", self.name, ", ".join(missing))
         if self._reader is not None:
             self._reader.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -195,6 +213,8 @@ class Party:
         if self._buffer.get(key):
             depth, body = self._buffer[key].popleft()
             return self._consume(depth, body)
+        if peer in self._left:
+            raise self._left_error(peer, tag)
         if key in self._waiters:
             raise ProtocolError(f"{self.name}: two receives wait for ({peer!r}, {tag!r}) at once")
         fut: asyncio.Future[tuple[int, Any]] = asyncio.get_running_loop().create_future()
@@ -266,6 +286,42 @@ class Party:
 
     # ------------------------------------------------------------------ incoming
 
+    def _left_error(self, peer: str, tag: str) -> PeerLost:
+        return PeerLost(
+            f"{self.name}: {peer} finished and left, but step {tag!r} still waits for it; "
+            "the parties disagree about the protocol",
+            peer=peer,
+            step=tag,
+        )
+
+    def _peer_lost(self, peer: str, detail: str) -> None:
+        """The transport lost ``peer`` for good: fail now instead of waiting for a deadline."""
+        if self._closing:  # our work is done: a peer that goes now has simply left
+            self._left.add(peer)
+            self._check_all_left()
+            return
+        if peer in self._left or self._failure is not None:
+            return
+        waiting = [tag for (p, tag) in self._waiters if p == peer] or [t for _, t in self._waiters]
+        step = waiting[0] if waiting else self._step
+        err = PeerLost(f"{self.name}: {detail} (step {step!r})", peer=peer, step=step)
+        log.error("%s", err)
+        self._set_failure(err)
+        task = asyncio.create_task(self._fail(err))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    def _check_all_left(self) -> None:
+        if all(p in self._left for p in self.peers):
+            self._all_left.set()
+
+    def _on_bye(self, sender: str) -> None:
+        self._left.add(sender)
+        self._check_all_left()
+        for (peer, tag), fut in list(self._waiters.items()):
+            if peer == sender and not fut.done():
+                fut.set_exception(self._left_error(peer, tag))
+
     def _transport_failed(self, exc: BaseException) -> None:
         self._set_failure(
             ProtocolError(
@@ -296,6 +352,8 @@ class Party:
                 self._on_hello(sender, env.body)
             elif env.kind == "abort":
                 self._on_abort(sender, env.body)
+            elif env.kind == "bye":
+                self._on_bye(sender)
             else:
                 self.metrics.bytes_received[sender] += sum(len(f) for f in frames)
                 self.metrics.messages_received[sender] += 1
@@ -343,6 +401,7 @@ class Party:
             if not fut.done():
                 fut.set_exception(err)
         self._hello_event.set()
+        self._all_left.set()
 
     async def _fail(self, exc: BaseException) -> None:
         """Record a local failure and tell every peer (once) that the run is over."""
@@ -353,8 +412,11 @@ class Party:
             peer, step = exc.peer, exc.step
         else:
             peer, step = self.name, self._step
-        if isinstance(exc, MPCError):
-            self._set_failure(exc)
+        self._set_failure(
+            exc
+            if isinstance(exc, MPCError)
+            else ProtocolError(f"{self.name}: failed at step {step!r}: {type(exc).__name__}: {exc}")
+        )
         if self._aborted_sent:
             return
         self._aborted_sent = True

@@ -37,6 +37,9 @@ Frames = Sequence[bytes | memoryview]
 #: ZMTP heartbeats: a silent TCP peer is declared gone after HEARTBEAT_TIMEOUT_MS.
 HEARTBEAT_IVL_MS = 1000
 HEARTBEAT_TIMEOUT_MS = 5000
+#: A lost connection that is not re-established within this many seconds (at most half
+#: the receive deadline) means the peer is gone; a brief network blip is tolerated.
+RECONNECT_GRACE_S = 2.0
 ZAP_DOMAIN = b"mpc"
 _ZAP_ENDPOINT = "inproc://zeromq.zap.01"
 
@@ -45,6 +48,8 @@ class Transport(ABC):
     """Moves whole messages (lists of frames) between named parties."""
 
     name: str
+    _on_failure: Callable[[BaseException], None] | None = None
+    _on_peer_lost: Callable[[str, str], None] | None = None
 
     @abstractmethod
     async def start(self) -> None:
@@ -70,13 +75,18 @@ class Transport(ABC):
         """Call ``handler`` if a background task of the transport dies."""
         self._on_failure = handler
 
+    def set_peer_lost_handler(self, handler: Callable[[str, str], None]) -> None:
+        """Call ``handler(peer, detail)`` when the connection to ``peer`` is lost and does
+        not come back within the reconnect grace period (a dead process, a cut link)."""
+        self._on_peer_lost = handler
+
     def _watch(self, task: asyncio.Task[None]) -> asyncio.Task[None]:
         def done(t: asyncio.Task[None]) -> None:
             if t.cancelled() or t.exception() is None:
                 return
             exc = t.exception()
             log.error("%s: transport task %s failed: %r", self.name, t.get_name(), exc)
-            handler = getattr(self, "_on_failure", None)
+            handler = self._on_failure
             if handler is not None and exc is not None:
                 handler(exc)
 
@@ -146,6 +156,7 @@ class _LinkState:
     events: list[str]
     connected: bool = False
     auth_failures: int = 0
+    lost_timer: asyncio.TimerHandle | None = None
 
 
 class ZmqTransport(Transport):
@@ -163,8 +174,10 @@ class ZmqTransport(Transport):
         *,
         keypair: tuple[bytes, bytes] | None,
         max_frame_bytes: int,
+        reconnect_grace_s: float = RECONNECT_GRACE_S,
     ) -> None:
         self.name = name
+        self._grace = reconnect_grace_s
         self._bind = bind
         self._peers = dict(peers)
         self._keypair = keypair
@@ -276,9 +289,16 @@ class ZmqTransport(Transport):
             if event == zmq.EVENT_HANDSHAKE_SUCCEEDED:
                 link.connected = True
                 link.events.append(f"{stamp} connected")
+                if link.lost_timer is not None:
+                    link.lost_timer.cancel()
+                    link.lost_timer = None
             elif event == zmq.EVENT_DISCONNECTED:
                 if link.connected:
                     link.events.append(f"{stamp} connection lost")
+                    if link.lost_timer is None:
+                        link.lost_timer = asyncio.get_running_loop().call_later(
+                            self._grace, self._peer_gone, peer
+                        )
                 link.connected = False
             elif event == zmq.EVENT_HANDSHAKE_FAILED_AUTH:
                 link.auth_failures += 1
@@ -290,6 +310,19 @@ class ZmqTransport(Transport):
             else:
                 link.events.append(f"{stamp} handshake with {peer} failed")
             del link.events[:-5]
+
+    def _peer_gone(self, peer: str) -> None:
+        link = self._links[peer]
+        link.lost_timer = None
+        if link.connected:
+            return
+        handler = self._on_peer_lost
+        if handler is not None:
+            handler(
+                peer,
+                f"connection to {peer} lost and not re-established within "
+                f"{self._grace:g}s ({'; '.join(link.events)})",
+            )
 
     def describe_peer(self, peer: str) -> str:
         link = self._links.get(peer)
@@ -334,6 +367,10 @@ class ZmqTransport(Transport):
             return routing_id, [f.buffer for f in frames]
 
     async def close(self, linger_s: float = 0.0) -> None:
+        self._on_peer_lost = None
+        for link in self._links.values():
+            if link.lost_timer is not None:
+                link.lost_timer.cancel()
         for task in self._tasks:
             task.cancel()
         # failures were reported by _watch when they happened; collect, do not re-raise

@@ -89,10 +89,11 @@ def test_killed_party_ends_the_run_everywhere(tmp_path: Path) -> None:
         err = parties[name]["error"]
         assert parties[name]["exit_code"] == 1, name
         assert err["peer"] == "site3", err  # the dead party is named ...
-        assert err["step"] == "secure-sum/ring", err  # ... and the protocol step
+        assert err["step"].startswith("secure-sum/"), err  # ... and the protocol step
         assert "site3" in err["message"]
-    assert parties["site4"]["error"]["type"] == "PeerTimeout"
-    assert {parties[n]["error"]["type"] for n in ("site1", "site2")} == {"PeerAborted"}
+        # noticed by the lost connection (or told by a party that noticed), not a deadline
+        assert err["type"] in ("PeerLost", "PeerAborted"), err
+    assert parties["site4"]["error"]["step"] == "secure-sum/ring"  # it waited for site3
     assert elapsed < 60  # bounded by the test's own deadline, not a performance claim
     assert processes_mentioning(str(keep)) == []
 
@@ -225,6 +226,7 @@ def test_malformed_frames_over_tcp_are_rejected_and_the_party_keeps_serving(
         await raw.send_multipart(encode("msg", "t", 1, "still serving"))
         value = await alice.recv("mallory", "t")
         rejected = list(alice.metrics.rejected)
+        await raw.send_multipart(encode("bye", "bye", 0, None))
         await alice.close(linger_s=0)
         raw.close(0)
         ctx.term()
