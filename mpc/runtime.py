@@ -129,6 +129,8 @@ class Party:
             except TimeoutError:
                 missing = [p for p in self.peers if p not in self._left]
                 log.warning("%s: closing without a BYE from %s", self.name, ", ".join(missing))
+        if self._background:  # e.g. an abort notice still on its way out
+            await asyncio.gather(*self._background, return_exceptions=True)
         if self._reader is not None:
             self._reader.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -421,12 +423,16 @@ class Party:
             return
         self._aborted_sent = True
         notice = {"peer": peer, "step": step, "reason": f"{type(exc).__name__}: {exc}"}
-        for p in self.peers:
+        frames = encode("abort", "abort", 0, notice, max_frame_bytes=self._max_frame)
+        gone = self._left | ({peer} if isinstance(exc, PeerLost) else set())
+
+        async def tell(p: str) -> None:
             try:
-                frames = encode("abort", "abort", 0, notice, max_frame_bytes=self._max_frame)
                 await asyncio.wait_for(self._transport.send(p, frames), ABORT_LINGER_S)
             except Exception as err:  # best effort: the run is failing already; log, go on
                 log.warning("%s: could not send the abort notice to %s: %s", self.name, p, err)
+
+        await asyncio.gather(*(tell(p) for p in self.peers if p not in gone))
 
     def report(self) -> dict[str, Any]:
         """Metrics and ledger as plain JSON data."""
