@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Run a whole deployment as local processes: a thin wrapper around ``mpc run``.
 
-    python scripts/run_local.py secure-sum --parties 5 --inputs 3,1,4,1,5
-    python scripts/run_local.py is-r-empty --flags 0,1,0 --json
+python scripts/run_local.py secure-sum --parties 5 --inputs 3,1,4,1,5
+python scripts/run_local.py is-r-empty --flags 0,1,0 --json
 """
 
 import sys
