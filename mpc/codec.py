@@ -6,7 +6,8 @@ A message is a ZeroMQ multipart message::
     frame 1..n   raw little-endian bytes of the numpy arrays referenced from ``body``
 
 ``kind`` is ``"msg"`` (protocol data), ``"hello"`` (startup handshake), ``"bye"`` (this
-party finished and leaves) or ``"abort"`` (the run failed).
+party finished and leaves), ``"abort"`` (the run failed), ``"probe"`` / ``"status"`` (after a
+timeout: "what are you waiting for?", answered by the runtime).
 ``tag`` matches a message to the ``recv`` waiting for it; ``depth`` is the causal round
 number (see :class:`mpc.metrics.Metrics`). ``body`` may hold ``None``, bools, ints, floats,
 str, bytes, lists, tuples (decoded as lists), dicts with str keys, and three explicit
@@ -60,7 +61,7 @@ MAX_FRAMES = 4096
 MAX_INT_BYTES = 128 * 1024
 MAX_TAG_CHARS = 512
 MAX_NDIM = 16
-KINDS = frozenset({"msg", "hello", "bye", "abort"})
+KINDS = frozenset({"msg", "hello", "bye", "abort", "probe", "status"})
 
 EXT_INT = 1
 EXT_MPZ = 2

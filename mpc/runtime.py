@@ -46,6 +46,8 @@ ABORT_LINGER_S = 1.0
 #: Fault injection flushes the messages a party has sent before it kills itself, so a
 #: "kill after N messages" is exactly that, not a race with the I/O thread.
 FAULT_FLUSH_S = 2.0
+#: How long a timed-out party waits for each answer while it traces who holds the run up.
+PROBE_TIMEOUT_S = 2.0
 
 
 @dataclass(frozen=True)
@@ -97,6 +99,8 @@ class Party:
         self._left: set[str] = set()
         self._all_left = asyncio.Event()
         self._closing = False
+        self._probes: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self._probe_seq = 0
         self._background: set[asyncio.Task[None]] = set()
         self._reader: asyncio.Task[None] | None = None
         self._seen_depth = 0
@@ -225,14 +229,18 @@ class Party:
         try:
             depth, body = await asyncio.wait_for(fut, limit)
         except TimeoutError:
-            link = self._transport.describe_peer(peer)
+            blamed, chain = await self._trace_blame(peer)
+            if self._buffer.get(key):  # it arrived while we were asking around
+                depth, body = self._buffer[key].popleft()
+                return self._consume(depth, body)
+            link = self._transport.describe_peer(blamed)
             rejected = [r for r in self.metrics.rejected if r.startswith(f"{peer}:")]
             err = PeerTimeout(
-                f"{self.name}: no message from {peer} for step {tag!r} within {limit:g}s "
-                f"(peer dead or silent)"
+                f"{self.name}: no message from {peer} for step {tag!r} within {limit:g}s; "
+                + "; ".join(chain)
                 + (f"; {link}" if link else "")
                 + (f"; rejected from {peer}: {rejected[-1]}" if rejected else ""),
-                peer=peer,
+                peer=blamed,
                 step=tag,
             )
             await self._fail(err)
@@ -240,6 +248,76 @@ class Party:
         finally:
             self._waiters.pop(key, None)
         return self._consume(depth, body)
+
+    async def _trace_blame(self, peer: str) -> tuple[str, list[str]]:
+        """Follow the wait-for chain from ``peer`` to the party that holds the run up.
+
+        A party that times out waiting for X asks X what it is waiting for (PROBE/STATUS,
+        answered by X's runtime, not its protocol). If X waits for Y, ask Y, and so on: the
+        blame goes to the first party that does not answer (dead, unreachable), is not
+        waiting for anyone (busy or stuck), or closes a cycle (the parties disagree about
+        the protocol). Without this, equal deadlines would blame whoever is next in line.
+        """
+        chain: list[str] = []
+        visited = {self.name}
+        current = peer
+        probe_s = min(PROBE_TIMEOUT_S, self.timeout / 4)
+        for _ in range(len(self.parties)):
+            status = await self._probe(current, probe_s)
+            if status is None:
+                chain.append(f"{current} does not answer a probe (dead, stuck or unreachable)")
+                return current, chain
+            waits = [(p, t) for p, t in status["waiting"] if p != current]
+            if not waits:
+                chain.append(
+                    f"{current} is alive and not waiting for anyone "
+                    f"(busy or stuck at step {status['step']!r})"
+                )
+                return current, chain
+            nxt, nxt_tag = waits[0]
+            chain.append(f"{current} is itself waiting for {nxt} (step {nxt_tag!r})")
+            visited.add(current)
+            if nxt in visited:
+                chain.append(
+                    "the wait-for chain is a cycle: the parties disagree about the protocol"
+                )
+                return current, chain
+            current = nxt
+        return current, chain
+
+    async def _probe(self, peer: str, timeout: float) -> dict[str, Any] | None:
+        self._probe_seq += 1
+        probe_id = self._probe_seq
+        fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._probes[probe_id] = fut
+        try:
+            await self._send_raw(peer, "probe", "probe", {"id": probe_id}, count=False)
+            return await asyncio.wait_for(fut, timeout)
+        except (TimeoutError, MPCError):
+            return None
+        finally:
+            self._probes.pop(probe_id, None)
+
+    def _status(self) -> dict[str, Any]:
+        waiting = [[p, t] for (p, t), fut in self._waiters.items() if p != self.name]
+        return {"step": self._step, "waiting": waiting}
+
+    def _on_probe(self, sender: str, body: Any) -> None:
+        probe_id = body.get("id") if isinstance(body, dict) else None
+        reply = {"id": probe_id, **self._status()}
+        task = asyncio.create_task(self._send_raw(sender, "status", "status", reply, count=False))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    def _on_status(self, body: Any) -> None:
+        if not isinstance(body, dict):
+            return
+        fut = self._probes.get(body.get("id"))  # type: ignore[arg-type]
+        waiting = body.get("waiting")
+        if fut is None or fut.done() or not isinstance(waiting, list):
+            return
+        pairs = [(str(w[0]), str(w[1])) for w in waiting if isinstance(w, list) and len(w) == 2]
+        fut.set_result({"step": str(body.get("step", "?")), "waiting": pairs})
 
     async def gather(self, peers: Iterable[str], tag: str) -> dict[str, Any]:
         """Receive one message under ``tag`` from each of ``peers`` (concurrently)."""
@@ -356,6 +434,10 @@ class Party:
                 self._on_abort(sender, env.body)
             elif env.kind == "bye":
                 self._on_bye(sender)
+            elif env.kind == "probe":
+                self._on_probe(sender, env.body)
+            elif env.kind == "status":
+                self._on_status(env.body)
             else:
                 self.metrics.bytes_received[sender] += sum(len(f) for f in frames)
                 self.metrics.messages_received[sender] += 1

@@ -17,9 +17,7 @@ TOY = SafePrimeGroup("toy", mpz(23))  # q = 11; residues {1, 2, 3, 4, 6, 8, 9, 1
 
 def _rfc3526(bits: int, pi_shift: int, offset: int) -> int:
     """p = 2^b - 2^(b-64) - 1 + 2^64 * (floor(2^s * pi) + offset), RFC 3526's definition."""
-    ctx = gmpy2.get_context().copy()
-    ctx.precision = bits + 200
-    with gmpy2.local_context(ctx):
+    with gmpy2.context(gmpy2.get_context(), precision=bits + 200):
         pi_part = int(gmpy2.floor(gmpy2.mpfr(2) ** pi_shift * gmpy2.const_pi()))
     return 2**bits - 2 ** (bits - 64) - 1 + 2**64 * (pi_part + offset)
 

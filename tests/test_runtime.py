@@ -160,3 +160,58 @@ def test_misuse_is_refused() -> None:
 
     results, _ = asyncio.run(run_in_memory(["a", "b"], program))
     assert results == {"a": True, "b": True}
+
+
+def test_timeout_blame_follows_the_wait_for_chain() -> None:
+    """c gives up first (shortest deadline) while waiting for b, but b only waits for a,
+    which is alive and busy: c must blame a, not the innocent b."""
+    seen: dict[str, BaseException] = {}
+
+    async def main() -> None:
+        network = InMemoryNetwork()
+        names = ["a", "b", "c"]
+        parties = {n: Party(n, "site", names, network.transport(n), timeout=4) for n in names}
+
+        async def run(n: str, coro_factory):
+            try:
+                async with parties[n] as p:
+                    await coro_factory(p)
+            except BaseException as exc:
+                seen[n] = exc
+
+        async def busy(p: Party) -> None:
+            with p.phase("long local work"):
+                await asyncio.sleep(3)
+
+        await asyncio.gather(
+            run("a", busy),
+            run("b", lambda p: p.recv("a", "from-a", timeout=2.5)),
+            run("c", lambda p: p.recv("b", "from-b", timeout=0.5)),
+        )
+
+    asyncio.run(main())
+    err = seen["c"]
+    assert isinstance(err, PeerTimeout)
+    assert err.peer == "a" and err.step == "from-b"
+    assert "b is itself waiting for a (step 'from-a')" in str(err)
+    assert "a is alive and not waiting for anyone (busy or stuck at step 'long local work')" in str(
+        err
+    )
+    # b learns of the failure from c's abort, blaming a
+    assert isinstance(seen["b"], PeerAborted) and seen["b"].peer == "a"
+
+
+def test_a_peer_that_never_answers_is_blamed() -> None:
+    async def main() -> None:
+        network = InMemoryNetwork()
+        names = ["a", "b"]
+        a = Party("a", "site", names, network.transport("a"), timeout=0.4)
+        b_transport = network.transport("b")  # b says hello, then nothing at all
+        network.deliver("b", "a", encode("hello", "hello", 0, {"version": 1, "role": "site"}))
+        async with a:
+            await a.recv("b", "x")
+        del b_transport
+
+    with pytest.raises(PeerTimeout, match="b does not answer a probe") as info:
+        asyncio.run(main())
+    assert info.value.peer == "b" and info.value.step == "x"
