@@ -145,7 +145,7 @@ def _summary(doc: dict[str, Any]) -> str:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from mpc.launcher import PartySpec, launch
+    from mpc.launcher import launch
     from parties.systems import get_system
 
     system = get_system(args.system)
@@ -165,7 +165,7 @@ def _run(args: argparse.Namespace) -> int:
     res = launch(
         system.name,
         plan.params,
-        [PartySpec(p.name, p.role, p.data, p.columns) for p in plan.parties],
+        plan.parties,
         timeout=args.timeout,
         insecure=args.insecure,
         keep=args.keep,

@@ -19,22 +19,15 @@ from typing import Any
 
 from mpc.config import DeploymentConfig, PartyConfig
 from mpc.errors import ConfigError, ProtocolError
+from mpc.launcher import PartySpec
 from mpc.runtime import Party
 
-__all__ = ["SYSTEMS", "Plan", "PlannedParty", "System", "get_system"]
-
-
-@dataclass(frozen=True)
-class PlannedParty:
-    name: str
-    role: str
-    data: dict[str, Any] | None = None
-    columns: tuple[str, ...] = ()
+__all__ = ["SYSTEMS", "Plan", "System", "get_system"]
 
 
 @dataclass(frozen=True)
 class Plan:
-    parties: list[PlannedParty]
+    parties: list[PartySpec]
     params: dict[str, Any] = field(default_factory=dict)
 
 
@@ -127,7 +120,7 @@ def _sum_plan(args: argparse.Namespace) -> Plan:
         raise ConfigError(f"--parties must be at least 2, got {k}")
     if args.modulus < 2:
         raise ConfigError(f"--modulus must be at least 2, got {args.modulus}")
-    parties = [PlannedParty(f"site{i + 1}", "site", {"value": x}) for i, x in enumerate(inputs)]
+    parties = [PartySpec(f"site{i + 1}", "site", {"value": x}) for i, x in enumerate(inputs)]
     return Plan(parties, {"modulus": str(args.modulus), "reveal": args.reveal})
 
 
@@ -176,7 +169,7 @@ def _ire_plan(args: argparse.Namespace) -> Plan:
         raise ConfigError(
             f"--domain must exceed the number of sites {len(flags)}, got {args.domain}"
         )
-    parties = [PlannedParty(f"site{i + 1}", "site", {"flag": f}) for i, f in enumerate(flags)]
+    parties = [PartySpec(f"site{i + 1}", "site", {"flag": f}) for i, f in enumerate(flags)]
     return Plan(parties, {"m": str(args.domain)})
 
 

@@ -76,28 +76,37 @@ def test_silent_peer_times_out_and_everyone_else_is_aborted() -> None:
     assert "no message from a for step 'step-1'" in str(info.value)
 
 
-def test_abort_reaches_waiting_parties_with_the_blamed_peer() -> None:
+def _failures(programs: dict[str, object], timeout: float) -> dict[str, BaseException]:
+    """Run one Party per program over the in-memory network; return who raised what."""
     seen: dict[str, BaseException] = {}
 
     async def main() -> None:
         network = InMemoryNetwork()
-        names = ["a", "b", "c"]
-        parties = {n: Party(n, "site", names, network.transport(n), timeout=5) for n in names}
+        names = list(programs)
+        parties = {n: Party(n, "site", names, network.transport(n), timeout=timeout) for n in names}
 
-        async def run(n: str, coro_factory):
+        async def run(n: str) -> None:
             try:
                 async with parties[n] as p:
-                    await coro_factory(p)
+                    await programs[n](p)  # type: ignore[operator]
             except BaseException as exc:
                 seen[n] = exc
 
-        await asyncio.gather(
-            run("a", lambda p: asyncio.sleep(1.5)),
-            run("b", lambda p: p.recv("a", "step-1", timeout=0.3)),
-            run("c", lambda p: p.recv("b", "step-2")),
-        )
+        await asyncio.gather(*(run(n) for n in names))
 
     asyncio.run(main())
+    return seen
+
+
+def test_abort_reaches_waiting_parties_with_the_blamed_peer() -> None:
+    seen = _failures(
+        {
+            "a": lambda p: asyncio.sleep(1.5),
+            "b": lambda p: p.recv("a", "step-1", timeout=0.3),
+            "c": lambda p: p.recv("b", "step-2"),
+        },
+        timeout=5,
+    )
     assert isinstance(seen["b"], PeerTimeout)
     assert isinstance(seen["c"], PeerAborted)
     assert seen["c"].origin == "b" and seen["c"].peer == "a" and seen["c"].step == "step-1"
@@ -165,31 +174,19 @@ def test_misuse_is_refused() -> None:
 def test_timeout_blame_follows_the_wait_for_chain() -> None:
     """c gives up first (shortest deadline) while waiting for b, but b only waits for a,
     which is alive and busy: c must blame a, not the innocent b."""
-    seen: dict[str, BaseException] = {}
 
-    async def main() -> None:
-        network = InMemoryNetwork()
-        names = ["a", "b", "c"]
-        parties = {n: Party(n, "site", names, network.transport(n), timeout=4) for n in names}
+    async def busy(p: Party) -> None:
+        with p.phase("long local work"):
+            await asyncio.sleep(3)
 
-        async def run(n: str, coro_factory):
-            try:
-                async with parties[n] as p:
-                    await coro_factory(p)
-            except BaseException as exc:
-                seen[n] = exc
-
-        async def busy(p: Party) -> None:
-            with p.phase("long local work"):
-                await asyncio.sleep(3)
-
-        await asyncio.gather(
-            run("a", busy),
-            run("b", lambda p: p.recv("a", "from-a", timeout=2.5)),
-            run("c", lambda p: p.recv("b", "from-b", timeout=0.5)),
-        )
-
-    asyncio.run(main())
+    seen = _failures(
+        {
+            "a": busy,
+            "b": lambda p: p.recv("a", "from-a", timeout=2.5),
+            "c": lambda p: p.recv("b", "from-b", timeout=0.5),
+        },
+        timeout=4,
+    )
     err = seen["c"]
     assert isinstance(err, PeerTimeout)
     assert err.peer == "a" and err.step == "from-b"
