@@ -26,6 +26,8 @@ examples:
   mpc run secure-sum --parties 5 --inputs 3,1,4,1,5
   mpc run is-r-empty --flags 0,1,0 --json
   mpc run secure-sum --parties 4 --kill site3 --after 0 --timeout 5
+  mpc train --learner id3 --dataset mushroom --cv 10
+  mpc datasets
   mpc keygen --out keys site1 site2 site3
   mpc party site --config deployment.toml --name site1
 """
@@ -105,6 +107,11 @@ def build_parser() -> argparse.ArgumentParser:
         sp = systems.add_parser(system.name, help=system.help, description=system.help)
         system.add_arguments(sp)
         _add_common(sp)
+
+    from mpc.train import add_datasets_parser, add_train_parser
+
+    add_datasets_parser(sub)
+    add_train_parser(sub)
 
     party = sub.add_parser(
         "party", help="run one party of a deployment (as python -m parties)", add_help=False
@@ -219,6 +226,14 @@ def main(argv: list[str] | None = None) -> int:
         return party_main(argv[1:])
     args = build_parser().parse_args(argv)
     try:
+        if args.command == "datasets":
+            from mpc.train import run_datasets
+
+            return run_datasets(args)
+        if args.command == "train":
+            from mpc.train import run_train
+
+            return run_train(args)
         if args.command == "keygen":
             for name in args.names:
                 pair = write_keypair(args.out, name)

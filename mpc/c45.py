@@ -1,0 +1,404 @@
+"""C4.5-style learner (Quinlan 1993/1996), the plain learner of the outsourcing and
+inference-protection experiments (Mancuhan & Clifton used Weka J48 with reduced-error pruning
+on 20% of the training set; Chang & Tracy's footnote 2 needs fractional instances).
+
+* **Split choice**: gain ratio among the candidates whose gain is at least the average gain
+  (Quinlan's rule against tiny split-info denominators).
+* **Nominal attributes**: multiway splits (one child per value seen in training) or, with
+  ``nominal_splits="binary"``, the best "value vs. the rest" test.
+* **Continuous attributes**: binary threshold splits ``a <= t``; ``t`` is the largest training
+  value on the left; the gain carries the MDL correction ``log2(#candidates) / N``
+  (Quinlan 1996, as in J48).
+* **Unknown values** (``"?"`` for nominal, NaN for continuous): gains are computed on the
+  rows with a known value and scaled by their share; a row with an unknown value goes down
+  every branch with a fractional weight proportional to the branch's known weight, both in
+  training and in classification.
+* **Stopping**: a split needs two branches with at least ``min_leaf`` weight (J48's -M 2).
+* **Reduced-error pruning** (``pruning="reduced-error"``, default): a stratified
+  ``prune_fraction`` of the training rows (seeded) is held out, the tree is grown on the rest,
+  and bottom-up every subtree whose held-out error is not lower than that of a leaf is
+  replaced by the leaf.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+
+from mpc.errors import ConfigError
+from mpc.evaluation import predict_proba_table, predict_table, train_test_split
+from mpc.tree import MISSING, Leaf, Node, Split, majority
+
+if TYPE_CHECKING:
+    from mpc.datasets import Table
+
+__all__ = ["C45Classifier"]
+
+_EPS = 1e-3  # J48's tolerance in "gain >= average gain"
+
+
+def _entropy_rows(m: np.ndarray) -> np.ndarray:
+    """Entropy (bits) of each row of a weight matrix."""
+    total = m.sum(axis=-1, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = np.where(total > 0, m / total, 0.0)
+        logs = np.where(p > 0, np.log2(np.where(p > 0, p, 1.0)), 0.0)
+    return -(p * logs).sum(axis=-1)
+
+
+def _split_info(weights: np.ndarray) -> float:
+    w = weights[weights > 0]
+    total = w.sum()
+    if total <= 0:
+        return 0.0
+    p = w / total
+    return float(-(p * np.log2(p)).sum())
+
+
+class C45Classifier:
+    """C4.5-style decision tree; keyword-only parameters, ``fit`` returns ``self``."""
+
+    _constraints: ClassVar[dict[str, str]] = {
+        "min_leaf": "a number >= 1",
+        "pruning": "'reduced-error' or 'none'",
+        "prune_fraction": "a number in (0, 1)",
+        "nominal_splits": "'multiway' or 'binary'",
+        "max_depth": "None or an int >= 0",
+    }
+
+    def __init__(
+        self,
+        *,
+        min_leaf: float = 2.0,
+        pruning: str = "reduced-error",
+        prune_fraction: float = 0.2,
+        nominal_splits: str = "multiway",
+        max_depth: int | None = None,
+        seed: int = 0,
+    ) -> None:
+        self.min_leaf = min_leaf
+        self.pruning = pruning
+        self.prune_fraction = prune_fraction
+        self.nominal_splits = nominal_splits
+        self.max_depth = max_depth
+        self.seed = seed
+
+    def _validate(self) -> None:
+        ok = {
+            "min_leaf": isinstance(self.min_leaf, int | float) and self.min_leaf >= 1,
+            "pruning": self.pruning in ("reduced-error", "none"),
+            "prune_fraction": isinstance(self.prune_fraction, int | float)
+            and 0 < self.prune_fraction < 1,
+            "nominal_splits": self.nominal_splits in ("multiway", "binary"),
+            "max_depth": self.max_depth is None
+            or (isinstance(self.max_depth, int) and self.max_depth >= 0),
+        }
+        for name, good in ok.items():
+            if not good:
+                raise ConfigError(
+                    f"C45Classifier: {name} must be {self._constraints[name]}, "
+                    f"got {getattr(self, name)!r}"
+                )
+
+    def get_params(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in (*self._constraints, "seed")}
+
+    # ------------------------------------------------------------------ fit
+
+    def fit(self, table: Table) -> C45Classifier:
+        self._validate()
+        if table.n_rows == 0:
+            raise ConfigError("cannot learn a tree from an empty table")
+        self.classes_ = sorted({str(c) for c in table.target})
+        self.attributes_ = list(table.attributes)
+        self.kinds_ = list(table.kinds)
+        class_index = {c: i for i, c in enumerate(self.classes_)}
+        y = np.array([class_index[str(c)] for c in table.target], dtype=np.int64)
+        self._domains: list[list[str]] = []
+        self._data: list[np.ndarray] = []
+        for a, kind in zip(self.attributes_, self.kinds_, strict=True):
+            col = table.column(a)
+            if kind == "continuous":
+                self._domains.append([])
+                self._data.append(np.asarray(col, dtype=np.float64))
+            else:
+                text = np.asarray(col, dtype=str)
+                known = text != MISSING
+                values, inverse = np.unique(text[known], return_inverse=True)
+                codes = np.full(len(text), -1, dtype=np.int64)
+                codes[known] = inverse
+                self._domains.append([str(v) for v in values])
+                self._data.append(codes)
+        self._y = y
+        rows = np.arange(table.n_rows)
+        prune_rows = np.array([], dtype=np.int64)
+        if self.pruning == "reduced-error" and table.n_rows >= 10:
+            rows, prune_rows = train_test_split(y, self.prune_fraction, seed=self.seed)
+        nominal = {j for j, k in enumerate(self.kinds_) if k == "nominal"}
+        tree = self._build(rows, np.ones(len(rows)), nominal, 0, None)
+        if len(prune_rows):
+            tree = self._prune(tree, prune_rows)
+        self.tree_ = tree
+        del self._data, self._y
+        return self
+
+    def _counts(self, rows: np.ndarray, w: np.ndarray) -> np.ndarray:
+        return np.bincount(self._y[rows], weights=w, minlength=len(self.classes_))
+
+    def _as_dict(self, counts: np.ndarray) -> dict[str, float]:
+        return {c: float(counts[i]) for i, c in enumerate(self.classes_)}
+
+    def _build(
+        self, rows: np.ndarray, w: np.ndarray, nominal: set[int], depth: int, parent: str | None
+    ) -> Node:
+        counts = self._counts(rows, w)
+        as_dict = self._as_dict(counts)
+        total = counts.sum()
+        if total <= 0:
+            assert parent is not None
+            return Leaf(as_dict, parent)
+        label = majority(as_dict)
+        if (
+            np.count_nonzero(counts) <= 1
+            or total < 2 * self.min_leaf
+            or (self.max_depth is not None and depth >= self.max_depth)
+        ):
+            return Leaf(as_dict, label)
+        candidates = []
+        for j in range(len(self.attributes_)):
+            if self.kinds_[j] == "continuous":
+                c = self._eval_threshold(j, rows, w, total)
+            elif j in nominal:
+                c = (
+                    self._eval_multiway(j, rows, w, total)
+                    if self.nominal_splits == "multiway"
+                    else self._eval_binary(j, rows, w, total)
+                )
+            else:
+                c = None
+            if c is not None:
+                candidates.append(c)
+        if not candidates:
+            return Leaf(as_dict, label)
+        average = sum(c["gain"] for c in candidates) / len(candidates)
+        eligible = [c for c in candidates if c["gain"] >= average - _EPS and c["ratio"] > 0]
+        if not eligible:
+            return Leaf(as_dict, label)
+        best = max(eligible, key=lambda c: (c["ratio"], -c["j"]))
+        return self._grow(best, rows, w, nominal, depth, label, as_dict)
+
+    # candidate evaluation ------------------------------------------------------------
+
+    def _branch_weights(
+        self, j: int, rows: np.ndarray, w: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(per-branch weights of known rows, class matrix) for a multiway nominal split."""
+        codes = self._data[j][rows]
+        known = codes >= 0
+        n_classes = len(self.classes_)
+        n_values = len(self._domains[j])
+        joint = np.bincount(
+            codes[known] * n_classes + self._y[rows][known],
+            weights=w[known],
+            minlength=n_values * n_classes,
+        ).reshape(n_values, n_classes)
+        return joint.sum(axis=1), joint
+
+    def _finish(
+        self, j: int, joint: np.ndarray, total: float, n_missing_w: float, extra: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        branch_w = joint.sum(axis=1)
+        if np.count_nonzero(branch_w >= self.min_leaf) < 2:
+            return None
+        known_w = branch_w.sum()
+        if known_w <= 0:
+            return None
+        prior = _entropy_rows(joint.sum(axis=0))
+        cond = float((branch_w / known_w) @ _entropy_rows(joint))
+        gain = (known_w / total) * (float(prior) - cond) - extra.pop("penalty", 0.0)
+        if gain <= 0:
+            return None
+        split_info = _split_info(np.append(branch_w, n_missing_w))
+        if split_info <= 0:
+            return None
+        return {"j": j, "gain": gain, "ratio": gain / split_info, "branch_w": branch_w, **extra}
+
+    def _eval_multiway(
+        self, j: int, rows: np.ndarray, w: np.ndarray, total: float
+    ) -> dict[str, Any] | None:
+        _, joint = self._branch_weights(j, rows, w)
+        missing_w = total - joint.sum()
+        return self._finish(j, joint, total, missing_w, {"kind": "multiway"})
+
+    def _eval_binary(
+        self, j: int, rows: np.ndarray, w: np.ndarray, total: float
+    ) -> dict[str, Any] | None:
+        _, joint = self._branch_weights(j, rows, w)
+        missing_w = total - joint.sum()
+        everything = joint.sum(axis=0)
+        best = None
+        for v in range(joint.shape[0]):
+            pair = np.vstack([joint[v], everything - joint[v]])
+            c = self._finish(j, pair, total, missing_w, {"kind": "binary", "v": v})
+            if c is not None and (best is None or c["ratio"] > best["ratio"]):
+                best = c
+        return best
+
+    def _eval_threshold(
+        self, j: int, rows: np.ndarray, w: np.ndarray, total: float
+    ) -> dict[str, Any] | None:
+        x = self._data[j][rows]
+        known = ~np.isnan(x)
+        if not known.any():
+            return None
+        xk, yk, wk = x[known], self._y[rows][known], w[known]
+        order = np.argsort(xk, kind="stable")
+        xk, yk, wk = xk[order], yk[order], wk[order]
+        n_classes = len(self.classes_)
+        onehot = np.zeros((len(xk), n_classes))
+        onehot[np.arange(len(xk)), yk] = wk
+        left = np.cumsum(onehot, axis=0)[:-1]  # split after position i
+        known_w = wk.sum()
+        right = left[-1:] + onehot[-1] - left if len(left) else left
+        distinct = xk[:-1] < xk[1:]
+        left_w = left.sum(axis=1)
+        right_w = known_w - left_w
+        # J48's minimum branch weight: 10% of the average class weight, clamped to [M, 25]
+        min_split = min(max(0.1 * known_w / n_classes, self.min_leaf), 25.0)
+        valid = distinct & (left_w >= min_split) & (right_w >= min_split)
+        if not valid.any():
+            return None
+        cond = (left_w * _entropy_rows(left) + right_w * _entropy_rows(right)) / known_w
+        cond = np.where(valid, cond, np.inf)
+        i = int(np.argmin(cond))
+        penalty = math.log2(int(distinct.sum())) / total if distinct.sum() > 1 else 0.0
+        joint = np.vstack([left[i], right[i]])
+        return self._finish(
+            j,
+            joint,
+            total,
+            total - known_w,
+            {"kind": "threshold", "t": float(xk[i]), "penalty": penalty},
+        )
+
+    # growing ----------------------------------------------------------------------
+
+    def _grow(
+        self,
+        c: dict[str, Any],
+        rows: np.ndarray,
+        w: np.ndarray,
+        nominal: set[int],
+        depth: int,
+        label: str,
+        counts: dict[str, float],
+    ) -> Node:
+        j = c["j"]
+        data = self._data[j][rows]
+        if c["kind"] == "threshold":
+            missing = np.isnan(data)
+            keys = ["<=", ">"]
+            member = [~missing & (data <= c["t"]), ~missing & (data > c["t"])]
+        elif c["kind"] == "binary":
+            missing = data < 0
+            keys = ["==", "!="]
+            member = [data == c["v"], (data >= 0) & (data != c["v"])]
+        else:
+            missing = data < 0
+            keys = list(self._domains[j])
+            member = [data == v for v in range(len(keys))]
+        branch_w = c["branch_w"]
+        shares = branch_w / branch_w.sum()
+        child_nominal = nominal - {j} if c["kind"] == "multiway" else nominal
+        children: dict[str, Node] = {}
+        for k, key in enumerate(keys):
+            take = member[k] | missing
+            cw = np.where(member[k], w, w * shares[k])[take]
+            children[key] = self._build(rows[take], cw, child_nominal, depth + 1, label)
+        weights = {key: float(shares[k]) for k, key in enumerate(keys)}
+        attribute = self.attributes_[j]
+        if c["kind"] == "threshold":
+            return Split(
+                attribute, counts, children, kind="threshold", threshold=c["t"], weights=weights
+            )
+        if c["kind"] == "binary":
+            return Split(
+                attribute,
+                counts,
+                children,
+                kind="binary",
+                value=self._domains[j][c["v"]],
+                weights=weights,
+            )
+        return Split(attribute, counts, children, weights=weights)
+
+    # reduced-error pruning ------------------------------------------------------------
+
+    def _route(
+        self, node: Node, rows: np.ndarray, w: np.ndarray, seen: dict[int, np.ndarray]
+    ) -> None:
+        """Accumulate, per node, the class weights of the pruning rows that reach it."""
+        acc = seen.setdefault(id(node), np.zeros(len(self.classes_)))
+        acc += self._counts(rows, w)
+        if isinstance(node, Leaf) or len(rows) == 0:
+            return
+        j = self.attributes_.index(node.attribute)
+        data = self._data[j][rows]
+        keys = list(node.children)
+        if node.kind == "threshold":
+            missing = np.isnan(data)
+            member = {
+                "<=": ~missing & (data <= float(node.threshold or 0.0)),
+                ">": ~missing & (data > float(node.threshold or 0.0)),
+            }
+        else:
+            missing = data < 0
+            if node.kind == "binary":
+                v = self._domains[j].index(str(node.value))
+                member = {"==": data == v, "!=": (data >= 0) & (data != v)}
+            else:
+                member = {key: data == self._domains[j].index(key) for key in keys}
+        for key in keys:
+            take = member[key] | missing
+            cw = np.where(member[key], w, w * node.weights.get(key, 0.0))[take]
+            self._route(node.children[key], rows[take], cw, seen)
+
+    def _prune(self, tree: Node, prune_rows: np.ndarray) -> Node:
+        seen: dict[int, np.ndarray] = {}
+        self._route(tree, prune_rows, np.ones(len(prune_rows)), seen)
+        index = {c: i for i, c in enumerate(self.classes_)}
+
+        def errors_as_leaf(node: Node) -> float:
+            acc = seen.get(id(node))
+            return 0.0 if acc is None else float(acc.sum() - acc[index[node.label]])
+
+        def visit(node: Node) -> tuple[Node, float]:
+            if isinstance(node, Leaf):
+                return node, errors_as_leaf(node)
+            subtree_errors = 0.0
+            for key, child in list(node.children.items()):
+                new, err = visit(child)
+                node.children[key] = new
+                subtree_errors += err
+            leaf_errors = errors_as_leaf(node)
+            if leaf_errors <= subtree_errors:
+                return Leaf(dict(node.counts), node.label), leaf_errors
+            return node, subtree_errors
+
+        return visit(tree)[0]
+
+    # ------------------------------------------------------------------ use
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "tree_"):
+            raise ConfigError("this C45Classifier is not fitted yet; call fit(table) first")
+
+    def predict(self, table: Table) -> np.ndarray:
+        self._check_fitted()
+        return predict_table(self.tree_, table)
+
+    def predict_proba(self, table: Table) -> np.ndarray:
+        self._check_fitted()
+        return predict_proba_table(self.tree_, table, self.classes_)

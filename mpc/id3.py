@@ -1,0 +1,198 @@
+"""Plain ID3 — Vaidya & Clifton, Algorithm 1 (Quinlan's ID3) — the reference every private
+learner must reproduce exactly.
+
+``ID3(R, C, T)``: if R is empty, a leaf with the majority class of T; if every row of T has
+the same class, a leaf with that class; otherwise split on the attribute A of R with the
+largest information gain and recurse on ``ID3(R - A, C, T(a_i))`` for every value ``a_i``.
+
+The deterministic rules below are written once here and reused by every private learner
+(PPID3, Hybrid-ID3 with ω = all attributes), so that "the private tree equals the plain tree"
+is a well-defined, testable statement:
+
+* information gain with log base 2 (:func:`information_gain`, from integer counts);
+* gains closer than :data:`GAIN_TIE` are a tie; ties go to the attribute that comes first in
+  the attribute order, which is site order, then column order within the site
+  (:func:`best_attribute`);
+* every value of the split attribute's domain (the values seen in the training data) gets a
+  child; a child with no rows is a leaf with zero counts predicting the parent's majority;
+* majority ties go to the class that sorts first (:func:`mpc.tree.majority`);
+* ``"?"`` is an ordinary value;
+* optional stopping rules: ``max_depth`` and ``min_samples_split`` (both off by default).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from mpc.errors import ConfigError
+from mpc.tree import Leaf, Node, Split, majority
+
+if TYPE_CHECKING:
+    from mpc.datasets import Table
+
+__all__ = [
+    "GAIN_TIE",
+    "ID3Classifier",
+    "best_attribute",
+    "entropy",
+    "information_gain",
+]
+
+#: Two gains closer than this are equal (the first attribute in order wins).
+GAIN_TIE = 1e-9
+
+
+def entropy(counts: np.ndarray) -> float:
+    """Shannon entropy (bits) of a vector of class counts."""
+    counts = np.asarray(counts, dtype=np.float64)
+    total = counts.sum()
+    if total <= 0:
+        return 0.0
+    p = counts[counts > 0] / total
+    return float(-(p * np.log2(p)).sum())
+
+
+def information_gain(joint: np.ndarray) -> float:
+    """Gain of a split from its ``(values x classes)`` count matrix (ComputeInfoGain).
+
+    ``Gain = H(T) - sum_v |T_v| / |T| * H(T_v)``. Private learners obtain the same integer
+    matrix by secure counting and call this function, so their gains are bit-identical.
+    """
+    joint = np.asarray(joint, dtype=np.float64)
+    total = joint.sum()
+    if total <= 0:
+        return 0.0
+    rows = joint.sum(axis=1)
+    remainder = sum(r / total * entropy(joint[i]) for i, r in enumerate(rows) if r > 0)
+    return entropy(joint.sum(axis=0)) - remainder
+
+
+def best_attribute(gains: Sequence[float]) -> int:
+    """Index of the best gain; gains within :data:`GAIN_TIE` of the best tie, and the first
+    in order wins."""
+    if not gains:
+        raise ValueError("no attribute to choose from")
+    top = max(gains)
+    return next(i for i, g in enumerate(gains) if g >= top - GAIN_TIE)
+
+
+class ID3Classifier:
+    """Plain ID3 on nominal attributes (discretise continuous ones first).
+
+    Parameters are keyword-only and only stored; ``fit`` learns ``tree_``, ``classes_``,
+    ``attributes_`` and ``domains_``.
+    """
+
+    def __init__(self, *, max_depth: int | None = None, min_samples_split: int | None = None):
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+
+    def _validate(self) -> None:
+        if self.max_depth is not None and (
+            not isinstance(self.max_depth, int) or self.max_depth < 0
+        ):
+            raise ConfigError(f"max_depth must be None or an int >= 0, got {self.max_depth!r}")
+        if self.min_samples_split is not None and (
+            not isinstance(self.min_samples_split, int) or self.min_samples_split < 2
+        ):
+            raise ConfigError(
+                f"min_samples_split must be None or an int >= 2, got {self.min_samples_split!r}"
+            )
+
+    def fit(
+        self,
+        table: Table,
+        *,
+        attribute_order: Sequence[str] | None = None,
+        sites: dict[str, int] | None = None,
+    ) -> ID3Classifier:
+        """Learn the tree. ``attribute_order`` fixes the tie-breaking order (site order,
+        then column order); ``sites`` records which site owns each attribute."""
+        self._validate()
+        order = list(attribute_order) if attribute_order is not None else list(table.attributes)
+        unknown = [a for a in order if a not in table.attributes]
+        if unknown:
+            raise ConfigError(f"attribute_order names unknown attributes {unknown}")
+        for a in order:
+            if table.kinds[table.attributes.index(a)] != "nominal":
+                raise ConfigError(
+                    f"ID3 needs nominal attributes; {a!r} is continuous: discretise it first "
+                    "(e.g. --bins 4)"
+                )
+        if table.n_rows == 0:
+            raise ConfigError("cannot learn a tree from an empty table")
+        self.attributes_ = order
+        self.sites_ = dict(sites or {})
+        class_values, y = np.unique(np.asarray(table.target, dtype=str), return_inverse=True)
+        self.classes_: list[str] = [str(c) for c in class_values]
+        self.domains_: list[list[str]] = []
+        codes = np.empty((table.n_rows, len(order)), dtype=np.int64)
+        for j, a in enumerate(order):
+            values, inverse = np.unique(np.asarray(table.column(a), dtype=str), return_inverse=True)
+            self.domains_.append([str(v) for v in values])
+            codes[:, j] = inverse
+        self._codes, self._y = codes, y.astype(np.int64)
+        self.tree_ = self._build(np.arange(table.n_rows), list(range(len(order))), 0, None)
+        del self._codes, self._y
+        return self
+
+    def _counts(self, rows: np.ndarray) -> dict[str, float]:
+        n = np.bincount(self._y[rows], minlength=len(self.classes_))
+        return {c: float(n[i]) for i, c in enumerate(self.classes_)}
+
+    def _build(
+        self, rows: np.ndarray, remaining: list[int], depth: int, parent: str | None
+    ) -> Node:
+        counts = self._counts(rows)
+        if len(rows) == 0:
+            assert parent is not None  # the root has rows (checked in fit)
+            return Leaf(counts, parent)
+        label = majority(counts)
+        pure = sum(1 for n in counts.values() if n > 0) == 1
+        if (
+            pure
+            or not remaining
+            or (self.max_depth is not None and depth >= self.max_depth)
+            or (self.min_samples_split is not None and len(rows) < self.min_samples_split)
+        ):
+            return Leaf(counts, label)
+        n_classes = len(self.classes_)
+        gains = []
+        for j in remaining:
+            joint = np.bincount(
+                self._codes[rows, j] * n_classes + self._y[rows],
+                minlength=len(self.domains_[j]) * n_classes,
+            ).reshape(-1, n_classes)
+            gains.append(information_gain(joint))
+        j = remaining[best_attribute(gains)]
+        rest = [r for r in remaining if r != j]
+        attribute = self.attributes_[j]
+        children: dict[str, Node] = {}
+        column = self._codes[rows, j]
+        for v, value in enumerate(self.domains_[j]):
+            children[value] = self._build(rows[column == v], rest, depth + 1, label)
+        return Split(attribute, counts, children, site=self.sites_.get(attribute))
+
+    # ------------------------------------------------------------------ use
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "tree_"):
+            raise ConfigError("this ID3Classifier is not fitted yet; call fit(table) first")
+
+    def predict(self, table: Table) -> np.ndarray:
+        from mpc.evaluation import predict_table
+
+        self._check_fitted()
+        return predict_table(self.tree_, table)
+
+    def predict_proba(self, table: Table) -> np.ndarray:
+        from mpc.evaluation import predict_proba_table
+
+        self._check_fitted()
+        return predict_proba_table(self.tree_, table, self.classes_)
+
+    def get_params(self) -> dict[str, Any]:
+        return {"max_depth": self.max_depth, "min_samples_split": self.min_samples_split}

@@ -1,0 +1,674 @@
+"""Datasets: the UCI loaders against ../shared/datasets, CSV validation, discretisation,
+vertical partitioning and synthetic tables."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import time
+from collections import Counter
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mpc.datasets import (
+    KNOWN_DATASETS,
+    DataError,
+    Discretizer,
+    Partition,
+    SiteData,
+    Table,
+    available_datasets,
+    default_data_dir,
+    join_sites,
+    load_csv,
+    load_dataset,
+    partition,
+    resolve_data_dir,
+    split_vertically,
+    synthetic,
+    weather,
+)
+from mpc.errors import ConfigError
+
+# Row counts from ../shared/datasets/README.md: (training rows, test rows or None).
+README_ROWS = {
+    "adult": (32561, 16281),
+    "mushroom": (8124, None),
+    "house-votes-84": (435, None),
+    "autos": (205, None),
+    "australian": (690, None),
+    "tic-tac-toe": (958, None),
+    "car": (1728, None),
+    "weather": (14, None),
+    "nursery": (12960, None),
+    "kr-vs-kp": (3196, None),
+}
+# (attributes without the class, class column) from the schema files.
+SHAPES = {
+    "adult": (14, "income"),
+    "mushroom": (22, "class"),
+    "house-votes-84": (16, "Class Name"),
+    "autos": (25, "symboling"),
+    "australian": (14, "A15"),
+    "tic-tac-toe": (9, "Class"),
+    "car": (6, "class"),
+    "weather": (4, "play"),
+    "nursery": (8, "class"),
+    "kr-vs-kp": (36, "class"),
+}
+
+
+@pytest.fixture(autouse=True)
+def _no_env_data_dir(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests decide the data directory themselves; an outside $MPC_DATA_DIR must not leak in."""
+    monkeypatch.delenv("MPC_DATA_DIR", raising=False)
+
+
+@pytest.fixture(scope="module")
+def data_dir() -> Path:
+    found = resolve_data_dir(None)
+    if found is None:
+        pytest.skip(
+            "UCI data directory not found (../shared/datasets next to the repository); "
+            "these tests need the real files"
+        )
+    return found
+
+
+@pytest.fixture(scope="module")
+def adult(data_dir: Path) -> tuple[Table, Table]:
+    train, test = load_dataset("adult", data_dir)
+    assert test is not None
+    return train, test
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+# --------------------------------------------------------------------------------------------
+# The embedded weather table and the UCI datasets
+
+
+def test_embedded_weather_is_quinlans_table() -> None:
+    w = weather()
+    assert w.n_rows == 14
+    assert w.attributes == ("outlook", "temperature", "humidity", "windy")
+    assert w.kinds == ("nominal",) * 4
+    assert w.class_name == "play"
+    assert Counter(w.target.tolist()) == {"yes": 9, "no": 5}
+    assert [w.column(a)[0] for a in w.attributes] == ["sunny", "hot", "high", "FALSE"]
+    assert [w.column(a)[-1] for a in w.attributes] == ["rainy", "mild", "high", "TRUE"]
+    assert all(isinstance(v, str) for c in w.columns for v in c)
+
+
+def test_embedded_weather_equals_the_arff_file(data_dir: Path) -> None:
+    from_arff, test = load_dataset("weather", data_dir)
+    assert test is None
+    assert from_arff.source.endswith("weather.nominal.arff")
+    assert replace(from_arff, source=weather().source) == weather()
+
+
+@pytest.mark.parametrize("name", KNOWN_DATASETS)
+def test_every_dataset_loads_with_the_readme_row_counts(data_dir: Path, name: str) -> None:
+    train, test = load_dataset(name, data_dir)
+    rows, test_rows = README_ROWS[name]
+    n_attributes, class_name = SHAPES[name]
+    assert train.n_rows == rows
+    assert (test.n_rows if test is not None else None) == test_rows
+    assert len(train.attributes) == n_attributes and train.class_name == class_name
+    assert len(train.target) == rows and all(isinstance(v, str) for v in train.target[:50])
+    for kind, col in zip(train.kinds, train.columns, strict=True):
+        assert len(col) == rows
+        assert col.dtype == (np.float64 if kind == "continuous" else object)
+
+
+def test_adult_follows_its_schema(adult: tuple[Table, Table]) -> None:
+    train, test = adult
+    assert Counter(train.target.tolist()) == {"<=50K": 24720, ">50K": 7841}
+    assert Counter(test.target.tolist()) == {"<=50K": 12435, ">50K": 3846}  # '.' removed
+    assert train.attributes == test.attributes and train.kinds == test.kinds
+    assert train.kinds.count("continuous") == 6
+    for name, n_train, n_test in (
+        ("workclass", 1836, 963),
+        ("occupation", 1843, 966),
+        ("native-country", 583, 274),
+    ):
+        assert (train.column(name) == "?").sum() == n_train
+        assert (test.column(name) == "?").sum() == n_test
+    assert train.column("age")[:3].tolist() == [39.0, 50.0, 38.0]
+    assert train.column("workclass")[0] == "State-gov"  # whitespace after ',' stripped
+
+
+def test_other_datasets_follow_their_notes(data_dir: Path) -> None:
+    mushroom, _ = load_dataset("mushroom", data_dir)
+    assert (mushroom.column("stalk-root") == "?").sum() == 2480
+    votes, _ = load_dataset("house-votes-84", data_dir)
+    assert Counter(votes.target.tolist()) == {"democrat": 267, "republican": 168}
+    autos, _ = load_dataset("autos", data_dir)
+    assert np.isnan(autos.column("normalized-losses")).sum() == 41
+    assert (autos.column("num-of-doors") == "?").sum() == 2
+    australian, _ = load_dataset("australian", data_dir)
+    assert australian.kind("A2") == "continuous" and australian.kind("A1") == "nominal"
+    assert set(australian.column("A4").tolist()) == {"1", "2", "3"}  # codes kept as text
+    assert Counter(australian.target.tolist()) == {"1": 307, "0": 383}
+
+
+def test_adult_loads_in_well_under_two_seconds(data_dir: Path) -> None:
+    best = float("inf")
+    for _ in range(2):
+        started = time.perf_counter()
+        load_dataset("adult", data_dir)
+        best = min(best, time.perf_counter() - started)
+    assert best < 2.0, f"loading adult (48,842 rows) took {best:.2f} s"
+
+
+def test_available_datasets_lists_every_dataset_found(data_dir: Path) -> None:
+    infos = {i.name: i for i in available_datasets(data_dir)}
+    assert list(infos) == list(KNOWN_DATASETS)
+    assert infos["adult"].rows == 48842 and infos["adult"].test_rows == 16281
+    assert infos["car"].rows == 1728 and infos["car"].attributes == 6
+    assert infos["mushroom"].class_name == "class"
+    assert infos["adult"].source[1].endswith("adult.test")
+
+
+def test_weather_is_available_without_a_data_directory(tmp_path: Path) -> None:
+    for where in (None, tmp_path):
+        infos = available_datasets(where)
+        assert [i.name for i in infos] == ["weather"]
+        assert infos[0].rows == 14 and "embedded" in infos[0].source[0]
+        train, test = load_dataset("weather", where)
+        assert train == weather() and test is None
+
+
+def test_unknown_dataset_names_the_known_ones(tmp_path: Path) -> None:
+    with pytest.raises(DataError, match=r"unknown dataset 'iris'.*adult, mushroom") as err:
+        load_dataset("iris", tmp_path)
+    assert isinstance(err.value, ConfigError)
+
+
+def test_a_uci_dataset_without_data_directory_says_what_to_do(tmp_path: Path) -> None:
+    with pytest.raises(DataError, match=r"--data-dir.*MPC_DATA_DIR"):
+        load_dataset("adult", None)
+    with pytest.raises(DataError, match=r"'car' is not in the data directory"):
+        load_dataset("car", tmp_path)
+
+
+def test_data_dir_resolution_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cli, env = tmp_path / "cli", tmp_path / "env"
+    cli.mkdir()
+    env.mkdir()
+    assert resolve_data_dir(cli) == cli
+    monkeypatch.setenv("MPC_DATA_DIR", str(env))
+    assert default_data_dir() == env
+    assert resolve_data_dir(None) == env
+    assert resolve_data_dir(str(cli)) == cli
+    with pytest.raises(DataError, match=r"nowhere.*--data-dir.*does not exist"):
+        resolve_data_dir(tmp_path / "nowhere")
+    monkeypatch.setenv("MPC_DATA_DIR", str(tmp_path / "gone"))
+    with pytest.raises(DataError, match=r"gone.*\$MPC_DATA_DIR.*does not exist"):
+        resolve_data_dir(None)
+
+
+def test_default_data_dir_is_next_to_the_repository() -> None:
+    expected = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
+    assert default_data_dir() == (expected if expected.is_dir() else None)
+
+
+# --------------------------------------------------------------------------------------------
+# Malformed files
+
+SCHEMA: dict[str, Any] = {
+    "columns": [
+        {"index": 0, "name": "buying", "type": "nominal", "values": ["high", "low"]},
+        {"index": 1, "name": "price", "type": "continuous"},
+        {"index": 2, "name": "class", "type": "nominal", "values": ["acc", "unacc"]},
+    ],
+    "class_column": {"index": 2, "name": "class"},
+    "missing_value_marker": "?",
+    "format": {"delimiter": ",", "header_row": False},
+}
+
+
+def small_dataset(root: Path, data: str, schema: dict[str, Any] | None = None) -> Path:
+    """A data directory with one dataset, ``car``, described by ``schema``."""
+    write(root / "car" / "schema.json", json.dumps(schema or SCHEMA))
+    return write(root / "car" / "car.data", data)
+
+
+def test_a_small_schema_dataset_loads(tmp_path: Path) -> None:
+    small_dataset(tmp_path, "high,1.5,acc\n\nlow,?,unacc\n?,3,acc\n")
+    t, _ = load_dataset("car", tmp_path)
+    assert t.column("buying").tolist() == ["high", "low", "?"]
+    np.testing.assert_array_equal(t.column("price"), [1.5, np.nan, 3.0])
+    assert t.target.tolist() == ["acc", "unacc", "acc"]
+
+
+@pytest.mark.parametrize(
+    ("data", "line", "column", "message"),
+    [
+        ("high,1,acc\nlow,2,unacc\ncheap,3,acc\n", 3, "buying", r"value 'cheap' is not one of"),
+        ("high,1,acc\nlow,2,good\n", 2, "class", r"value 'good' is not one of"),
+        ("high,1,acc\n\nlow,abc,acc\n", 3, "price", r"'abc' is not a number nor the missing"),
+        ("high,1,acc\nlow,2\n", 2, "class", r"not on this line; expected 3 fields .* got 2"),
+    ],
+)
+def test_schema_violations_name_file_line_and_column(
+    tmp_path: Path, data: str, line: int, column: str, message: str
+) -> None:
+    path = small_dataset(tmp_path, data)
+    with pytest.raises(DataError, match=message) as err:
+        load_dataset("car", tmp_path)
+    assert (err.value.file, err.value.line, err.value.column) == (str(path), line, column)
+    index = [c["name"] for c in SCHEMA["columns"]].index(column)
+    assert str(err.value).startswith(f"{path}:{line}: column {column!r} (field {index + 1}): ")
+    assert "\n" not in str(err.value)
+
+
+def test_a_domain_error_says_where_the_domain_is_declared(tmp_path: Path) -> None:
+    small_dataset(tmp_path, "medium,1,acc\n")
+    with pytest.raises(DataError, match=r"declared in .*schema.json \(high, low\)"):
+        load_dataset("car", tmp_path)
+
+
+def test_extra_fields_and_empty_data_files(tmp_path: Path) -> None:
+    path = small_dataset(tmp_path, "high,1,acc,oops\n")
+    with pytest.raises(DataError, match=r"field 4: one field too many.*expected 3.*got 4") as err:
+        load_dataset("car", tmp_path)
+    assert (err.value.file, err.value.line) == (str(path), 1)
+    path = small_dataset(tmp_path, "\n")
+    with pytest.raises(DataError, match=r"the file is empty") as err:
+        load_dataset("car", tmp_path)
+    assert (err.value.file, err.value.line) == (str(path), 1)
+
+
+def test_a_row_count_that_contradicts_the_schema_is_an_error(tmp_path: Path) -> None:
+    small_dataset(tmp_path, "high,1,acc\n", {**SCHEMA, "rows": {"car.data": 2}})
+    with pytest.raises(DataError, match=r"car.data: 1 data rows, but .*schema.json says 2"):
+        load_dataset("car", tmp_path)
+
+
+def test_a_broken_schema_is_named(tmp_path: Path) -> None:
+    small_dataset(tmp_path, "high,1,acc\n", {**SCHEMA, "class_column": {"index": 7}})
+    with pytest.raises(DataError, match=r"schema.json: field \"class_column\""):
+        load_dataset("car", tmp_path)
+
+
+def test_csv_wrong_column_count(tmp_path: Path) -> None:
+    path = write(tmp_path / "d.csv", "a,b,play\nx,1,yes\ny,2\n")
+    with pytest.raises(DataError, match=r"expected 3 fields separated by ',', got 2") as err:
+        load_csv(path, "play")
+    assert (err.value.file, err.value.line, err.value.column) == (str(path), 3, "play")
+    assert str(err.value).startswith(f"{path}:3: column 'play' (field 3): not on this line")
+
+
+def test_csv_unknown_class_column_lists_the_header(tmp_path: Path) -> None:
+    path = write(tmp_path / "d.csv", "a,b,play\nx,1,yes\n")
+    with pytest.raises(
+        DataError, match=r"not in the header; the columns are \['a', 'b', 'play'\]"
+    ) as err:
+        load_csv(path, "class")
+    assert (err.value.file, err.value.line, err.value.column) == (str(path), 1, "class")
+
+
+def test_csv_empty_file(tmp_path: Path) -> None:
+    path = write(tmp_path / "empty.csv", "")
+    with pytest.raises(DataError, match=r"empty.csv:1: .*the file is empty.*header row") as err:
+        load_csv(path, "play")
+    assert err.value.column == "play"
+
+
+def test_csv_listed_continuous_column_that_is_not_a_number(tmp_path: Path) -> None:
+    path = write(tmp_path / "d.csv", "a,b,play\n1,x,yes\nlots,y,no\n")
+    with pytest.raises(DataError, match=r"d.csv:3: column 'a' \(field 1\): 'lots' is not a number"):
+        load_csv(path, "play", continuous=["a"])
+    with pytest.raises(DataError, match=r"continuous columns \['z'\] are not in the header"):
+        load_csv(path, "play", continuous=["z"])
+    with pytest.raises(DataError, match=r"the class column cannot be continuous"):
+        load_csv(path, "play", continuous=["play"])
+
+
+def test_csv_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(DataError, match=r"nope.csv: no such file"):
+        load_csv(tmp_path / "nope.csv", "play")
+
+
+def test_csv_infers_kinds_and_keeps_missing_values(tmp_path: Path) -> None:
+    path = write(
+        tmp_path / "d.csv",
+        'age, city ,code,label\n 30 ,"Paris, FR",1,0\n\n?,?,2,1\n41.5,Oslo,x,0\n',
+    )
+    t = load_csv(path, "label")
+    assert t.name == "d" and t.source == str(path)
+    assert t.attributes == ("age", "city", "code") and t.class_name == "label"
+    assert t.kinds == ("continuous", "nominal", "nominal")
+    np.testing.assert_array_equal(t.column("age"), [30.0, np.nan, 41.5])
+    assert t.column("city").tolist() == ["Paris, FR", "?", "Oslo"]
+    assert t.target.tolist() == ["0", "1", "0"]  # the class is always nominal text
+    na = write(tmp_path / "na.csv", "x,y\nNA,a\n2,b\n")
+    t = load_csv(na, "y", missing="NA", continuous=["x"])
+    np.testing.assert_array_equal(t.column("x"), [np.nan, 2.0])
+    t = load_csv(na, "y", missing="NA", continuous=[])
+    assert t.kinds == ("nominal",) and t.column("x").tolist() == ["?", "2"]
+
+
+# --------------------------------------------------------------------------------------------
+# Table
+
+
+def small_table() -> Table:
+    return Table(
+        name="t",
+        attributes=("a", "b", "c"),
+        kinds=("nominal", "continuous", "nominal"),
+        columns=(
+            np.array(["x", "y", "?", "x"], dtype=object),
+            np.array([1.0, np.nan, 3.0, 4.0]),
+            np.array(["p", "q", "p", "q"], dtype=object),
+        ),
+        target=np.array(["yes", "no", "yes", "no"], dtype=object),
+        class_name="cls",
+        source="test",
+    )
+
+
+def test_table_subset_select_and_column() -> None:
+    t = small_table()
+    assert t.n_rows == 4
+    by_mask = t.subset(np.array([True, False, True, False]))
+    by_index = t.subset(np.array([0, 2]))
+    assert by_mask == by_index and by_mask.n_rows == 2
+    assert by_index.target.tolist() == ["yes", "yes"]
+    assert t.subset(np.array([], dtype=np.int64)).n_rows == 0
+    s = t.select(["c", "a"])
+    assert s.attributes == ("c", "a") and s.kinds == ("nominal", "nominal")
+    assert s.column("a").tolist() == ["x", "y", "?", "x"] and s.target is t.target
+    assert t == small_table() and t != t.subset(np.array([1, 0, 2, 3]))
+    with pytest.raises(DataError, match=r"no attribute 'z'; its attributes are \['a', 'b', 'c'\]"):
+        t.column("z")
+    with pytest.raises(DataError, match=r"boolean row mask needs 4 entries"):
+        t.subset(np.array([True]))
+
+
+def test_table_rejects_inconsistent_columns() -> None:
+    t = small_table()
+    with pytest.raises(DataError, match=r"column 'c' has 3 rows"):
+        replace(t, columns=(*t.columns[:2], t.columns[2][:3]))
+    with pytest.raises(DataError, match=r"kind 'numeric'"):
+        replace(t, kinds=("nominal", "numeric", "nominal"))
+    with pytest.raises(DataError, match=r"3 labels for 4 rows"):
+        replace(t, target=t.target[:3])
+
+
+# --------------------------------------------------------------------------------------------
+# Discretizer
+
+
+def numeric_table(values: list[float], name: str = "t") -> Table:
+    return Table(
+        name=name,
+        attributes=("x", "n"),
+        kinds=("continuous", "nominal"),
+        columns=(np.array(values, dtype=np.float64), np.array(["a"] * len(values), dtype=object)),
+        target=np.array(["c"] * len(values), dtype=object),
+        class_name="cls",
+        source="test",
+    )
+
+
+def test_discretizer_learns_equal_frequency_edges_on_training_rows_only() -> None:
+    train = numeric_table([float(v) for v in range(1, 101)])
+    test = numeric_table([-5.0, 25.0, 26.0, 50.5, 1000.0, float("nan")])
+    disc = Discretizer.fit(train, 4)
+    assert disc.edges == {"x": (25.5, 50.5, 75.5)}
+    assert Discretizer.fit(numeric_table([*train.column("x"), *test.column("x")]), 4) != disc
+    assert disc.labels("x") == ("<=25.5", "(25.5,50.5]", "(50.5,75.5]", ">75.5")
+    out = disc.transform(test)
+    assert out.kinds == ("nominal", "nominal")
+    assert out.column("x").tolist() == [
+        "<=25.5",
+        "<=25.5",
+        "(25.5,50.5]",
+        "(25.5,50.5]",
+        ">75.5",
+        "?",
+    ]
+    assert out.column("n").tolist() == test.column("n").tolist()
+    binned = Counter(disc.transform(train).column("x").tolist())
+    assert sorted(binned.values()) == [25, 25, 25, 25]
+    assert disc.to_dict() == {
+        "method": "equal-frequency",
+        "bins": 4,
+        "edges": {"x": [25.5, 50.5, 75.5]},
+    }
+
+
+def test_discretizer_merges_repeated_cut_points() -> None:
+    disc = Discretizer.fit(numeric_table([0.0] * 90 + [5.0] * 10), 4)
+    assert disc.edges == {"x": (0.0,)}
+    assert disc.labels("x") == ("<=0", ">0")
+    assert Discretizer.fit(numeric_table([float("nan")] * 3), 3).labels("x") == ("any",)
+
+
+def test_discretizer_rejects_too_few_bins_and_unfitted_attributes() -> None:
+    with pytest.raises(DataError, match=r"bins must be an integer of at least 2, got 1"):
+        Discretizer.fit(numeric_table([1.0, 2.0]), 1)
+    disc = Discretizer(bins=2, edges={})
+    with pytest.raises(DataError, match=r"'x' is continuous but the discretizer was not fitted"):
+        disc.transform(numeric_table([1.0]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    train=st.lists(st.floats(-1e6, 1e6, allow_nan=False), min_size=1, max_size=60),
+    probe=st.lists(st.floats(-2e6, 2e6, allow_nan=False), min_size=1, max_size=30),
+    bins=st.integers(2, 8),
+)
+def test_discretizer_transform_is_monotone(
+    train: list[float], probe: list[float], bins: int
+) -> None:
+    disc = Discretizer.fit(numeric_table(train), bins)
+    edges = disc.edges["x"]
+    assert len(edges) <= bins - 1 and list(edges) == sorted(set(edges))
+    order = {label: i for i, label in enumerate(disc.labels("x"))}
+    values = sorted(probe)
+    bins_seen = [order[v] for v in disc.transform(numeric_table(values)).column("x")]
+    assert bins_seen == sorted(bins_seen)
+    for v, b in zip(values, bins_seen, strict=True):  # each value lies inside its bin
+        assert b == 0 or v > edges[b - 1]
+        assert b == len(edges) or v <= edges[b]
+
+
+# --------------------------------------------------------------------------------------------
+# Vertical partitioning
+
+ATTRS = ["a", "b", "c", "d", "e", "f", "g"]
+
+
+def test_contiguous_partition_gives_earlier_sites_the_extra_attributes() -> None:
+    p = partition(ATTRS, 3)
+    assert p.sites == (("a", "b", "c"), ("d", "e"), ("f", "g"))
+    assert p.class_site == 2 and p.k == 3
+    assert partition(ATTRS, 3, class_site=0).class_site == 0
+    assert partition(ATTRS, 3, class_site=-2).class_site == 1
+
+
+def test_round_robin_partition() -> None:
+    p = partition(ATTRS, 3, "round-robin")
+    assert p.sites == (("a", "d", "g"), ("b", "e"), ("c", "f"))
+
+
+def test_random_partition_is_a_seeded_shuffle() -> None:
+    p = partition(ATTRS, 3, "random:7")
+    assert p == partition(ATTRS, 3, "random:7")
+    assert sorted(p.attributes) == ATTRS
+    assert [len(s) for s in p.sites] == [3, 2, 2]
+    assert len({partition(ATTRS, 3, f"random:{s}").sites for s in range(10)}) > 1
+
+
+def test_explicit_partition() -> None:
+    p = partition(ATTRS, 3, "g, a;c,b;d,e,f", class_site=1)
+    assert p.sites == (("g", "a"), ("c", "b"), ("d", "e", "f"))
+    assert p.site_of("b") == 1
+    assert p.describe("play") == "site1: g, a\nsite2: c, b (class play)\nsite3: d, e, f"
+    assert p.to_dict() == {
+        "k": 3,
+        "sites": [["g", "a"], ["c", "b"], ["d", "e", "f"]],
+        "class_site": 1,
+    }
+
+
+@pytest.mark.parametrize(
+    ("k", "scheme", "message"),
+    [
+        (1, "contiguous", r"k must be an integer between 2 and the number of attributes \(7\)"),
+        (8, "contiguous", r"between 2 and the number of attributes \(7\), got 8"),
+        (2, "diagonal", r"unknown scheme 'diagonal'"),
+        (2, "random:x", r"needs an integer seed"),
+        (2, "a,b,c;d,e,f", r"every attribute exactly once; missing \['g'\]"),
+        (2, "a,b,c,a;d,e,f,g", r"repeated \['a'\]"),
+        (2, "a,b,z;c,d,e,f,g", r"unknown or empty attributes \['z'\]"),
+        (3, "a,b,c;d,e,f,g", r"gives 2 sites, but k is 3"),
+    ],
+)
+def test_bad_partitions_are_explained(k: int, scheme: str, message: str) -> None:
+    with pytest.raises(DataError, match=message):
+        partition(ATTRS, k, scheme)
+
+
+def test_bad_class_site() -> None:
+    with pytest.raises(DataError, match=r"class_site must be in \[-3, 2\], got 3"):
+        partition(ATTRS, 3, class_site=3)
+
+
+@st.composite
+def tables(draw: st.DrawFn) -> Table:
+    n_rows = draw(st.integers(0, 12))
+    n_attrs = draw(st.integers(2, 7))
+    kinds = tuple(draw(st.sampled_from(["nominal", "continuous"])) for _ in range(n_attrs))
+    nominal = st.sampled_from(["x", "y", "z", "?"])
+    number = st.floats(-100, 100) | st.just(float("nan"))
+    columns = tuple(
+        np.array(draw(st.lists(number, min_size=n_rows, max_size=n_rows)), dtype=np.float64)
+        if kind == "continuous"
+        else np.array(draw(st.lists(nominal, min_size=n_rows, max_size=n_rows)), dtype=object)
+        for kind in kinds
+    )
+    labels = draw(st.lists(st.sampled_from(["yes", "no"]), min_size=n_rows, max_size=n_rows))
+    return Table(
+        name="random",
+        attributes=tuple(f"attr{i}" for i in range(n_attrs)),
+        kinds=kinds,
+        columns=columns,
+        target=np.array(labels, dtype=object),
+        class_name="label",
+        source="hypothesis",
+    )
+
+
+@st.composite
+def partitioned(draw: st.DrawFn) -> tuple[Table, Partition]:
+    t = draw(tables())
+    n = len(t.attributes)
+    k = draw(st.integers(2, n))
+    kind = draw(st.sampled_from(["contiguous", "round-robin", "random", "explicit"]))
+    if kind == "random":
+        scheme = f"random:{draw(st.integers(0, 1000))}"
+    elif kind == "explicit":
+        order = draw(st.permutations(t.attributes))
+        cuts = sorted(draw(st.sets(st.integers(1, n - 1), min_size=k - 1, max_size=k - 1)))
+        bounds = [0, *cuts, n]
+        scheme = ";".join(",".join(order[i:j]) for i, j in itertools.pairwise(bounds))
+    else:
+        scheme = kind
+    return t, partition(t.attributes, k, scheme, class_site=draw(st.integers(-k, k - 1)))
+
+
+@settings(max_examples=80, deadline=None)
+@given(case=partitioned())
+def test_split_then_join_is_the_identity(case: tuple[Table, Partition]) -> None:
+    t, p = case
+    sites = split_vertically(t, p)
+    assert [s.site for s in sites] == list(range(p.k))
+    assert sorted(a for s in sites for a in s.table.attributes) == sorted(t.attributes)
+    for s in sites:
+        assert s.tids.dtype == np.int64 and s.tids.tolist() == list(range(t.n_rows))
+        assert s.table.attributes == p.sites[s.site]
+        if s.site == p.class_site:
+            assert s.table.class_name == "label" and s.table.target.tolist() == t.target.tolist()
+        else:
+            assert s.table.class_name == "" and len(s.table.target) == 0
+    assert join_sites(sites, t.attributes) == t
+    assert join_sites(sites).attributes == p.attributes
+    rng = np.random.default_rng(len(t.attributes))
+    shuffled = []
+    for s in sites:  # a site may hold its rows in any order: the join goes by tids
+        perm = rng.permutation(t.n_rows)
+        shuffled.append(SiteData(s.site, s.tids[perm], s.table.subset(perm)))
+    assert join_sites(shuffled, t.attributes) == t
+
+
+def test_join_rejects_mismatched_transaction_ids() -> None:
+    t = small_table()
+    sites = split_vertically(t, partition(t.attributes, 2))
+    bad = SiteData(sites[1].site, sites[1].tids + 1, sites[1].table)
+    with pytest.raises(DataError, match=r"transaction ids of site 1 do not match those of site 0"):
+        join_sites([sites[0], bad])
+    with pytest.raises(DataError, match=r"exactly one site must hold the class"):
+        join_sites([sites[0]])
+    with pytest.raises(DataError, match=r"not a permutation"):
+        join_sites(sites, ["a", "b"])
+    with pytest.raises(DataError, match=r"attributes of the table on no site \['c'\]"):
+        split_vertically(t, partition(["a", "b"], 2))
+
+
+# --------------------------------------------------------------------------------------------
+# Synthetic tables
+
+
+def test_synthetic_is_deterministic_and_has_the_requested_shape() -> None:
+    t = synthetic(500, n_attributes=5, n_values=4, depth=2, n_classes=3, seed=11)
+    assert t == synthetic(500, n_attributes=5, n_values=4, depth=2, n_classes=3, seed=11)
+    assert t != synthetic(500, n_attributes=5, n_values=4, depth=2, n_classes=3, seed=12)
+    assert t.n_rows == 500 and t.attributes == ("a0", "a1", "a2", "a3", "a4")
+    assert t.kinds == ("nominal",) * 5 and t.class_name == "class"
+    assert all(set(c.tolist()) <= {"v0", "v1", "v2", "v3"} for c in t.columns)
+    assert set(t.target.tolist()) <= {"c0", "c1", "c2"}
+    assert "seed=11" in t.source
+
+
+def test_synthetic_labels_follow_a_planted_tree() -> None:
+    clean = synthetic(2000, depth=2, noise=0.0, seed=3)
+    # with no noise, equal attribute values always have equal labels
+    seen: dict[tuple[str, ...], str] = {}
+    for row, label in zip(zip(*clean.columns, strict=True), clean.target, strict=True):
+        assert seen.setdefault(row, label) == label
+    noisy = synthetic(2000, depth=2, noise=0.2, seed=3)
+    flipped = (noisy.target != clean.target).mean()
+    assert all(np.array_equal(a, b) for a, b in zip(noisy.columns, clean.columns, strict=True))
+    assert 0.15 < flipped < 0.25
+    assert (
+        synthetic(50, noise=1.0, seed=3).target != synthetic(50, noise=0.0, seed=3).target
+    ).all()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"n_rows": 0}, r"n_rows must be at least 1"),
+        ({"n_rows": 5, "depth": 7}, r"depth must be in \[0, n_attributes=6\]"),
+        ({"n_rows": 5, "noise": 1.5}, r"noise must be a probability"),
+        ({"n_rows": 5, "n_values": 1}, r"n_values must be at least 2"),
+    ],
+)
+def test_synthetic_rejects_bad_parameters(kwargs: dict[str, Any], message: str) -> None:
+    with pytest.raises(DataError, match=message):
+        synthetic(**kwargs)

@@ -1,0 +1,243 @@
+"""Plain reference learners: ID3 (Algorithm 1 with the shared rules), C4.5, the tree model."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mpc.c45 import C45Classifier
+from mpc.datasets import Table, weather
+from mpc.errors import ConfigError
+from mpc.evaluation import (
+    accuracy,
+    confusion_matrix,
+    rows_of,
+    stratified_kfold,
+    train_test_split,
+)
+from mpc.id3 import ID3Classifier, best_attribute, information_gain
+from mpc.tree import (
+    Leaf,
+    Split,
+    depth,
+    from_json,
+    majority,
+    node_count,
+    predict_one,
+    to_dot,
+    to_json,
+)
+
+
+def table(
+    columns: dict[str, list], target: list[str], kinds: dict[str, str] | None = None
+) -> Table:
+    kinds = kinds or {}
+    names = tuple(columns)
+    return Table(
+        name="t",
+        attributes=names,
+        kinds=tuple(kinds.get(a, "nominal") for a in names),
+        columns=tuple(
+            np.array(v, dtype=np.float64)
+            if kinds.get(a) == "continuous"
+            else np.array(v, dtype=object)
+            for a, v in columns.items()
+        ),
+        target=np.array(target, dtype=object),
+        class_name="class",
+        source="test",
+    )
+
+
+def test_id3_on_weather_gives_quinlans_tree() -> None:
+    tree = ID3Classifier().fit(weather()).tree_
+    assert isinstance(tree, Split) and tree.attribute == "outlook"
+    overcast, rainy, sunny = (tree.children[v] for v in ("overcast", "rainy", "sunny"))
+    assert isinstance(overcast, Leaf) and overcast.label == "yes"
+    assert overcast.counts == {"no": 0, "yes": 4}
+    assert isinstance(sunny, Split) and sunny.attribute == "humidity"
+    assert isinstance(rainy, Split) and rainy.attribute == "windy"
+    assert {k: c.label for k, c in sunny.children.items()} == {"high": "no", "normal": "yes"}
+    assert {k: c.label for k, c in rainy.children.items()} == {"FALSE": "yes", "TRUE": "no"}
+
+
+def test_information_gain_known_value() -> None:
+    # outlook on the weather table: sunny 2 yes / 3 no, overcast 4 / 0, rainy 3 / 2
+    joint = np.array([[3, 2], [0, 4], [2, 3]])
+    assert information_gain(joint) == pytest.approx(0.246750, abs=1e-6)
+
+
+def test_shared_tie_rules() -> None:
+    assert best_attribute([0.5, 0.5 + 5e-10, 0.2]) == 0  # within 1e-9: the first wins
+    assert best_attribute([0.5, 0.5 + 1e-6]) == 1
+    assert majority({"b": 2, "a": 2, "c": 1}) == "a"
+    # two identical attributes: the first in the attribute order is chosen
+    t = table({"x": ["p", "q", "p", "q"], "y": ["p", "q", "p", "q"]}, ["1", "2", "1", "2"])
+    assert ID3Classifier().fit(t).tree_.attribute == "x"  # type: ignore[union-attr]
+    assert ID3Classifier().fit(t, attribute_order=["y", "x"]).tree_.attribute == "y"  # type: ignore[union-attr]
+
+
+def test_empty_children_predict_the_parent_majority() -> None:
+    t = table(
+        {"u": ["a", "b", "a", "b", "b", "a"], "v": ["d", "c", "d", "d", "c", "d"]},
+        ["y", "y", "x", "y", "y", "x"],
+    )
+    tree = ID3Classifier().fit(t).tree_
+    assert isinstance(tree, Split) and tree.attribute == "u"
+    under_a = tree.children["a"]  # rows x, y, x: all have v == "d"
+    assert isinstance(under_a, Split) and under_a.attribute == "v"
+    assert under_a.counts == {"x": 2, "y": 1}
+    empty = under_a.children["c"]  # "c" is in v's domain but no row reaches it
+    assert isinstance(empty, Leaf) and empty.counts == {"x": 0, "y": 0} and empty.label == "x"
+
+
+def test_question_mark_is_an_ordinary_value_for_id3() -> None:
+    t = table({"a": ["?", "?", "x", "x"]}, ["p", "p", "q", "q"])
+    tree = ID3Classifier().fit(t).tree_
+    assert isinstance(tree, Split) and set(tree.children) == {"?", "x"}
+    assert predict_one(tree, {"a": "?"}) == "p"
+
+
+def test_options_limit_the_tree() -> None:
+    t = weather()
+    assert depth(ID3Classifier(max_depth=1).fit(t).tree_) == 1
+    assert isinstance(ID3Classifier(min_samples_split=20).fit(t).tree_, Leaf)
+    with pytest.raises(ConfigError, match="min_samples_split"):
+        ID3Classifier(min_samples_split=1).fit(t)
+    with pytest.raises(ConfigError, match="not fitted"):
+        ID3Classifier().predict(t)
+
+
+def test_id3_refuses_continuous_attributes() -> None:
+    t = table({"x": [1.0, 2.0]}, ["a", "b"], {"x": "continuous"})
+    with pytest.raises(ConfigError, match="discretise"):
+        ID3Classifier().fit(t)
+
+
+@st.composite
+def categorical_tables(draw: st.DrawFn) -> Table:
+    n_attr = draw(st.integers(1, 4))
+    n = draw(st.integers(1, 40))
+    cols = {
+        f"a{j}": draw(
+            st.lists(
+                st.sampled_from(["x", "y", "z", "?"][: draw(st.integers(1, 4))]),
+                min_size=n,
+                max_size=n,
+            )
+        )
+        for j in range(n_attr)
+    }
+    target = draw(st.lists(st.sampled_from(["c0", "c1", "c2"]), min_size=n, max_size=n))
+    return table(cols, target)
+
+
+@settings(max_examples=80, deadline=None)
+@given(categorical_tables())
+def test_id3_is_consistent_with_its_leaf_counts(t: Table) -> None:
+    model = ID3Classifier().fit(t)
+    tree = model.tree_
+    leaves = [n for n in _nodes(tree) if isinstance(n, Leaf)]
+    assert sum(sum(leaf.counts.values()) for leaf in leaves) == t.n_rows
+    for node in _nodes(tree):  # every empty child predicts its parent's majority
+        if isinstance(node, Split):
+            for child in node.children.values():
+                if sum(child.counts.values()) == 0:
+                    assert isinstance(child, Leaf) and child.label == majority(node.counts)
+    for row, label in zip(rows_of(t), t.target, strict=True):
+        leaf = _leaf_of(tree, row)
+        assert leaf.counts[label] > 0  # the row is counted in the leaf it reaches
+        assert predict_one(tree, row) == majority(leaf.counts)
+    # JSON export round-trips and is plain JSON
+    doc = to_json(tree)
+    assert from_json(json.loads(json.dumps(doc))) == tree
+    assert node_count(tree) == len(list(_nodes(tree)))
+
+
+def _nodes(tree):  # type: ignore[no-untyped-def]
+    yield tree
+    if isinstance(tree, Split):
+        for c in tree.children.values():
+            yield from _nodes(c)
+
+
+def _leaf_of(tree, row):  # type: ignore[no-untyped-def]
+    while isinstance(tree, Split):
+        tree = tree.children[str(row[tree.attribute])]
+    return tree
+
+
+def test_c45_threshold_split_and_missing_values() -> None:
+    x = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0]
+    y = ["lo"] * 6 + ["hi"] * 6
+    t = table({"x": x}, y, {"x": "continuous"})
+    tree = C45Classifier(pruning="none").fit(t).tree_
+    assert isinstance(tree, Split) and tree.kind == "threshold" and tree.threshold == 6.0
+    assert predict_one(tree, {"x": 6.5}) == "hi"
+    # a missing value is split over both branches in proportion to their training weight
+    model = C45Classifier(pruning="none").fit(t)
+    proba = model.predict_proba(table({"x": [float("nan")]}, ["lo"], {"x": "continuous"}))
+    assert proba.shape == (1, 2) and proba.sum() == pytest.approx(1.0)
+    assert proba[0] == pytest.approx([0.5, 0.5])
+
+
+def test_c45_fractional_instances_in_training() -> None:
+    a = ["p", "p", "p", "q", "q", "q", "?", "?"]
+    y = ["1", "1", "1", "2", "2", "2", "1", "2"]
+    tree = C45Classifier(pruning="none", min_leaf=1).fit(table({"a": a}, y)).tree_
+    assert isinstance(tree, Split) and set(tree.children) == {"p", "q"}
+    # each "?" row goes half to p and half to q
+    assert sum(tree.children["p"].counts.values()) == pytest.approx(4.0)
+    assert tree.weights == {"p": 0.5, "q": 0.5}
+    assert "weights" in to_json(tree)
+    assert from_json(to_json(tree)) == tree
+
+
+def test_c45_binary_nominal_splits_and_pruning() -> None:
+    rng = np.random.default_rng(3)
+    n = 400
+    a = rng.choice(["r", "s", "t", "u"], n)
+    noise = rng.choice(["m", "n", "o"], n)
+    y = np.where(a == "r", "yes", "no")
+    flip = rng.random(n) < 0.1
+    y = np.where(flip, np.where(y == "yes", "no", "yes"), y)
+    t = table({"noise": list(noise), "a": list(a)}, list(y))
+    binary = C45Classifier(nominal_splits="binary").fit(t).tree_
+    assert isinstance(binary, Split) and binary.kind == "binary" and binary.value == "r"
+    pruned = C45Classifier().fit(t).tree_
+    unpruned = C45Classifier(pruning="none", min_leaf=1).fit(t).tree_
+    assert node_count(pruned) < node_count(unpruned)
+    with pytest.raises(ConfigError, match="pruning must be"):
+        C45Classifier(pruning="pessimistic").fit(t)
+
+
+def test_dot_export_names_every_node() -> None:
+    tree = ID3Classifier().fit(weather()).tree_
+    dot = to_dot(tree, name="weather")
+    assert dot.startswith('digraph "weather" {') and dot.rstrip().endswith("}")
+    assert dot.count("->") == node_count(tree) - 1
+    assert 'label="outlook"' in dot
+
+
+def test_evaluation_helpers() -> None:
+    y = np.array(["a"] * 30 + ["b"] * 10)
+    seen = np.zeros(len(y), dtype=int)
+    for train, test in stratified_kfold(y, 5, seed=1):
+        assert len(set(train) & set(test)) == 0 and len(train) + len(test) == len(y)
+        assert (y[test] == "b").sum() == 2  # each fold keeps the class ratio
+        seen[test] += 1
+    assert (seen == 1).all()
+    train, test = train_test_split(y, 0.2, seed=1)
+    assert len(test) == 8 and (y[test] == "b").sum() == 2
+    assert accuracy(["a", "b"], ["a", "a"]) == 0.5
+    assert confusion_matrix(["a", "b", "b"], ["a", "a", "b"], ["a", "b"]).tolist() == [
+        [1, 0],
+        [1, 1],
+    ]
+    with pytest.raises(ConfigError, match="2 <= k"):
+        list(stratified_kfold(y, 1))

@@ -1,0 +1,110 @@
+"""``mpc train`` and ``mpc datasets`` as a user runs them: accuracy on UCI data, exports, errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from mpc.datasets import resolve_data_dir
+from mpc.tree import Split, from_json, predict_one
+
+from .conftest import run_mpc, run_mpc_json
+
+
+@pytest.fixture(scope="module")
+def data_dir() -> Path:
+    found = resolve_data_dir(None)
+    if found is None:
+        pytest.skip(
+            "UCI data directory not found (set MPC_DATA_DIR or place ../shared/datasets "
+            "next to the repository); the accuracy tests need the real files"
+        )
+    return found
+
+
+# The acceptance figures of the reference learners (Weka J48 reaches about 0.96, 0.86, 0.85).
+ACCURACY_FLOORS = [
+    (("--learner", "id3", "--dataset", "mushroom", "--cv", "10"), 0.999),
+    (("--learner", "c45", "--dataset", "house-votes-84", "--cv", "10"), 0.94),
+    (("--learner", "c45", "--dataset", "adult"), 0.84),
+    (("--learner", "c45", "--dataset", "australian", "--cv", "10"), 0.83),
+]
+
+
+@pytest.mark.parametrize(
+    ("args", "floor"), ACCURACY_FLOORS, ids=[a[3] + "-" + a[1] for a, _ in ACCURACY_FLOORS]
+)
+def test_reference_learners_reach_their_accuracy(
+    data_dir: Path, args: tuple[str, ...], floor: float
+) -> None:
+    code, summary = run_mpc_json("train", *args, "--data-dir", str(data_dir), deadline=120)
+    assert code == 0, summary
+    assert summary["accuracy"] >= floor
+    assert summary["nodes"] >= 3 and summary["depth"] >= 1
+    matrix = summary["confusion"]
+    assert sum(map(sum, matrix)) == summary["test_rows"]
+
+
+def test_train_weather_exports_quinlans_tree(tmp_path: Path) -> None:
+    tree_file, dot_file = tmp_path / "tree.json", tmp_path / "tree.dot"
+    code, summary = run_mpc_json(
+        "train",
+        "--learner",
+        "id3",
+        "--dataset",
+        "weather",
+        "--tree-out",
+        str(tree_file),
+        "--dot",
+        str(dot_file),
+    )
+    assert code == 0
+    assert 0.0 <= summary["accuracy"] <= 1.0
+    tree = from_json(json.loads(tree_file.read_text()))
+    assert isinstance(tree, Split) and tree.attribute == "outlook"
+    assert summary["nodes"] == 8 and summary["depth"] == 2
+    row = {"outlook": "sunny", "temperature": "cool", "humidity": "high", "windy": "FALSE"}
+    assert predict_one(tree, row) == "no"
+    assert dot_file.read_text().startswith("digraph")
+
+
+def test_train_on_a_csv_with_a_class_column(tmp_path: Path) -> None:
+    rows = ["a,b,label"] + [f"{i % 2},{i % 3},{'p' if i % 2 else 'n'}" for i in range(30)]
+    csv = tmp_path / "toy.csv"
+    csv.write_text("\n".join(rows) + "\n")
+    code, summary = run_mpc_json(
+        "train", "--learner", "id3", "--csv", str(csv), "--class", "label", "--cv", "3"
+    )
+    assert code == 0
+    assert summary["accuracy"] == 1.0  # the class is a function of column a
+
+
+def test_malformed_csv_is_a_one_line_error_with_exit_code_2(tmp_path: Path) -> None:
+    csv = tmp_path / "broken.csv"
+    csv.write_text("a,b,label\n1,2,x\n3,y\n5,6,x\n")
+    code, _, err = run_mpc("train", "--csv", str(csv), "--class", "label")
+    assert code == 2
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1, err
+    assert f"{csv}:3: column 'label' (field 3)" in lines[0]
+    assert "Traceback" not in err
+
+
+def test_unknown_class_column_is_a_one_line_error(tmp_path: Path) -> None:
+    csv = tmp_path / "toy.csv"
+    csv.write_text("a,b\n1,2\n")
+    code, _, err = run_mpc("train", "--csv", str(csv), "--class", "nope")
+    assert code == 2
+    assert "nope" in err and len(err.strip().splitlines()) == 1
+
+
+def test_datasets_lists_the_embedded_weather_without_a_data_dir(tmp_path: Path) -> None:
+    code, _, _ = run_mpc("datasets", "--data-dir", str(tmp_path / "empty"))
+    # a data directory that does not exist is an error, not a silent empty listing
+    assert code == 2
+    code, listing = run_mpc_json("datasets")
+    assert code == 0
+    names = {d["name"]: d for d in listing["datasets"]}
+    assert names["weather"]["rows"] == 14
