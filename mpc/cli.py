@@ -120,9 +120,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _summary(doc: dict[str, Any]) -> str:
-    lines = [f"system: {doc['system']}", f"ok:     {doc['ok']}"]
-    if doc["ok"]:
+def _learned(ledger: list[dict[str, Any]]) -> str:
+    """The ledger in one cell: every value when there are few, else counts per label."""
+    if not ledger:
+        return "-"
+    if len(ledger) <= 4:
+        return "; ".join(f"{e['label']}={json.dumps(e['value'])}" for e in ledger)
+    labels: dict[str, int] = {}
+    for e in ledger:
+        labels[e["label"]] = labels.get(e["label"], 0) + 1
+    return ", ".join(f"{n} x {label}" for label, n in labels.items())
+
+
+def _summary(doc: dict[str, Any], summarize: Any = None) -> str:
+    lines = [f"system: {doc['system']}", f"ok:     {doc['ok']}", f"wall:   {doc['wall_s']} s"]
+    if doc["ok"] and summarize is not None:
+        lines += summarize(doc["result"])
+    elif doc["ok"]:
         lines.append(f"result: {json.dumps(doc['result'])}")
     lines.append("")
     header = (
@@ -133,9 +147,7 @@ def _summary(doc: dict[str, Any]) -> str:
     for name, p in doc["parties"].items():
         m = p.get("metrics") or {}
         crypto = ",".join(f"{k}={v}" for k, v in (m.get("crypto") or {}).items()) or "-"
-        learned = (
-            "; ".join(f"{e['label']}={json.dumps(e['value'])}" for e in p.get("ledger", [])) or "-"
-        )
+        learned = _learned(p.get("ledger") or [])
         lines.append(
             f"{name:<10} {p.get('role', ''):<8} {p.get('exit_code')!s:>4} "
             f"{m.get('bytes_sent', 0):>9} {m.get('bytes_received', 0):>9} "
@@ -183,7 +195,8 @@ def _run(args: argparse.Namespace) -> int:
     ok = res.ok
     if ok:
         try:
-            result = system.result(res.reports)
+            finish = getattr(system, "finish", None)
+            result = finish(res.reports, plan) if finish else system.result(res.reports)
         except MPCError as exc:
             ok = False
             print(f"mpc: {exc}", file=sys.stderr)
@@ -208,7 +221,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.json:
         print(text)
     else:
-        print(_summary(doc))
+        print(_summary(doc, getattr(system, "summary", None)))
         if not ok:
             for n, r in res.reports.items():
                 if r.get("exit_code") not in (0,) and res.logs.get(n):

@@ -37,6 +37,7 @@ __all__ = [
     "GAIN_TIE",
     "ID3Classifier",
     "best_attribute",
+    "best_site_attribute",
     "entropy",
     "information_gain",
 ]
@@ -77,6 +78,19 @@ def best_attribute(gains: Sequence[float]) -> int:
         raise ValueError("no attribute to choose from")
     top = max(gains)
     return next(i for i, g in enumerate(gains) if g >= top - GAIN_TIE)
+
+
+def best_site_attribute(gains_by_site: Sequence[Sequence[float]]) -> tuple[int, int]:
+    """The winning ``(site, attribute)`` when attributes are spread over sites, exactly as
+    AttribMaxInfoGain (Algorithm 5) decides: each site picks its best attribute with
+    :func:`best_attribute` (column order breaks ties), then the site whose best gain is best
+    wins (site order breaks ties). Sites with no attribute left pass empty lists."""
+    local = [best_attribute(g) if len(g) else -1 for g in gains_by_site]
+    candidates = [s for s, j in enumerate(local) if j >= 0]
+    if not candidates:
+        raise ValueError("no attribute to choose from")
+    site = candidates[best_attribute([gains_by_site[s][local[s]] for s in candidates])]
+    return site, local[site]
 
 
 class ID3Classifier:
@@ -167,7 +181,15 @@ class ID3Classifier:
                 minlength=len(self.domains_[j]) * n_classes,
             ).reshape(-1, n_classes)
             gains.append(information_gain(joint))
-        j = remaining[best_attribute(gains)]
+        if self.sites_:
+            by_site: dict[Any, list[int]] = {}
+            for i, jj in enumerate(remaining):
+                by_site.setdefault(self.sites_.get(self.attributes_[jj]), []).append(i)
+            groups = list(by_site.values())
+            s, a = best_site_attribute([[gains[i] for i in g] for g in groups])
+            j = remaining[groups[s][a]]
+        else:
+            j = remaining[best_attribute(gains)]
         rest = [r for r in remaining if r != j]
         attribute = self.attributes_[j]
         children: dict[str, Node] = {}

@@ -29,6 +29,8 @@ __all__ = ["SYSTEMS", "Plan", "System", "get_system"]
 class Plan:
     parties: list[PartySpec]
     params: dict[str, Any] = field(default_factory=dict)
+    #: launcher-side state for ``finish`` (never sent to a party)
+    context: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,10 @@ class System:
     plan: Callable[[argparse.Namespace], Plan]
     run: Callable[[Party, DeploymentConfig, PartyConfig], Awaitable[Any]]
     result: Callable[[dict[str, dict[str, Any]]], Any]
+    #: when set, builds the result from the reports and the plan (instead of ``result``)
+    finish: Callable[[dict[str, dict[str, Any]], Plan], Any] | None = None
+    #: when set, the lines ``mpc run`` prints for the result
+    summary: Callable[[Any], list[str]] | None = None
 
 
 def load_party_data(me: PartyConfig) -> dict[str, Any]:
@@ -205,6 +211,32 @@ SYSTEMS: dict[str, System] = {
         ),
     )
 }
+
+
+def _register_ppid3() -> None:
+    from parties.ppid3_system import (
+        ppid3_args,
+        ppid3_plan,
+        ppid3_result,
+        ppid3_run,
+        ppid3_summary,
+    )
+
+    SYSTEMS["ppid3"] = System(
+        "ppid3",
+        "PPID3 (Vaidya & Clifton, Algorithm 7): a decision tree over vertically partitioned "
+        "data, one process per site, set-intersection cardinality for every count",
+        frozenset({"site"}),
+        ppid3_args,
+        ppid3_plan,
+        ppid3_run,
+        _agreed,
+        finish=ppid3_result,
+        summary=ppid3_summary,
+    )
+
+
+_register_ppid3()
 
 
 def get_system(name: str) -> System:

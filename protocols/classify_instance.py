@@ -1,0 +1,128 @@
+"""classifyInstance — Vaidya & Clifton, Algorithm 8: classify instances whose attributes are
+split across the sites, with the distributed tree of :mod:`protocols.ppid3`.
+
+Every site holds its columns of the instances, keyed by instance id. Control passes from site to
+site with node ids only: the owner of an interior node reads its own attribute value and hands
+the instance to the owner of the child; the class site, which owns the leaves, answers. Many
+instances travel together: one exchange per tree level moves every instance one node down
+(``depth + 1`` all-to-all rounds in all, however many instances).
+
+An instance whose value at a node was never seen in training stops there; the node's owner
+hands it to the class site with the node's public number, and the class site answers with that
+node's majority class (it knows every node's class distribution), exactly as plain prediction.
+
+Leakage (Theorem 2): the class site learns which leaf (or stopping node) classifies each
+instance; a site learns which of its own nodes each instance passes through (it evaluates
+them). No attribute value ever leaves its site. Ledger: ``classify/instances``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from mpc.errors import ProtocolError
+from mpc.runtime import Party
+from mpc.tree import majority
+from protocols.ppid3 import DistributedTree
+
+__all__ = ["classify_instances", "tree_depth"]
+
+
+def tree_depth(structure: Sequence[dict[str, Any]]) -> int:
+    """The depth of the tree from its public depth-first structure."""
+    records = iter(structure)
+
+    def walk(depth: int) -> int:
+        rec = next(records)
+        if rec["leaf"]:
+            return depth
+        return max(walk(depth + 1) for _ in range(rec["children"]))
+
+    return walk(0)
+
+
+async def classify_instances(
+    party: Party,
+    tree: DistributedTree,
+    columns: dict[str, Sequence[str]],
+    ids: Sequence[int],
+    *,
+    class_site: str,
+    depth: int,
+    tag: str = "classify",
+) -> dict[int, str] | None:
+    """Classify instances ``ids`` (the same ids, in any order, at every site; ``columns`` are
+    this site's values of them). Returns ``{id: class}`` at the class site, ``None`` elsewhere."""
+    names = list(party.parties)
+    ids_arr = np.asarray(ids, dtype=np.int64)
+    position = {int(i): p for p, i in enumerate(ids_arr)}
+    if tree.root is None:
+        raise ProtocolError("the tree has no root")
+    frontier: dict[str, np.ndarray] = {}
+    if tree.root[0] == party.name:
+        frontier[tree.root[1]] = ids_arr
+    answers: dict[int, str] = {}
+    majority_of = {n: majority(c) for n, c in tree.node_counts.items() if sum(c.values()) > 0}
+    visits = 0
+    for level in range(depth + 1):
+        outgoing: dict[str, list[list[Any]]] = {n: [] for n in names}
+        for nid, batch in frontier.items():
+            if nid in tree.leaves:
+                label = tree.leaves[nid]["class"]
+                answers.update((int(i), label) for i in batch)
+                continue
+            if nid.startswith("#"):  # stopped at a node with an unseen value
+                label = majority_of[int(nid[1:])]
+                answers.update((int(i), label) for i in batch)
+                continue
+            node = tree.interior.get(nid)
+            if node is None:
+                raise ProtocolError(f"{party.name} holds no node {nid!r}")
+            visits += len(batch)
+            column = columns[node["attribute"]]
+            values = np.asarray([column[position[int(i)]] for i in batch], dtype=object)
+            unseen = np.ones(len(batch), dtype=bool)
+            for value, (owner, child) in node["children"].items():
+                hit = values == value
+                unseen &= ~hit
+                if hit.any():
+                    outgoing[owner].append([child, batch[hit]])
+            if unseen.any():
+                outgoing[class_site].append([f"#{node['number']}", batch[unseen]])
+        frontier = {}
+        for target, items in outgoing.items():
+            if target == party.name:
+                frontier.update({c: b for c, b in items})
+            else:
+                await party.send(target, f"{tag}/l{level}", items)
+        for sender in names:
+            if sender == party.name:
+                continue
+            items = await party.recv(sender, f"{tag}/l{level}")
+            if not isinstance(items, list):
+                raise ProtocolError(f"{sender} sent a malformed classification batch")
+            for item in items:
+                if (
+                    not isinstance(item, list)
+                    or len(item) != 2
+                    or not isinstance(item[0], str)
+                    or not isinstance(item[1], np.ndarray)
+                ):
+                    raise ProtocolError(f"{sender} sent a malformed classification batch")
+                c, b = item
+                frontier[c] = np.concatenate([frontier[c], b]) if c in frontier else b
+    if frontier:
+        raise ProtocolError(f"{party.name}: instances still in flight after {depth + 1} levels")
+    party.ledger.record(
+        "classify/instances",
+        {"classified_here": len(answers), "node_visits": visits},
+        step=tag,
+    )
+    if party.name != class_site:
+        return None
+    if len(answers) != len(ids_arr):
+        raise ProtocolError(f"classified {len(answers)} of {len(ids_arr)} instances")
+    return answers

@@ -1,0 +1,271 @@
+"""DistributionCounts, IsSameClass and the counts of ComputeInfoGain behind one interface.
+
+Vaidya & Clifton, *Privacy-Preserving Decision Trees over Vertically Partitioned Data*:
+Algorithm 3 (DistributionCounts), Algorithm 4 (IsSameClass), Algorithm 6 (ComputeInfoGain) and
+the constraint sets of Figure 1 (``Constraints``, ``FormTransSet``).
+
+A *count oracle* answers, for the current node, the counts PPID3 needs; it is a collective call
+(every site calls it at the same point with its own constraint set):
+
+* :meth:`CountOracle.distribution_counts` — the class distribution of the rows reaching the
+  node, to the class site (Algorithm 3);
+* :meth:`CountOracle.attribute_counts` — for every remaining attribute ``A`` of every site, the
+  ``(values of A) x (classes)`` count matrix, to the site owning ``A`` (Algorithm 6, lines 1-7
+  for all attributes of the node at once).
+
+:class:`PSICountOracle` is the paper-faithful backend: every count is an intersection
+cardinality ``|Y_1 ∩ ... ∩ Y_k|`` of the sites' constraint sets, computed by
+:mod:`protocols.psi_ca`. One invocation carries all groups of a node (constant rounds per
+node); each group — the class distribution, or one attribute — has fresh keys, so the receiver
+of a group learns that group's counts and their sub-intersections (Lemma 2) and cannot combine
+constraint sets of two different attributes. What each site learns (Lemmas 2-4):
+
+* the class site: the class distribution of every node (and its sub-intersection sizes);
+* the site owning attribute ``A``: ``|S_a|`` per class for each value ``a`` of ``A`` at every
+  node where ``A`` is a candidate (and their sub-intersection sizes);
+* every site: the sizes of all constraint sets (the sets travel past it, encrypted).
+
+Faster backends (e.g. secret sharing with a dealer) implement the same two methods.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from mpc.curve25519 import hash_ids
+from mpc.errors import ConfigError, ProtocolError
+from mpc.runtime import Party
+from protocols.psi_ca import GroupInput, set_intersection_cardinality
+
+__all__ = [
+    "Constraints",
+    "CountOracle",
+    "PSICountOracle",
+    "SiteView",
+    "form_trans_set",
+    "is_same_class",
+]
+
+
+@dataclass
+class SiteView:
+    """One site's share of the training data, encoded.
+
+    ``codes[:, j]`` indexes ``domains[j]`` (the values of ``attributes[j]`` seen in training,
+    sorted); ``tids`` are the common transaction ids; the class site also has ``y`` (indexes
+    into ``classes``)."""
+
+    name: str
+    attributes: list[str]
+    domains: list[list[str]]
+    codes: np.ndarray
+    tids: np.ndarray
+    classes: list[str] | None = None
+    y: np.ndarray | None = None
+    _hashed: np.ndarray | None = field(default=None, repr=False)
+
+    @classmethod
+    def encode(
+        cls,
+        name: str,
+        attributes: Sequence[str],
+        columns: Sequence[Sequence[str]],
+        tids: Sequence[int],
+        target: Sequence[str] | None = None,
+    ) -> SiteView:
+        n = len(tids)
+        codes = np.empty((n, len(attributes)), dtype=np.int64)
+        domains: list[list[str]] = []
+        for j, col in enumerate(columns):
+            if len(col) != n:
+                raise ConfigError(f"{name}: column {attributes[j]!r} has {len(col)} rows, not {n}")
+            values, inverse = np.unique(np.asarray(col, dtype=str), return_inverse=True)
+            domains.append([str(v) for v in values])
+            codes[:, j] = inverse.ravel()
+        classes = y = None
+        if target is not None:
+            values, inverse = np.unique(np.asarray(target, dtype=str), return_inverse=True)
+            classes, y = [str(v) for v in values], inverse.ravel().astype(np.int64)
+        return cls(name, list(attributes), domains, codes, np.asarray(tids, np.int64), classes, y)
+
+    @property
+    def is_class_site(self) -> bool:
+        return self.y is not None
+
+    @property
+    def hashed(self) -> np.ndarray:
+        """The transaction ids hashed onto the curve, computed once and reused."""
+        if self._hashed is None:
+            self._hashed = hash_ids(self.tids.tolist())
+        return self._hashed
+
+
+class Constraints:
+    """The constraint tuple of one site (Figure 1): attribute -> required value, or ``'?'``."""
+
+    DONT_CARE = "?"
+
+    def __init__(self, view: SiteView) -> None:
+        self.view = view
+        self._values: dict[int, int] = {}
+
+    def set(self, attribute: int, value: int | None) -> None:
+        """``Constraints.set(attr, val)``; ``value=None`` is the don't-care ``'?'``."""
+        if value is None:
+            self._values.pop(attribute, None)
+        else:
+            self._values[attribute] = value
+
+    def as_dict(self) -> dict[str, str]:
+        v = self.view
+        return {
+            a: (v.domains[j][self._values[j]] if j in self._values else self.DONT_CARE)
+            for j, a in enumerate(v.attributes)
+        }
+
+
+def form_trans_set(constraints: Constraints) -> np.ndarray:
+    """FormTransSet: a boolean mask of the local rows that satisfy ``constraints``."""
+    view = constraints.view
+    mask = np.ones(len(view.tids), dtype=bool)
+    for j, value in constraints._values.items():
+        mask &= view.codes[:, j] == value
+    return mask
+
+
+def is_same_class(counts: np.ndarray) -> bool:
+    """IsSameClass (Algorithm 4, line 2): exactly one class count is non-zero."""
+    return int(np.count_nonzero(counts)) == 1
+
+
+class CountOracle(ABC):
+    """The counts a PPID3 node needs; every site calls each method at the same point."""
+
+    name: str = "abstract"
+
+    @abstractmethod
+    async def distribution_counts(
+        self, party: Party, constraints: Constraints, *, class_site: str, tag: str
+    ) -> np.ndarray | None:
+        """Algorithm 3: the node's class counts ``(cnt_1, ..., cnt_p)`` at the class site,
+        ``None`` elsewhere."""
+
+    @abstractmethod
+    async def attribute_counts(
+        self,
+        party: Party,
+        constraints: Constraints,
+        remaining: Sequence[int],
+        *,
+        remaining_per_site: Sequence[int],
+        class_site: str,
+        tag: str,
+    ) -> dict[int, np.ndarray]:
+        """Algorithm 6's counts for this site's ``remaining`` attributes: attribute index ->
+        ``(|domain| x p)`` matrix. ``remaining_per_site`` (public: it follows from the tree
+        structure) is how many attributes each site still has, in site order."""
+
+
+class PSICountOracle(CountOracle):
+    """Every count by commutative-encryption set-intersection cardinality (the paper's way)."""
+
+    name = "psi"
+
+    def __init__(self) -> None:
+        self.intersections = 0  # intersection cardinalities computed (count tensor entries)
+        self.invocations = 0
+
+    async def distribution_counts(
+        self, party: Party, constraints: Constraints, *, class_site: str, tag: str
+    ) -> np.ndarray | None:
+        view = constraints.view
+        base = form_trans_set(constraints)  # line 2: Y_i
+        if view.is_class_site:
+            assert view.y is not None and view.classes is not None
+            # lines 5-6: the class restriction, one set per class
+            sets = [view.hashed[base & (view.y == c)] for c in range(len(view.classes))]
+        else:
+            sets = [view.hashed[base]]
+        (counts,) = await self._run(party, [GroupInput(class_site, sets, "class")], tag)
+        if counts is None:
+            return None
+        return self._class_axis(party, counts, class_site)
+
+    async def attribute_counts(
+        self,
+        party: Party,
+        constraints: Constraints,
+        remaining: Sequence[int],
+        *,
+        remaining_per_site: Sequence[int],
+        class_site: str,
+        tag: str,
+    ) -> dict[int, np.ndarray]:
+        view = constraints.view
+        names = list(party.parties)
+        if len(remaining_per_site) != len(names):
+            raise ConfigError("remaining_per_site needs one entry per site")
+        base = form_trans_set(constraints)
+        class_sets: list[np.ndarray] | None = None
+        if view.is_class_site:
+            assert view.y is not None and view.classes is not None
+            class_sets = [view.hashed[base & (view.y == c)] for c in range(len(view.classes))]
+        groups: list[GroupInput] = []
+        mine: list[int] = []
+        for s, owner in enumerate(names):
+            for slot in range(remaining_per_site[s]):
+                if owner == party.name:
+                    j = remaining[slot]
+                    mine.append(j)
+                    values = range(len(view.domains[j]))
+                    column = view.codes[:, j]
+                    if class_sets is not None:  # the owner is the class site: (value, class)
+                        assert view.y is not None and view.classes is not None
+                        p = len(view.classes)
+                        sets = [
+                            view.hashed[base & (column == a) & (view.y == c)]
+                            for a in values
+                            for c in range(p)
+                        ]
+                    else:
+                        sets = [view.hashed[base & (column == a)] for a in values]
+                elif class_sets is not None:
+                    sets = class_sets
+                else:
+                    sets = [view.hashed[base]]
+                groups.append(GroupInput(owner, sets, f"{owner}#{slot}"))
+        if len(mine) != len(remaining):
+            raise ProtocolError(
+                f"{party.name} has {len(remaining)} attributes left but the public structure "
+                f"says {remaining_per_site[names.index(party.name)]}"
+            )
+        results = await self._run(party, groups, tag)
+        out: dict[int, np.ndarray] = {}
+        got = [r for r in results if r is not None]
+        for j, counts in zip(mine, got, strict=True):
+            n_values = len(view.domains[j])
+            if view.is_class_site:
+                assert view.classes is not None
+                out[j] = counts.reshape(n_values, len(view.classes))
+            else:
+                me, k_site = names.index(party.name), names.index(class_site)
+                moved = np.moveaxis(counts, (me, k_site), (0, 1))
+                out[j] = moved.reshape(moved.shape[0], moved.shape[1])
+        return out
+
+    async def _run(
+        self, party: Party, groups: list[GroupInput], tag: str
+    ) -> list[np.ndarray | None]:
+        self.invocations += 1
+        results = await set_intersection_cardinality(party, groups, tag=tag)
+        self.intersections += sum(int(np.prod(r.shape)) for r in results if r is not None)
+        return results
+
+    @staticmethod
+    def _class_axis(party: Party, counts: np.ndarray, class_site: str) -> np.ndarray:
+        axis = list(party.parties).index(class_site)
+        return np.moveaxis(counts, axis, 0).reshape(-1)

@@ -1,0 +1,311 @@
+"""PPID3 — Vaidya & Clifton, *Privacy-Preserving Decision Trees over Vertically Partitioned
+Data*, Algorithm 7, on k site processes.
+
+Every site runs this module's :func:`ppid3` at the same time. The recursion advances in lockstep
+over the *public* tree structure (which site owns each node, how many children it has), so each
+step knows which protocol instance it is part of; everything private stays at its site:
+
+* line 1: IsREmpty (Algorithm 2, :mod:`protocols.is_r_empty`) — unless the depth limit (public)
+  already makes the node a leaf;
+* lines 3 / 7: DistributionCounts (Algorithm 3) to the class site, which decides locally whether
+  the node is a leaf (no attribute left, one class only — IsSameClass, Algorithm 4 — no rows, or
+  fewer than ``min_samples_split`` rows) and announces only *leaf or not*;
+* line 10: AttribMaxInfoGain (Algorithm 5): the counts of every remaining attribute (Algorithm 6)
+  reach the attribute's owner, which computes the gains and sends its best gain to the class
+  site; the class site compares them (site order breaks ties, :func:`mpc.id3.best_site_attribute`)
+  and announces the winning site;
+* lines 12-19: the winning site creates the interior node, announces only its number of
+  children, and the recursion visits them in order with its constraint set updated.
+
+The result is a *distributed tree*: each site stores only its own interior nodes (attribute and
+value -> child), the class site the leaves (class distribution) and the distributions of all
+nodes; node ids are random tokens. Who owns each node and each node's branching factor are
+public. The tree equals :class:`mpc.id3.ID3Classifier` on the joined data with the attributes in
+site order (the same gains, from the same integer counts, with the same tie rules).
+
+Leakage (Theorem 1), as recorded in the ledgers:
+
+* class site: the class distribution of every node (``ppid3/node-counts``, and the PSI-CA
+  entries), the best gain of every site at every interior node (``ppid3/best-gains``);
+* the owner of an attribute: its ``|S_a|`` per class at every node where it is a candidate;
+* every site: the tree structure (``ppid3/structure``: owner and branching of every node), the
+  IsREmpty answers, the sizes of the encrypted constraint sets that pass through it.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from mpc.errors import ConfigError, ProtocolError
+from mpc.id3 import best_site_attribute, information_gain
+from mpc.runtime import Party
+from mpc.tree import majority
+from protocols.distribution_counts import Constraints, CountOracle, SiteView, is_same_class
+from protocols.is_r_empty import is_r_empty
+
+__all__ = ["DistributedTree", "NodeRef", "ppid3"]
+
+NodeRef = tuple[str, str]  # (owner site, node id)
+
+
+@dataclass
+class DistributedTree:
+    """What one site keeps of the tree (its own nodes only) plus the public structure."""
+
+    site: str
+    root: NodeRef | None = None
+    #: node id -> {"number", "attribute", "children": {value: [owner, id]}}
+    interior: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: node id -> {"number", "counts": {class: n}, "class"} (class site only)
+    leaves: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: node number -> class counts of every node (class site only)
+    node_counts: dict[int, dict[str, int]] = field(default_factory=dict)
+    #: public: one record per node in depth-first order
+    structure: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "site": self.site,
+            "root": list(self.root) if self.root else None,
+            "interior": self.interior,
+            "leaves": self.leaves,
+            "node_counts": {str(k): v for k, v in self.node_counts.items()},
+            "structure": self.structure,
+        }
+
+
+def _new_id() -> str:
+    return secrets.token_hex(8)
+
+
+async def ppid3(
+    party: Party,
+    view: SiteView,
+    oracle: CountOracle,
+    *,
+    class_site: str,
+    attribute_counts: Sequence[int],
+    max_depth: int | None = None,
+    min_samples_split: int | None = None,
+    tag: str = "ppid3",
+    progress: Any = None,
+) -> DistributedTree:
+    """Algorithm 7 at one site. ``attribute_counts`` (public) is how many attributes each site
+    holds, in site order; the class site must hold the class."""
+    names = list(party.parties)
+    if class_site not in names:
+        raise ConfigError(f"class site {class_site!r} is not a party of {names}")
+    if (party.name == class_site) != view.is_class_site:
+        raise ConfigError(f"{party.name}: only the class site {class_site!r} holds the class")
+    if len(attribute_counts) != len(names):
+        raise ConfigError("attribute_counts needs one entry per site")
+    me = names.index(party.name)
+    if attribute_counts[me] != len(view.attributes):
+        raise ConfigError(
+            f"{party.name} holds {len(view.attributes)} attributes, the deployment says "
+            f"{attribute_counts[me]}"
+        )
+    is_class = party.name == class_site
+    tree = DistributedTree(party.name)
+    constraints = Constraints(view)
+    remaining = list(range(len(view.attributes)))
+    left = list(attribute_counts)  # public: attributes each site still has on this path
+    counter = [0]
+
+    async def grow(depth: int, parent_label: str | None, parent_owner: str | None) -> NodeRef:
+        number = counter[0]
+        counter[0] += 1
+        t = f"{tag}/n{number}"
+        if progress is not None and number % 25 == 0:
+            progress(f"node {number} (depth {depth})")
+        # line 1: IsREmpty, unless the public depth limit decides
+        at_limit = max_depth is not None and depth >= max_depth
+        empty = True if at_limit else await is_r_empty(party, int(bool(remaining)), tag=f"{t}/ire")
+        # lines 3 / 7: the class distribution, to the class site only
+        counts = await oracle.distribution_counts(
+            party, constraints, class_site=class_site, tag=f"{t}/dc"
+        )
+        leaf_id: str | None = None
+        if is_class:
+            assert counts is not None and view.classes is not None
+            total = int(counts.sum())
+            named = {c: int(n) for c, n in zip(view.classes, counts, strict=True)}
+            tree.node_counts[number] = named
+            party.ledger.record("ppid3/node-counts", {"node": number, "counts": named}, step=t)
+            label = majority(named) if total > 0 else parent_label
+            if label is None:
+                raise ConfigError("the training set is empty")
+            leaf = (
+                empty
+                or total == 0
+                or is_same_class(counts)
+                or (min_samples_split is not None and total < min_samples_split)
+            )
+            if leaf:
+                leaf_id = _new_id()
+                tree.leaves[leaf_id] = {"number": number, "counts": named, "class": label}
+            await party.broadcast(f"{t}/leaf", leaf)
+        else:
+            label = None
+            leaf = await party.recv(class_site, f"{t}/leaf")
+            if not isinstance(leaf, bool):
+                raise ProtocolError(f"{class_site} announced {leaf!r} instead of leaf true/false")
+        if leaf:
+            tree.structure.append({"node": number, "owner": class_site, "leaf": True})
+            return await _hand_up(party, class_site, leaf_id, parent_owner, t)
+
+        # line 10: AttribMaxInfoGain
+        counts_by_attr = await oracle.attribute_counts(
+            party,
+            constraints,
+            remaining,
+            remaining_per_site=left,
+            class_site=class_site,
+            tag=f"{t}/gain",
+        )
+        gains = [information_gain(counts_by_attr[j]) for j in remaining]
+        local = best_site_attribute([gains])[1] if gains else -1  # column order breaks ties
+        my_best = float(gains[local]) if gains else None
+        if is_class:
+            reported = await party.gather([n for n in names if n != party.name], f"{t}/best")
+            reported[party.name] = my_best
+            for n, g in reported.items():
+                if g is not None and not isinstance(g, float):
+                    raise ProtocolError(f"{n} reported a best gain {g!r}, not a number")
+            party.ledger.record("ppid3/best-gains", {"node": number, "gains": reported}, step=t)
+            winner_index, _ = best_site_attribute(
+                [[reported[n]] if reported[n] is not None else [] for n in names]
+            )
+            winner = names[winner_index]
+            await party.broadcast(f"{t}/winner", winner)
+        else:
+            await party.send(class_site, f"{t}/best", my_best)
+            winner = await party.recv(class_site, f"{t}/winner")
+            if winner not in names:
+                raise ProtocolError(f"{class_site} announced an unknown winner {winner!r}")
+
+        # lines 11-19: continue at the winning site
+        if winner == party.name:
+            j = remaining[local]
+            n_children = len(view.domains[j])
+            await party.broadcast(f"{t}/branching", n_children)
+        else:
+            j = -1
+            n_children = await party.recv(winner, f"{t}/branching")
+            if not isinstance(n_children, int) or isinstance(n_children, bool) or n_children < 1:
+                raise ProtocolError(f"{winner} announced {n_children!r} children")
+        tree.structure.append(
+            {"node": number, "owner": winner, "leaf": False, "children": n_children}
+        )
+        w = names.index(winner)
+        left[w] -= 1
+        if winner == party.name:
+            remaining.remove(j)
+        children: dict[str, list[str]] = {}
+        for v in range(n_children):
+            if winner == party.name:
+                constraints.set(j, v)  # line 14
+            child = await grow(depth + 1, label, winner)  # line 15
+            if winner == party.name:
+                children[view.domains[j][v]] = list(child)  # line 16
+        if winner == party.name:
+            constraints.set(j, None)  # line 18
+            remaining.insert(local, j)
+            node_id = _new_id()
+            tree.interior[node_id] = {
+                "number": number,
+                "attribute": view.attributes[j],
+                "children": children,
+            }
+        else:
+            node_id = None
+        left[w] += 1
+        return await _hand_up(party, winner, node_id, parent_owner, t)
+
+    root = await grow(0, None, None)
+    tree.root = root
+    party.ledger.record("ppid3/structure", tree.structure, step=tag)
+    return tree
+
+
+async def _hand_up(
+    party: Party, owner: str, node_id: str | None, parent_owner: str | None, t: str
+) -> NodeRef:
+    """Tell the parent's owner the id of the node just built (only it needs the id)."""
+    if parent_owner is None:  # the root: its owner and id are public
+        if party.name == owner:
+            assert node_id is not None
+            await party.broadcast(f"{t}/root", node_id)
+            return owner, node_id
+        rid = await party.recv(owner, f"{t}/root")
+        if not isinstance(rid, str):
+            raise ProtocolError(f"{owner} announced a root id {rid!r}")
+        return owner, rid
+    if party.name == owner:
+        assert node_id is not None
+        if parent_owner != owner:
+            await party.send(parent_owner, f"{t}/id", node_id)
+        return owner, node_id
+    if party.name == parent_owner:
+        nid = await party.recv(owner, f"{t}/id")
+        if not isinstance(nid, str):
+            raise ProtocolError(f"{owner} sent a node id {nid!r}")
+        return owner, nid
+    return owner, ""
+
+
+def assemble(trees: dict[str, dict[str, Any]], site_index: dict[str, int]) -> dict[str, Any]:
+    """The audit view: every site's nodes joined into one tree (JSON of :mod:`mpc.tree`).
+
+    Only the launcher of a test deployment, which gathers every site's report, can build this;
+    no party ever holds it."""
+    counts: dict[int, dict[str, int]] = {}
+    leaves: dict[str, dict[str, Any]] = {}
+    interior: dict[tuple[str, str], dict[str, Any]] = {}
+    root = None
+    for site, doc in trees.items():
+        counts.update({int(k): v for k, v in doc.get("node_counts", {}).items()})
+        leaves.update({nid: node for nid, node in doc.get("leaves", {}).items()})
+        interior.update({(site, nid): node for nid, node in doc.get("interior", {}).items()})
+        root = root or doc.get("root")
+    if root is None:
+        raise ProtocolError("no site reported the root of the tree")
+
+    def build(owner: str, nid: str) -> dict[str, Any]:
+        if (owner, nid) in interior:
+            node = interior[(owner, nid)]
+            return {
+                "attribute": node["attribute"],
+                "site": site_index[owner],
+                "counts": dict(sorted(counts.get(node["number"], {}).items())),
+                "children": {v: build(o, c) for v, (o, c) in node["children"].items()},
+            }
+        leaf = leaves[nid]
+        return {"counts": dict(sorted(leaf["counts"].items())), "class": leaf["class"]}
+
+    return build(root[0], root[1])
+
+
+def check_tree_equal(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Structural equality of two JSON trees (counts compared as numbers)."""
+    if ("children" in a) != ("children" in b):
+        return False
+    if "children" not in a:
+        return a["class"] == b["class"] and _same_counts(a["counts"], b["counts"])
+    return (
+        a["attribute"] == b["attribute"]
+        and a.get("site") == b.get("site")
+        and _same_counts(a.get("counts", {}), b.get("counts", {}))
+        and list(a["children"]) == list(b["children"])
+        and all(check_tree_equal(a["children"][k], b["children"][k]) for k in a["children"])
+    )
+
+
+def _same_counts(x: dict[str, Any], y: dict[str, Any]) -> bool:
+    keys = set(x) | set(y)
+    return all(np.isclose(float(x.get(k, 0)), float(y.get(k, 0))) for k in keys)

@@ -1,0 +1,221 @@
+"""Cardinality of set intersection by commutative encryption, k >= 2 parties, batched.
+
+The protocol Vaidya & Clifton use for DistributionCounts (Algorithm 3, line 7; their reference
+[13]): every party's set is encrypted under every party's key, and because the cipher commutes
+an element common to all sets ends as the same ciphertext everywhere, so the *receiver* counts
+equal ciphertexts and learns the size of the intersection without seeing any element.
+
+One invocation carries many *groups*. A group has its own receiver and fresh keys (one per
+party, drawn for this group only, as the proof of Theorem 1 requires), and each party brings a
+list of pairwise disjoint sets to it. The receiver of a group learns, for every choice of one
+set per party, the size of their intersection (a count tensor of shape ``m_1 x ... x m_k``).
+
+Steps (all groups at once, so an invocation costs ``k`` rounds whatever its size):
+
+0. each party encrypts its own sets under its key of each group and shuffles each set;
+1. ``k - 1`` hops round the ring ``P_1 -> P_2 -> ... -> P_k -> P_1``: a party encrypts the
+   bundle it received under its keys, shuffles every set again, and passes it on; after the
+   last hop every set is encrypted under all ``k`` keys;
+2. the party holding a fully encrypted bundle sends each group's sets to that group's receiver,
+   which matches ciphertexts and counts.
+
+Leakage (semi-honest, DDH on Curve25519's prime-order subgroup):
+
+* every party sees the *size* of every set of every group (they travel past it), recorded as
+  ``psi-ca/set-sizes``;
+* the receiver of a group learns the intersection sizes of that group's sets across all
+  parties and, as Lemma 2 of the paper allows, of every sub-collection of them
+  (``psi-ca/counts`` and ``psi-ca/sub-intersections``: all recorded);
+* nothing else: ciphertexts under fresh keys are uniform to a party missing one key, shuffling
+  at every hop hides which ciphertext came from which element, and keys never leave a party.
+
+Cost per group: each party performs one X25519 per element of every set of the group (its own
+and the ``k - 1`` others it forwards), so ``k * sum(|sets|)`` operations in all.
+"""
+
+from __future__ import annotations
+
+import itertools
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from mpc.curve25519 import ELEMENT_BYTES, X25519Key
+from mpc.errors import ConfigError, ProtocolError
+from mpc.runtime import Party
+
+__all__ = ["GroupInput", "count_tensor", "set_intersection_cardinality"]
+
+
+@dataclass(frozen=True)
+class GroupInput:
+    """One party's part of one group: the group's receiver (the same at every party) and this
+    party's sets, each an ``(m, 32)`` uint8 array of hashed elements, pairwise disjoint."""
+
+    receiver: str
+    sets: Sequence[np.ndarray]
+    label: str = ""
+
+
+def _shuffled(rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    return rows[rng.permutation(len(rows))] if len(rows) > 1 else rows
+
+
+def _check_bundle(obj: object, n_groups: int, sender: str, what: str) -> list[list[np.ndarray]]:
+    if not isinstance(obj, list) or len(obj) != n_groups:
+        raise ProtocolError(f"PSI-CA: {sender} sent {what} that is not a list of {n_groups} groups")
+    for g in obj:
+        if g is None:
+            continue
+        if not isinstance(g, list):
+            raise ProtocolError(f"PSI-CA: {sender} sent {what} with a group that is not a list")
+        for s in g:
+            if (
+                not isinstance(s, np.ndarray)
+                or s.dtype != np.uint8
+                or s.ndim != 2
+                or s.shape[1] != ELEMENT_BYTES
+            ):
+                raise ProtocolError(
+                    f"PSI-CA: {sender} sent {what} with a set that is not an (m, 32) uint8 array"
+                )
+    return obj
+
+
+def count_tensor(sets_by_party: Sequence[Sequence[np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """Match fully encrypted sets: ``(counts, membership)`` where ``counts[j_1, ..., j_k]`` is
+    the size of the intersection of set ``j_i`` of each party ``i`` and ``membership[i, e]``
+    is the set of party ``i`` holding distinct ciphertext ``e`` (``-1``: none)."""
+    k = len(sets_by_party)
+    shape = tuple(len(sets) for sets in sets_by_party)
+    rows, owner, which = [], [], []
+    for p, sets in enumerate(sets_by_party):
+        for j, s in enumerate(sets):
+            rows.append(s)
+            owner.append(np.full(len(s), p, dtype=np.int64))
+            which.append(np.full(len(s), j, dtype=np.int64))
+    if not rows or sum(len(r) for r in rows) == 0:
+        return np.zeros(shape, dtype=np.int64), np.full((k, 0), -1, dtype=np.int64)
+    data = np.ascontiguousarray(np.concatenate(rows))
+    keys = data.view(np.dtype((np.void, ELEMENT_BYTES))).ravel()
+    _, inverse = np.unique(keys, return_inverse=True)
+    inverse = inverse.ravel()
+    n_distinct = int(inverse.max()) + 1
+    owners, whiches = np.concatenate(owner), np.concatenate(which)
+    hits = np.zeros((k, n_distinct), dtype=np.int64)
+    np.add.at(hits, (owners, inverse), 1)
+    if (hits > 1).any():
+        p = int(np.argwhere(hits > 1)[0][0])
+        raise ProtocolError(f"PSI-CA: party #{p + 1}'s sets of one group are not disjoint")
+    membership = np.full((k, n_distinct), -1, dtype=np.int64)
+    membership[owners, inverse] = whiches
+    counts = np.zeros(shape, dtype=np.int64)
+    everywhere = (membership >= 0).all(axis=0)
+    if everywhere.any():
+        np.add.at(counts, tuple(membership[:, everywhere]), 1)
+    return counts, membership
+
+
+def _sub_intersections(membership: np.ndarray, shape: tuple[int, ...], names: Sequence[str]):
+    """Counts over every sub-collection of >= 2 parties (what the receiver can also compute)."""
+    k = len(names)
+    out: dict[str, list] = {}
+    for size in range(2, k):
+        for subset in itertools.combinations(range(k), size):
+            sub = membership[list(subset)]
+            t = np.zeros(tuple(shape[i] for i in subset), dtype=np.int64)
+            mask = (sub >= 0).all(axis=0)
+            if mask.any():
+                np.add.at(t, tuple(sub[:, mask]), 1)
+            out["&".join(names[i] for i in subset)] = t.tolist()
+    return out
+
+
+async def set_intersection_cardinality(
+    party: Party,
+    groups: Sequence[GroupInput],
+    *,
+    tag: str = "psi-ca",
+    record_sub_intersections: bool = True,
+) -> list[np.ndarray | None]:
+    """Run one batched invocation; return, per group, the count tensor if this party is the
+    group's receiver, else ``None``. Every party must pass the same number of groups with the
+    same receivers (the shape of a batch is public)."""
+    names = list(party.parties)
+    k = len(names)
+    if k < 2:
+        raise ConfigError("PSI-CA needs at least 2 parties")
+    me = names.index(party.name)
+    n_groups = len(groups)
+    for g in groups:
+        if g.receiver not in names:
+            raise ConfigError(f"PSI-CA: receiver {g.receiver!r} is not a party of {names}")
+        for s in g.sets:
+            if s.dtype != np.uint8 or s.ndim != 2 or s.shape[1] != ELEMENT_BYTES:
+                raise ConfigError("PSI-CA: every set must be an (m, 32) uint8 array")
+    rng = np.random.default_rng(secrets.randbits(128))
+    keys = [X25519Key.generate() for _ in groups]  # fresh keys, one per group
+    nxt, prev = names[(me + 1) % k], names[(me - 1) % k]
+
+    def encrypt(bundle: list[list[np.ndarray]]) -> list[list[np.ndarray]]:
+        out = []
+        ops = 0
+        for key, sets in zip(keys, bundle, strict=True):
+            enc = []
+            for s in sets:
+                enc.append(_shuffled(key.encrypt_many(s), rng) if len(s) else s)
+                ops += len(s)
+            out.append(enc)
+        party.metrics.count("x25519", ops)
+        return out
+
+    sizes: dict[str, list[list[int]]] = {}
+    with party.phase(tag):
+        bundle = encrypt([[np.ascontiguousarray(s) for s in g.sets] for g in groups])
+        sizes[party.name] = [[len(s) for s in sets] for sets in bundle]
+        for t in range(1, k):
+            await party.send(nxt, f"{tag}/hop{t}", bundle)
+            origin = names[(me - t) % k]
+            got = _check_bundle(await party.recv(prev, f"{tag}/hop{t}"), n_groups, prev, f"hop {t}")
+            if any(g is None for g in got):
+                raise ProtocolError(f"PSI-CA: {prev} sent an incomplete bundle at hop {t}")
+            sizes[origin] = [[len(s) for s in sets] for sets in got]
+            bundle = encrypt(got)
+        # ``bundle`` is now the fully encrypted sets of the party after me (origin me + 1)
+        origin_index = (me + 1) % k
+        for r in names:
+            if r == party.name:
+                continue
+            part = [
+                sets if g.receiver == r else None for g, sets in zip(groups, bundle, strict=True)
+            ]
+            await party.send(r, f"{tag}/final", part)
+        finals: dict[int, list] = {origin_index: bundle}
+        for j, sender in enumerate(names):
+            if sender == party.name:
+                continue
+            got = _check_bundle(
+                await party.recv(sender, f"{tag}/final"), n_groups, sender, "its final sets"
+            )
+            finals[(j + 1) % k] = got
+        party.ledger.record("psi-ca/set-sizes", {"groups": n_groups, "sizes": sizes}, step=tag)
+        results: list[np.ndarray | None] = []
+        for gi, g in enumerate(groups):
+            if g.receiver != party.name:
+                results.append(None)
+                continue
+            per_party = []
+            for p in range(k):
+                sets = finals[p][gi]
+                if sets is None:
+                    raise ProtocolError(f"PSI-CA: no final sets of {names[p]} for group {gi}")
+                per_party.append(sets)
+            counts, membership = count_tensor(per_party)
+            entry: dict[str, object] = {"group": g.label or gi, "counts": counts.tolist()}
+            if record_sub_intersections and k > 2:
+                entry["sub-intersections"] = _sub_intersections(membership, counts.shape, names)
+            party.ledger.record("psi-ca/counts", entry, step=tag)
+            results.append(counts)
+        return results
