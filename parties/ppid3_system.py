@@ -292,8 +292,6 @@ def ppid3_result(reports: dict[str, dict[str, Any]], plan: Any) -> dict[str, Any
 
 
 def ppid3_summary(result: dict[str, Any]) -> list[str]:
-    from mpc.tree import from_json, render
-
     part = result["partition"]
     lines = [
         f"dataset:   {result['dataset']} ({result['rows']['train']} training rows"
@@ -317,5 +315,23 @@ def ppid3_summary(result: dict[str, Any]) -> list[str]:
         f"in {result['cost']['psi_invocations']} batched PSI-CA invocations",
         "",
     ]
-    lines += render(from_json(result["tree"])).splitlines()
+    lines += render_distributed(result["tree"], part["site_names"], part["class_site"])
     return lines
+
+
+def render_distributed(tree: dict[str, Any], names: list[str], class_site: int) -> list[str]:
+    """The tree in the style of the paper's Figure 2: every node with the site that holds it
+    (interior nodes at the attribute's site, leaves at the class site)."""
+    out: list[str] = []
+
+    def visit(node: dict[str, Any], prefix: str, head: str) -> None:
+        if "children" not in node:
+            counts = ", ".join(f"{c} {n}" for c, n in node["counts"].items())
+            out.append(f"{prefix}{head}[{names[class_site]}] class {node['class']} ({counts})")
+            return
+        out.append(f"{prefix}{head}[{names[node['site']]}] {node['attribute']}")
+        for value, child in node["children"].items():
+            visit(child, prefix + "    ", f"= {value}: ")
+
+    visit(tree, "", "")
+    return out

@@ -149,7 +149,7 @@ def tables(draw: st.DrawFn) -> tuple[Table, Partition]:
     return table, partition(attrs, k, scheme, class_site=class_site)
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tables(), st.sampled_from([None, 1, 2]))
 def test_ppid3_equals_plain_id3_on_random_tables(
     case: tuple[Table, Partition], max_depth: int | None
