@@ -481,6 +481,33 @@ def _register_ppid3() -> None:
 _register_ppid3()
 
 
+def _register_dot_product() -> None:
+    from parties.dot_product_system import (
+        dot_product_args,
+        dot_product_plan,
+        dot_product_reported,
+        dot_product_result,
+        dot_product_run,
+        dot_product_summary,
+    )
+
+    SYSTEMS["dot-product"] = System(
+        "dot-product",
+        "secure dot products (Teng & Du's N(E) = Va . Vb) of random vectors: Du & Zhan's "
+        "commodity server or Paillier, the product revealed to alice",
+        frozenset({"alice", "bob", "dealer"}),
+        dot_product_args,
+        dot_product_plan,
+        dot_product_run,
+        dot_product_reported,
+        finish=dot_product_result,
+        summary=dot_product_summary,
+    )
+
+
+_register_dot_product()
+
+
 def get_system(name: str) -> System:
     try:
         return SYSTEMS[name]
