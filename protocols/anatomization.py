@@ -1,0 +1,724 @@
+"""Anatomization: a table split into an identifying table IT and a sensitive table ST.
+
+Mancuhan & Clifton, *Decision Tree Classification on Outsourced Data*, Definitions 2-6
+(groups, l-diversity, anatomy with GID, SEQ and ESEQ, simple l-diverse distribution), and the
+table operations of the collaborative learning: ``joinTables(leafIns, ST, GID)`` of
+``FindBDTLeaf`` (Figure 2) and ``trueInstances`` of ``Inference`` (Figure 3).
+
+Roles, inputs and outputs:
+
+* **client** — holds the person specific table ``D`` and the :class:`~mpc.sealed.ClientKey`.
+  :func:`anatomize` ``(D, A_s, l, key)`` gives ``IT`` and ``ST``, which it uploads to the CDBS.
+  :func:`join` ``(IT, ST, key)`` rebuilds ``D`` exactly (client naive learning, Section 3.1);
+  :func:`true_instances` ``(leafIns, key)`` keeps the true (tuple, sensitive value) pairs of a
+  leaf (Figure 3).
+* **CDBS** (cloud database server) — stores ``IT`` and ``ST``, learns the base decision tree on
+  ``IT`` (its identifying attributes and the class) and answers :func:`group_join`
+  ``(leaf tuples, ST)`` with ``leafIns`` (Figure 2). These are network-free functions; the
+  parties' processes call them.
+
+What the CDBS learns from ``IT`` and ``ST``:
+
+* every tuple's identifying attributes and class, in clear (the paper allows the CDBS all
+  associations among identifying attributes);
+* the group ``GID`` of every tuple, hence the group sizes, and the multiset of sensitive values
+  of every group (hence the distribution of ``A_s`` over the whole table);
+* the number of tuples ``n``, and that ESEQ has a fixed length (:data:`ESEQ_BYTES`).
+
+It does not learn which tuple of a group holds which of the group's sensitive values: every
+value occurs at most once per group, tuples are put into groups at random, the rows of ``IT``
+are in a random order, ``ST`` is in the order of ``SEQ`` (a random permutation), and ``ESEQ``
+is AES-GCM (semantically secure). So each tuple of a group is, to the CDBS, equally likely to
+hold any of the group's values — the simple l-diverse distribution of Definitions 5 and 6.
+``group_join`` is a join on the public ``GID`` and tells it nothing new.
+
+Choices where the paper leaves room:
+
+* The class is an identifying attribute (the paper predicts an attribute of ``I_T``; the
+  class must not be the sensitive attribute). ``IT`` keeps it as the class of its
+  :class:`~mpc.datasets.Table`, ready for the base decision tree.
+* Groups are formed as in Xiao & Tao's Anatomy (the algorithm the paper's references build
+  on), randomized instead of optimized: while ``l`` sensitive values have tuples left, take
+  one random tuple of each of the ``l`` most frequent values (ties broken at random) as a
+  group; each of the at most ``l - 1`` tuples left over joins a random group that does not
+  hold its value yet. Every group thus has between ``l`` and ``2l - 1`` tuples with pairwise
+  distinct sensitive values, and this always succeeds when no value covers more than ``n / l``
+  of the tuples (Xiao & Tao, *Anatomy*, VLDB 2006); otherwise :func:`anatomize` raises
+  :class:`~mpc.errors.ConfigError` before anything is built.
+* ``ESEQ = E_k(salt, s)`` is a :func:`~mpc.sealed.seal` of ``salt || s || r``: a 16-byte
+  random salt, the sequence number ``s`` and the tuple's original row ``r`` (so :func:`join`
+  restores the original row order), with associated data naming the table and the tuple's
+  ``GID``: an ESEQ moved to another table or group fails authentication.
+* ``GID`` are ``0 .. m-1`` and ``SEQ`` are ``0 .. n-1``, both assigned by random permutations.
+* The sensitive attribute must be nominal (discretize a continuous one first, as the paper
+  does for Autos); a missing value ``"?"`` counts as a value of its own.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import struct
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from mpc.datasets import CONTINUOUS, NOMINAL, Table
+from mpc.errors import ConfigError, ProtocolError
+from mpc.sealed import OVERHEAD, ClientKey, associated_data, open_sealed, seal
+
+__all__ = [
+    "ESEQ_BYTES",
+    "SALT_BYTES",
+    "Anatomized",
+    "Candidates",
+    "IdentifyingTable",
+    "SensitiveTable",
+    "anatomize",
+    "group_join",
+    "is_l_diverse",
+    "join",
+    "max_l",
+    "true_instances",
+]
+
+#: The random salt of ``E_k(salt, s)`` (Definition 4); AES-GCM's random nonce already makes
+#: equal sequence numbers encrypt differently, the salt keeps the paper's form.
+SALT_BYTES = 16
+_ESEQ_FIELDS = struct.Struct(">QQ")  # s, r
+_ESEQ_PLAINTEXT = SALT_BYTES + _ESEQ_FIELDS.size
+#: Length of every ESEQ blob: the sealed ``salt || s || r``.
+ESEQ_BYTES = OVERHEAD + _ESEQ_PLAINTEXT
+
+
+def _eseq_aad(table_name: str, gid: int) -> bytes:
+    return associated_data("anatomization/ESEQ", table_name, gid)
+
+
+# --------------------------------------------------------------------------------------------
+# IT, ST and leafIns
+
+
+@dataclass(frozen=True, eq=False)
+class IdentifyingTable:
+    """Definition 4's identifying table ``IT = (A_1, ..., A_d, GID, ESEQ)``.
+
+    ``table`` holds ``A_1 .. A_d`` (every attribute except the sensitive one) and the class;
+    ``gid[i]`` and ``eseq[i]`` (a row of :data:`ESEQ_BYTES` bytes, ``eseq[i].tobytes()`` is
+    the blob) belong to row ``i`` of ``table``.
+    """
+
+    table: Table
+    gid: np.ndarray
+    eseq: np.ndarray
+
+    def __post_init__(self) -> None:
+        n = self.table.n_rows
+        gid = _int_array(self.gid, "IT.gid")
+        eseq = np.asarray(self.eseq)
+        if gid.shape != (n,):
+            raise ProtocolError(f"IT has {n} rows but {len(gid)} GIDs; expected one per row")
+        if eseq.dtype != np.uint8 or eseq.shape != (n, ESEQ_BYTES):
+            raise ProtocolError(
+                f"IT.eseq must be a uint8 array of shape ({n}, {ESEQ_BYTES}), "
+                f"got {eseq.dtype} of shape {eseq.shape}"
+            )
+        object.__setattr__(self, "gid", gid)
+        object.__setattr__(self, "eseq", eseq)
+
+    @property
+    def name(self) -> str:
+        """The name of the anatomized table."""
+        return self.table.name
+
+    @property
+    def n_rows(self) -> int:
+        """The number of tuples."""
+        return self.table.n_rows
+
+    def subset(self, rows: np.ndarray | Sequence[int]) -> IdentifyingTable:
+        """The tuples selected by an index array or a boolean mask (e.g. a leaf's tuples)."""
+        idx = np.asarray(rows)
+        if idx.size == 0:
+            idx = idx.astype(np.int64)
+        return IdentifyingTable(self.table.subset(idx), self.gid[idx], self.eseq[idx])
+
+    def to_wire(self) -> dict[str, Any]:
+        """A body for :mod:`mpc.codec`: lists of str, float64 / int64 / uint8 arrays."""
+        return {**_table_to_wire(self.table), "gid": self.gid, "eseq": self.eseq}
+
+    @classmethod
+    def from_wire(cls, doc: Any) -> IdentifyingTable:
+        """The inverse of :meth:`to_wire`; raises :class:`~mpc.errors.ProtocolError` if
+        ``doc`` is malformed."""
+        d = _mapping(doc, "IT")
+        eseq = d.get("eseq")
+        if not isinstance(eseq, np.ndarray):
+            raise ProtocolError(f"IT.eseq must be a uint8 array, got {type(eseq).__name__}")
+        return cls(_table_from_wire(d), _int_array(d.get("gid"), "IT.gid"), eseq)
+
+
+@dataclass(frozen=True, eq=False)
+class SensitiveTable:
+    """Definition 4's sensitive table ``ST = (SEQ, GID, A_s)``.
+
+    ``attribute`` is the name of ``A_s`` and ``position`` its index among the original
+    table's attributes (so a join puts it back in place); row ``i`` is
+    ``(seq[i], gid[i], values[i])``.
+    """
+
+    name: str
+    attribute: str
+    position: int
+    seq: np.ndarray
+    gid: np.ndarray
+    values: np.ndarray
+
+    def __post_init__(self) -> None:
+        seq = _int_array(self.seq, "ST.seq")
+        gid = _int_array(self.gid, "ST.gid")
+        values = np.asarray(self.values, dtype=object)
+        if not seq.shape == gid.shape == values.shape or values.ndim != 1:
+            raise ProtocolError(
+                f"ST needs one SEQ, GID and value per row, got {len(seq)} SEQs, {len(gid)} "
+                f"GIDs and {len(values)} values"
+            )
+        if isinstance(self.position, bool) or not isinstance(self.position, int | np.integer):
+            raise ProtocolError(f"ST.position must be an int, got {self.position!r}")
+        object.__setattr__(self, "position", int(self.position))
+        object.__setattr__(self, "seq", seq)
+        object.__setattr__(self, "gid", gid)
+        object.__setattr__(self, "values", values)
+
+    @property
+    def n_rows(self) -> int:
+        """The number of tuples."""
+        return len(self.seq)
+
+    def groups(self) -> dict[int, list[str]]:
+        """The sensitive values of every group, by GID (the CDBS's view of ST)."""
+        out: dict[int, list[str]] = {}
+        for g, v in zip(self.gid.tolist(), self.values.tolist(), strict=True):
+            out.setdefault(g, []).append(v)
+        return out
+
+    def to_wire(self) -> dict[str, Any]:
+        """A body for :mod:`mpc.codec`."""
+        return {
+            "name": self.name,
+            "attribute": self.attribute,
+            "position": self.position,
+            "seq": self.seq,
+            "gid": self.gid,
+            "values": [str(v) for v in self.values],
+        }
+
+    @classmethod
+    def from_wire(cls, doc: Any) -> SensitiveTable:
+        """The inverse of :meth:`to_wire`; raises :class:`~mpc.errors.ProtocolError` if
+        ``doc`` is malformed."""
+        d = _mapping(doc, "ST")
+        return cls(
+            name=_str(d.get("name"), "ST.name"),
+            attribute=_str(d.get("attribute"), "ST.attribute"),
+            position=_int(d.get("position"), "ST.position"),
+            seq=_int_array(d.get("seq"), "ST.seq"),
+            gid=_int_array(d.get("gid"), "ST.gid"),
+            values=_str_array(d.get("values"), "ST.values"),
+        )
+
+
+@dataclass(frozen=True)
+class Anatomized:
+    """What :func:`anatomize` gives the client to upload: ``it``, ``st`` and the ``l`` used."""
+
+    it: IdentifyingTable
+    st: SensitiveTable
+    l: int  # noqa: E741 (the paper's symbol)
+
+    @property
+    def n_groups(self) -> int:
+        """The number of groups ``m``."""
+        return len(np.unique(self.st.gid))
+
+
+@dataclass(frozen=True, eq=False)
+class Candidates:
+    """``leafIns`` of Figure 2: the tuples of a leaf, each with every sensitive value of its
+    group.
+
+    ``it`` holds the leaf's IT tuples; pair ``j`` says that tuple ``row[j]`` of ``it`` may have
+    the value ``value[j]``, which ST stores under sequence number ``seq[j]``. A tuple of a group
+    of size ``|G|`` appears in ``|G|`` pairs, exactly one of them true.
+    """
+
+    it: IdentifyingTable
+    attribute: str
+    position: int
+    row: np.ndarray
+    seq: np.ndarray
+    value: np.ndarray
+
+    def __post_init__(self) -> None:
+        row = _int_array(self.row, "leafIns.row")
+        seq = _int_array(self.seq, "leafIns.seq")
+        value = np.asarray(self.value, dtype=object)
+        if not row.shape == seq.shape == value.shape or value.ndim != 1:
+            raise ProtocolError(
+                f"leafIns needs one row, SEQ and value per pair, got {len(row)} rows, "
+                f"{len(seq)} SEQs and {len(value)} values"
+            )
+        if len(row) and (row.min() < 0 or row.max() >= self.it.n_rows):
+            raise ProtocolError(
+                f"leafIns pairs refer to tuples {row.min()}..{row.max()}, but the leaf has "
+                f"{self.it.n_rows} tuples"
+            )
+        object.__setattr__(self, "row", row)
+        object.__setattr__(self, "seq", seq)
+        object.__setattr__(self, "value", value)
+
+    @property
+    def n_pairs(self) -> int:
+        """The number of (tuple, candidate value) pairs."""
+        return len(self.row)
+
+    def to_wire(self) -> dict[str, Any]:
+        """A body for :mod:`mpc.codec`."""
+        return {
+            "it": self.it.to_wire(),
+            "attribute": self.attribute,
+            "position": self.position,
+            "row": self.row,
+            "seq": self.seq,
+            "value": [str(v) for v in self.value],
+        }
+
+    @classmethod
+    def from_wire(cls, doc: Any) -> Candidates:
+        """The inverse of :meth:`to_wire`; raises :class:`~mpc.errors.ProtocolError` if
+        ``doc`` is malformed."""
+        d = _mapping(doc, "leafIns")
+        return cls(
+            it=IdentifyingTable.from_wire(d.get("it")),
+            attribute=_str(d.get("attribute"), "leafIns.attribute"),
+            position=_int(d.get("position"), "leafIns.position"),
+            row=_int_array(d.get("row"), "leafIns.row"),
+            seq=_int_array(d.get("seq"), "leafIns.seq"),
+            value=_str_array(d.get("value"), "leafIns.value"),
+        )
+
+
+# --------------------------------------------------------------------------------------------
+# Definitions 2-6: anatomize
+
+
+def max_l(table: Table, sensitive: str) -> int:
+    """The largest ``l`` for which ``table`` can be anatomized on ``sensitive``:
+    ``floor(n / f)`` where ``f`` is the count of the most frequent sensitive value."""
+    values = _sensitive_values(table, sensitive)
+    if not len(values):
+        return 0
+    _, counts = np.unique(values, return_counts=True)
+    return len(values) // int(counts.max())
+
+
+def is_l_diverse(st: SensitiveTable, l: int) -> bool:  # noqa: E741
+    """Definition 3: in every group ``G``, every sensitive value ``v`` has
+    ``freq(v, G) / |G| <= 1 / l``."""
+    if not st.n_rows:
+        return True
+    pairs = np.stack([st.gid, np.unique(st.values.astype(str), return_inverse=True)[1]], axis=1)
+    (gids, sizes) = np.unique(st.gid, return_counts=True)
+    uniq_pairs, freq = np.unique(pairs, axis=0, return_counts=True)
+    size_of = dict(zip(gids.tolist(), sizes.tolist(), strict=True))
+    return all(
+        f * l <= size_of[g] for g, f in zip(uniq_pairs[:, 0].tolist(), freq.tolist(), strict=True)
+    )
+
+
+def anatomize(
+    table: Table,
+    sensitive: str,
+    l: int,  # noqa: E741
+    key: ClientKey,
+    rng: np.random.Generator | None = None,
+) -> Anatomized:
+    """Split ``table`` into ``IT`` and ``ST`` (Definition 4) over ``l``-diverse groups
+    (Definitions 2 and 3), with a simple ``l``-diverse distribution (Definitions 5 and 6).
+
+    ``sensitive`` names the sensitive attribute ``A_s`` (nominal, not the class); every other
+    attribute and the class go to ``IT``. Each group holds between ``l`` and ``2l - 1`` tuples
+    with pairwise distinct sensitive values. ``rng`` is ``None`` for real use: every random
+    choice (groups, GIDs, SEQs, the order of IT) then comes from the OS. A seeded numpy
+    ``Generator`` makes those choices reproducible, for tests only: its stream is predictable.
+    Salts and nonces always come from the OS.
+
+    Raises :class:`~mpc.errors.ConfigError` when ``l`` is impossible (a sensitive value covers
+    more than ``n / l`` of the tuples) or a parameter is wrong.
+    """
+    if not isinstance(key, ClientKey):
+        raise ConfigError(f"key must be a ClientKey, got {type(key).__name__}")
+    if isinstance(l, bool) or not isinstance(l, int | np.integer) or l < 2:
+        raise ConfigError(f"l must be an integer of at least 2, got {l!r}")
+    if rng is not None and not isinstance(rng, np.random.Generator):
+        raise ConfigError(f"rng must be None or a numpy Generator, got {type(rng).__name__}")
+    l = int(l)  # noqa: E741
+    values = _sensitive_values(table, sensitive)
+    identifying = [a for a in table.attributes if a != sensitive]
+    if not identifying and not table.class_name:
+        raise ConfigError(
+            f"table {table.name!r} has nothing but the sensitive attribute {sensitive!r}; "
+            "IT needs at least one identifying attribute or the class"
+        )
+    n = len(values)
+    domain, codes = np.unique(values, return_inverse=True)
+    _check_eligible(domain, np.bincount(codes, minlength=len(domain)), l, sensitive)
+
+    rand = _Randomness(rng)
+    groups = _make_groups(codes, len(domain), l, rand)
+    gid_label = rand.permutation(len(groups))
+    gid_of_row = np.empty(n, dtype=np.int64)
+    for g, members in enumerate(groups):
+        gid_of_row[members] = gid_label[g]
+    seq_of_row = rand.permutation(n)
+
+    it_order = rand.permutation(n)
+    eseq = np.empty((n, ESEQ_BYTES), dtype=np.uint8)
+    for i, r in enumerate(it_order.tolist()):
+        plaintext = os.urandom(SALT_BYTES) + _ESEQ_FIELDS.pack(int(seq_of_row[r]), r)
+        blob = seal(key, plaintext, _eseq_aad(table.name, int(gid_of_row[r])))
+        eseq[i] = np.frombuffer(blob, dtype=np.uint8)
+    it = IdentifyingTable(table.select(identifying).subset(it_order), gid_of_row[it_order], eseq)
+
+    st_order = np.argsort(seq_of_row, kind="stable")
+    st = SensitiveTable(
+        name=table.name,
+        attribute=sensitive,
+        position=table.attributes.index(sensitive),
+        seq=seq_of_row[st_order],
+        gid=gid_of_row[st_order],
+        values=values[st_order],
+    )
+    return Anatomized(it=it, st=st, l=l)
+
+
+def _sensitive_values(table: Table, sensitive: str) -> np.ndarray:
+    if sensitive == table.class_name or sensitive not in table.attributes:
+        what = (
+            "is the class; the class cannot be the sensitive attribute"
+            if sensitive == table.class_name
+            else "is not an attribute"
+        )
+        raise ConfigError(
+            f"sensitive attribute {sensitive!r} {what} of table {table.name!r}; "
+            f"choose one of {list(table.attributes)}"
+        )
+    if table.kind(sensitive) == CONTINUOUS:
+        raise ConfigError(
+            f"sensitive attribute {sensitive!r} is continuous; anatomization needs a nominal "
+            "one (discretize it first, e.g. with mpc.datasets.Discretizer)"
+        )
+    return np.array([str(v) for v in table.column(sensitive)], dtype=object)
+
+
+def _check_eligible(domain: np.ndarray, counts: np.ndarray, l: int, attribute: str) -> None:  # noqa: E741
+    """Xiao & Tao's eligibility condition: no value in more than ``n / l`` tuples."""
+    n = int(counts.sum())
+    if n == 0:
+        raise ConfigError("cannot anatomize an empty table")
+    top = int(counts.argmax())  # the first, i.e. smallest, of the most frequent values
+    f = int(counts[top])
+    if f * l <= n:
+        return
+    best = n // f
+    hint = (
+        f"the largest possible l is {best}"
+        if best >= 2
+        else "no l >= 2 is possible with this sensitive attribute"
+    )
+    raise ConfigError(
+        f"l = {l} is impossible: {domain[top]!r} is {f / n:.1%} of the sensitive column "
+        f"{attribute!r} ({f} of {n} rows; at most {1 / l:.1%} allowed, i.e. {n // l} rows); "
+        f"{hint}"
+    )
+
+
+class _Randomness:
+    """Uniform choices drawn from the OS (``rng is None``) or from a numpy Generator."""
+
+    def __init__(self, rng: np.random.Generator | None) -> None:
+        self._rng = rng
+
+    def keys(self, n: int) -> np.ndarray:
+        """``n`` independent uniform 64-bit integers."""
+        if self._rng is None:
+            return np.frombuffer(os.urandom(8 * n), dtype=np.uint64)
+        return self._rng.integers(0, 2**64, size=n, dtype=np.uint64)
+
+    def permutation(self, n: int) -> np.ndarray:
+        """A uniform permutation of ``0 .. n-1`` (sorting random 64-bit keys; a tie, with
+        probability below ``n^2 / 2^65``, is broken by index)."""
+        return np.argsort(self.keys(n), kind="stable").astype(np.int64)
+
+    def below(self, k: int) -> int:
+        """A uniform integer in ``0 .. k-1``."""
+        if self._rng is None:
+            return secrets.randbelow(k)
+        return int(self._rng.integers(k))
+
+
+def _make_groups(codes: np.ndarray, k: int, l: int, rand: _Randomness) -> list[list[int]]:  # noqa: E741
+    """Randomized Anatomy grouping (see the module docstring); rows of ``codes`` (sensitive
+    value codes ``0 .. k-1``) into groups of ``l .. 2l-1`` rows with distinct codes."""
+    buckets: list[list[int]] = []
+    for c in range(k):
+        rows = np.flatnonzero(codes == c)
+        buckets.append(rows[rand.permutation(len(rows))].tolist())
+    counts = np.array([len(b) for b in buckets], dtype=np.int64)
+    groups: list[list[int]] = []
+    while np.count_nonzero(counts) >= l:
+        largest = np.lexsort((rand.keys(k), -counts))[:l]
+        groups.append([buckets[c].pop() for c in largest.tolist()])
+        counts[largest] -= 1
+    if counts.max(initial=0) > 1:
+        raise ProtocolError(
+            "anatomization left a sensitive value with several unplaced tuples although the "
+            "table passed the eligibility check; this is a bug"
+        )
+    group_codes = [{int(codes[r]) for r in g} for g in groups]
+    for c in np.flatnonzero(counts).tolist():
+        r = buckets[c].pop()
+        fits = [g for g, held in enumerate(group_codes) if c not in held]
+        if not fits:
+            raise ProtocolError(
+                "anatomization found no group for a left-over tuple although the table "
+                "passed the eligibility check; this is a bug"
+            )
+        g = fits[rand.below(len(fits))]
+        groups[g].append(r)
+        group_codes[g].add(c)
+    return groups
+
+
+# --------------------------------------------------------------------------------------------
+# The joins: the client's join and trueInstances, the CDBS's joinTables
+
+
+def join(
+    it: IdentifyingTable, st: SensitiveTable, key: ClientKey, *, name: str | None = None
+) -> Table:
+    """The client rebuilds the original table from ``IT`` and ``ST`` (Section 2, client naive
+    learning): decrypt every ESEQ to its sequence number and equi-join it with ST's SEQ.
+
+    ``name`` is the name of the table the client uploaded (default: the name ``it`` carries);
+    an ESEQ sealed for another table or group raises :class:`~mpc.errors.AuthenticationError`.
+    Rows come back in the original order. Raises :class:`~mpc.errors.ProtocolError` if ``ST``
+    lacks a tuple's SEQ or files it under another GID.
+    """
+    seq, row = _open_eseq(it, key, name)
+    order = np.argsort(st.seq, kind="stable")
+    sorted_seq = st.seq[order]
+    if len(sorted_seq) > 1 and bool(np.any(sorted_seq[1:] == sorted_seq[:-1])):
+        raise ProtocolError("ST repeats sequence numbers; SEQ must be unique")
+    pos = np.searchsorted(sorted_seq, seq)
+    found = pos < len(sorted_seq)
+    found[found] = sorted_seq[pos[found]] == seq[found]
+    if not found.all():
+        raise ProtocolError(
+            f"{int((~found).sum())} of {it.n_rows} IT tuples have no ST tuple with their SEQ; "
+            "IT and ST are incomplete or do not belong together"
+        )
+    st_rows = order[pos]
+    moved = int(np.count_nonzero(st.gid[st_rows] != it.gid))
+    if moved:
+        raise ProtocolError(
+            f"{moved} IT tuples are in another group than their ST tuple; ST's GIDs were altered"
+        )
+    return _restore(it, st.values[st_rows], row, st.attribute, st.position, name)
+
+
+def group_join(it_rows: IdentifyingTable, st: SensitiveTable) -> Candidates:
+    """``joinTables(leafIns, ST, GID)`` of ``FindBDTLeaf`` (Figure 2), run by the CDBS: every
+    tuple of ``it_rows`` (a leaf's tuples) with all the sensitive values of its group.
+
+    A join on the public GID only: the CDBS learns nothing it did not know. Raises
+    :class:`~mpc.errors.ProtocolError` if a tuple's GID has no tuple in ``st``.
+    """
+    order = np.argsort(st.gid, kind="stable")
+    sorted_gid = st.gid[order]
+    lo = np.searchsorted(sorted_gid, it_rows.gid, side="left")
+    hi = np.searchsorted(sorted_gid, it_rows.gid, side="right")
+    size = hi - lo
+    if np.any(size == 0):
+        missing = sorted(set(it_rows.gid[size == 0].tolist()))
+        raise ProtocolError(
+            f"GIDs {missing[:5]} of IT have no tuple in ST; IT and ST do not belong together"
+        )
+    row = np.repeat(np.arange(it_rows.n_rows, dtype=np.int64), size)
+    start = np.cumsum(size) - size
+    st_rows = order[lo[row] + np.arange(len(row)) - start[row]]
+    return Candidates(
+        it=it_rows,
+        attribute=st.attribute,
+        position=st.position,
+        row=row,
+        seq=st.seq[st_rows],
+        value=st.values[st_rows],
+    )
+
+
+def true_instances(candidates: Candidates, key: ClientKey, *, name: str | None = None) -> Table:
+    """``trueInstances`` of ``Inference`` (Figure 3), run by the client: decrypt each tuple's
+    ESEQ and keep the one candidate pair whose SEQ is the tuple's sequence number.
+
+    Returns the leaf's non-anatomized tuples (identifying attributes, sensitive attribute in its
+    original place, class), in their original relative order. ``name`` as in :func:`join`.
+    Raises :class:`~mpc.errors.ProtocolError` if a tuple has no true pair or several.
+    """
+    it = candidates.it
+    seq, row = _open_eseq(it, key, name)
+    true = candidates.seq == seq[candidates.row]
+    hits = np.bincount(candidates.row[true], minlength=it.n_rows)
+    if np.any(hits != 1):
+        raise ProtocolError(
+            f"leafIns is incomplete or altered: {int(np.sum(hits == 0))} tuples lack their true "
+            f"sensitive value and {int(np.sum(hits > 1))} have it more than once"
+        )
+    value = np.empty(it.n_rows, dtype=object)
+    value[candidates.row[true]] = candidates.value[true]
+    return _restore(it, value, row, candidates.attribute, candidates.position, name)
+
+
+def _open_eseq(
+    it: IdentifyingTable, key: ClientKey, name: str | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The sequence numbers ``s`` and original rows ``r`` sealed in ``it``'s ESEQs."""
+    table_name = it.name if name is None else name
+    seq = np.empty(it.n_rows, dtype=np.int64)
+    row = np.empty(it.n_rows, dtype=np.int64)
+    for i, (gid, blob) in enumerate(zip(it.gid.tolist(), it.eseq, strict=True)):
+        plaintext = open_sealed(key, blob.tobytes(), _eseq_aad(table_name, gid))
+        if len(plaintext) != _ESEQ_PLAINTEXT:
+            raise ProtocolError(
+                f"ESEQ of tuple {i} holds {len(plaintext)} bytes, expected {_ESEQ_PLAINTEXT}"
+            )
+        seq[i], row[i] = _ESEQ_FIELDS.unpack_from(plaintext, SALT_BYTES)
+    return seq, row
+
+
+def _restore(
+    it: IdentifyingTable,
+    values: np.ndarray,
+    row: np.ndarray,
+    attribute: str,
+    position: int,
+    name: str | None,
+) -> Table:
+    """``it``'s tuples with the sensitive ``values`` put back, sorted by original row."""
+    if len(np.unique(row)) != len(row):
+        raise ProtocolError("IT holds the same tuple more than once (repeated ESEQ)")
+    t = it.table
+    if not 0 <= position <= len(t.attributes) or attribute in t.attributes:
+        raise ProtocolError(
+            f"cannot put sensitive attribute {attribute!r} back at position {position} of "
+            f"IT's attributes {list(t.attributes)}"
+        )
+    order = np.argsort(row, kind="stable")
+    t = t.subset(order)
+    return Table(
+        name=t.name if name is None else name,
+        attributes=(*t.attributes[:position], attribute, *t.attributes[position:]),
+        kinds=(*t.kinds[:position], NOMINAL, *t.kinds[position:]),
+        columns=(
+            *t.columns[:position],
+            np.asarray(values, dtype=object)[order],
+            *t.columns[position:],
+        ),
+        target=t.target,
+        class_name=t.class_name,
+        source=t.source,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Wire helpers (bodies for mpc.codec; malformed input raises ProtocolError)
+
+
+def _table_to_wire(t: Table) -> dict[str, Any]:
+    return {
+        "name": t.name,
+        "source": t.source,
+        "class_name": t.class_name,
+        "attributes": list(t.attributes),
+        "kinds": list(t.kinds),
+        "columns": [
+            np.asarray(c, dtype=np.float64) if k == CONTINUOUS else [str(v) for v in c]
+            for k, c in zip(t.kinds, t.columns, strict=True)
+        ],
+        "target": [str(v) for v in t.target],
+    }
+
+
+def _table_from_wire(d: Mapping[str, Any]) -> Table:
+    attributes = _str_list(d.get("attributes"), "IT.attributes")
+    kinds = _str_list(d.get("kinds"), "IT.kinds")
+    raw_columns = d.get("columns")
+    if not isinstance(raw_columns, list) or len(raw_columns) != len(kinds):
+        raise ProtocolError(f"IT.columns must be a list of {len(kinds)} columns")
+    columns = []
+    for a, k, c in zip(attributes, kinds, raw_columns, strict=False):
+        if k == CONTINUOUS:
+            if not isinstance(c, np.ndarray) or c.dtype != np.float64 or c.ndim != 1:
+                raise ProtocolError(f"IT column {a!r} is continuous: expected a float64 array")
+            columns.append(c)
+        else:
+            columns.append(_str_array(c, f"IT column {a!r}"))
+    try:
+        return Table(
+            name=_str(d.get("name"), "IT.name"),
+            attributes=tuple(attributes),
+            kinds=tuple(kinds),
+            columns=tuple(columns),
+            target=_str_array(d.get("target"), "IT.target"),
+            class_name=_str(d.get("class_name"), "IT.class_name"),
+            source=_str(d.get("source"), "IT.source"),
+        )
+    except ConfigError as exc:
+        raise ProtocolError(f"IT is not a valid table: {exc}") from exc
+
+
+def _mapping(doc: Any, what: str) -> Mapping[str, Any]:
+    if not isinstance(doc, Mapping):
+        raise ProtocolError(f"{what} must be a map, got {type(doc).__name__}")
+    return doc
+
+
+def _str(x: Any, what: str) -> str:
+    if not isinstance(x, str):
+        raise ProtocolError(f"{what} must be a string, got {type(x).__name__}")
+    return x
+
+
+def _int(x: Any, what: str) -> int:
+    if isinstance(x, bool) or not isinstance(x, int):
+        raise ProtocolError(f"{what} must be an integer, got {type(x).__name__}")
+    return x
+
+
+def _str_list(x: Any, what: str) -> list[str]:
+    if not isinstance(x, list) or not all(isinstance(v, str) for v in x):
+        raise ProtocolError(f"{what} must be a list of strings")
+    return x
+
+
+def _str_array(x: Any, what: str) -> np.ndarray:
+    return np.array(_str_list(x, what), dtype=object)
+
+
+def _int_array(x: Any, what: str) -> np.ndarray:
+    arr = np.asarray(x) if isinstance(x, np.ndarray | list) else None
+    if arr is None or arr.ndim != 1 or not (arr.size == 0 or np.issubdtype(arr.dtype, np.integer)):
+        raise ProtocolError(f"{what} must be a one-dimensional array of integers")
+    return arr.astype(np.int64, copy=False)
