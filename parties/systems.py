@@ -508,6 +508,32 @@ def _register_dot_product() -> None:
 _register_dot_product()
 
 
+def _register_hybrid() -> None:
+    from parties.hybrid_system import (
+        hybrid_args,
+        hybrid_plan,
+        hybrid_result,
+        hybrid_run,
+        hybrid_summary,
+    )
+
+    SYSTEMS["hybrid-id3"] = System(
+        "hybrid-id3",
+        "Teng & Du's Hybrid-ID3: multi-group randomized response shortlists ω attributes, "
+        "secure dot products (commodity server or Paillier) count them exactly",
+        frozenset({"alice", "bob", "dealer"}),
+        hybrid_args,
+        hybrid_plan,
+        hybrid_run,
+        lambda reports: None,
+        finish=hybrid_result,
+        summary=hybrid_summary,
+    )
+
+
+_register_hybrid()
+
+
 def get_system(name: str) -> System:
     try:
         return SYSTEMS[name]

@@ -1,0 +1,683 @@
+"""Hybrid-ID3 — Teng & Du, *A Hybrid Multi-Group Privacy-Preserving Approach for Building
+Decision Trees*, Section 3.1 (steps 1-6), with the two baselines of Section 5.
+
+Roles: ``alice`` and ``bob`` hold the attributes of a vertically partitioned table, aligned by
+record (Bob also holds the class); a ``dealer`` (commodity server) serves correlated randomness
+for the secure dot products when the ``dealer`` method is used (:func:`serve_dealer`).
+
+Step 1 (:func:`exchange_disguised`): each party binary-encodes its own columns (Bob's include
+the class), disguises them with multi-group randomized response
+(:mod:`protocols.randomized_response`) and sends them to the other. Alice ends with
+``D1 = D_a ∪ D̂_b``, Bob with ``D2 = D̂_a ∪ D_b``. Then both run the same recursion in lockstep
+(:func:`hybrid_id3`):
+
+2. if the exact class counts ``N(E ∧ class = C)`` of the node hold one class only: a leaf
+   (the counts come from step 4c of the parent; at the root from ``p`` dot products);
+3. if no candidate attribute is left (or the depth limit is reached): a majority leaf;
+4. (a) each party estimates every candidate's gain from its own data (its true part plus the
+   other's disguised part); they exchange the estimates and average them; (b) the ``ω`` best
+   averages form the window; (c) secure dot products ``N(E ∧ A = v ∧ class = C) = V_a · V_b``
+   give the exact counts, hence the exact gains, of the window's attributes; the best (ties:
+   Alice's attributes first, then column order, :func:`mpc.id3.best_site_attribute`) splits;
+5. label the node with it;
+6. every value of the split attribute gets a child; (b) a child with no records is a leaf with
+   the node's majority class; (c) otherwise recurse — its class counts are the ones of 4c.
+
+Two dot-product batches per node keep every count to one candidate attribute: Alice's rows
+``E_a ∧ A = v`` (her candidates) times Bob's columns ``E_b ∧ class = C``, and Alice's row
+``E_a`` times Bob's columns ``E_b ∧ B = v ∧ class = C`` (his candidates). Each count is one
+dot product of two length-``n`` 0/1 vectors; :attr:`HybridResult.dot_products` counts them all,
+so the cost ratio C of Table 1 is exact.
+
+Baselines (Section 5): *randomization-only* — the averaged estimates choose every split and the
+averaged estimated counts decide the leaves (a class is present when its estimate is at least
+one record, a node is empty when its estimate is below one), no SMC at all; *SMC-only* — ``ω``
+is every candidate, which makes the tree that of plain ID3 (:class:`mpc.id3.ID3Classifier` with
+Alice's attributes first), at the largest SMC cost.
+
+What each party learns (ledger):
+
+* ``hybrid/disguised`` — the other party's disguised table (its shape, groups and digest are
+  recorded; the bits themselves stay in memory);
+* ``hybrid/estimated-gains`` — the other's estimated gains of every candidate at every node
+  (hence their average), and in randomization-only mode ``hybrid/estimated-counts``, the
+  other's estimated counts of the chosen attribute;
+* ``hybrid/exact-counts`` — the exact ``(value x class)`` counts of the window's attributes at
+  every node (and the root's class counts), which SMC reveals to both, as the paper intends;
+* ``hybrid/tree`` — the tree, which both parties hold;
+* the dealer: ``dot-product/shape`` of every batch (how many counts a node asks for), nothing
+  about the data.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from mpc.errors import ConfigError, ProtocolError
+from mpc.id3 import best_attribute, best_site_attribute, information_gain
+from mpc.runtime import Party
+from mpc.tree import majority
+from protocols.dot_product import dot_products
+from protocols.randomized_response import (
+    THETA_SINGULAR_TOLERANCE,
+    BitLayout,
+    binary_encode,
+    disguise,
+)
+
+__all__ = [
+    "ALICE",
+    "BOB",
+    "DEALER",
+    "MODES",
+    "DealerDot",
+    "DisguisedView",
+    "Estimator",
+    "HybridResult",
+    "HybridSetup",
+    "exchange_disguised",
+    "hybrid_id3",
+    "paillier_dot",
+    "serve_dealer",
+]
+
+ALICE, BOB, DEALER = "alice", "bob", "dealer"
+MODES = ("hybrid", "smc-only", "randomization-only")
+
+Floats = npt.NDArray[np.float64]
+Bools = npt.NDArray[np.bool_]
+
+
+@dataclass(frozen=True)
+class HybridSetup:
+    """The public parameters both parties (and the launcher) agree on.
+
+    ``attributes`` are ``(name, owner)`` pairs in tie order (Alice's first, then Bob's, each
+    in column order); ``domains`` map every attribute and the class to its values (codes are
+    positions in these lists); ``groups`` map each party to its randomization groups (lists of
+    its attribute names; Bob's include the class), ``theta`` is the probability of telling
+    the truth, ``code`` the binary code of :func:`protocols.randomized_response.binary_encode`.
+    """
+
+    attributes: tuple[tuple[str, str], ...]
+    class_name: str
+    domains: Mapping[str, Sequence[str]]
+    groups: Mapping[str, Sequence[Sequence[str]]]
+    theta: float
+    code: str = "paired"
+
+    def __post_init__(self) -> None:
+        owners = {o for _, o in self.attributes}
+        if not owners <= {ALICE, BOB}:
+            raise ConfigError(f"attribute owners must be alice or bob, got {sorted(owners)}")
+        if abs(2.0 * self.theta - 1.0) < THETA_SINGULAR_TOLERANCE:
+            raise ConfigError(
+                f"theta = {self.theta}: the randomized-response matrix is singular at 0.5, so "
+                "nothing can be estimated (Teng & Du, Theorem 2); choose theta != 0.5"
+            )
+        if not 0.0 <= self.theta <= 1.0:
+            raise ConfigError(f"theta must be a probability in [0, 1], got {self.theta}")
+        for party in (ALICE, BOB):
+            own = set(self.columns_of(party))
+            grouped = [a for g in self.groups.get(party, ()) for a in g]
+            if sorted(grouped) != sorted(own) or any(not g for g in self.groups.get(party, ())):
+                raise ConfigError(
+                    f"the groups of {party} must split its columns {sorted(own)} into "
+                    f"non-empty disjoint groups, got {self.groups.get(party)}"
+                )
+        missing = [a for a in (*self.names, self.class_name) if a not in self.domains]
+        if missing:
+            raise ConfigError(f"no domain for {missing}")
+
+    @property
+    def names(self) -> list[str]:
+        return [a for a, _ in self.attributes]
+
+    @property
+    def classes(self) -> list[str]:
+        return list(self.domains[self.class_name])
+
+    def owner(self, attribute: str) -> str:
+        if attribute == self.class_name:
+            return BOB
+        return dict(self.attributes)[attribute]
+
+    def columns_of(self, party: str) -> list[str]:
+        """The columns ``party`` holds in the clear (Bob's end with the class)."""
+        own = [a for a, o in self.attributes if o == party]
+        return [*own, self.class_name] if party == BOB else own
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "attributes": [list(p) for p in self.attributes],
+            "class_name": self.class_name,
+            "domains": {a: list(d) for a, d in self.domains.items()},
+            "groups": {p: [list(g) for g in gs] for p, gs in self.groups.items()},
+            "theta": self.theta,
+            "code": self.code,
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> HybridSetup:
+        try:
+            return cls(
+                attributes=tuple((str(a), str(o)) for a, o in d["attributes"]),
+                class_name=str(d["class_name"]),
+                domains={str(a): [str(v) for v in vs] for a, vs in d["domains"].items()},
+                groups={str(p): [[str(a) for a in g] for g in gs] for p, gs in d["groups"].items()},
+                theta=float(d["theta"]),
+                code=str(d.get("code", "paired")),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ConfigError(f"malformed Hybrid-ID3 setup: {exc!r}") from None
+
+
+@dataclass
+class DisguisedView:
+    """The other party's table as received: disguised bits and their public layout."""
+
+    layout: BitLayout
+    bits: npt.NDArray[np.uint8]
+    groups: list[list[str]]
+
+
+@dataclass
+class HybridResult:
+    """One tree as both parties hold it (JSON form of :mod:`mpc.tree`) and what it cost."""
+
+    tree: dict[str, Any]
+    mode: str
+    dot_products: int = 0
+    nodes: int = 0
+    smc_batches: int = 0
+    log: list[dict[str, Any]] = field(default_factory=list)
+
+
+#: ``dot(party, matrices, tag)`` — batches of secure dot products revealed to both parties,
+#: run concurrently: Alice passes her ``(m x n)`` matrices, Bob his ``(n x l)`` ones.
+DotProducts = Callable[[Party, list[np.ndarray], str], Awaitable[list[np.ndarray]]]
+
+
+# ----------------------------------------------------------------------------- step 1
+
+
+def _encode(setup: HybridSetup, party: str, codes: np.ndarray) -> tuple[np.ndarray, BitLayout]:
+    cols = setup.columns_of(party)
+    domains = {a: list(setup.domains[a]) for a in cols}
+    columns = {a: [domains[a][int(c)] for c in codes[:, j]] for j, a in enumerate(cols)}
+    return binary_encode(columns, domains, code=setup.code)
+
+
+async def exchange_disguised(
+    party: Party,
+    setup: HybridSetup,
+    codes: np.ndarray,
+    *,
+    rng: int | np.random.Generator | None = None,
+    tag: str = "hybrid/disguise",
+) -> DisguisedView:
+    """Step 1: disguise this party's columns (``codes``: rows x :meth:`HybridSetup.columns_of`,
+    value positions) with MRR and swap disguised tables with the other party.
+
+    ``rng`` ``None`` draws the coins from the OS; a seed makes experiments reproducible."""
+    me = party.name
+    other = BOB if me == ALICE else ALICE
+    with party.phase(tag):
+        bits, layout = _encode(setup, me, codes)
+        groups = layout.groups(setup.groups[me])
+        sent = disguise(bits, groups, setup.theta, rng)
+        await party.send(other, tag, sent)
+        got = await party.recv(other, tag)
+        _, other_layout = _encode(
+            setup, other, np.zeros((1, len(setup.columns_of(other))), dtype=np.int64)
+        )
+        if (
+            not isinstance(got, np.ndarray)
+            or got.dtype != np.uint8
+            or got.ndim != 2
+            or got.shape != (codes.shape[0], other_layout.n_bits)
+            or (got > 1).any()
+        ):
+            raise ProtocolError(
+                f"{other} sent a disguised table that is not a {codes.shape[0]} x "
+                f"{other_layout.n_bits} 0/1 uint8 matrix"
+            )
+        party.ledger.record(
+            "hybrid/disguised",
+            {
+                "from": other,
+                "attributes": list(other_layout.attributes),
+                "rows": int(got.shape[0]),
+                "bits": int(got.shape[1]),
+                "groups": [list(g) for g in setup.groups[other]],
+                "theta": setup.theta,
+                "sha256": hashlib.sha256(got.tobytes()).hexdigest(),
+            },
+            step=tag,
+        )
+    return DisguisedView(other_layout, got, [list(g) for g in setup.groups[other]])
+
+
+# ----------------------------------------------------------------------------- estimation
+
+
+class Estimator:
+    """Unbiased estimates of ``N(E ∧ A = v ∧ class = C)`` from one party's data: its true
+    columns and the other's disguised table (the ``O(m)`` method of Section 4: per record, the
+    product over the groups that ``E`` touches of ``(θ [e_k] - (1-θ) [ē_k]) / (2θ - 1)``,
+    times the exact indicators of the conditions on true columns).
+
+    For speed, the matches ``[A = v]`` and ``[(A = v)‾]`` of every disguised attribute value
+    are computed once; a group's sub-pattern matches are the products of its conditions'.
+    """
+
+    def __init__(self, setup: HybridSetup, me: str, codes: np.ndarray, view: DisguisedView) -> None:
+        self.setup = setup
+        self.theta = setup.theta
+        self.n = codes.shape[0]
+        self.own = {a: codes[:, j] for j, a in enumerate(setup.columns_of(me))}
+        self.group_of: dict[str, int] = {a: g for g, grp in enumerate(view.groups) for a in grp}
+        self.sat: dict[str, Bools] = {}
+        self.opp: dict[str, Bools] = {}
+        X = view.bits
+        for a in view.layout.attributes:
+            words = view.layout.words(a)
+            cols = view.layout.bits_of(a)
+            sub = X[:, cols]  # n x b
+            # [A = v] for every v: the record's bits equal v's code word; [(A = v)‾]: their
+            # bitwise opposite
+            self.sat[a] = (sub[:, None, :] == words[None, :, :]).all(axis=2)
+            self.opp[a] = (sub[:, None, :] != words[None, :, :]).all(axis=2)
+
+    def counts(self, path: Sequence[tuple[str, int]], attribute: str | None) -> Floats:
+        """Estimated ``(values x classes)`` counts of ``attribute`` at the node ``path``
+        (with ``attribute`` ``None``: the node's class counts, shape ``(1 x classes)``)."""
+        setup = self.setup
+        k = 1 if attribute is None else len(setup.domains[attribute])
+        p = len(setup.classes)
+        rows = np.ones(self.n, dtype=bool)
+        for a, v in path:
+            if a in self.own:
+                rows &= self.own[a] == v
+        idx = np.flatnonzero(rows)
+        # per group: (sat, opp) factors broadcast to (rows, k, p)
+        terms: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}
+        exact = np.ones((len(idx), 1, 1), dtype=bool)
+
+        def add(a: str, sat: np.ndarray, opp: np.ndarray) -> None:
+            terms.setdefault(self.group_of[a], []).append((sat, opp))
+
+        for a, v in path:
+            if a not in self.own:
+                add(a, self.sat[a][idx, v][:, None, None], self.opp[a][idx, v][:, None, None])
+        if attribute is not None:
+            if attribute in self.own:
+                codes = self.own[attribute][idx]
+                exact = exact & (codes[:, None] == np.arange(k)[None, :])[:, :, None]
+            else:
+                add(
+                    attribute,
+                    self.sat[attribute][idx][:, :, None],
+                    self.opp[attribute][idx][:, :, None],
+                )
+        c = setup.class_name
+        if c in self.own:
+            exact = exact & (self.own[c][idx][:, None] == np.arange(p)[None, :])[:, None, :]
+        else:
+            add(c, self.sat[c][idx][:, None, :], self.opp[c][idx][:, None, :])
+        w: np.ndarray = exact.astype(np.float64)
+        t, scale = self.theta, 1.0 / (2.0 * self.theta - 1.0)
+        for parts in terms.values():
+            sat, opp = parts[0]
+            for s, o in parts[1:]:
+                sat, opp = sat & s, opp & o
+            w = w * ((t * sat - (1.0 - t) * opp) * scale)
+        return np.broadcast_to(w, (len(idx), k, p)).sum(axis=0)
+
+
+# ----------------------------------------------------------------------------- the tree
+
+
+def _named(counts: np.ndarray, classes: Sequence[str]) -> dict[str, float | int]:
+    out: dict[str, float | int] = {}
+    for c, x in zip(classes, counts, strict=True):
+        x = float(x)
+        out[c] = round(x) if abs(x - round(x)) < 1e-9 else round(x, 6)
+    return dict(sorted(out.items()))
+
+
+def _leaf(counts: np.ndarray, classes: Sequence[str], label: str) -> dict[str, Any]:
+    return {"counts": _named(counts, classes), "class": label}
+
+
+def _label(counts: np.ndarray, classes: Sequence[str]) -> str:
+    return majority({c: float(x) for c, x in zip(classes, counts, strict=True)})
+
+
+async def hybrid_id3(
+    party: Party,
+    setup: HybridSetup,
+    estimator: Estimator,
+    codes: np.ndarray,
+    *,
+    mode: str = "hybrid",
+    window: int | None = None,
+    dot: DotProducts | None = None,
+    max_depth: int | None = None,
+    tag: str = "hybrid",
+) -> HybridResult:
+    """Build the tree at ``alice`` or ``bob`` (both call it; the same tree results at both).
+
+    ``codes`` are this party's true columns (:meth:`HybridSetup.columns_of`), ``estimator``
+    its :class:`Estimator` over ``D1`` or ``D2``; ``mode`` is ``hybrid`` (window ``ω`` =
+    ``window``), ``smc-only`` (window = every candidate) or ``randomization-only`` (no SMC).
+    ``dot`` runs the secure dot products (:class:`DealerDot` or :func:`paillier_dot`)."""
+    if mode not in MODES:
+        raise ConfigError(f"Hybrid-ID3 mode must be one of {MODES}, got {mode!r}")
+    if mode != "randomization-only" and dot is None:
+        raise ConfigError(f"mode {mode!r} needs a secure dot-product method")
+    if mode == "hybrid" and (window is None or window < 1):
+        raise ConfigError(f"the window ω must be an integer >= 1, got {window}")
+    if max_depth is not None and max_depth < 0:
+        raise ConfigError(f"max_depth must be >= 0, got {max_depth}")
+    me = party.name
+    if me not in (ALICE, BOB):
+        raise ConfigError(f"Hybrid-ID3 runs at alice and bob, not at {me!r}")
+    other = BOB if me == ALICE else ALICE
+    classes = setup.classes
+    p = len(classes)
+    own_cols = {a: codes[:, j] for j, a in enumerate(setup.columns_of(me))}
+    result = HybridResult(tree={}, mode=mode)
+    counter = [0]
+
+    def indicator(path: Sequence[tuple[str, int]]) -> np.ndarray:
+        v = np.ones(codes.shape[0], dtype=bool)
+        for a, val in path:
+            if setup.owner(a) == me:
+                v &= own_cols[a] == val
+        return v
+
+    async def exact(path: Sequence[tuple[str, int]], cands: Sequence[str], t: str) -> dict:
+        """Step 4c: exact ``(values x classes)`` counts of ``cands``; with ``cands`` empty, the
+        node's class counts under the key ``""``."""
+        if dot is None:  # pragma: no cover - checked above
+            raise ConfigError("no dot-product method")
+        base = indicator(path)
+        a_cands = [a for a in cands if setup.owner(a) == ALICE] if cands else []
+        b_cands = [a for a in cands if setup.owner(a) == BOB]
+        y = own_cols.get(setup.class_name)
+        mats: list[np.ndarray] = []
+        if me == ALICE:
+            if not cands:
+                mats.append(base[None, :])
+            else:
+                if a_cands:
+                    mats.append(
+                        np.stack(
+                            [
+                                base & (own_cols[a] == v)
+                                for a in a_cands
+                                for v in range(len(setup.domains[a]))
+                            ]
+                        )
+                    )
+                if b_cands:
+                    mats.append(base[None, :])
+        else:
+            if y is None:  # pragma: no cover - the setup puts the class at Bob
+                raise ConfigError("Bob must hold the class")
+            by_class = [base & (y == c) for c in range(p)]
+            if not cands or a_cands:
+                mats.append(np.stack(by_class, axis=1))
+            if b_cands:
+                mats.append(
+                    np.stack(
+                        [
+                            by_class[c] & (own_cols[a] == v)
+                            for a in b_cands
+                            for v in range(len(setup.domains[a]))
+                            for c in range(p)
+                        ],
+                        axis=1,
+                    )
+                )
+        prods = await dot(party, [m.astype(np.uint64) for m in mats], t)
+        result.smc_batches += 1
+        out: dict[str, np.ndarray] = {}
+        got = [np.asarray(x).astype(np.int64) for x in prods]
+        result.dot_products += sum(int(x.size) for x in got)
+        if not cands:
+            out[""] = got[0].reshape(1, p)
+            return out
+        i = 0
+        if a_cands:
+            r1 = got[i].reshape(-1, p)
+            i += 1
+            row = 0
+            for a in a_cands:
+                k = len(setup.domains[a])
+                out[a] = r1[row : row + k]
+                row += k
+        if b_cands:
+            r2 = got[i].reshape(-1)
+            col = 0
+            for a in b_cands:
+                k = len(setup.domains[a]) * p
+                out[a] = r2[col : col + k].reshape(-1, p)
+                col += k
+        return out
+
+    async def swap(value: np.ndarray, t: str, what: str) -> np.ndarray:
+        await party.send(other, t, value)
+        theirs = await party.recv(other, t)
+        if not isinstance(theirs, np.ndarray) or theirs.shape != value.shape:
+            raise ProtocolError(f"{other} sent malformed {what} at {t}")
+        return np.asarray(theirs, dtype=np.float64)
+
+    async def grow(
+        path: list[tuple[str, int]],
+        candidates: list[str],
+        counts: np.ndarray,
+        parent_label: str | None,
+        depth: int,
+    ) -> dict[str, Any]:
+        number = counter[0]
+        counter[0] += 1
+        result.nodes += 1
+        t = f"{tag}/n{number}"
+        if mode == "randomization-only":
+            present = int((counts >= 1.0).sum())
+            empty = float(counts.sum()) < 1.0
+        else:
+            present = int(np.count_nonzero(counts))
+            empty = present == 0
+        if empty:  # step 6b: no records, the parent's majority
+            return _leaf(counts, classes, parent_label or classes[0])
+        label = _label(counts, classes)
+        if present <= 1 or not candidates or (max_depth is not None and depth >= max_depth):
+            return _leaf(counts, classes, label)  # steps 2 and 3
+        # step 4a: every candidate's gain estimated from this party's data, then averaged
+        estimates = {a: np.clip(estimator.counts(path, a), 0.0, None) for a in candidates}
+        mine = np.array([information_gain(estimates[a]) for a in candidates])
+        theirs = await swap(mine, f"{t}/est", "estimated gains")
+        avg = (mine + theirs) / 2.0 if me == ALICE else (theirs + mine) / 2.0
+        party.ledger.record(
+            "hybrid/estimated-gains",
+            {"node": number, "gains": dict(zip(candidates, theirs.tolist(), strict=True))},
+            step=t,
+        )
+        entry: dict[str, Any] = {"node": number, "depth": depth}
+        if mode == "randomization-only":
+            best = candidates[best_attribute(avg.tolist())]
+            theirs_c = await swap(estimates[best], f"{t}/estc", "estimated counts")
+            party.ledger.record(
+                "hybrid/estimated-counts",
+                {"node": number, "attribute": best, "counts": theirs_c.tolist()},
+                step=t,
+            )
+            child_counts = (estimates[best] + theirs_c) / 2.0
+        else:
+            k = len(candidates) if mode == "smc-only" else min(int(window or 1), len(candidates))
+            order = sorted(range(len(candidates)), key=lambda i: (-avg[i], i))  # step 4b
+            cands = [candidates[i] for i in sorted(order[:k])]
+            ex = await exact(path, cands, t)  # step 4c
+            party.ledger.record(
+                "hybrid/exact-counts",
+                {"node": number, "counts": {a: ex[a].tolist() for a in cands}},
+                step=t,
+            )
+            by_site = [[a for a in cands if setup.owner(a) == s] for s in (ALICE, BOB)]
+            s, j = best_site_attribute([[information_gain(ex[a]) for a in g] for g in by_site])
+            best = by_site[s][j]
+            entry["window"] = cands
+            child_counts = ex[best].astype(np.float64)
+        entry["split"] = best
+        result.log.append(entry)
+        rest = [a for a in candidates if a != best]
+        children = {}
+        for v, value in enumerate(setup.domains[best]):  # step 6
+            children[value] = await grow(
+                [*path, (best, v)], rest, child_counts[v], label, depth + 1
+            )
+        return {
+            "attribute": best,
+            "site": 0 if setup.owner(best) == ALICE else 1,
+            "counts": _named(counts, classes),
+            "children": children,
+        }
+
+    with party.phase(f"{tag}/{mode}"):
+        if mode == "randomization-only":
+            mine = estimator.counts([], None).reshape(-1)
+            theirs = await swap(mine, f"{tag}/root", "estimated class counts")
+            party.ledger.record(
+                "hybrid/estimated-counts",
+                {"node": 0, "attribute": None, "counts": theirs.tolist()},
+                step=tag,
+            )
+            root = np.clip((mine + theirs) / 2.0, 0.0, None)
+        else:
+            ex = await exact([], [], f"{tag}/root")
+            root = ex[""].reshape(-1).astype(np.float64)
+            party.ledger.record(
+                "hybrid/exact-counts", {"node": 0, "counts": {"": root.tolist()}}, step=tag
+            )
+        result.tree = await grow([], setup.names, root, None, 0)
+    party.ledger.record("hybrid/tree", {"mode": mode, "nodes": result.nodes}, step=tag)
+    return result
+
+
+# ----------------------------------------------------------------------------- dot products
+
+
+class DealerDot:
+    """Dot products by Du & Zhan's commodity server. Batches are numbered: before batch ``i``
+    Alice and Bob each tell the dealer the public shapes of their matrices (``{prefix}/b{i}``)
+    and :func:`serve_dealer` answers with correlated randomness; then both run
+    :func:`protocols.dot_product.dot_products`, which reveals the counts to both. :meth:`close`
+    tells the dealer that the tree is done."""
+
+    def __init__(self, prefix: str, dealer: str = DEALER) -> None:
+        self.prefix, self.dealer, self.batch = prefix, dealer, 0
+
+    async def __call__(self, party: Party, mats: list[np.ndarray], tag: str) -> list[np.ndarray]:
+        t = f"{self.prefix}/b{self.batch}"
+        self.batch += 1
+        if party.name == ALICE:
+            shapes = [[int(m.shape[0]), int(m.shape[1]), -1] for m in mats]
+        else:
+            shapes = [[-1, int(m.shape[0]), int(m.shape[1])] for m in mats]
+        await party.send(self.dealer, f"{t}/deal", {"shapes": shapes})
+        outs = await asyncio.gather(
+            *(
+                dot_products(
+                    party,
+                    m,
+                    method="dealer",
+                    reveal_to="both",
+                    tag=f"{t}/dot{i}",
+                    dealer=self.dealer,
+                    record=False,
+                )
+                for i, m in enumerate(mats)
+            )
+        )
+        return [o for o in outs if o is not None]
+
+    async def close(self, party: Party) -> None:
+        await party.send(self.dealer, f"{self.prefix}/b{self.batch}/deal", "done")
+
+
+def paillier_dot(key_bits: int | None = None) -> DotProducts:
+    """Dot products by Paillier encryption (no third party; Alice holds a fresh key per
+    batch). Slow (one 2048-bit encryption per entry of Alice's matrices): small tables only."""
+
+    async def run(party: Party, mats: list[np.ndarray], tag: str) -> list[np.ndarray]:
+        options: dict[str, Any] = {} if key_bits is None else {"key_bits": key_bits}
+        outs = await asyncio.gather(
+            *(
+                dot_products(
+                    party,
+                    m,
+                    method="paillier",
+                    reveal_to="both",
+                    tag=f"{tag}/dot{i}",
+                    record=False,
+                    **options,
+                )
+                for i, m in enumerate(mats)
+            )
+        )
+        return [o for o in outs if o is not None]
+
+    return run
+
+
+async def serve_dealer(party: Party, prefixes: Sequence[str]) -> int:
+    """The dealer's side of :class:`DealerDot`, for the trees built with it in order (their
+    prefixes). For every batch the dealer learns the public shapes from Alice and Bob (they
+    must agree) and deals correlated randomness; it never sees data. Returns the number of
+    batches served."""
+    served = 0
+    for prefix in prefixes:
+        batch = 0
+        while True:
+            t = f"{prefix}/b{batch}"
+            a_req = await party.recv(ALICE, f"{t}/deal")
+            b_req = await party.recv(BOB, f"{t}/deal")
+            if a_req == "done" and b_req == "done":
+                break
+            shapes = _agreed_shapes(a_req, b_req)
+            await asyncio.gather(
+                *(
+                    dot_products(
+                        party, None, method="dealer", shape=s, tag=f"{t}/dot{i}", reveal_to="both"
+                    )
+                    for i, s in enumerate(shapes)
+                )
+            )
+            batch += 1
+            served += 1
+    return served
+
+
+def _agreed_shapes(a_req: Any, b_req: Any) -> list[tuple[int, int, int]]:
+    try:
+        a, b = a_req["shapes"], b_req["shapes"]
+        if len(a) != len(b):
+            raise ValueError(f"{len(a)} batches from alice, {len(b)} from bob")
+        shapes = []
+        for (m, n1, _), (_, n2, ell) in zip(a, b, strict=True):
+            if int(n1) != int(n2) or min(int(m), int(n1), int(ell)) < 1:
+                raise ValueError(f"alice's n = {n1}, bob's n = {n2}")
+            shapes.append((int(m), int(n1), int(ell)))
+        return shapes
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ProtocolError(f"dealer: alice and bob asked for different batches ({exc})") from None
