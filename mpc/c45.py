@@ -23,6 +23,7 @@ on 20% of the training set; Chang & Tracy's footnote 2 needs fractional instance
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -107,7 +108,12 @@ class C45Classifier:
 
     # ------------------------------------------------------------------ fit
 
-    def fit(self, table: Table) -> C45Classifier:
+    def fit(
+        self, table: Table, *, prune_rows: Sequence[int] | np.ndarray | None = None
+    ) -> C45Classifier:
+        """Grow the tree and, with reduced-error pruning, prune it on held-out rows: the
+        ``prune_rows`` given (indices into ``table``; several learners can then share one
+        prune set), else a stratified ``prune_fraction`` drawn with ``seed``."""
         self._validate()
         if table.n_rows == 0:
             raise ConfigError("cannot learn a tree from an empty table")
@@ -133,9 +139,20 @@ class C45Classifier:
                 self._data.append(codes)
         self._y = y
         rows = np.arange(table.n_rows)
-        prune_rows = np.array([], dtype=np.int64)
-        if self.pruning == "reduced-error" and table.n_rows >= 10:
-            rows, prune_rows = train_test_split(y, self.prune_fraction, seed=self.seed)
+        held_out = np.array([], dtype=np.int64)
+        if self.pruning == "reduced-error" and prune_rows is not None:
+            held_out = np.unique(np.asarray(prune_rows, dtype=np.int64))
+            if len(held_out) and (held_out[0] < 0 or held_out[-1] >= table.n_rows):
+                raise ConfigError(
+                    f"prune_rows must index the table's {table.n_rows} rows, got "
+                    f"{held_out[0]}..{held_out[-1]}"
+                )
+            if len(held_out) == table.n_rows:  # nothing left to grow on: do not prune
+                held_out = np.array([], dtype=np.int64)
+            rows = np.setdiff1d(rows, held_out)
+        elif self.pruning == "reduced-error" and table.n_rows >= 10:
+            rows, held_out = train_test_split(y, self.prune_fraction, seed=self.seed)
+        prune_rows = held_out
         nominal = {j for j, k in enumerate(self.kinds_) if k == "nominal"}
         tree = self._build(rows, np.ones(len(rows)), nominal, 0, None)
         if len(prune_rows):

@@ -534,6 +534,26 @@ def _register_hybrid() -> None:
 _register_hybrid()
 
 
+def _register_cdtl() -> None:
+    from parties.cdtl_system import cdtl_args, cdtl_plan, cdtl_result, cdtl_run, cdtl_summary
+
+    SYSTEMS["cdtl"] = System(
+        "cdtl",
+        "Mancuhan & Clifton's collaborative decision tree learning on outsourced anatomized "
+        "data (client + CDBS), with the baselines cnl and cdbsl, under cross-validation",
+        frozenset({"client", "cdbs"}),
+        cdtl_args,
+        cdtl_plan,
+        cdtl_run,
+        lambda reports: None,
+        finish=cdtl_result,
+        summary=cdtl_summary,
+    )
+
+
+_register_cdtl()
+
+
 def get_system(name: str) -> System:
     try:
         return SYSTEMS[name]

@@ -81,7 +81,10 @@ __all__ = [
     "is_l_diverse",
     "join",
     "max_l",
+    "open_eseq",
+    "suppress_for_l",
     "true_instances",
+    "true_instances_with_rows",
 ]
 
 #: The random salt of ``E_k(salt, s)`` (Definition 4); AES-GCM's random nonce already makes
@@ -404,6 +407,45 @@ def anatomize(
     return Anatomized(it=it, st=st, l=l)
 
 
+def suppress_for_l(
+    table: Table,
+    sensitive: str,
+    l: int,  # noqa: E741
+    rng: np.random.Generator | None = None,
+) -> np.ndarray:
+    """The rows to keep so that ``table`` can be anatomized with ``l``: the fewest tuples of
+    the over-frequent sensitive values are suppressed (chosen at random), until no value
+    covers more than ``1 / l`` of the rest. Suppressing ``k`` tuples of the most frequent value
+    ``f`` needs ``(f - k) l <= n - k``, so each removal gains ``l - 1``.
+
+    Suppressed tuples are not outsourced (the usual remedy of anonymization when a table is not
+    eligible). Raises :class:`~mpc.errors.ConfigError` when ``l`` exceeds the number of
+    distinct sensitive values: then no suppression helps."""
+    values = _sensitive_values(table, sensitive)
+    domain, codes = np.unique(values, return_inverse=True)
+    if l > len(domain):
+        raise ConfigError(
+            f"l = {l} is impossible: the sensitive column {sensitive!r} has only "
+            f"{len(domain)} distinct values ({', '.join(map(repr, domain[:10].tolist()))}), "
+            "and every group needs l different ones"
+        )
+    counts = np.bincount(codes, minlength=len(domain))
+    drop = np.zeros(len(domain), dtype=np.int64)
+    n = int(counts.sum())
+    while True:
+        left = counts - drop
+        top = int(left.argmax())
+        if int(left[top]) * l <= n - int(drop.sum()):
+            break
+        drop[top] += 1
+    rand = _Randomness(rng)
+    keep = np.ones(len(values), dtype=bool)
+    for v in np.flatnonzero(drop):
+        rows = np.flatnonzero(codes == v)
+        keep[rows[rand.permutation(len(rows))[: int(drop[v])]]] = False
+    return np.flatnonzero(keep)
+
+
 def _sensitive_values(table: Table, sensitive: str) -> np.ndarray:
     if sensitive == table.class_name or sensitive not in table.attributes:
         what = (
@@ -517,7 +559,7 @@ def join(
     Rows come back in the original order. Raises :class:`~mpc.errors.ProtocolError` if ``ST``
     lacks a tuple's SEQ or files it under another GID.
     """
-    seq, row = _open_eseq(it, key, name)
+    seq, row = open_eseq(it, key, name)
     order = np.argsort(st.seq, kind="stable")
     sorted_seq = st.seq[order]
     if len(sorted_seq) > 1 and bool(np.any(sorted_seq[1:] == sorted_seq[:-1])):
@@ -570,15 +612,23 @@ def group_join(it_rows: IdentifyingTable, st: SensitiveTable) -> Candidates:
 
 
 def true_instances(candidates: Candidates, key: ClientKey, *, name: str | None = None) -> Table:
+    """``trueInstances`` of ``Inference`` (Figure 3); see :func:`true_instances_with_rows`."""
+    return true_instances_with_rows(candidates, key, name=name)[0]
+
+
+def true_instances_with_rows(
+    candidates: Candidates, key: ClientKey, *, name: str | None = None
+) -> tuple[Table, np.ndarray]:
     """``trueInstances`` of ``Inference`` (Figure 3), run by the client: decrypt each tuple's
     ESEQ and keep the one candidate pair whose SEQ is the tuple's sequence number.
 
     Returns the leaf's non-anatomized tuples (identifying attributes, sensitive attribute in its
     original place, class), in their original relative order. ``name`` as in :func:`join`.
-    Raises :class:`~mpc.errors.ProtocolError` if a tuple has no true pair or several.
+    Raises :class:`~mpc.errors.ProtocolError` if a tuple has no true pair or several. Also
+    returns the tuples' original rows (sorted, as the table's rows are).
     """
     it = candidates.it
-    seq, row = _open_eseq(it, key, name)
+    seq, row = open_eseq(it, key, name)
     true = candidates.seq == seq[candidates.row]
     hits = np.bincount(candidates.row[true], minlength=it.n_rows)
     if np.any(hits != 1):
@@ -588,18 +638,24 @@ def true_instances(candidates: Candidates, key: ClientKey, *, name: str | None =
         )
     value = np.empty(it.n_rows, dtype=object)
     value[candidates.row[true]] = candidates.value[true]
-    return _restore(it, value, row, candidates.attribute, candidates.position, name)
+    table = _restore(it, value, row, candidates.attribute, candidates.position, name)
+    return table, np.sort(row)
 
 
-def _open_eseq(
-    it: IdentifyingTable, key: ClientKey, name: str | None
+def open_eseq(
+    it: IdentifyingTable, key: ClientKey, name: str | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The sequence numbers ``s`` and original rows ``r`` sealed in ``it``'s ESEQs."""
+    """The client's view of ``it``'s ESEQs: the sequence numbers ``s`` and the original rows
+    ``r`` sealed in them (``name`` as in :func:`join`)."""
     table_name = it.name if name is None else name
     seq = np.empty(it.n_rows, dtype=np.int64)
     row = np.empty(it.n_rows, dtype=np.int64)
+    aad: dict[int, bytes] = {}
     for i, (gid, blob) in enumerate(zip(it.gid.tolist(), it.eseq, strict=True)):
-        plaintext = open_sealed(key, blob.tobytes(), _eseq_aad(table_name, gid))
+        ad = aad.get(gid)
+        if ad is None:
+            ad = aad[gid] = _eseq_aad(table_name, gid)
+        plaintext = open_sealed(key, blob.tobytes(), ad)
         if len(plaintext) != _ESEQ_PLAINTEXT:
             raise ProtocolError(
                 f"ESEQ of tuple {i} holds {len(plaintext)} bytes, expected {_ESEQ_PLAINTEXT}"

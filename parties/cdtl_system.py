@@ -1,0 +1,358 @@
+"""The ``cdtl`` system: Mancuhan & Clifton's collaborative decision tree learning with a client
+process (the data owner) and a CDBS process (the cloud database server), and the baselines
+cnl and cdbsl, under K-fold cross-validation.
+
+The launcher prepares the table (the class column chosen with ``--class``: a continuous class
+is split at its median into ``low`` / ``high``; continuous attributes discretised into
+``--bins`` equal-frequency bins; rows filtered with ``--where``), the stratified folds and, per
+fold, the prune set (20% of the training rows, the same for the three methods). Only the client
+gets the table. For every fold the client anatomizes the training rows (``--l``), outsources
+them, and classifies the test rows with each method; it reports accuracy and its own costs:
+seconds spent (crypto, network, learning, inference; outsourcing excluded, it is common to all
+methods) and tuples held. ``ets`` and ``ms`` are the paper's Equations 1 and 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mpc.config import DeploymentConfig, PartyConfig
+from mpc.errors import ConfigError, ProtocolError
+from mpc.launcher import PartySpec
+from mpc.runtime import Party
+from protocols.cdtl import CDBS, CLIENT
+
+__all__ = ["METHODS", "cdtl_args", "cdtl_plan", "cdtl_result", "cdtl_run", "cdtl_summary"]
+
+METHODS = ("cdtl", "cnl", "cdbsl")
+
+
+def cdtl_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--dataset", metavar="NAME", default=None, help="dataset (default: weather)")
+    p.add_argument("--data-dir", metavar="DIR", help="where the UCI datasets are")
+    p.add_argument("--sensitive", required=True, metavar="COL", help="the sensitive attribute A_s")
+    p.add_argument(
+        "--class",
+        dest="class_column",
+        default=None,
+        metavar="COL",
+        help="the attribute to predict (default: the dataset's class); a continuous one is "
+        "split at its median into low/high",
+    )
+    p.add_argument("--l", type=int, default=2, help="l of l-diversity (default 2)")
+    p.add_argument("--cv", type=int, default=10, metavar="K", help="folds (default 10)")
+    p.add_argument("--method", choices=(*METHODS, "all"), default="all", help="(default all)")
+    p.add_argument("--bins", type=int, default=4, help="bins for continuous attributes (4)")
+    p.add_argument(
+        "--where",
+        action="append",
+        default=[],
+        metavar="COL!=VALUE",
+        help="keep only rows where COL != VALUE (or COL=VALUE); repeatable",
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed of folds and prune sets (0)")
+    p.add_argument(
+        "--db",
+        default=None,
+        metavar="FILE",
+        help="the CDBS's SQLite database (default: a file in the deployment directory)",
+    )
+    p.add_argument("--clients", type=int, default=1, help="client processes sharing the CDBS")
+    p.add_argument(
+        "--no-suppress",
+        action="store_true",
+        help="fail when a sensitive value covers more than 1/l of the rows, instead of "
+        "suppressing the fewest of its tuples before outsourcing",
+    )
+
+
+#: names the papers give a dataset's class column: house-votes-84's "Class Name" is the party
+CLASS_ALIASES = {"house-votes-84": {"party": "Class Name"}}
+
+
+def _with_class(table: Any, column: str | None) -> Any:
+    """``table`` with ``column`` as the class (the old class becomes an attribute)."""
+    from mpc.datasets import Table
+
+    column = CLASS_ALIASES.get(table.name, {}).get(column or "", column)
+    if column is None or column == table.class_name:
+        return table
+    if column not in table.attributes:
+        raise ConfigError(
+            f"--class {column!r}: not a column of {table.name}; choose one of "
+            f"{[*table.attributes, table.class_name]}"
+        )
+    j = table.attributes.index(column)
+    y = table.columns[j]
+    if table.kinds[j] == "continuous":
+        values = np.asarray(y, dtype=np.float64)
+        known = ~np.isnan(values)
+        median = float(np.median(values[known]))
+        keep = np.flatnonzero(known)
+        y = np.where(values[keep] <= median, "low", "high").astype(object)
+        table = table.subset(keep)
+    attrs = [a for a in table.attributes if a != column] + [table.class_name]
+    kinds = [k for a, k in zip(table.attributes, table.kinds, strict=True) if a != column]
+    cols = [c for a, c in zip(table.attributes, table.columns, strict=True) if a != column]
+    return Table(
+        name=table.name,
+        attributes=tuple(attrs),
+        kinds=(*kinds, "nominal"),
+        columns=(*cols, np.asarray(table.target, dtype=object)),
+        target=np.asarray(y, dtype=object),
+        class_name=column,
+        source=table.source,
+    )
+
+
+def _filter(table: Any, conditions: list[str]) -> Any:
+    for cond in conditions:
+        neg = "!=" in cond
+        col, _, value = cond.partition("!=" if neg else "=")
+        col, value = col.strip(), value.strip()
+        if not col or col not in (*table.attributes, table.class_name):
+            raise ConfigError(f"--where {cond!r}: expected COL!=VALUE or COL=VALUE with a column")
+        data = table.target if col == table.class_name else table.column(col)
+        hit = np.asarray(data, dtype=str) == value
+        table = table.subset(np.flatnonzero(~hit if neg else hit))
+        if table.n_rows == 0:
+            raise ConfigError(f"--where {cond!r} leaves no row")
+    return table
+
+
+def cdtl_plan(args: argparse.Namespace) -> Any:
+    from mpc.datasets import Discretizer, load_dataset, resolve_data_dir
+    from mpc.evaluation import stratified_kfold, train_test_split
+    from parties.hybrid_system import _concat
+    from parties.systems import Plan
+    from protocols.anatomization import max_l
+
+    if args.l < 2:
+        raise ConfigError(f"--l must be at least 2, got {args.l}")
+    if args.clients < 1:
+        raise ConfigError(f"--clients must be at least 1, got {args.clients}")
+    table, extra = load_dataset(args.dataset or "weather", resolve_data_dir(args.data_dir))
+    if extra is not None:
+        table = _concat(table, extra)
+    table = _filter(table, args.where)
+    table = _with_class(table, args.class_column)
+    if args.sensitive not in table.attributes:
+        raise ConfigError(
+            f"--sensitive {args.sensitive!r}: not an attribute of {table.name} with class "
+            f"{table.class_name!r}; choose one of {list(table.attributes)}"
+        )
+    if "continuous" in table.kinds:
+        table = Discretizer.fit(table, args.bins).transform(table)
+    top = max_l(table, args.sensitive)
+    if args.l > top and args.no_suppress:
+        values, counts = np.unique(
+            np.asarray(table.column(args.sensitive), dtype=str), return_counts=True
+        )
+        share = counts.max() / counts.sum()
+        raise ConfigError(
+            f"--l {args.l} is impossible for {args.sensitive!r}: its most frequent value "
+            f"{values[counts.argmax()]!r} covers {share:.1%} of the rows, more than 1/{args.l}; "
+            f"the largest possible l is {top} (without --no-suppress, the fewest tuples of "
+            "that value are suppressed instead)"
+        )
+    distinct = len(np.unique(np.asarray(table.column(args.sensitive), dtype=str)))
+    if args.l > distinct:
+        raise ConfigError(
+            f"--l {args.l} is impossible: {args.sensitive!r} has only {distinct} distinct "
+            "values, and every group needs l different ones"
+        )
+    folds = []
+    for train, test in stratified_kfold(table.target, args.cv, seed=args.seed):
+        _, prune = train_test_split(table.target[train], 0.2, seed=args.seed)
+        folds.append({"train": train.tolist(), "test": test.tolist(), "prune": prune.tolist()})
+    doc = {
+        "name": table.name,
+        "attributes": list(table.attributes),
+        "columns": [[str(v) for v in c] for c in table.columns],
+        "target": [str(v) for v in table.target],
+        "class_name": table.class_name,
+    }
+    methods = list(METHODS) if args.method == "all" else [args.method]
+    clients = [CLIENT] if args.clients == 1 else [f"{CLIENT}{i + 1}" for i in range(args.clients)]
+    specs = [PartySpec(c, CLIENT, {"table": doc, "folds": folds}) for c in clients]
+    specs.append(PartySpec(CDBS, CDBS, {}))
+    params = {
+        "sensitive": args.sensitive,
+        "l": args.l,
+        "methods": methods,
+        "db": str(Path(args.db).resolve()) if args.db else "",
+        "clients": clients,
+    }
+    context = {"table": table, "folds": folds}
+    return Plan(specs, params, context)
+
+
+def _table(doc: dict[str, Any]) -> Any:
+    from mpc.datasets import Table
+
+    try:
+        return Table(
+            name=str(doc["name"]),
+            attributes=tuple(doc["attributes"]),
+            kinds=("nominal",) * len(doc["attributes"]),
+            columns=tuple(np.asarray(c, dtype=object) for c in doc["columns"]),
+            target=np.asarray(doc["target"], dtype=object),
+            class_name=str(doc["class_name"]),
+            source="client",
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ConfigError(f"the client's data file is not a table: {exc!r}") from None
+
+
+async def cdtl_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
+    from mpc.evaluation import rows_of
+    from mpc.sealed import ClientKey
+    from parties.systems import load_party_data
+    from protocols.anatomization import anatomize, open_eseq, suppress_for_l
+    from protocols.cdtl import CDBSClient, CDBSStore, ClientCosts, serve_client
+
+    p = cfg.params
+    clients = [str(c) for c in p["clients"]]
+    if me.role == CDBS:
+        db = str(p.get("db") or "") or str(cfg.path.parent / "cdbs.sqlite")
+        store = CDBSStore(db)
+        try:
+            import asyncio
+
+            served = await asyncio.gather(*(serve_client(party, store, c) for c in clients))
+            return {"requests": dict(zip(clients, served, strict=True)), "db": db,
+                    "subtrees": store.subtree_count()}  # fmt: skip
+        finally:
+            store.close()
+    data = load_party_data(me)
+    table = _table(data["table"])
+    key = ClientKey.generate()  # never leaves this process
+    client = CDBSClient(party, key, sensitive=str(p["sensitive"]), class_name=table.class_name)
+    methods = [str(m) for m in p["methods"]]
+    folds_out = []
+    for i, fold in enumerate(data["folds"]):
+        train = table.subset(np.asarray(fold["train"], dtype=np.int64))
+        keep = suppress_for_l(train, client.sensitive, int(p["l"]))
+        prune_positions = set(int(r) for r in fold["prune"])
+        prune = {i for i, r in enumerate(keep.tolist()) if r in prune_positions}
+        suppressed = train.n_rows - len(keep)
+        train = train.subset(keep)
+        test = table.subset(np.asarray(fold["test"], dtype=np.int64))
+        name = f"{table.name}/fold{i}" + ("" if len(clients) == 1 else f"/{me.name}")
+        train = _renamed(train, name)
+        started = time.perf_counter()
+        with party.phase("cdtl/outsource"):
+            an = anatomize(train, client.sensitive, int(p["l"]), key)
+            _, original = open_eseq(an.it, key)
+            positions = np.flatnonzero(np.isin(original, list(prune)))
+            info = await client.outsource(an, positions)
+        out: dict[str, Any] = {
+            "fold": i, "train": train.n_rows, "test": test.n_rows, "suppressed": suppressed,
+            "outsource_s": round(time.perf_counter() - started, 4),
+            "bdt_leaves": info.get("leaves"), "max_leaf": info.get("max_leaf"),
+        }  # fmt: skip
+        rows = rows_of(test)
+        for method in methods:
+            costs = ClientCosts()
+            with party.phase(f"cdtl/{method}"):
+                if method == "cdtl":
+                    pred = [await client.inference(name, r, prune, costs) for r in rows]
+                    memory = int(info.get("max_leaf") or 0)
+                elif method == "cnl":
+                    await client.cnl_learn(name, costs)
+                    pred = [await client.cnl_predict(name, r, costs) for r in rows]
+                    memory = train.n_rows
+                else:
+                    pred = [await client.cdbsl_predict(name, r, costs) for r in rows]
+                    memory = 0
+            correct = sum(a == str(b) for a, b in zip(pred, test.target, strict=True))
+            out[method] = {
+                "accuracy": correct / max(1, test.n_rows),
+                "seconds": round(costs.seconds, 5),
+                "memory_tuples": memory,
+                "tuples_held": costs.tuples,
+                "subtrees_learned": costs.subtrees_learned,
+                "requests": costs.requests,
+            }
+        folds_out.append(out)
+    await client.done()
+    return {"folds": folds_out}
+
+
+def _renamed(table: Any, name: str) -> Any:
+    from mpc.datasets import Table
+
+    return Table(
+        name=name, attributes=table.attributes, kinds=table.kinds, columns=table.columns,
+        target=table.target, class_name=table.class_name, source=table.source,
+    )  # fmt: skip
+
+
+def cdtl_result(reports: dict[str, dict[str, Any]], plan: Any) -> dict[str, Any]:
+    clients = [str(c) for c in plan.params["clients"]]
+    methods = [str(m) for m in plan.params["methods"]]
+    folds = []
+    for c in clients:
+        res = reports[c].get("result") or {}
+        if "folds" not in res:
+            raise ProtocolError(f"{c} reported no folds")
+        folds += res["folds"]
+    table = plan.context["table"]
+    out: dict[str, Any] = {
+        "dataset": table.name,
+        "rows": table.n_rows,
+        "class": table.class_name,
+        "sensitive": plan.params["sensitive"],
+        "l": plan.params["l"],
+        "folds": len(plan.context["folds"]),
+        "methods": {},
+    }
+    for m in methods:
+        accs = [f[m]["accuracy"] for f in folds]
+        out["methods"][m] = {
+            "accuracy": float(np.mean(accs)),
+            "accuracy_per_fold": accs,
+            "client_seconds": float(sum(f[m]["seconds"] for f in folds)),
+            "memory_tuples": float(np.mean([f[m]["memory_tuples"] for f in folds])),
+        }
+    if "cdtl" in methods and "cnl" in methods:
+        ets = [f["cdtl"]["seconds"] / f["cnl"]["seconds"] for f in folds if f["cnl"]["seconds"]]
+        ms = [f["cdtl"]["memory_tuples"] / f["cnl"]["memory_tuples"] for f in folds]
+        out["ets"] = float(np.mean(ets))
+        out["ms"] = float(np.mean(ms))
+        out["ets_per_fold"] = ets
+        out["ms_per_fold"] = ms
+    cdbs = reports.get(CDBS, {}).get("result") or {}
+    out["suppressed_per_fold"] = [int(f.get("suppressed", 0)) for f in folds]
+    out["cdbs"] = {"subtrees": cdbs.get("subtrees"), "requests": cdbs.get("requests")}
+    out["per_fold"] = folds
+    return out
+
+
+def cdtl_summary(result: dict[str, Any]) -> list[str]:
+    lines = [
+        f"dataset:   {result['dataset']} ({result['rows']} rows; class {result['class']!r}, "
+        f"sensitive {result['sensitive']!r}, l = {result['l']}, {result['folds']}-fold CV)",
+        "method    accuracy  client s  memory (tuples)",
+    ]
+    for m, v in result["methods"].items():
+        lines.append(
+            f"{m:<9} {v['accuracy']:8.4f}  {v['client_seconds']:8.3f}  {v['memory_tuples']:10.1f}"
+        )
+    if "ets" in result:
+        lines.append(
+            f"ets = {result['ets']:.3f}  (cdtl / cnl client time, Equation 1; mean of folds)"
+        )
+        lines.append(f"ms  = {result['ms']:.3f}  (cdtl / cnl client memory, Equation 2)")
+    lines.append(f"subtrees stored at the CDBS: {result['cdbs']['subtrees']}")
+    if any(result["suppressed_per_fold"]):
+        lines.append(
+            f"suppressed for {result['l']}-diversity: {result['suppressed_per_fold']} training "
+            "tuples per fold (not outsourced; no method trains on them)"
+        )
+    return lines

@@ -1,0 +1,575 @@
+"""Collaborative decision tree learning on outsourced anatomized data — Mancuhan & Clifton,
+*Decision Tree Classification on Outsourced Data*: Figure 1 (the CDBS's Main), Figure 2
+(``FindBDTLeaf``), Figure 3 (the client's ``Inference``), and the baselines client naive
+learning (cnl) and CDBS learning (cdbsl) of Section 3.
+
+Roles:
+
+* **client** — the data owner: holds the table ``D`` and the key ``k`` (a
+  :class:`~mpc.sealed.ClientKey`); outsources ``IT`` and ``ST`` (:mod:`protocols.anatomization`)
+  and asks for predictions. It keeps nothing but the key between requests.
+* **cdbs** — the cloud database server: stores ``IT``, ``ST``, the base decision tree (BDT)
+  and the encrypted subtrees (:class:`CDBSStore`, SQLite), learns the BDT from ``IT`` and
+  serves requests (:func:`serve_client`).
+
+Protocol (every request one round trip, :class:`CDBSClient`):
+
+* ``outsource`` — the client anatomizes its table and uploads ``IT`` and ``ST`` with the
+  positions of ``IT``'s prune rows (the shared reduced-error prune set); the CDBS learns the BDT
+  on ``IT``'s identifying attributes with the class (Figure 1, ``LearnDT(IT)``) and stores all
+  three in one transaction.
+* ``find_bdt_leaf`` (Figure 2) — the client sends the instance without the sensitive value and
+  the class; the CDBS routes it to a BDT leaf and answers with the leaf's encrypted subtree if
+  the leaf is refined, else with ``leafIns``: the leaf's ``IT`` tuples group-joined with ``ST``
+  on GID (all candidate sensitive values of each tuple).
+* ``update_bdt`` — the client uploads the subtree it learned for a leaf, AES-GCM sealed under
+  its key with the table and the leaf id as associated data; the CDBS stores the first subtree
+  of a leaf and keeps it (a second upload of the same leaf is ignored), so concurrent clients
+  leave exactly one.
+* cnl: ``get_tables`` (download ``IT`` and ``ST``), ``put_blob`` / ``get_blob`` (the sealed
+  full tree kept at the CDBS); cdbsl: ``predict`` (the CDBS classifies with the BDT).
+
+Inference (Figure 3): on a subtree the client decrypts it and predicts; on ``leafIns`` it
+decrypts the ESEQs, keeps the true tuples (``trueInstances``), learns the subtree on them with
+the sensitive attribute (the same C4.5-style learner, its prune rows those of the shared prune
+set that fall in the leaf), seals and uploads it (``updateBDT``) and predicts.
+
+Routing (``findLeaf``): an instance follows its values down the BDT; where its value is missing
+or was never seen in training, it stops at that interior node, which then serves as its leaf
+(with all the tuples below it). The tuples of a leaf are found the same way, so an instance and
+the tuples it is compared with always agree.
+
+What each party learns (ledger):
+
+* the CDBS: the anatomized tables (``cdtl/anatomized``: names, sizes, groups' sensitive
+  multisets are in ``ST``), the BDT it learned (``cdtl/bdt``), every query instance without its
+  sensitive value and class (``cdtl/query``), which leaf each query reached and whether it was
+  refined (``cdtl/visited-leaf``), and the sizes of the ciphertexts it stores (``cdtl/ciphertext``);
+  cnl: that the client downloaded everything; cdbsl: the queries and its own predictions;
+* the client: the leaves' candidate tuples it receives (``cdtl/leaf-instances``, which it could
+  compute itself from its own table), nothing it did not own.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import msgpack
+import numpy as np
+
+from mpc.c45 import C45Classifier
+from mpc.codec import decode, encode
+from mpc.datasets import Table
+from mpc.errors import ConfigError, ProtocolError
+from mpc.evaluation import rows_of
+from mpc.runtime import Party
+from mpc.sealed import ClientKey, associated_data, open_json, seal_json
+from mpc.tree import MISSING, Node, Split, from_json, predict_one, to_json
+from protocols.anatomization import (
+    Anatomized,
+    Candidates,
+    IdentifyingTable,
+    SensitiveTable,
+    group_join,
+    join,
+    open_eseq,
+    true_instances_with_rows,
+)
+
+__all__ = [
+    "CDBS",
+    "CLIENT",
+    "CDBSClient",
+    "CDBSStore",
+    "find_bdt_leaf",
+    "leaf_of_rows",
+    "learner",
+    "serve_client",
+    "subtree_aad",
+]
+
+CLIENT, CDBS = "client", "cdbs"
+#: the separator of a leaf id's path steps (``attribute=branch``)
+_SEP = "\x1f"
+
+
+def learner(seed: int = 0) -> C45Classifier:
+    """The learner of every tree here (BDT, subtrees, cnl): C4.5-style with reduced-error
+    pruning, as the paper's Weka J48 runs."""
+    return C45Classifier(pruning="reduced-error", seed=seed)
+
+
+def subtree_aad(table: str, leaf: str) -> bytes:
+    """Associated data binding a sealed subtree to its table and BDT leaf: a subtree moved to
+    another leaf fails authentication."""
+    return associated_data("cdtl/subtree", table, leaf)
+
+
+def _cnl_aad(table: str) -> bytes:
+    return associated_data("cnl/tree", table)
+
+
+# ----------------------------------------------------------------------------- findLeaf
+
+
+def _missing(value: Any) -> bool:
+    return value is None or value == MISSING or (isinstance(value, float) and np.isnan(value))
+
+
+def find_bdt_leaf(tree: Node, row: Mapping[str, Any]) -> tuple[str, Node]:
+    """``findLeaf(BDT, ins)`` of Figure 2: the id of the node where ``row`` stops (a leaf, or
+    the interior node where its value is missing or unseen) and that node."""
+    node, steps = tree, []
+    while isinstance(node, Split):
+        value = row.get(node.attribute)
+        key = None if _missing(value) else node.branch(value)
+        if key is None:
+            break
+        steps.append(f"{node.attribute}={key}")
+        node = node.children[key]
+    return _SEP.join(steps), node
+
+
+def leaf_of_rows(tree: Node, table: Table) -> list[str]:
+    """The leaf id of every row of ``table`` (as :func:`find_bdt_leaf` routes it)."""
+    return [find_bdt_leaf(tree, r)[0] for r in rows_of(table)]
+
+
+def _under(ids: Sequence[str], leaf: str) -> np.ndarray:
+    """Rows whose leaf is ``leaf`` or lies below it."""
+    if leaf == "":
+        return np.arange(len(ids))
+    prefix = leaf + _SEP
+    return np.array([i for i, x in enumerate(ids) if x == leaf or x.startswith(prefix)], dtype=int)
+
+
+def _instance(row: Mapping[str, Any], drop: Sequence[str]) -> dict[str, Any]:
+    out = {}
+    for a, v in row.items():
+        if a in drop:
+            continue
+        out[a] = float(v) if isinstance(v, float | np.floating) else str(v)
+    return out
+
+
+# ----------------------------------------------------------------------------- the store
+
+
+def _pack(body: Any) -> bytes:
+    return bytes(msgpack.packb([bytes(f) for f in encode("msg", "store", 0, body)]))
+
+
+def _unpack(blob: bytes) -> Any:
+    frames = msgpack.unpackb(blob)
+    if not isinstance(frames, list):
+        raise ProtocolError("a stored record is not a list of frames")
+    return decode(frames).body
+
+
+class CDBSStore:
+    """The CDBS's database: a SQLite file (or ``:memory:``), one transaction per change.
+
+    Tables: ``outsourced`` (IT, ST and the BDT of every uploaded table), ``subtrees`` (one
+    sealed subtree per table and leaf: the first stored wins), ``blobs`` (other sealed objects
+    the client keeps here, e.g. cnl's tree). A restart reopens the file with nothing lost."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = str(path)
+        self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        self._lock = threading.Lock()
+        if self.path != ":memory:":
+            # readers never block the writer; a committed transaction survives a crash of the
+            # process (NORMAL syncs the WAL at checkpoints: a power cut may lose the last ones)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.executescript(
+            """
+            CREATE TABLE IF NOT EXISTS outsourced (
+                name TEXT PRIMARY KEY, it BLOB NOT NULL, st BLOB NOT NULL,
+                bdt TEXT NOT NULL, prune BLOB NOT NULL, created REAL NOT NULL);
+            CREATE TABLE IF NOT EXISTS subtrees (
+                name TEXT NOT NULL, leaf TEXT NOT NULL, blob BLOB NOT NULL, created REAL NOT NULL,
+                PRIMARY KEY (name, leaf));
+            CREATE TABLE IF NOT EXISTS blobs (
+                name TEXT NOT NULL, key TEXT NOT NULL, blob BLOB NOT NULL,
+                PRIMARY KEY (name, key));
+            """
+        )
+        self._cache: dict[str, _Loaded] = {}
+
+    def close(self) -> None:
+        self._db.close()
+
+    def _tx(self, sql: str, args: Sequence[Any]) -> int:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                cur = self._db.execute(sql, args)
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            return cur.rowcount
+
+    def put_tables(
+        self, it: IdentifyingTable, st: SensitiveTable, bdt: Node, prune: np.ndarray
+    ) -> None:
+        """Store an outsourced table, replacing an earlier upload of the same name (and its
+        subtrees, which belong to the old BDT)."""
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.execute("DELETE FROM subtrees WHERE name = ?", (it.name,))
+                self._db.execute(
+                    "INSERT OR REPLACE INTO outsourced VALUES (?, ?, ?, ?, ?, ?)",
+                    (
+                        it.name,
+                        _pack(it.to_wire()),
+                        _pack(st.to_wire()),
+                        json.dumps(to_json(bdt)),
+                        _pack(np.asarray(prune, dtype=np.int64)),
+                        time.time(),
+                    ),
+                )
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+        self._cache.pop(it.name, None)
+
+    def load(self, name: str) -> _Loaded:
+        hit = self._cache.get(name)
+        if hit is not None:
+            return hit
+        row = self._db.execute(
+            "SELECT it, st, bdt, prune FROM outsourced WHERE name = ?", (name,)
+        ).fetchone()
+        if row is None:
+            raise ProtocolError(f"the CDBS holds no table {name!r}; outsource it first")
+        it = IdentifyingTable.from_wire(_unpack(row[0]))
+        st = SensitiveTable.from_wire(_unpack(row[1]))
+        bdt = from_json(json.loads(row[2]))
+        loaded = _Loaded(it, st, bdt, _unpack(row[3]), leaf_of_rows(bdt, it.table))
+        self._cache[name] = loaded
+        return loaded
+
+    def names(self) -> list[str]:
+        return [r[0] for r in self._db.execute("SELECT name FROM outsourced ORDER BY name")]
+
+    def subtree(self, name: str, leaf: str) -> bytes | None:
+        row = self._db.execute(
+            "SELECT blob FROM subtrees WHERE name = ? AND leaf = ?", (name, leaf)
+        ).fetchone()
+        return None if row is None else bytes(row[0])
+
+    def put_subtree(self, name: str, leaf: str, blob: bytes) -> bool:
+        """Store the first subtree of a leaf; False if the leaf already had one."""
+        n = self._tx(
+            "INSERT OR IGNORE INTO subtrees VALUES (?, ?, ?, ?)", (name, leaf, blob, time.time())
+        )
+        return n == 1
+
+    def subtree_count(self, name: str | None = None) -> int:
+        if name is None:
+            return int(self._db.execute("SELECT COUNT(*) FROM subtrees").fetchone()[0])
+        q = "SELECT COUNT(*) FROM subtrees WHERE name = ?"
+        return int(self._db.execute(q, (name,)).fetchone()[0])
+
+    def put_blob(self, name: str, key: str, blob: bytes) -> None:
+        self._tx("INSERT OR REPLACE INTO blobs VALUES (?, ?, ?)", (name, key, blob))
+
+    def blob(self, name: str, key: str) -> bytes:
+        row = self._db.execute(
+            "SELECT blob FROM blobs WHERE name = ? AND key = ?", (name, key)
+        ).fetchone()
+        if row is None:
+            raise ProtocolError(f"the CDBS holds no {key!r} for table {name!r}")
+        return bytes(row[0])
+
+
+@dataclass
+class _Loaded:
+    it: IdentifyingTable
+    st: SensitiveTable
+    bdt: Node
+    prune: np.ndarray
+    leaf_ids: list[str]
+    leaves: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def rows_of(self, leaf: str) -> np.ndarray:
+        rows = self.leaves.get(leaf)
+        if rows is None:
+            rows = self.leaves[leaf] = _under(self.leaf_ids, leaf)
+        return rows
+
+    def leaf_sizes(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for x in self.leaf_ids:
+            out[x] = out.get(x, 0) + 1
+        return out
+
+
+# ----------------------------------------------------------------------------- the CDBS
+
+
+def learn_bdt(it: IdentifyingTable, prune: np.ndarray) -> Node:
+    """Figure 1, ``LearnDT(IT)``: the base decision tree on the identifying attributes and
+    the class (GID and ESEQ are not attributes), pruned on the shared prune rows."""
+    return learner().fit(it.table, prune_rows=prune).tree_
+
+
+async def serve_client(party: Party, store: CDBSStore, client: str) -> int:
+    """The CDBS's loop for one client: answer its numbered requests until it says ``done``.
+    Returns the number of requests served."""
+    served = 0
+    while True:
+        req = await party.recv(client, f"cdtl/req/{served}")
+        if not isinstance(req, dict) or not isinstance(req.get("op"), str):
+            raise ProtocolError(f"{client} sent a request that is not {{'op': ..., ...}}")
+        op = req["op"]
+        if op == "done":
+            await party.send(client, f"cdtl/rep/{served}", {"ok": True})
+            return served
+        with party.phase(f"cdtl/{op}"):
+            try:
+                reply = _handle(party, store, op, req)
+            except (ProtocolError, ConfigError) as exc:
+                reply = {"error": f"{type(exc).__name__}: {exc}"}
+        await party.send(client, f"cdtl/rep/{served}", reply)
+        served += 1
+
+
+def _name(req: Mapping[str, Any]) -> str:
+    name = req.get("name")
+    if not isinstance(name, str) or not name:
+        raise ProtocolError("a request needs the table's name")
+    return name
+
+
+def _query(req: Mapping[str, Any]) -> dict[str, Any]:
+    ins = req.get("instance")
+    if not isinstance(ins, dict) or not all(isinstance(k, str) for k in ins):
+        raise ProtocolError("a query needs `instance`, a map of attribute to value")
+    return ins
+
+
+def _handle(party: Party, store: CDBSStore, op: str, req: Mapping[str, Any]) -> dict[str, Any]:
+    ledger = party.ledger
+    if op == "outsource":
+        it = IdentifyingTable.from_wire(req.get("it"))
+        st = SensitiveTable.from_wire(req.get("st"))
+        prune = np.asarray(req.get("prune"), dtype=np.int64)
+        bdt = learn_bdt(it, prune)
+        store.put_tables(it, st, bdt, prune)
+        loaded = store.load(it.name)
+        sizes = loaded.leaf_sizes()
+        groups = len(np.unique(st.gid))
+        ledger.record(
+            "cdtl/anatomized",
+            {"name": it.name, "rows": it.n_rows, "groups": groups, "sensitive": st.attribute},
+            step="outsource",
+        )
+        ledger.record("cdtl/bdt", {"name": it.name, "tree": to_json(bdt)}, step="outsource")
+        return {"leaves": len(sizes), "max_leaf": max(sizes.values()), "groups": groups}
+    name = _name(req)
+    if op == "find_bdt_leaf":
+        loaded = store.load(name)
+        ins = _query(req)
+        leaf, _ = find_bdt_leaf(loaded.bdt, ins)
+        ledger.record("cdtl/query", {"name": name, "instance": ins}, step="find_bdt_leaf")
+        blob = store.subtree(name, leaf)
+        ledger.record(
+            "cdtl/visited-leaf", {"name": name, "leaf": leaf, "refined": blob is not None},
+            step="find_bdt_leaf",
+        )  # fmt: skip
+        if blob is not None:
+            return {"leaf": leaf, "subtree": blob}
+        rows = loaded.rows_of(leaf)
+        cand = group_join(loaded.it.subset(rows), loaded.st)
+        return {"leaf": leaf, "instances": cand.to_wire()}
+    if op == "update_bdt":
+        leaf_id, blob = req.get("leaf"), req.get("subtree")
+        if not isinstance(leaf_id, str) or not isinstance(blob, bytes):
+            raise ProtocolError("update_bdt needs `leaf` (str) and `subtree` (bytes)")
+        leaf = leaf_id
+        store.load(name)  # the table must exist
+        stored = store.put_subtree(name, leaf, blob)
+        ledger.record(
+            "cdtl/ciphertext", {"name": name, "leaf": leaf, "bytes": len(blob), "stored": stored},
+            step="update_bdt",
+        )  # fmt: skip
+        return {"stored": stored}
+    if op == "predict":  # cdbsl
+        loaded = store.load(name)
+        ins = _query(req)
+        ledger.record("cdtl/query", {"name": name, "instance": ins}, step="predict")
+        return {"class": predict_one(loaded.bdt, ins)}
+    if op == "get_tables":  # cnl
+        loaded = store.load(name)
+        return {"it": loaded.it.to_wire(), "st": loaded.st.to_wire(), "prune": loaded.prune}
+    if op == "put_blob":
+        key, blob = req.get("key"), req.get("blob")
+        if not isinstance(key, str) or not isinstance(blob, bytes):
+            raise ProtocolError("put_blob needs `key` (str) and `blob` (bytes)")
+        store.put_blob(name, key, blob)
+        ledger.record(
+            "cdtl/ciphertext", {"name": name, "key": key, "bytes": len(blob)}, step="put_blob"
+        )
+        return {"stored": True}
+    if op == "get_blob":
+        key = req.get("key")
+        if not isinstance(key, str):
+            raise ProtocolError("get_blob needs `key` (str)")
+        return {"blob": store.blob(name, key)}
+    raise ProtocolError(f"unknown request {op!r}")
+
+
+# ----------------------------------------------------------------------------- the client
+
+
+@dataclass
+class ClientCosts:
+    """What one method cost the client: seconds (crypto + network + learning + inference),
+    tuples held at once, subtrees learned, requests."""
+
+    seconds: float = 0.0
+    tuples: int = 0
+    subtrees_learned: int = 0
+    requests: int = 0
+
+
+class CDBSClient:
+    """The client's side: numbered requests to the CDBS, and the paper's procedures."""
+
+    def __init__(
+        self, party: Party, key: ClientKey, *, cdbs: str = CDBS, sensitive: str, class_name: str
+    ) -> None:
+        self.party, self.key, self.cdbs = party, key, cdbs
+        self.sensitive, self.class_name = sensitive, class_name
+        self._seq = 0
+
+    async def request(self, op: str, **body: Any) -> dict[str, Any]:
+        n = self._seq
+        self._seq += 1
+        await self.party.send(self.cdbs, f"cdtl/req/{n}", {"op": op, **body})
+        reply = await self.party.recv(self.cdbs, f"cdtl/rep/{n}")
+        if not isinstance(reply, dict):
+            raise ProtocolError(f"{self.cdbs} answered {op!r} with {type(reply).__name__}")
+        if "error" in reply:
+            raise ProtocolError(f"{self.cdbs} refused {op!r}: {reply['error']}")
+        return reply
+
+    async def done(self) -> None:
+        await self.request("done")
+
+    async def outsource(self, anatomized: Anatomized, prune_positions: np.ndarray) -> dict:
+        """Upload ``IT`` and ``ST`` with the prune rows' positions in ``IT``."""
+        return await self.request(
+            "outsource",
+            it=anatomized.it.to_wire(),
+            st=anatomized.st.to_wire(),
+            prune=np.asarray(prune_positions, dtype=np.int64),
+        )
+
+    # -- cdtl, Figure 3
+
+    async def inference(
+        self, name: str, row: Mapping[str, Any], prune_rows: set[int], costs: ClientCosts
+    ) -> str:
+        """``Inference(ins)``: the class of ``row`` (a full instance, with the sensitive
+        value), refining the BDT leaf on the way if it has no subtree yet."""
+        started = time.perf_counter()
+        reply = await self.request(
+            "find_bdt_leaf", name=name, instance=_instance(row, [self.sensitive, self.class_name])
+        )
+        costs.requests += 1
+        leaf = reply.get("leaf")
+        if not isinstance(leaf, str):
+            raise ProtocolError("find_bdt_leaf: the CDBS sent no leaf id")
+        if "subtree" in reply:
+            blob = reply["subtree"]
+            if not isinstance(blob, bytes):
+                raise ProtocolError("find_bdt_leaf: the subtree is not bytes")
+            subtree = from_json(open_json(self.key, blob, subtree_aad(name, leaf)))
+        else:
+            cand = Candidates.from_wire(reply.get("instances"))
+            self.party.ledger.record(
+                "cdtl/leaf-instances", {"name": name, "leaf": leaf, "tuples": cand.it.n_rows},
+                step="inference",
+            )  # fmt: skip
+            costs.tuples = max(costs.tuples, cand.it.n_rows)
+            subtree = self.learn_subtree(cand, name, prune_rows)
+            costs.subtrees_learned += 1
+            blob = seal_json(self.key, to_json(subtree), subtree_aad(name, leaf))
+            await self.request("update_bdt", name=name, leaf=leaf, subtree=blob)
+            costs.requests += 1
+        label = predict_one(subtree, row)
+        costs.seconds += time.perf_counter() - started
+        return label
+
+    def learn_subtree(self, cand: Candidates, name: str, prune_rows: set[int]) -> Node:
+        """``trueInstances`` then ``learnDT``: the subtree on the leaf's true tuples with the
+        sensitive attribute, pruned on the leaf's share of the shared prune set."""
+        table, original = true_instances_with_rows(cand, self.key, name=name)
+        prune = [i for i, r in enumerate(original.tolist()) if r in prune_rows]
+        return learner().fit(table, prune_rows=prune).tree_
+
+    # -- cnl
+
+    async def cnl_learn(self, name: str, costs: ClientCosts) -> None:
+        """Client naive learning: download ``IT`` and ``ST``, join, learn the whole tree, keep
+        it sealed at the CDBS."""
+        started = time.perf_counter()
+        reply = await self.request("get_tables", name=name)
+        it = IdentifyingTable.from_wire(reply.get("it"))
+        st = SensitiveTable.from_wire(reply.get("st"))
+        table = join(it, st, self.key, name=name)
+        _, original = open_eseq(it, self.key, name)
+        prune_it = set(np.asarray(reply.get("prune"), dtype=np.int64).tolist())
+        prune_rows = sorted(int(original[i]) for i in prune_it)
+        tree = learner().fit(table, prune_rows=prune_rows).tree_
+        costs.tuples = max(costs.tuples, table.n_rows)
+        await self.request(
+            "put_blob",
+            name=name,
+            key="cnl-tree",
+            blob=seal_json(self.key, to_json(tree), _cnl_aad(name)),
+        )
+        costs.requests += 2
+        costs.seconds += time.perf_counter() - started
+
+    async def cnl_predict(self, name: str, row: Mapping[str, Any], costs: ClientCosts) -> str:
+        """Every cnl prediction downloads and decrypts the tree."""
+        started = time.perf_counter()
+        reply = await self.request("get_blob", name=name, key="cnl-tree")
+        blob = reply.get("blob")
+        if not isinstance(blob, bytes):
+            raise ProtocolError("get_blob: the CDBS sent no bytes")
+        tree = from_json(open_json(self.key, blob, _cnl_aad(name)))
+        label = predict_one(tree, row)
+        costs.requests += 1
+        costs.seconds += time.perf_counter() - started
+        return label
+
+    # -- cdbsl
+
+    async def cdbsl_predict(self, name: str, row: Mapping[str, Any], costs: ClientCosts) -> str:
+        """CDBS learning: the client drops the sensitive value and the class, the CDBS
+        predicts with the BDT."""
+        started = time.perf_counter()
+        reply = await self.request(
+            "predict", name=name, instance=_instance(row, [self.sensitive, self.class_name])
+        )
+        costs.requests += 1
+        costs.seconds += time.perf_counter() - started
+        label = reply.get("class")
+        if not isinstance(label, str):
+            raise ProtocolError("predict: the CDBS sent no class")
+        return label
