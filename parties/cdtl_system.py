@@ -356,3 +356,169 @@ def cdtl_summary(result: dict[str, Any]) -> list[str]:
             "tuples per fold (not outsourced; no method trains on them)"
         )
     return lines
+
+
+# ----------------------------------------------------------------------------- load
+
+
+def load_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--dataset", metavar="NAME", default="house-votes-84", help="(house-votes-84)")
+    p.add_argument("--data-dir", metavar="DIR", help="where the UCI datasets are")
+    p.add_argument(
+        "--sensitive", default="physician-fee-freeze", metavar="COL", help="the sensitive attribute"
+    )
+    p.add_argument("--class", dest="class_column", default=None, metavar="COL")
+    p.add_argument("--l", type=int, default=2, help="l of l-diversity (2)")
+    p.add_argument("--clients", type=int, default=4, help="concurrent client processes (4)")
+    p.add_argument("--predictions", type=int, default=100, help="predictions per client (100)")
+    p.add_argument("--bins", type=int, default=4, help="bins for continuous attributes (4)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the query rows (0)")
+    p.add_argument("--db", default=None, metavar="FILE", help="the CDBS's SQLite database")
+
+
+def load_plan(args: argparse.Namespace) -> Any:
+    """One data owner's table outsourced by ``client1``; then every client (the same owner's
+    key) sends ``--predictions`` cdtl predictions of random rows at once."""
+    from mpc.datasets import Discretizer, load_dataset, resolve_data_dir
+    from mpc.sealed import ClientKey
+    from parties.hybrid_system import _concat
+    from parties.systems import Plan
+
+    if args.clients < 1 or args.predictions < 1:
+        raise ConfigError("--clients and --predictions must be at least 1")
+    table, extra = load_dataset(args.dataset, resolve_data_dir(args.data_dir))
+    if extra is not None:
+        table = _concat(table, extra)
+    table = _with_class(table, args.class_column)
+    if "continuous" in table.kinds:
+        table = Discretizer.fit(table, args.bins).transform(table)
+    doc = {
+        "name": table.name,
+        "attributes": list(table.attributes),
+        "columns": [[str(v) for v in c] for c in table.columns],
+        "target": [str(v) for v in table.target],
+        "class_name": table.class_name,
+    }
+    key = ClientKey.generate().key_bytes().hex()  # the data owner's key, in each client's file
+    rng = np.random.default_rng(args.seed)
+    clients = [f"{CLIENT}{i + 1}" for i in range(args.clients)]
+    specs = [
+        PartySpec(
+            c,
+            CLIENT,
+            {
+                "table": doc,
+                "key": key,
+                "queries": rng.integers(0, table.n_rows, args.predictions).tolist(),
+            },
+        )
+        for c in clients
+    ]
+    specs.append(PartySpec(CDBS, CDBS, {}))
+    params = {
+        "sensitive": args.sensitive,
+        "l": args.l,
+        "db": str(Path(args.db).resolve()) if args.db else "",
+        "clients": clients,
+    }
+    return Plan(specs, params, {"table": table})
+
+
+async def load_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
+    from mpc.evaluation import rows_of
+    from mpc.sealed import ClientKey
+    from parties.systems import load_party_data
+    from protocols.anatomization import anatomize, suppress_for_l
+    from protocols.cdtl import CDBSClient, CDBSStore, ClientCosts, serve_client
+
+    p = cfg.params
+    clients = [str(c) for c in p["clients"]]
+    if me.role == CDBS:
+        import asyncio
+
+        db = str(p.get("db") or "") or str(cfg.path.parent / "cdbs.sqlite")
+        store = CDBSStore(db)
+        try:
+            started = time.perf_counter()
+            served = await asyncio.gather(*(serve_client(party, store, c) for c in clients))
+            return {
+                "requests": dict(zip(clients, served, strict=True)),
+                "seconds": time.perf_counter() - started,
+                "subtrees": store.subtree_count(),
+                "leaves_with_subtrees": [
+                    r[0] for r in store._db.execute("SELECT leaf FROM subtrees ORDER BY leaf")
+                ],
+            }
+        finally:
+            store.close()
+    data = load_party_data(me)
+    table = _table(data["table"])
+    key = ClientKey.from_bytes(bytes.fromhex(str(data["key"])))
+    client = CDBSClient(party, key, sensitive=str(p["sensitive"]), class_name=table.class_name)
+    first = clients[0]
+    if me.name == first:
+        keep = suppress_for_l(table, client.sensitive, int(p["l"]))
+        an = anatomize(table.subset(keep), client.sensitive, int(p["l"]), key)
+        await client.outsource(an, np.array([], dtype=np.int64))
+        await party.broadcast("load/ready", True, [c for c in clients if c != first])
+    else:
+        await party.recv(first, "load/ready")
+    rows = rows_of(table)
+    latencies, preds = [], []
+    costs = ClientCosts()
+    started = time.perf_counter()
+    for q in data["queries"]:
+        t0 = time.perf_counter()
+        preds.append(await client.inference(table.name, rows[int(q)], set(), costs))
+        latencies.append(time.perf_counter() - t0)
+    seconds = time.perf_counter() - started
+    await client.done()
+    return {
+        "latencies_s": latencies,
+        "seconds": seconds,
+        "predictions": preds,
+        "queries": data["queries"],
+        "subtrees_learned": costs.subtrees_learned,
+    }
+
+
+def load_result(reports: dict[str, dict[str, Any]], plan: Any) -> dict[str, Any]:
+    clients = [str(c) for c in plan.params["clients"]]
+    res = {c: reports[c].get("result") or {} for c in clients}
+    lat = np.concatenate([np.asarray(r["latencies_s"]) for r in res.values()])
+    wall = max(float(r["seconds"]) for r in res.values())
+    cdbs = reports[CDBS].get("result") or {}
+    # the same query gets the same prediction from every client
+    answers: dict[int, set[str]] = {}
+    for r in res.values():
+        for q, pred in zip(r["queries"], r["predictions"], strict=True):
+            answers.setdefault(int(q), set()).add(str(pred))
+    leaves = list(cdbs.get("leaves_with_subtrees") or [])
+    learned = sum(int(r["subtrees_learned"]) for r in res.values())
+    return {
+        "clients": len(clients),
+        "predictions": int(lat.size),
+        "throughput_per_s": lat.size / wall if wall > 0 else None,
+        "latency_ms": {
+            "p50": float(np.percentile(lat, 50) * 1000),
+            "p99": float(np.percentile(lat, 99) * 1000),
+            "max": float(lat.max() * 1000),
+        },
+        "subtrees_stored": cdbs.get("subtrees"),
+        "subtrees_learned_by_clients": learned,
+        "duplicated_subtrees": len(leaves) - len(set(leaves)),
+        "consistent_predictions": all(len(v) == 1 for v in answers.values()),
+    }
+
+
+def load_summary(result: dict[str, Any]) -> list[str]:
+    lat = result["latency_ms"]
+    return [
+        f"clients:     {result['clients']} concurrent, {result['predictions']} cdtl predictions",
+        f"throughput:  {result['throughput_per_s']:.1f} predictions/s",
+        f"latency:     p50 {lat['p50']:.2f} ms, p99 {lat['p99']:.2f} ms, max {lat['max']:.2f} ms",
+        f"subtrees:    {result['subtrees_stored']} stored, {result['subtrees_learned_by_clients']} "
+        f"learned by clients (a leaf refined by two clients at once is stored once), "
+        f"{result['duplicated_subtrees']} duplicated",
+        f"consistent:  {result['consistent_predictions']} (every query answered alike by all)",
+    ]

@@ -554,6 +554,25 @@ def _register_cdtl() -> None:
 _register_cdtl()
 
 
+def _register_cdbs_load() -> None:
+    from parties.cdtl_system import load_args, load_plan, load_result, load_run, load_summary
+
+    SYSTEMS["cdbs-load"] = System(
+        "cdbs-load",
+        "load on one CDBS: N concurrent clients of one data owner, M cdtl predictions each",
+        frozenset({"client", "cdbs"}),
+        load_args,
+        load_plan,
+        load_run,
+        lambda reports: None,
+        finish=load_result,
+        summary=load_summary,
+    )
+
+
+_register_cdbs_load()
+
+
 def get_system(name: str) -> System:
     try:
         return SYSTEMS[name]

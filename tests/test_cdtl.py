@@ -258,3 +258,18 @@ def test_an_impossible_l_fails_before_any_party_starts() -> None:
     code, _out, err = run_mpc("run", "cdtl", "--sensitive", "windy", "--l", "3", deadline=50)
     assert code == 2
     assert "only 2 distinct" in err
+
+
+@pytest.mark.processes
+@pytest.mark.timeout(120)
+def test_concurrent_clients_lose_and_duplicate_no_subtree() -> None:
+    code, doc = run_mpc_json(
+        "run", "cdbs-load", "--dataset", "weather", "--sensitive", "windy", "--clients", "3",
+        "--predictions", "30", deadline=110,
+    )  # fmt: skip
+    assert code == 0 and doc["ok"], doc
+    r = doc["result"]
+    assert r["predictions"] == 90
+    assert r["duplicated_subtrees"] == 0 and r["consistent_predictions"] is True
+    # every leaf some client refined is stored exactly once
+    assert 0 < r["subtrees_stored"] <= r["subtrees_learned_by_clients"]
