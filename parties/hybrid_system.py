@@ -285,6 +285,7 @@ async def hybrid_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> An
             "tree": res.tree,
             "nodes": res.nodes,
             "dot_products": res.dot_products,
+            "smc_gains": res.smc_gains,
             "smc_batches": res.smc_batches,
             "splits": res.log,
             "train_s": round(time.perf_counter() - started, 3),
@@ -339,6 +340,13 @@ def hybrid_result(reports: dict[str, dict[str, Any]], plan: Any) -> dict[str, An
         "smc_dot_products": hybrid_dp,
         "smc_only_dot_products": smc_dp,
         "cost_ratio": hybrid_dp / smc_dp if smc_dp else None,
+        "smc_gains": int(a["hybrid"]["smc_gains"]),
+        "smc_only_gains": int(a["smc-only"]["smc_gains"]),
+        "cost_ratio_gains": (
+            int(a["hybrid"]["smc_gains"]) / int(a["smc-only"]["smc_gains"])
+            if int(a["smc-only"]["smc_gains"])
+            else None
+        ),
         "smc_only_identical_to_plain": check_tree_equal(a["smc-only"]["tree"], plain_json),
         "nodes": nodes,
         "depth": depths,
@@ -370,7 +378,9 @@ def hybrid_summary(result: dict[str, Any]) -> list[str]:
         f"{result['randomization_only_accuracy']:.4f}, SMC-only {result['smc_only_accuracy']:.4f}"
         f" (plain ID3 {result['plain_accuracy']:.4f}); A = {result['accuracy_gain_A']:+.4f}",
         f"SMC cost:  {result['smc_dot_products']} dot products (hybrid) / "
-        f"{result['smc_only_dot_products']} (SMC-only) = C {result['cost_ratio']:.1%}",
+        f"{result['smc_only_dot_products']} (SMC-only) = C {result['cost_ratio']:.1%}; "
+        f"exact gains {result['smc_gains']} / {result['smc_only_gains']} = "
+        f"{result['cost_ratio_gains']:.1%}",
         "nodes:     "
         + ", ".join(f"{m} {n} (depth {result['depth'][m]})" for m, n in result["nodes"].items()),
         f"SMC-only tree == plain ID3: {result['smc_only_identical_to_plain']}",

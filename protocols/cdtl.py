@@ -21,7 +21,8 @@ Protocol (every request one round trip, :class:`CDBSClient`):
 * ``find_bdt_leaf`` (Figure 2) — the client sends the instance without the sensitive value and
   the class; the CDBS routes it to a BDT leaf and answers with the leaf's encrypted subtree if
   the leaf is refined, else with ``leafIns``: the leaf's ``IT`` tuples group-joined with ``ST``
-  on GID (all candidate sensitive values of each tuple).
+  on GID (all candidate sensitive values of each tuple). A leaf without tuples (a value no
+  training tuple had) cannot be refined: the client takes the BDT's label there.
 * ``update_bdt`` — the client uploads the subtree it learned for a leaf, AES-GCM sealed under
   its key with the table and the leaf id as associated data; the CDBS stores the first subtree
   of a leaf and keeps it (a second upload of the same leaf is ignored), so concurrent clients
@@ -382,7 +383,7 @@ def _handle(party: Party, store: CDBSStore, op: str, req: Mapping[str, Any]) -> 
     if op == "find_bdt_leaf":
         loaded = store.load(name)
         ins = _query(req)
-        leaf, _ = find_bdt_leaf(loaded.bdt, ins)
+        leaf, node = find_bdt_leaf(loaded.bdt, ins)
         ledger.record("cdtl/query", {"name": name, "instance": ins}, step="find_bdt_leaf")
         blob = store.subtree(name, leaf)
         ledger.record(
@@ -393,7 +394,8 @@ def _handle(party: Party, store: CDBSStore, op: str, req: Mapping[str, Any]) -> 
             return {"leaf": leaf, "subtree": blob}
         rows = loaded.rows_of(leaf)
         cand = group_join(loaded.it.subset(rows), loaded.st)
-        return {"leaf": leaf, "instances": cand.to_wire()}
+        # an empty leaf has nothing to refine: its label (the parent's majority) is the answer
+        return {"leaf": leaf, "instances": cand.to_wire(), "label": node.label}
     if op == "update_bdt":
         leaf_id, blob = req.get("leaf"), req.get("subtree")
         if not isinstance(leaf_id, str) or not isinstance(blob, bytes):
@@ -500,6 +502,12 @@ class CDBSClient:
             subtree = from_json(open_json(self.key, blob, subtree_aad(name, leaf)))
         else:
             cand = Candidates.from_wire(reply.get("instances"))
+            if cand.it.n_rows == 0:  # an empty BDT leaf: nothing to learn from
+                costs.seconds += time.perf_counter() - started
+                label = reply.get("label")
+                if not isinstance(label, str):
+                    raise ProtocolError("find_bdt_leaf: an empty leaf came without its label")
+                return label
             self.party.ledger.record(
                 "cdtl/leaf-instances", {"name": name, "leaf": leaf, "tuples": cand.it.n_rows},
                 step="inference",

@@ -195,6 +195,8 @@ class HybridResult:
     tree: dict[str, Any]
     mode: str
     dot_products: int = 0
+    #: attribute gains computed exactly by SMC (one per window attribute per node)
+    smc_gains: int = 0
     nodes: int = 0
     smc_batches: int = 0
     log: list[dict[str, Any]] = field(default_factory=list)
@@ -528,6 +530,7 @@ async def hybrid_id3(
             order = sorted(range(len(candidates)), key=lambda i: (-avg[i], i))  # step 4b
             cands = [candidates[i] for i in sorted(order[:k])]
             ex = await exact(path, cands, t)  # step 4c
+            result.smc_gains += len(cands)
             party.ledger.record(
                 "hybrid/exact-counts",
                 {"node": number, "counts": {a: ex[a].tolist() for a in cands}},

@@ -55,4 +55,5 @@ def test_one_run_and_table1() -> None:
     h, r, s = run["hybrid/2"], run["randomization-only/None"], run["smc-only/None"]
     assert t1["A"] == pytest.approx(h["accuracy"] - r["accuracy"])
     assert t1["C"] == pytest.approx(h["dot_products"] / s["dot_products"])
+    assert t1["C_gains"] == pytest.approx(h["smc_gains"] / s["smc_gains"])
     assert "tic-tac-toe (ours)" in exp.table1_markdown({"tic-tac-toe": {2: t1}}, [2])

@@ -210,6 +210,7 @@ def test_smc_only_and_full_window_equal_plain_id3(
         assert check_tree_equal(results[party]["smc-only"].tree, plain)
         assert check_tree_equal(results[party]["hybrid"].tree, plain)
     assert results[ALICE]["hybrid"].dot_products == results[ALICE]["smc-only"].dot_products
+    assert results[ALICE]["hybrid"].smc_gains == results[ALICE]["smc-only"].smc_gains
 
 
 def test_exact_counts_are_the_true_counts_and_the_window_saves_dot_products() -> None:
@@ -320,6 +321,7 @@ def test_hybrid_id3_system_across_three_processes() -> None:
     assert r["smc_only_identical_to_plain"] is True
     assert 0 < r["smc_dot_products"] <= r["smc_only_dot_products"]
     assert r["cost_ratio"] == r["smc_dot_products"] / r["smc_only_dot_products"]
+    assert 0 < r["smc_gains"] <= r["smc_only_gains"]
     assert set(doc["parties"]) == {ALICE, BOB, DEALER}
     for name in (ALICE, BOB):
         labels = {e["label"] for e in doc["parties"][name]["ledger"]}
