@@ -214,21 +214,12 @@ async def cdtl_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
     from mpc.sealed import ClientKey
     from parties.systems import load_party_data
     from protocols.anatomization import anatomize, open_eseq, suppress_for_l
-    from protocols.cdtl import CDBSClient, CDBSStore, ClientCosts, serve_client
+    from protocols.cdtl import CDBSClient, ClientCosts
 
     p = cfg.params
     clients = [str(c) for c in p["clients"]]
     if me.role == CDBS:
-        db = str(p.get("db") or "") or str(cfg.path.parent / "cdbs.sqlite")
-        store = CDBSStore(db)
-        try:
-            import asyncio
-
-            served = await asyncio.gather(*(serve_client(party, store, c) for c in clients))
-            return {"requests": dict(zip(clients, served, strict=True)), "db": db,
-                    "subtrees": store.subtree_count()}  # fmt: skip
-        finally:
-            store.close()
+        return await _serve_cdbs(party, cfg, clients)
     data = load_party_data(me)
     table = _table(data["table"])
     key = ClientKey.generate()  # never leaves this process
@@ -282,6 +273,28 @@ async def cdtl_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
         folds_out.append(out)
     await client.done()
     return {"folds": folds_out}
+
+
+async def _serve_cdbs(party: Party, cfg: DeploymentConfig, clients: list[str]) -> dict[str, Any]:
+    """The CDBS process: serve every client concurrently from one store until all are done."""
+    import asyncio
+
+    from protocols.cdtl import CDBSStore, serve_client
+
+    db = str(cfg.params.get("db") or "") or str(cfg.path.parent / "cdbs.sqlite")
+    store = CDBSStore(db)
+    try:
+        started = time.perf_counter()
+        served = await asyncio.gather(*(serve_client(party, store, c) for c in clients))
+        return {
+            "requests": dict(zip(clients, served, strict=True)),
+            "db": db,
+            "seconds": time.perf_counter() - started,
+            "subtrees": store.subtree_count(),
+            "leaves_with_subtrees": store.subtree_leaves(),
+        }
+    finally:
+        store.close()
 
 
 def _renamed(table: Any, name: str) -> Any:
@@ -429,28 +442,12 @@ async def load_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
     from mpc.sealed import ClientKey
     from parties.systems import load_party_data
     from protocols.anatomization import anatomize, suppress_for_l
-    from protocols.cdtl import CDBSClient, CDBSStore, ClientCosts, serve_client
+    from protocols.cdtl import CDBSClient, ClientCosts
 
     p = cfg.params
     clients = [str(c) for c in p["clients"]]
     if me.role == CDBS:
-        import asyncio
-
-        db = str(p.get("db") or "") or str(cfg.path.parent / "cdbs.sqlite")
-        store = CDBSStore(db)
-        try:
-            started = time.perf_counter()
-            served = await asyncio.gather(*(serve_client(party, store, c) for c in clients))
-            return {
-                "requests": dict(zip(clients, served, strict=True)),
-                "seconds": time.perf_counter() - started,
-                "subtrees": store.subtree_count(),
-                "leaves_with_subtrees": [
-                    r[0] for r in store._db.execute("SELECT leaf FROM subtrees ORDER BY leaf")
-                ],
-            }
-        finally:
-            store.close()
+        return await _serve_cdbs(party, cfg, clients)
     data = load_party_data(me)
     table = _table(data["table"])
     key = ClientKey.from_bytes(bytes.fromhex(str(data["key"])))

@@ -283,6 +283,10 @@ class CDBSStore:
         q = "SELECT COUNT(*) FROM subtrees WHERE name = ?"
         return int(self._db.execute(q, (name,)).fetchone()[0])
 
+    def subtree_leaves(self) -> list[str]:
+        """The leaf of every stored subtree (a leaf twice would be a duplicate)."""
+        return [r[0] for r in self._db.execute("SELECT leaf FROM subtrees ORDER BY name, leaf")]
+
     def put_blob(self, name: str, key: str, blob: bytes) -> None:
         self._tx("INSERT OR REPLACE INTO blobs VALUES (?, ?, ?)", (name, key, blob))
 
