@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 __all__ = ["C45Classifier"]
 
 _EPS = 1e-3  # J48's tolerance in "gain >= average gain"
+_TIE = 1e-9  # gain ratios closer than this are equal
 
 
 def _entropy_rows(m: np.ndarray) -> np.ndarray:
@@ -130,14 +131,21 @@ class C45Classifier:
                 self._domains.append([])
                 self._data.append(np.asarray(col, dtype=np.float64))
             else:
-                text = np.asarray(col, dtype=str)
-                known = text != MISSING
-                values, inverse = np.unique(text[known], return_inverse=True)
-                codes = np.full(len(text), -1, dtype=np.int64)
-                codes[known] = inverse
-                self._domains.append([str(v) for v in values])
+                text = [str(v) for v in col]
+                domain = sorted(set(text) - {MISSING})  # code-point order, as np.unique
+                index = {v: i for i, v in enumerate(domain)}
+                codes = np.fromiter(
+                    (index.get(v, -1) for v in text), dtype=np.int64, count=len(text)
+                )
+                self._domains.append(domain)
                 self._data.append(codes)
         self._y = y
+        nominal_js = [j for j, k in enumerate(self.kinds_) if k == "nominal"]
+        self._vmax = max((len(self._domains[j]) for j in nominal_js), default=0)
+        # one column per attribute (continuous: all -1) for the batched multiway evaluation
+        self._codes = np.full((table.n_rows, len(self.kinds_)), -1, dtype=np.int64)
+        for j in nominal_js:
+            self._codes[:, j] = self._data[j]
         rows = np.arange(table.n_rows)
         held_out = np.array([], dtype=np.int64)
         if self.pruning == "reduced-error" and prune_rows is not None:
@@ -158,7 +166,7 @@ class C45Classifier:
         if len(prune_rows):
             tree = self._prune(tree, prune_rows)
         self.tree_ = tree
-        del self._data, self._y
+        del self._data, self._y, self._codes
         return self
 
     def _counts(self, rows: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -184,26 +192,29 @@ class C45Classifier:
         ):
             return Leaf(as_dict, label)
         candidates = []
+        batched = self.nominal_splits == "multiway"
+        if batched and nominal:
+            candidates.extend(self._eval_multiway_all(sorted(nominal), rows, w, total))
         for j in range(len(self.attributes_)):
             if self.kinds_[j] == "continuous":
                 c = self._eval_threshold(j, rows, w, total)
-            elif j in nominal:
-                c = (
-                    self._eval_multiway(j, rows, w, total)
-                    if self.nominal_splits == "multiway"
-                    else self._eval_binary(j, rows, w, total)
-                )
+            elif j in nominal and not batched:
+                c = self._eval_binary(j, rows, w, total)
             else:
                 c = None
             if c is not None:
                 candidates.append(c)
+        candidates.sort(key=lambda c: c["j"])
         if not candidates:
             return Leaf(as_dict, label)
         average = sum(c["gain"] for c in candidates) / len(candidates)
         eligible = [c for c in candidates if c["gain"] >= average - _EPS and c["ratio"] > 0]
         if not eligible:
             return Leaf(as_dict, label)
-        best = max(eligible, key=lambda c: (c["ratio"], -c["j"]))
+        # the best gain ratio; ratios within _TIE of it are ties, won by the earlier attribute
+        # (so rounding in the last bits never decides between equally good splits)
+        top = max(c["ratio"] for c in eligible)
+        best = min((c for c in eligible if c["ratio"] >= top - _TIE), key=lambda c: c["j"])
         return self._grow(best, rows, w, nominal, depth, label, as_dict)
 
     # candidate evaluation ------------------------------------------------------------
@@ -242,12 +253,50 @@ class C45Classifier:
             return None
         return {"j": j, "gain": gain, "ratio": gain / split_info, "branch_w": branch_w, **extra}
 
-    def _eval_multiway(
-        self, j: int, rows: np.ndarray, w: np.ndarray, total: float
-    ) -> dict[str, Any] | None:
-        _, joint = self._branch_weights(j, rows, w)
-        missing_w = total - joint.sum()
-        return self._finish(j, joint, total, missing_w, {"kind": "multiway"})
+    def _eval_multiway_all(
+        self, js: list[int], rows: np.ndarray, w: np.ndarray, total: float
+    ) -> list[dict[str, Any]]:
+        """Multiway candidates of the nominal attributes ``js`` at once: one ``bincount``
+        gives every (attribute, value, class) weight; gains and split infos are computed for
+        all attributes together, with :meth:`_finish`'s rules."""
+        n_classes, vmax = len(self.classes_), max(self._vmax, 1)
+        codes = self._codes[np.ix_(rows, np.asarray(js, dtype=np.int64))]  # (n, A)
+        known = codes >= 0
+        slot = (np.arange(len(js)) * vmax)[None, :] + codes
+        index = slot * n_classes + self._y[rows][:, None]
+        joint = np.bincount(
+            index[known],
+            weights=np.broadcast_to(w[:, None], codes.shape)[known],
+            minlength=len(js) * vmax * n_classes,
+        ).reshape(len(js), vmax, n_classes)
+        branch_w = joint.sum(axis=2)  # (A, V)
+        known_w = branch_w.sum(axis=1)  # (A,)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            shares = np.where(known_w[:, None] > 0, branch_w / known_w[:, None], 0.0)
+            cond = (shares * _entropy_rows(joint)).sum(axis=1)
+            gain = (known_w / total) * (_entropy_rows(joint.sum(axis=1)) - cond)
+            parts = np.concatenate([branch_w, (total - known_w)[:, None]], axis=1)
+            p = np.where(parts > 0, parts / parts.sum(axis=1, keepdims=True), 1.0)
+            split_info = -(np.where(parts > 0, p * np.log2(p), 0.0)).sum(axis=1)
+        ok = (
+            (np.count_nonzero(branch_w >= self.min_leaf, axis=1) >= 2)
+            & (known_w > 0)
+            & (gain > 0)
+            & (split_info > 0)
+        )
+        out = []
+        for a in np.flatnonzero(ok):
+            j = js[a]
+            out.append(
+                {
+                    "j": j,
+                    "gain": float(gain[a]),
+                    "ratio": float(gain[a] / split_info[a]),
+                    "branch_w": branch_w[a, : len(self._domains[j])],
+                    "kind": "multiway",
+                }
+            )
+        return out
 
     def _eval_binary(
         self, j: int, rows: np.ndarray, w: np.ndarray, total: float
