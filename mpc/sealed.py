@@ -32,6 +32,7 @@ import hmac
 import json
 import os
 import tomllib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +51,7 @@ __all__ = [
     "ClientKey",
     "associated_data",
     "open_json",
+    "open_many",
     "open_sealed",
     "seal",
     "seal_json",
@@ -234,7 +236,25 @@ def open_sealed(key: ClientKey, blob: bytes, aad: bytes) -> bytes:
     Raises :class:`~mpc.errors.AuthenticationError` if the blob is not exactly such a blob.
     """
     _check_args(key, blob, aad, "blob")
-    blob = bytes(blob)
+    return _open(key, bytes(blob), bytes(aad))
+
+
+def open_many(key: ClientKey, blobs: Sequence[bytes], aads: Sequence[bytes]) -> list[bytes]:
+    """:func:`open_sealed` for many blobs at once (``blobs[i]`` under ``aads[i]``), checking
+    the arguments' types once per call instead of once per blob."""
+    if len(blobs) != len(aads):
+        raise ConfigError(f"open_many needs one aad per blob, got {len(blobs)} and {len(aads)}")
+    if not blobs:
+        return []
+    _check_args(key, b"x", b"x", "blob")
+    if not set(map(type, blobs)) <= {bytes} or not set(map(type, aads)) <= {bytes}:
+        raise TypeError("open_many: every blob and every aad must be bytes")
+    if not all(aads):
+        raise ConfigError("aad must not be empty: name what each blob belongs to")
+    return [_open(key, b, a) for b, a in zip(blobs, aads, strict=True)]
+
+
+def _open(key: ClientKey, blob: bytes, aad: bytes) -> bytes:
     if len(blob) < OVERHEAD:
         raise AuthenticationError(
             f"sealed blob has {len(blob)} bytes, fewer than the {OVERHEAD} of an empty one; "
@@ -245,9 +265,10 @@ def open_sealed(key: ClientKey, blob: bytes, aad: bytes) -> bytes:
             f"sealed blob has format version {blob[0]}, expected {FORMAT_VERSION}; "
             "it was altered or written by an incompatible version"
         )
-    nonce, body = blob[1 : 1 + NONCE_BYTES], blob[1 + NONCE_BYTES :]
     try:
-        return key._aead.decrypt(nonce, body, _VERSION_BYTE + bytes(aad))
+        return key._aead.decrypt(
+            blob[1 : 1 + NONCE_BYTES], blob[1 + NONCE_BYTES :], _VERSION_BYTE + aad
+        )
     except InvalidTag:
         raise AuthenticationError(
             "sealed blob failed authentication: it was altered or truncated, sealed under "

@@ -67,7 +67,7 @@ import numpy as np
 
 from mpc.datasets import CONTINUOUS, NOMINAL, Table
 from mpc.errors import ConfigError, ProtocolError
-from mpc.sealed import OVERHEAD, ClientKey, associated_data, open_sealed, seal
+from mpc.sealed import OVERHEAD, ClientKey, associated_data, open_many, seal
 
 __all__ = [
     "ESEQ_BYTES",
@@ -648,14 +648,11 @@ def open_eseq(
     """The client's view of ``it``'s ESEQs: the sequence numbers ``s`` and the original rows
     ``r`` sealed in them (``name`` as in :func:`join`)."""
     table_name = it.name if name is None else name
+    aads = {g: _eseq_aad(table_name, g) for g in set(it.gid.tolist())}
+    plaintexts = open_many(key, [b.tobytes() for b in it.eseq], [aads[g] for g in it.gid.tolist()])
     seq = np.empty(it.n_rows, dtype=np.int64)
     row = np.empty(it.n_rows, dtype=np.int64)
-    aad: dict[int, bytes] = {}
-    for i, (gid, blob) in enumerate(zip(it.gid.tolist(), it.eseq, strict=True)):
-        ad = aad.get(gid)
-        if ad is None:
-            ad = aad[gid] = _eseq_aad(table_name, gid)
-        plaintext = open_sealed(key, blob.tobytes(), ad)
+    for i, plaintext in enumerate(plaintexts):
         if len(plaintext) != _ESEQ_PLAINTEXT:
             raise ProtocolError(
                 f"ESEQ of tuple {i} holds {len(plaintext)} bytes, expected {_ESEQ_PLAINTEXT}"
@@ -673,7 +670,8 @@ def _restore(
     name: str | None,
 ) -> Table:
     """``it``'s tuples with the sensitive ``values`` put back, sorted by original row."""
-    if len(np.unique(row)) != len(row):
+    ordered = np.sort(row)
+    if np.any(ordered[1:] == ordered[:-1]):
         raise ProtocolError("IT holds the same tuple more than once (repeated ESEQ)")
     t = it.table
     if not 0 <= position <= len(t.attributes) or attribute in t.attributes:
@@ -764,7 +762,7 @@ def _int(x: Any, what: str) -> int:
 
 
 def _str_list(x: Any, what: str) -> list[str]:
-    if not isinstance(x, list) or not all(isinstance(v, str) for v in x):
+    if not isinstance(x, list) or not set(map(type, x)) <= {str}:
         raise ProtocolError(f"{what} must be a list of strings")
     return x
 

@@ -124,15 +124,28 @@ def _missing(value: Any) -> bool:
     return value is None or value == MISSING or (isinstance(value, float) and np.isnan(value))
 
 
+def _heaviest_child(node: Split) -> str:
+    """The child that got the most training weight (ties: the first key)."""
+    if node.weights:
+        return max(sorted(node.weights), key=lambda k: node.weights[k])
+    sizes = {k: sum(c.counts.values()) for k, c in node.children.items()}
+    return max(sorted(sizes), key=lambda k: sizes[k])
+
+
 def find_bdt_leaf(tree: Node, row: Mapping[str, Any]) -> tuple[str, Node]:
-    """``findLeaf(BDT, ins)`` of Figure 2: the id of the node where ``row`` stops (a leaf, or
-    the interior node where its value is missing or unseen) and that node."""
+    """``findLeaf(BDT, ins)`` of Figure 2: the id of the leaf ``row`` reaches, and that leaf.
+
+    A value that is missing or was not seen in training at a split follows the branch that
+    got the most training weight. (C4.5's fractional routing would send the row down every
+    branch; here that would hand the client the union of several leaves and make it learn
+    from them all.) Training rows are routed the same way, so the leaves partition ``IT``.
+    """
     node, steps = tree, []
     while isinstance(node, Split):
         value = row.get(node.attribute)
         key = None if _missing(value) else node.branch(value)
         if key is None:
-            break
+            key = _heaviest_child(node)
         steps.append(f"{node.attribute}={key}")
         node = node.children[key]
     return _SEP.join(steps), node
@@ -143,12 +156,9 @@ def leaf_of_rows(tree: Node, table: Table) -> list[str]:
     return [find_bdt_leaf(tree, r)[0] for r in rows_of(table)]
 
 
-def _under(ids: Sequence[str], leaf: str) -> np.ndarray:
-    """Rows whose leaf is ``leaf`` or lies below it."""
-    if leaf == "":
-        return np.arange(len(ids))
-    prefix = leaf + _SEP
-    return np.array([i for i, x in enumerate(ids) if x == leaf or x.startswith(prefix)], dtype=int)
+def _rows_at(ids: Sequence[str], leaf: str) -> np.ndarray:
+    """The rows whose leaf is ``leaf``."""
+    return np.flatnonzero(np.asarray(ids, dtype=object) == leaf)
 
 
 def _instance(row: Mapping[str, Any], drop: Sequence[str]) -> dict[str, Any]:
@@ -311,7 +321,7 @@ class _Loaded:
     def rows_of(self, leaf: str) -> np.ndarray:
         rows = self.leaves.get(leaf)
         if rows is None:
-            rows = self.leaves[leaf] = _under(self.leaf_ids, leaf)
+            rows = self.leaves[leaf] = _rows_at(self.leaf_ids, leaf)
         return rows
 
     def leaf_sizes(self) -> dict[str, int]:
@@ -460,11 +470,33 @@ class CDBSClient:
         self.party, self.key, self.cdbs = party, key, cdbs
         self.sensitive, self.class_name = sensitive, class_name
         self._seq = 0
+        self._in_flight: list[tuple[int, str]] = []  # (number, op) sent, reply not yet read
 
     async def request(self, op: str, **body: Any) -> dict[str, Any]:
+        """Send request ``op`` and wait for its reply (after the replies of any requests
+        still in flight, which the CDBS answers in order)."""
+        n = await self.post(op, **body)
+        await self.settle(before=n)
+        return await self._reply(n, op)
+
+    async def post(self, op: str, **body: Any) -> int:
+        """Send request ``op`` without waiting; its reply is checked by the next
+        :meth:`request` or :meth:`settle`. Returns the request's number."""
         n = self._seq
         self._seq += 1
         await self.party.send(self.cdbs, f"cdtl/req/{n}", {"op": op, **body})
+        self._in_flight.append((n, op))
+        return n
+
+    async def settle(self, before: int | None = None) -> None:
+        """Wait for (and check) the replies of the requests in flight, up to ``before``."""
+        while self._in_flight and (before is None or self._in_flight[0][0] < before):
+            n, op = self._in_flight.pop(0)
+            await self._reply(n, op)
+        if before is not None and self._in_flight and self._in_flight[0][0] == before:
+            self._in_flight.pop(0)
+
+    async def _reply(self, n: int, op: str) -> dict[str, Any]:
         reply = await self.party.recv(self.cdbs, f"cdtl/rep/{n}")
         if not isinstance(reply, dict):
             raise ProtocolError(f"{self.cdbs} answered {op!r} with {type(reply).__name__}")
@@ -520,7 +552,9 @@ class CDBSClient:
             subtree = self.learn_subtree(cand, name, prune_rows)
             costs.subtrees_learned += 1
             blob = seal_json(self.key, to_json(subtree), subtree_aad(name, leaf))
-            await self.request("update_bdt", name=name, leaf=leaf, subtree=blob)
+            # pipelined: the reply ("stored", or "another client's subtree won") is checked
+            # with the next request; the prediction below does not depend on it
+            await self.post("update_bdt", name=name, leaf=leaf, subtree=blob)
             costs.requests += 1
         label = predict_one(subtree, row)
         costs.seconds += time.perf_counter() - started

@@ -22,6 +22,7 @@ from mpc.sealed import (
     ClientKey,
     associated_data,
     open_json,
+    open_many,
     open_sealed,
     seal,
     seal_json,
@@ -328,3 +329,19 @@ def test_wire_round_trip_through_the_codec() -> None:
         IdentifyingTable.from_wire({**got["it"], "eseq": got["it"]["eseq"][:, :-1]})
     with pytest.raises(ProtocolError, match=r"ST\.values"):
         SensitiveTable.from_wire({**got["st"], "values": [1, 2]})
+
+
+def test_open_many_equals_open_sealed_and_rejects_a_swap() -> None:
+    aads = [associated_data("t", i) for i in range(5)]
+    blobs = [seal(KEY, f"row {i}".encode(), aads[i]) for i in range(5)]
+    assert open_many(KEY, blobs, aads) == [
+        open_sealed(KEY, b, a) for b, a in zip(blobs, aads, strict=True)
+    ]
+    swapped = [blobs[1], blobs[0], *blobs[2:]]
+    with pytest.raises(AuthenticationError, match="associated data"):
+        open_many(KEY, swapped, aads)
+    with pytest.raises(ConfigError, match="one aad per blob"):
+        open_many(KEY, blobs, aads[:-1])
+    with pytest.raises(TypeError):
+        open_many(KEY, [*blobs[:-1], "text"], aads)  # type: ignore[list-item]
+    assert open_many(KEY, [], []) == []

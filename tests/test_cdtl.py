@@ -18,7 +18,7 @@ from mpc.evaluation import rows_of
 from mpc.local import run_in_memory
 from mpc.runtime import Party
 from mpc.sealed import ClientKey, open_json
-from mpc.tree import predict_one, to_json
+from mpc.tree import Leaf, Split, predict_one, to_json
 from protocols.anatomization import anatomize, open_eseq, suppress_for_l
 from protocols.cdtl import (
     CDBS,
@@ -26,6 +26,7 @@ from protocols.cdtl import (
     CDBSStore,
     ClientCosts,
     find_bdt_leaf,
+    leaf_of_rows,
     learner,
     serve_client,
     subtree_aad,
@@ -97,9 +98,8 @@ def test_a_cdtl_subtree_is_the_learner_on_the_true_leaf_rows() -> None:
     assert costs.subtrees_learned == store.subtree_count(t.name) == len(leaves) > 0
     for leaf in leaves:
         rows = [
-            i for i, r in enumerate(rows_of(identifying))
-            if (x := find_bdt_leaf(loaded.bdt, r)[0]) == leaf or x.startswith(leaf + "\x1f")
-        ]  # fmt: skip
+            i for i, r in enumerate(rows_of(identifying)) if find_bdt_leaf(loaded.bdt, r)[0] == leaf
+        ]
         want = learner().fit(
             t.subset(rows), prune_rows=[j for j, i in enumerate(rows) if i in prune]
         )
@@ -273,3 +273,23 @@ def test_concurrent_clients_lose_and_duplicate_no_subtree() -> None:
     assert r["duplicated_subtrees"] == 0 and r["consistent_predictions"] is True
     # every leaf some client refined is stored exactly once
     assert 0 < r["subtrees_stored"] <= r["subtrees_learned_by_clients"]
+
+
+def test_bdt_leaves_partition_the_rows_and_unknown_values_follow_the_heaviest_branch() -> None:
+    heavy = Split("b", {"c0": 5.0, "c1": 2.0}, {"b0": Leaf({"c0": 4.0}, "c0"),
+                  "b1": Leaf({"c1": 3.0}, "c1")}, weights={"b0": 0.4, "b1": 0.6})  # fmt: skip
+    tree = Split("a", {"c0": 6.0, "c1": 4.0}, {"a0": Leaf({"c0": 3.0}, "c0"), "a1": heavy},
+                 weights={"a0": 0.3, "a1": 0.7})  # fmt: skip
+    assert find_bdt_leaf(tree, {"a": "a0", "b": "?"})[0] == "a=a0"
+    for row in ({"a": "?", "b": "?"}, {"a": "unseen", "b": "b9"}, {"b": "b1"}):
+        leaf, node = find_bdt_leaf(tree, row)
+        assert leaf == "a=a1\x1fb=b1" and isinstance(node, Leaf)
+    # on a learned BDT with unknown values every row reaches exactly one leaf
+    t = table(3)
+    cols = list(t.columns)
+    cols[0] = np.where(np.arange(t.n_rows) % 7 == 0, "?", cols[0]).astype(object)
+    t = Table(t.name, t.attributes, t.kinds, tuple(cols), t.target, t.class_name, t.source)
+    bdt = learner().fit(t.select(["a", "b"])).tree_
+    ids = leaf_of_rows(bdt, t)
+    assert all(isinstance(find_bdt_leaf(bdt, r)[1], Leaf) for r in rows_of(t))
+    assert sum(ids.count(x) for x in set(ids)) == t.n_rows
