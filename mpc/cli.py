@@ -113,6 +113,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_datasets_parser(sub)
     add_train_parser(sub)
 
+    from mpc.sanitize import add_sanitize_parser
+
+    add_sanitize_parser(sub)
+
     party = sub.add_parser(
         "party", help="run one party of a deployment (as python -m parties)", add_help=False
     )
@@ -247,6 +251,10 @@ def main(argv: list[str] | None = None) -> int:
             from mpc.train import run_train
 
             return run_train(args)
+        if args.command == "sanitize":
+            from mpc.sanitize import run_sanitize
+
+            return run_sanitize(args)
         if args.command == "keygen":
             for name in args.names:
                 pair = write_keypair(args.out, name)

@@ -1,0 +1,850 @@
+"""Chang & Tracy, *Multi-Dimensional Inference and Confidential Data Protection with Decision
+Tree Methods* (``../shared/papers/003_...``): a data owner ("High") prepares a release for
+"Low" by blocking (``"?"``) as few non-confidential values as possible, so that decision trees
+trained on the release misclassify the confidential cells, while the loss of functionality
+``F`` stays at most ``v``.
+
+Table 1's view: the confidential cells are the *test data* (one test record per confidential
+cell, its class the cell's attribute); every other known cell is *training data*. Any
+attribute can be posted as the class label (multi-dimensional inference). The learner is the
+C4.5-style learner of :mod:`mpc.c45` (reduced-error pruning, seeded): a record with
+``"?"`` on a split attribute is an *uncertain evidence* whose weight is split among the
+children in proportion to their populations (footnote 2), in training and in classification.
+
+Measures (Section 2.2; the paper leaves their exact form open, these are ours):
+
+* ``E`` — the share of confidential cells that the trees trained on the release misclassify
+  (the TE-weighted average of the per-attribute test errors ``Cerr_j``). The paper's figures
+  (5.26% = 1/19, 57.90% = 11/19) are of this form.
+* ``F`` — the loss of functionality: the rise, against the unmodified release, of the share
+  of non-confidential known cells (every attribute, the class column included) that the trees
+  trained on the release misclassify (Low's view: features as released). ``F = 0`` before
+  any modification.
+
+Methods:
+
+* :func:`adaptive` — Section 3: attribute selection by ``U_attr`` (3.1), leaf selection by
+  ``U_leaf`` (3.2), the cheapest of I1, I2, I3 by net loss (3.3, I3's cost from footnote 3's
+  iterative alpha), and the control step (3.4).
+* :func:`best_first` — footnote 5: hide the value with the largest estimated impact on the
+  average classification error, rebuild the trees, repeat.
+* :func:`exhaustive` — every set of at most ``G`` hidden values, for tiny tables (Section 4.1's
+  ``N = 20, M = 5``), to validate the heuristics.
+* :func:`restore` — Section 4.3's restoration attack and the repeated hiding it calls for.
+
+What is revealed to whom: Low receives the release (the table with confidential and blocked
+cells replaced by ``"?"``) and nothing else; which cells are confidential and which were
+blocked is not marked (both are ``"?"``, as are the values unknown in the original data).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from mpc.c45 import C45Classifier
+from mpc.datasets import NOMINAL, Table
+from mpc.errors import ConfigError
+from mpc.tree import MISSING, Leaf, Node, Split, distribution, majority, predict_one
+
+__all__ = [
+    "LeafStats",
+    "Modification",
+    "Release",
+    "Scores",
+    "adaptive",
+    "best_first",
+    "exhaustive",
+    "i1_net_loss",
+    "i2_net_loss",
+    "i3_cost",
+    "i3_net_loss",
+    "leaf_weights",
+    "restore",
+    "sample_confidential",
+    "u_attr",
+    "u_leaf",
+]
+
+Progress = Callable[[str], None]
+Path = tuple[tuple[str, str], ...]  # (attribute, branch) pairs from the root to a leaf
+
+
+def learner() -> C45Classifier:
+    """The C4.5-style learner with fractional instances and reduced-error pruning on a
+    seeded 20% of each tree's training rows (C4.5 prunes; unpruned trees grown to
+    two-record leaves would let one record's other values decide its class)."""
+    return C45Classifier(seed=0)
+
+
+# ------------------------------------------------------------------ the paper's formulas
+
+
+def u_attr(cerr: float, te: int, s: int) -> float:
+    """Section 3.1: ``U_attr = (1 - Cerr_j) * TE_j / S``."""
+    return (1.0 - cerr) * te / s if s else 0.0
+
+
+def u_leaf(te: float, e_j: int, tr: float, fr: float, r_j: int) -> float:
+    """Section 3.2: ``U_leaf = Te / E_j * (1 - (Tr - Fr) / (R_j + E_j))``."""
+    if e_j <= 0:
+        return 0.0
+    return te / e_j * (1.0 - (tr - fr) / (r_j + e_j))
+
+
+def i1_net_loss(te: float, a_plus: float, a_minus: float) -> float:
+    """I1 (hide the immediate attribute of the correctly classified test records): cost
+    ``Te``, gain ``a- / (a+ + a-) * Te``, net loss ``cost - gain = a+ / (a+ + a-) * Te``.
+
+    (The printed net loss reads ``a-/(a+ + a-) Te``, the gain itself; the net loss of I2 and
+    I3 is cost minus gain, and so is this one.)"""
+    total = a_plus + a_minus
+    return te if total <= 0 else te * a_plus / total
+
+
+def i2_net_loss(tr: float, fr: float, te: float, fe: float) -> float:
+    """I2 (block the class of correct training records): ``(Tr - Fr + 1) - (Te - Fe)``;
+    infinite when ``Te <= Fe`` (the paper avoids such a leaf)."""
+    if te <= fe:
+        return math.inf
+    return (tr - fr + 1) - (te - fe)
+
+
+def i3_cost(tr: float, fr: float, a_plus: float, a_minus: float, limit: int | None = None) -> float:
+    """Footnote 3: the least ``c`` with ``Tr - c + sum_{i<=c} alpha_i <= Fr``, where
+    ``alpha_1 = a+ / (a+ + a- - 1)`` and
+    ``alpha_{i+1} = (a+ - i + sum_{j<=i} alpha_j) / (a+ + a- - 1)`` is the share of a
+    modified record's mass that comes back to the leaf. Infinite if no ``c <= limit``
+    (default ``ceil(Tr)``) is enough."""
+    denominator = a_plus + a_minus - 1
+    if tr <= fr:
+        return 0.0
+    if denominator <= 0:
+        return math.inf
+    limit = math.ceil(tr) if limit is None else limit
+    returned = 0.0
+    for c in range(1, limit + 1):
+        alpha = (a_plus - (c - 1) + returned) / denominator
+        returned += alpha
+        if tr - c + returned <= fr:
+            return float(c)
+    return math.inf
+
+
+def i3_net_loss(c: float, te: float, fe: float) -> float:
+    """I3 (hide the immediate attribute of correct training records): ``c - (Te - Fe)``."""
+    if te <= fe or math.isinf(c):
+        return math.inf
+    return c - (te - fe)
+
+
+# ------------------------------------------------------------------ uncertain evidence
+
+
+def leaf_weights(tree: Node, row: dict[str, Any]) -> dict[Path, float]:
+    """Footnote 2: the leaves ``row`` reaches and its weight at each. A ``"?"`` (or an unseen
+    value) on a split attribute splits the weight among the children in proportion to their
+    training populations; the weights sum to 1."""
+    out: dict[Path, float] = {}
+
+    def walk(node: Node, path: Path, w: float) -> None:
+        if isinstance(node, Leaf):
+            out[path] = out.get(path, 0.0) + w
+            return
+        key = node.branch(row.get(node.attribute))
+        if key is not None:
+            walk(node.children[key], (*path, (node.attribute, key)), w)
+            return
+        shares = node.weights or _populations(node)
+        for k, share in shares.items():
+            if share > 0:
+                walk(node.children[k], (*path, (node.attribute, k)), w * share)
+
+    walk(tree, (), 1.0)
+    return out
+
+
+def _populations(node: Split) -> dict[str, float]:
+    sizes = {k: sum(c.counts.values()) for k, c in node.children.items()}
+    total = sum(sizes.values())
+    return {k: (v / total if total else 1.0 / len(sizes)) for k, v in sizes.items()}
+
+
+def _node_at(tree: Node, path: Path) -> Node:
+    node = tree
+    for _, key in path:
+        assert isinstance(node, Split)
+        node = node.children[key]
+    return node
+
+
+# ------------------------------------------------------------------ the release
+
+
+@dataclass(frozen=True)
+class Modification:
+    """One blocked value: ``row``'s ``attribute`` became ``"?"``."""
+
+    attribute: str
+    row: int
+    method: str  # "I1", "I2", "I3", "best-first", "exhaustive"
+    net_loss: float | None = None
+    class_label: str | None = None  # the attribute posted as the class when it was chosen
+    round: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        loss = None if self.net_loss is None or math.isinf(self.net_loss) else self.net_loss
+        return {
+            "attribute": self.attribute,
+            "row": self.row,
+            "method": self.method,
+            "net_loss": None if loss is None else round(loss, 4),
+            "class_label": self.class_label,
+            "round": self.round,
+        }
+
+
+@dataclass(frozen=True)
+class Scores:
+    """``E`` and ``F`` of a release, with the per-attribute test errors ``Cerr_j``."""
+
+    e: float
+    f: float
+    cerr: dict[str, float]
+    te: dict[str, int]
+    wrong: int  # confidential cells misclassified
+
+
+@dataclass
+class Release:
+    """The original table (High's view), its confidential cells and the release built so far.
+
+    ``values`` is the ``N x M`` table of nominal values (the dataset's class is one of the M
+    columns, ``class_column``); ``confidential`` marks the test cells. ``released`` is what Low
+    would receive now.
+    """
+
+    attributes: list[str]
+    values: np.ndarray
+    confidential: np.ndarray
+    class_column: str
+    name: str = "table"
+    released: np.ndarray = field(init=False)
+    modifications: list[Modification] = field(default_factory=list)
+    _trees: dict[int, Node] = field(default_factory=dict, repr=False)
+    _baseline_error: float | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        self.values = np.asarray(self.values, dtype=object)
+        self.confidential = np.asarray(self.confidential, dtype=bool)
+        n, m = self.values.shape
+        if self.confidential.shape != (n, m) or len(self.attributes) != m:
+            raise ConfigError(
+                f"the confidential mask has shape {self.confidential.shape}, the table "
+                f"{(n, m)} with {len(self.attributes)} attribute names"
+            )
+        if self.class_column not in self.attributes:
+            raise ConfigError(f"no class column {self.class_column!r} in {self.attributes}")
+        if (self.confidential & (self.values == MISSING)).any():
+            raise ConfigError("a confidential cell must hold a known value, not '?'")
+        if self.confidential[:, self.attributes.index(self.class_column)].any():
+            raise ConfigError(f"confidential cells are chosen among non-class cells, not in "
+                              f"{self.class_column!r}")  # fmt: skip
+        self.released = np.where(self.confidential, MISSING, self.values).astype(object)
+
+    @classmethod
+    def from_table(cls, table: Table, confidential: np.ndarray) -> Release:
+        """The release of ``table`` (nominal attributes; its class becomes a column)."""
+        if any(k != NOMINAL for k in table.kinds):
+            cont = [a for a, k in zip(table.attributes, table.kinds, strict=True) if k != NOMINAL]
+            raise ConfigError(
+                f"sanitizing needs nominal attributes; {cont} are continuous: discretize them "
+                "first (e.g. into equal-frequency bins)"
+            )
+        attributes = [*table.attributes, table.class_name]
+        values = np.column_stack([*(np.asarray(c, dtype=str) for c in table.columns),
+                                  np.asarray(table.target, dtype=str)]).astype(object)  # fmt: skip
+        return cls(attributes, values, confidential, table.class_name, name=table.name)
+
+    # -- bookkeeping
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.values.shape
+
+    def col(self, attribute: str) -> int:
+        return self.attributes.index(attribute)
+
+    def confidential_cells(self) -> list[tuple[int, int]]:
+        rows, cols = np.nonzero(self.confidential)
+        return list(zip(rows.tolist(), cols.tolist(), strict=True))
+
+    def modifiable(self, r: int, j: int) -> bool:
+        """A cell High may block: known in the release, not confidential, not the class
+        column (which only I2 may touch, when it is posted as the class)."""
+        return (
+            self.released[r, j] != MISSING
+            and not self.confidential[r, j]
+            and self.attributes[j] != self.class_column
+        )
+
+    def hide(self, cells: Iterable[tuple[int, int]], mods: Iterable[Modification]) -> None:
+        for r, j in cells:
+            if self.released[r, j] == MISSING:
+                raise ConfigError(f"cell ({r}, {self.attributes[j]}) is already hidden")
+            self.released[r, j] = MISSING
+        self.modifications.extend(mods)
+        self._trees.clear()
+
+    def undo(self, cells: Sequence[tuple[int, int]]) -> None:
+        for r, j in cells:
+            self.released[r, j] = self.values[r, j]
+        del self.modifications[len(self.modifications) - len(cells) :]
+        self._trees.clear()
+
+    def row(self, r: int, source: np.ndarray | None = None) -> dict[str, Any]:
+        data = self.released if source is None else source
+        return dict(zip(self.attributes, data[r].tolist(), strict=True))
+
+    # -- trees and scores
+
+    def tree(self, j: int) -> Node:
+        """``DT_j``: attribute ``j`` posted as the class, trained on the rows whose ``j`` is
+        known in the release, every other attribute as released."""
+        tree = self._trees.get(j)
+        if tree is None:
+            rows = np.flatnonzero(self.released[:, j] != MISSING)
+            others = [k for k in range(len(self.attributes)) if k != j]
+            table = Table(
+                name=f"{self.name}/{self.attributes[j]}",
+                attributes=tuple(self.attributes[k] for k in others),
+                kinds=(NOMINAL,) * len(others),
+                columns=tuple(self.released[rows, k] for k in others),
+                target=self.released[rows, j],
+                class_name=self.attributes[j],
+                source="release",
+            )
+            tree = learner().fit(table).tree_ if len(rows) else Leaf({}, MISSING)
+            self._trees[j] = tree
+        return tree
+
+    def training_rows(self, j: int) -> np.ndarray:
+        return np.flatnonzero(self.released[:, j] != MISSING)
+
+    def scores(self, *, with_f: bool = True) -> Scores:
+        cells = self.confidential_cells()
+        wrong_by: dict[str, int] = {}
+        te: dict[str, int] = {}
+        for r, j in cells:
+            a = self.attributes[j]
+            te[a] = te.get(a, 0) + 1
+            if predict_one(self.tree(j), self.row(r)) != self.values[r, j]:
+                wrong_by[a] = wrong_by.get(a, 0) + 1
+        wrong = sum(wrong_by.values())
+        cerr = {a: wrong_by.get(a, 0) / n for a, n in te.items()}
+        e = wrong / len(cells) if cells else 0.0
+        f = 0.0
+        if with_f:
+            err = self.functionality_error()
+            if self._baseline_error is None:
+                self._baseline_error = err
+            f = max(0.0, err - self._baseline_error)
+        return Scores(e, f, cerr, te, wrong)
+
+    def functionality_error(self) -> float:
+        """The share of non-confidential known cells misclassified by the trees trained on
+        the release (features as released)."""
+        wrong = total = 0
+        rows = [self.row(r) for r in range(self.shape[0])]
+        for j in range(self.shape[1]):
+            cells = np.flatnonzero((self.values[:, j] != MISSING) & ~self.confidential[:, j])
+            if not len(cells):
+                continue
+            tree = self.tree(j)
+            total += len(cells)
+            wrong += sum(predict_one(tree, rows[r]) != self.values[r, j] for r in cells.tolist())
+        return wrong / total if total else 0.0
+
+    def baseline(self) -> Scores:
+        """The scores of the release before any modification (only the confidential cells
+        hidden); fixes the reference of ``F``."""
+        saved = self.released
+        self.released = np.where(self.confidential, MISSING, self.values).astype(object)
+        self._trees.clear()
+        self._baseline_error = None
+        try:
+            return self.scores()
+        finally:
+            self.released = saved
+            self._trees.clear()
+
+    def to_table(self) -> Table:
+        """The release as a table (class column last, as in the input)."""
+        k = self.col(self.class_column)
+        others = [j for j in range(len(self.attributes)) if j != k]
+        return Table(
+            name=self.name,
+            attributes=tuple(self.attributes[j] for j in others),
+            kinds=(NOMINAL,) * len(others),
+            columns=tuple(self.released[:, j].copy() for j in others),
+            target=self.released[:, k].copy(),
+            class_name=self.class_column,
+            source="release",
+        )
+
+
+def sample_confidential(table: Table, n: int, seed: int) -> np.ndarray:
+    """``n`` confidential cells drawn uniformly (seeded) among the known non-class cells
+    (a cell already unknown has nothing to protect); a mask over ``attributes + [class]``."""
+    values = np.column_stack([np.asarray(c, dtype=str) for c in table.columns])
+    known = np.flatnonzero((values != MISSING).ravel())
+    if n < 1 or n > len(known):
+        raise ConfigError(
+            f"--confidential must be between 1 and the {len(known)} known non-class cells, got {n}"
+        )
+    rng = np.random.default_rng(seed)
+    chosen = rng.choice(known, size=n, replace=False)
+    mask = np.zeros((table.n_rows, len(table.attributes) + 1), dtype=bool)
+    m = len(table.attributes)
+    for flat in chosen.tolist():
+        mask[flat // m, flat % m] = True
+    return mask
+
+
+# ------------------------------------------------------------------ Section 3: adaptive
+
+
+@dataclass
+class LeafStats:
+    """Section 3.2's statistics of one leaf ``L_k`` of ``DT_j``."""
+
+    path: Path
+    label: str
+    tr: float
+    fr: float
+    te: float
+    fe: float
+    a_plus: float
+    a_minus: float
+    immediate: str | None  # A_i, None for a tree that is a single leaf
+    correct_tests: list[int]  # rows of the correctly classified test records here
+    correct_train: list[int]  # rows of the correctly labeled training records here
+    utility: float = 0.0
+
+
+def leaf_statistics(rel: Release, j: int) -> list[LeafStats]:
+    """Every leaf of ``DT_j`` that holds a correctly classified test record, with ``Tr``,
+    ``Fr``, ``Te``, ``Fe`` (fractional), ``a+`` and ``a-`` (training weight of the children of
+    the immediate attribute whose label is / is not the leaf's, the leaf included) and
+    ``U_leaf``."""
+    tree = rel.tree(j)
+    tests = [r for r, c in rel.confidential_cells() if c == j]
+    train = rel.training_rows(j)
+    at: dict[Path, dict[str, Any]] = {}
+
+    def slot(path: Path) -> dict[str, Any]:
+        return at.setdefault(path, {"te": 0.0, "fe": 0.0, "tests": [], "train": []})
+
+    for r in tests:
+        row = rel.row(r)
+        correct = predict_one(tree, row) == rel.values[r, j]
+        for path, w in leaf_weights(tree, row).items():
+            s = slot(path)
+            s["te" if correct else "fe"] += w
+            if correct and w >= 1.0 - 1e-9:
+                s["tests"].append(r)
+    for r in train.tolist():
+        weights = leaf_weights(tree, rel.row(r))
+        if len(weights) == 1:
+            (path,) = weights
+            leaf = _node_at(tree, path)
+            if rel.values[r, j] == leaf.label:
+                slot(path)["train"].append(r)
+    out = []
+    for path, s in at.items():
+        if s["te"] <= 0:
+            continue
+        leaf = _node_at(tree, path)
+        label = leaf.label
+        tr = float(leaf.counts.get(label, 0.0))
+        fr = float(sum(leaf.counts.values())) - tr
+        a_plus = a_minus = 0.0
+        immediate = None
+        if path:
+            parent = _node_at(tree, path[:-1])
+            assert isinstance(parent, Split)
+            immediate = parent.attribute
+            for child in parent.children.values():
+                weight = float(sum(child.counts.values()))
+                if child.label == label:
+                    a_plus += weight
+                else:
+                    a_minus += weight
+        stats = LeafStats(path, label, tr, fr, s["te"], s["fe"], a_plus, a_minus, immediate,
+                          s["tests"], s["train"])  # fmt: skip
+        stats.utility = u_leaf(stats.te, len(tests), tr, fr, len(train))
+        out.append(stats)
+    out.sort(key=lambda s: (-s.utility, s.path))
+    return out
+
+
+@dataclass(frozen=True)
+class _Plan:
+    method: str
+    net_loss: float
+    cells: tuple[tuple[int, int], ...]
+
+
+def plans(rel: Release, j: int, leaf: LeafStats, threshold: int) -> list[_Plan]:
+    """Section 3.3: the applicable methods at ``leaf`` (their cells, at most ``threshold``),
+    cheapest net loss first."""
+    out = []
+    i = rel.col(leaf.immediate) if leaf.immediate is not None else None
+    if i is not None:
+        cells = tuple((r, i) for r in leaf.correct_tests if rel.modifiable(r, i))
+        if cells and len(cells) <= threshold:
+            out.append(_Plan("I1", i1_net_loss(leaf.te, leaf.a_plus, leaf.a_minus), cells))
+    cost2 = math.ceil(leaf.tr - leaf.fr + 1 - 1e-9)
+    loss2 = i2_net_loss(leaf.tr, leaf.fr, leaf.te, leaf.fe)
+    train = [r for r in leaf.correct_train if rel.released[r, j] != MISSING]
+    if not math.isinf(loss2) and 0 < cost2 <= min(threshold, len(train)):
+        out.append(_Plan("I2", loss2, tuple((r, j) for r in train[:cost2])))
+    if i is not None:
+        c = i3_cost(leaf.tr, leaf.fr, leaf.a_plus, leaf.a_minus)
+        loss3 = i3_net_loss(c, leaf.te, leaf.fe)
+        cells3 = [(r, i) for r in leaf.correct_train if rel.modifiable(r, i)]
+        if not math.isinf(loss3) and 0 < c <= min(threshold, len(cells3)):
+            out.append(_Plan("I3", loss3, tuple(cells3[: int(c)])))
+    out.sort(key=lambda p: (p.net_loss, p.method))
+    return out
+
+
+@dataclass
+class Outcome:
+    """What a method did: scores before and after, the modifications, rounds."""
+
+    method: str
+    before: Scores
+    after: Scores
+    modifications: list[Modification]
+    rounds: int = 0
+    rejected: int = 0
+    stopped: str = ""
+    trace: list[dict[str, Any]] = field(default_factory=list)  # E and F after each accepted step
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "method": self.method,
+            "before": {"E": round(self.before.e, 4), "F": round(self.before.f, 4)},
+            "after": {"E": round(self.after.e, 4), "F": round(self.after.f, 4)},
+            "modifications": [m.to_json() for m in self.modifications],
+            "count": len(self.modifications),
+            "rounds": self.rounds,
+            "rejected_rounds": self.rejected,
+            "stopped": self.stopped,
+            "trace": self.trace,
+        }
+
+
+def adaptive(
+    rel: Release,
+    v: float,
+    *,
+    max_rounds: int | None = None,
+    progress: Progress | None = None,
+) -> Outcome:
+    """Section 3's adaptive modification of ``rel`` (modified in place).
+
+    Each round: post as the class the attribute with the largest ``U_attr`` among those whose
+    confidential cells are not all misclassified yet (3.1); in ``DT_j`` take the leaves by
+    ``U_leaf`` (3.2); at the first leaf with an applicable method, apply the one with the
+    least net loss (3.3), one value at a time, up to the round's threshold of modifications
+    for this class label: ``TE_j`` (the attribute's share ``TE_j / S`` of the ``S``
+    confidential values, times ``S``) (3.4). Then recompute ``E`` and ``F``: a round that
+    would make ``F > v`` is undone and ends the run (so ``F <= v`` always holds); a round
+    that does not raise ``E`` is undone and its (attribute, leaf, method) not tried again.
+    """
+    log = progress or (lambda _msg: None)
+    before = rel.baseline()
+    current = rel.scores()
+    out = Outcome("adaptive", before, current, rel.modifications)
+    out.trace.append({"modifications": len(rel.modifications), "E": current.e, "F": current.f})
+    s = sum(current.te.values())
+    limit = max_rounds if max_rounds is not None else 4 * max(s, 1)
+    tried: set[tuple[int, Path, str]] = set()
+    while out.rounds < limit:
+        choice = None
+        ranked = sorted(
+            (a for a in current.te if current.cerr[a] < 1.0),
+            key=lambda a: (-u_attr(current.cerr[a], current.te[a], s), a),
+        )
+        for a in ranked:
+            j = rel.col(a)
+            for leaf in leaf_statistics(rel, j):
+                for plan in plans(rel, j, leaf, current.te[a]):
+                    if (j, leaf.path, plan.method) not in tried:
+                        choice = (j, leaf, plan)
+                        break
+                if choice:
+                    break
+            if choice:
+                break
+        if choice is None:
+            out.stopped = "no leaf has an applicable modification left"
+            break
+        j, leaf, plan = choice
+        out.rounds += 1
+        mods = [Modification(rel.attributes[c], r, plan.method, plan.net_loss,
+                             rel.attributes[j], out.rounds) for r, c in plan.cells]  # fmt: skip
+        rel.hide(plan.cells, mods)
+        new = rel.scores()
+        if new.f > v:
+            rel.undo(plan.cells)
+            out.rejected += 1
+            out.stopped = f"the next round would make F = {new.f:.4f} > v = {v}"
+            log(f"round {out.rounds}: {plan.method} on {rel.attributes[j]} would give F = "
+                f"{new.f:.4f} > {v}; stopping")  # fmt: skip
+            break
+        if new.e <= current.e:
+            rel.undo(plan.cells)
+            tried.add((j, leaf.path, plan.method))
+            out.rejected += 1
+            log(f"round {out.rounds}: {plan.method} x{len(plan.cells)} on "
+                f"{rel.attributes[j]} leaves E at {new.e:.4f}; undone")  # fmt: skip
+            continue
+        current = new
+        out.trace.append({"modifications": len(rel.modifications), "E": new.e, "F": new.f})
+        log(f"round {out.rounds}: {plan.method} x{len(plan.cells)} on class "
+            f"{rel.attributes[j]} (net loss {plan.net_loss:.2f}): E = {new.e:.4f}, "
+            f"F = {new.f:.4f}")  # fmt: skip
+        if current.wrong == sum(current.te.values()):
+            out.stopped = "every confidential cell is misclassified"
+            break
+    else:
+        out.stopped = f"the round limit ({limit}) was reached"
+    out.after = current
+    return out
+
+
+# ------------------------------------------------------------------ footnote 5: best-first
+
+
+def impacts(rel: Release) -> list[tuple[int, float, tuple[int, int]]]:
+    """Footnote 5's estimate, for every value High may hide, of its impact on the average
+    classification error with the current trees: ``(cells whose class flips to wrong minus
+    those that flip to right, change of the expected error / S, cell)``.
+
+    A feature value of a test record changes that record's classification (fractional
+    routing). The class value of a training record of ``DT_j`` leaves its leaf, which can
+    change the leaf's label for the test records there. Other values change nothing until
+    the trees are rebuilt, and are estimated at 0."""
+    s = max(1, int(rel.confidential.sum()))
+    out: list[tuple[int, float, tuple[int, int]]] = []
+    test_rows = sorted(set(np.nonzero(rel.confidential)[0].tolist()))
+    for r in test_rows:
+        row = rel.row(r)
+        base_soft, base_wrong = _errors(rel, r, row)
+        for k in range(len(rel.attributes)):
+            if not rel.modifiable(r, k):
+                continue
+            changed = dict(row)
+            changed[rel.attributes[k]] = MISSING
+            soft, wrong = _errors(rel, r, changed)
+            out.append((wrong - base_wrong, (soft - base_soft) / s, (r, k)))
+    for j in sorted(set(np.nonzero(rel.confidential)[1].tolist())):
+        tree = rel.tree(j)
+        at: dict[Path, list[tuple[int, float]]] = {}
+        for r, c in rel.confidential_cells():
+            if c == j:
+                for path, w in leaf_weights(tree, rel.row(r)).items():
+                    at.setdefault(path, []).append((r, w))
+        for r in rel.training_rows(j).tolist():
+            if not rel.modifiable(r, j):
+                continue
+            weights = leaf_weights(tree, rel.row(r))
+            flips, soft = 0, 0.0
+            for path, w in weights.items():
+                if path not in at:
+                    continue
+                counts = dict(_node_at(tree, path).counts)
+                after = dict(counts)
+                after[rel.values[r, j]] = after.get(rel.values[r, j], 0.0) - w
+                total, total_after = sum(counts.values()), sum(after.values())
+                label0 = majority(counts) if total > 0 else None
+                label1 = majority(after) if total_after > 0 else label0
+                for t, tw in at[path]:
+                    truth = rel.values[t, j]
+                    p0 = counts.get(truth, 0.0) / total if total > 0 else 0.0
+                    p1 = after.get(truth, 0.0) / total_after if total_after > 0 else 0.0
+                    soft += tw * (p0 - p1)
+                    if tw >= 1.0 - 1e-9:
+                        flips += int(label1 != truth) - int(label0 != truth)
+            out.append((flips, soft / s, (r, j)))
+    return out
+
+
+def _errors(rel: Release, r: int, row: dict[str, Any]) -> tuple[float, int]:
+    """(expected error, misclassified count) of the confidential cells of row ``r``."""
+    soft, wrong = 0.0, 0
+    for j in np.flatnonzero(rel.confidential[r]).tolist():
+        tree = rel.tree(j)
+        classes = sorted(tree.counts)
+        truth = rel.values[r, j]
+        dist = distribution(tree, row, classes)
+        soft += 1.0 - (float(dist[classes.index(truth)]) if truth in classes else 0.0)
+        wrong += int(predict_one(tree, row) != truth)
+    return soft, wrong
+
+
+def best_first(
+    rel: Release,
+    v: float,
+    *,
+    max_steps: int | None = None,
+    progress: Progress | None = None,
+) -> Outcome:
+    """Footnote 5: estimate every hideable value's impact on the average classification
+    error (:func:`impacts`), hide the one with the largest (ties: the larger change of the
+    expected error), rebuild the trees, repeat while some value would misclassify more
+    confidential cells and ``F <= v`` (a step that would exceed ``v`` is undone and ends
+    the run)."""
+    log = progress or (lambda _msg: None)
+    before = rel.baseline()
+    current = rel.scores()
+    out = Outcome("best-first", before, current, rel.modifications)
+    out.trace.append({"modifications": len(rel.modifications), "E": current.e, "F": current.f})
+    s = sum(current.te.values())
+    limit = max_steps if max_steps is not None else 4 * max(s, 1)
+    while out.rounds < limit:
+        if current.wrong == s:
+            out.stopped = "every confidential cell is misclassified"
+            break
+        ranked = impacts(rel)
+        if not ranked:
+            out.stopped = "no value left to hide"
+            break
+        flips, _soft, (r, k) = max(ranked, key=lambda x: (x[0], x[1], -x[2][0], -x[2][1]))
+        if flips <= 0:
+            out.stopped = "no single value changes the class of a confidential cell"
+            break
+        impact = flips / s
+        out.rounds += 1
+        rel.hide([(r, k)], [Modification(rel.attributes[k], r, "best-first", -impact,
+                                         None, out.rounds)])  # fmt: skip
+        new = rel.scores()
+        if new.f > v:
+            rel.undo([(r, k)])
+            out.rejected += 1
+            out.stopped = f"the next step would make F = {new.f:.4f} > v = {v}"
+            break
+        current = new
+        out.trace.append({"modifications": len(rel.modifications), "E": new.e, "F": new.f})
+        log(f"step {out.rounds}: hide ({r}, {rel.attributes[k]}) impact {impact:.4f}: "
+            f"E = {new.e:.4f}, F = {new.f:.4f}")  # fmt: skip
+    else:
+        out.stopped = f"the step limit ({limit}) was reached"
+    out.after = current
+    return out
+
+
+# ------------------------------------------------------------------ exhaustive search
+
+
+def exhaustive(
+    rel: Release,
+    v: float,
+    *,
+    max_hidden: int = 2,
+    max_evaluations: int = 200_000,
+    progress: Progress | None = None,
+) -> Outcome:
+    """Every set of at most ``max_hidden`` hideable values (Section 4.1's batch exhaustive
+    evaluation): the release with the largest ``E`` subject to ``F <= v``, fewest values on
+    ties. Refuses tables where that is more than ``max_evaluations`` releases."""
+    log = progress or (lambda _msg: None)
+    before = rel.baseline()
+    start = rel.scores()
+    n, m = rel.shape
+    candidates = [(r, k) for r in range(n) for k in range(m) if rel.modifiable(r, k)]
+    count = sum(math.comb(len(candidates), g) for g in range(1, max_hidden + 1))
+    if count > max_evaluations:
+        raise ConfigError(
+            f"exhaustive search would evaluate {count:,} releases ({len(candidates)} hideable "
+            f"values, up to {max_hidden} hidden); it is meant for tiny tables (N = 20, M = 5): "
+            "use --method adaptive or best-first"
+        )
+    best: tuple[float, int, tuple[tuple[int, int], ...]] = (start.e, 0, ())
+    done = 0
+    for g in range(1, max_hidden + 1):
+        for combo in itertools.combinations(candidates, g):
+            rel.hide(combo, [])
+            e = rel.scores(with_f=False).e
+            if e > best[0]:
+                f = rel.scores().f
+                if f <= v:
+                    best = (e, g, combo)
+            for r, k in combo:
+                rel.released[r, k] = rel.values[r, k]
+            rel._trees.clear()
+            done += 1
+            if done % 1000 == 0:
+                log(f"exhaustive: {done:,}/{count:,} releases, best E = {best[0]:.4f}")
+    e, _, combo = best
+    rel.hide(combo, [Modification(rel.attributes[k], r, "exhaustive") for r, k in combo])
+    after = rel.scores()
+    out = Outcome("exhaustive", before, after, rel.modifications, rounds=done)
+    out.trace = [{"modifications": 0, "E": start.e, "F": 0.0},
+                 {"modifications": len(combo), "E": after.e, "F": after.f}]  # fmt: skip
+    out.stopped = f"evaluated all {done:,} releases with at most {max_hidden} hidden values"
+    return out
+
+
+# ------------------------------------------------------------------ Section 4.3: restoration
+
+
+def restoration(rel: Release) -> tuple[float, list[tuple[int, int]]]:
+    """The restoration attack: Low trains ``DT_a`` on the release and infers each value
+    High blocked; returns the share restored correctly and those cells."""
+    blocked = [(m.row, rel.col(m.attribute)) for m in rel.modifications]
+    blocked = [c for c in blocked if not rel.confidential[c]]
+    if not blocked:
+        return 0.0, []
+    restored = [
+        (r, k) for r, k in blocked if predict_one(rel.tree(k), rel.row(r)) == rel.values[r, k]
+    ]
+    return len(restored) / len(blocked), restored
+
+
+def restore(
+    rel: Release,
+    v: float,
+    run: Callable[[Release], Outcome],
+    *,
+    until: float,
+    max_iterations: int = 5,
+    progress: Progress | None = None,
+) -> tuple[Outcome, list[dict[str, Any]]]:
+    """Section 4.3: run ``run`` (a method), attack the release; while the restoration rate
+    is at least ``until``, make the restored values confidential (they are test data now)
+    and run the method again on the release so far."""
+    log = progress or (lambda _msg: None)
+    history: list[dict[str, Any]] = []
+    outcome = run(rel)
+    first_before = outcome.before
+    for it in range(max_iterations):
+        rate, restored = restoration(rel)
+        history.append({"iteration": it, "restoration_rate": round(rate, 4),
+                        "restored": len(restored), "E": round(outcome.after.e, 4)})  # fmt: skip
+        log(f"restoration {it}: {len(restored)} blocked values restored (rate {rate:.3f})")
+        if rate < until or not restored:
+            break
+        for r, k in restored:
+            rel.confidential[r, k] = True
+        outcome = run(rel)
+    outcome.before = first_before
+    return outcome, history
