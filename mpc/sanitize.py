@@ -155,6 +155,9 @@ def run_sanitize(args: argparse.Namespace) -> int:
         "threshold": args.threshold,
         **outcome.to_json(),
         "restoration": history,
+        "restoration_below_threshold": (
+            None if not history else history[-1]["restoration_rate"] < args.restore_until
+        ),
         "seconds": round(seconds, 2),
         "release": str(args.out),
     }
@@ -170,7 +173,11 @@ def run_sanitize(args: argparse.Namespace) -> int:
     print(f"{len(outcome.modifications)} modifications, {outcome.rounds} rounds "
           f"({outcome.rejected} undone); stopped: {outcome.stopped}")  # fmt: skip
     for h in history:
-        print(f"restoration {h['iteration']}: rate {h['restoration_rate']:.3f} "
-              f"({h['restored']} restored), E {h['E']:.4f}")  # fmt: skip
+        print(f"restoration {h['iteration']}: {h['restored']} of {h['blocked']} blocked values "
+              f"restored (rate {h['restoration_rate']:.3f}), {h['newly_confidential']} made "
+              f"confidential; E {h['E']:.4f}")  # fmt: skip
+    if history and history[-1]["restoration_rate"] >= args.restore_until:
+        print(f"warning: {history[-1]['restoration_rate']:.3f} of the blocked values can still "
+              f"be restored (>= {args.restore_until}); hiding more did not lower it")  # fmt: skip
     print(f"release written to {args.out} ({seconds:.1f} s)")
     return 0

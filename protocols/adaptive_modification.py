@@ -808,10 +808,10 @@ def exhaustive(
 
 
 def restoration(rel: Release) -> tuple[float, list[tuple[int, int]]]:
-    """The restoration attack: Low trains ``DT_a`` on the release and infers each value
-    High blocked; returns the share restored correctly and those cells."""
+    """The restoration attack: Low trains ``DT_a`` on the release and infers every value
+    High blocked (including blocked values that were made confidential since); returns the
+    share restored correctly and those cells."""
     blocked = [(m.row, rel.col(m.attribute)) for m in rel.modifications]
-    blocked = [c for c in blocked if not rel.confidential[c]]
     if not blocked:
         return 0.0, []
     restored = [
@@ -831,20 +831,25 @@ def restore(
 ) -> tuple[Outcome, list[dict[str, Any]]]:
     """Section 4.3: run ``run`` (a method), attack the release; while the restoration rate
     is at least ``until``, make the restored values confidential (they are test data now)
-    and run the method again on the release so far."""
+    and run the method again on the release so far. Stops early when every restored value
+    is confidential already (another round would change nothing)."""
     log = progress or (lambda _msg: None)
     history: list[dict[str, Any]] = []
     outcome = run(rel)
     first_before = outcome.before
     for it in range(max_iterations):
         rate, restored = restoration(rel)
-        history.append({"iteration": it, "restoration_rate": round(rate, 4),
-                        "restored": len(restored), "E": round(outcome.after.e, 4)})  # fmt: skip
-        log(f"restoration {it}: {len(restored)} blocked values restored (rate {rate:.3f})")
-        if rate < until or not restored:
+        new = [c for c in restored if not rel.confidential[c]]
+        history.append({"iteration": it, "blocked": len(rel.modifications),
+                        "restored": len(restored), "newly_confidential": len(new),
+                        "restoration_rate": round(rate, 4),
+                        "E": round(outcome.after.e, 4)})  # fmt: skip
+        log(f"restoration {it}: {len(restored)} of {len(rel.modifications)} blocked values "
+            f"restored (rate {rate:.3f})")  # fmt: skip
+        if rate < until or not new:
             break
-        for r, k in restored:
-            rel.confidential[r, k] = True
+        for c in new:
+            rel.confidential[c] = True
         outcome = run(rel)
     outcome.before = first_before
     return outcome, history
