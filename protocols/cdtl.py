@@ -57,7 +57,8 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -452,13 +453,27 @@ def _handle(party: Party, store: CDBSStore, op: str, req: Mapping[str, Any]) -> 
 
 @dataclass
 class ClientCosts:
-    """What one method cost the client: seconds (crypto + network + learning + inference),
-    tuples held at once, subtrees learned, requests."""
+    """What one method cost the client: ``seconds`` of wall-clock time (crypto + network +
+    learning + inference, and any wait for the CDBS), ``cpu_seconds`` of the client
+    process's own CPU time over the same spans (all its threads, so the messaging layer's
+    encryption too, but not the CDBS's work), tuples held at once, subtrees learned,
+    requests."""
 
     seconds: float = 0.0
+    cpu_seconds: float = 0.0
     tuples: int = 0
     subtrees_learned: int = 0
     requests: int = 0
+
+    @contextmanager
+    def clock(self) -> Iterator[None]:
+        """Add the wall-clock and CPU time of the block to the costs."""
+        wall, cpu = time.perf_counter(), time.process_time()
+        try:
+            yield
+        finally:
+            self.seconds += time.perf_counter() - wall
+            self.cpu_seconds += time.process_time() - cpu
 
 
 class CDBSClient:
@@ -523,7 +538,12 @@ class CDBSClient:
     ) -> str:
         """``Inference(ins)``: the class of ``row`` (a full instance, with the sensitive
         value), refining the BDT leaf on the way if it has no subtree yet."""
-        started = time.perf_counter()
+        with costs.clock():
+            return await self._inference(name, row, prune_rows, costs)
+
+    async def _inference(
+        self, name: str, row: Mapping[str, Any], prune_rows: set[int], costs: ClientCosts
+    ) -> str:
         reply = await self.request(
             "find_bdt_leaf", name=name, instance=_instance(row, [self.sensitive, self.class_name])
         )
@@ -539,7 +559,6 @@ class CDBSClient:
         else:
             cand = Candidates.from_wire(reply.get("instances"))
             if cand.it.n_rows == 0:  # an empty BDT leaf: nothing to learn from
-                costs.seconds += time.perf_counter() - started
                 label = reply.get("label")
                 if not isinstance(label, str):
                     raise ProtocolError("find_bdt_leaf: an empty leaf came without its label")
@@ -556,9 +575,7 @@ class CDBSClient:
             # with the next request; the prediction below does not depend on it
             await self.post("update_bdt", name=name, leaf=leaf, subtree=blob)
             costs.requests += 1
-        label = predict_one(subtree, row)
-        costs.seconds += time.perf_counter() - started
-        return label
+        return predict_one(subtree, row)
 
     def learn_subtree(self, cand: Candidates, name: str, prune_rows: set[int]) -> Node:
         """``trueInstances`` then ``learnDT``: the subtree on the leaf's true tuples with the
@@ -572,7 +589,10 @@ class CDBSClient:
     async def cnl_learn(self, name: str, costs: ClientCosts) -> None:
         """Client naive learning: download ``IT`` and ``ST``, join, learn the whole tree, keep
         it sealed at the CDBS."""
-        started = time.perf_counter()
+        with costs.clock():
+            await self._cnl_learn(name, costs)
+
+    async def _cnl_learn(self, name: str, costs: ClientCosts) -> None:
         reply = await self.request("get_tables", name=name)
         it = IdentifyingTable.from_wire(reply.get("it"))
         st = SensitiveTable.from_wire(reply.get("st"))
@@ -589,32 +609,34 @@ class CDBSClient:
             blob=seal_json(self.key, to_json(tree), _cnl_aad(name)),
         )
         costs.requests += 2
-        costs.seconds += time.perf_counter() - started
 
     async def cnl_predict(self, name: str, row: Mapping[str, Any], costs: ClientCosts) -> str:
         """Every cnl prediction downloads and decrypts the tree."""
-        started = time.perf_counter()
+        with costs.clock():
+            return await self._cnl_predict(name, row, costs)
+
+    async def _cnl_predict(self, name: str, row: Mapping[str, Any], costs: ClientCosts) -> str:
         reply = await self.request("get_blob", name=name, key="cnl-tree")
         blob = reply.get("blob")
         if not isinstance(blob, bytes):
             raise ProtocolError("get_blob: the CDBS sent no bytes")
         tree = from_json(open_json(self.key, blob, _cnl_aad(name)))
-        label = predict_one(tree, row)
         costs.requests += 1
-        costs.seconds += time.perf_counter() - started
-        return label
+        return predict_one(tree, row)
 
     # -- cdbsl
 
     async def cdbsl_predict(self, name: str, row: Mapping[str, Any], costs: ClientCosts) -> str:
         """CDBS learning: the client drops the sensitive value and the class, the CDBS
         predicts with the BDT."""
-        started = time.perf_counter()
+        with costs.clock():
+            return await self._cdbsl_predict(name, row, costs)
+
+    async def _cdbsl_predict(self, name: str, row: Mapping[str, Any], costs: ClientCosts) -> str:
         reply = await self.request(
             "predict", name=name, instance=_instance(row, [self.sensitive, self.class_name])
         )
         costs.requests += 1
-        costs.seconds += time.perf_counter() - started
         label = reply.get("class")
         if not isinstance(label, str):
             raise ProtocolError("predict: the CDBS sent no class")

@@ -234,7 +234,12 @@ def test_cdtl_system_across_processes() -> None:
     assert set(r["methods"]) == {"cdtl", "cnl", "cdbsl"}
     for m in r["methods"].values():
         assert 0.5 <= m["accuracy"] <= 1.0
-    assert 0 < r["ms"] < 1
+        # the client's CPU time is part of its wall-clock time over the same spans
+        assert 0 < m["client_cpu_seconds"] <= m["client_seconds"] * 1.5
+    assert 0 < r["ms"] < 1 and r["ets"] > 0 and r["ets_cpu"] > 0
+    # the BDT's leaves partition the training tuples: no leaf sent is bigger than the largest
+    for fold in r["per_fold"]:
+        assert fold["cdtl"]["tuples_held"] <= fold["max_leaf"] <= fold["train"]
     assert r["cdbs"]["subtrees"] > 0
     assert {e["label"] for e in doc["parties"]["cdbs"]["ledger"]} <= CDBS_LABELS
 

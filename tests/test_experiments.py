@@ -57,3 +57,31 @@ def test_one_run_and_table1() -> None:
     assert t1["C"] == pytest.approx(h["dot_products"] / s["dot_products"])
     assert t1["C_gains"] == pytest.approx(h["smc_gains"] / s["smc_gains"])
     assert "tic-tac-toe (ours)" in exp.table1_markdown({"tic-tac-toe": {2: t1}}, [2])
+
+
+def adaptive_script() -> ModuleType:
+    path = ROOT / "scripts" / "experiments" / "adaptive_modification.py"
+    spec = importlib.util.spec_from_file_location("adaptive_experiments", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.timeout(120)
+def test_adaptive_modification_experiment_one_seed() -> None:
+    data_dir = resolve_data_dir(None)
+    if data_dir is None or not (data_dir / "house-votes-84").exists():
+        pytest.skip("house-votes-84 is not in the data directory (set MPC_DATA_DIR)")
+    exp = adaptive_script()
+    table, _ = load_dataset("house-votes-84", data_dir)
+    run = exp.one_seed(table, 8, 2, 0.25)
+    for method in ("adaptive", "best-first"):
+        r = run[method]
+        assert r["E_after"] >= r["E_before"] and r["F_after"] <= 0.25
+        assert r["trace"][-1]["modifications"] == r["modifications"]
+    assert 0 <= run["overlap"] <= min(run["adaptive"]["modifications"],
+                                      run["best-first"]["modifications"])  # fmt: skip
+    md = exp.table_md([run], 8, 0.25)
+    assert "| 2 |" in md and "57.90%" in md
