@@ -30,6 +30,7 @@ from mpc.transport import InMemoryNetwork
 from mpc.tree import to_json
 from protocols.classify_instance import classify_instances, tree_depth
 from protocols.distribution_counts import PSICountOracle, SiteView
+from protocols.fast_counts import DEALER, FastCountOracle, Sites, serve_count_dealer
 from protocols.ppid3 import assemble, check_tree_equal, ppid3
 
 from .conftest import run_mpc_json
@@ -51,27 +52,35 @@ def run_ppid3(
     *,
     max_depth: int | None = None,
     network: InMemoryNetwork | None = None,
+    counts: str = "psi",
 ) -> dict[str, Any]:
-    """PPID3 + classification of the training rows, every site an in-memory party."""
+    """PPID3 + classification of the training rows, every site an in-memory party; with
+    ``counts="fast"`` a dealer party serves the secret-sharing count oracle."""
     views = _views(table, part)
     names = [v.name for v in views]
     class_site = names[part.class_site]
 
     async def program(p: Any) -> Any:
+        if p.name == DEALER:
+            return await serve_count_dealer(p, names)
         view = views[names.index(p.name)]
+        oracle = PSICountOracle() if counts == "psi" else FastCountOracle()
+        site = p if counts == "psi" else Sites(p, names).as_party()
         tree = await ppid3(
-            p,
+            site,
             view,
-            PSICountOracle(),
+            oracle,
             class_site=class_site,
             attribute_counts=[len(s) for s in part.sites],
             max_depth=max_depth,
         )
+        if isinstance(oracle, FastCountOracle):
+            await oracle.close(p)
         cols = {
             a: [view.domains[j][c] for c in view.codes[:, j]] for j, a in enumerate(view.attributes)
         }
         pred = await classify_instances(
-            p,
+            site,
             tree,
             cols,
             view.tids.tolist(),
@@ -80,7 +89,9 @@ def run_ppid3(
         )
         return tree, pred
 
-    results, parties = asyncio.run(run_in_memory(names, program, timeout=60, network=network))
+    everyone = names if counts == "psi" else [*names, DEALER]
+    results, parties = asyncio.run(run_in_memory(everyone, program, timeout=60, network=network))
+    results.pop(DEALER, None)
     view = assemble(
         {n: r[0].to_dict() for n, r in results.items()}, {n: i for i, n in enumerate(names)}
     )
@@ -158,6 +169,85 @@ def test_ppid3_equals_plain_id3_on_random_tables(
     _assert_equal_to_plain(run_ppid3(table, part, max_depth=max_depth), table)
 
 
+def _opened(out: dict[str, Any], label: str) -> list[Any]:
+    return [e["value"] for e in out["parties"][out["class_site"]].ledger.to_list()
+            if e["label"] == label]  # fmt: skip
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tables(), st.sampled_from([None, 1, 2]))
+def test_fast_and_psi_counts_give_the_same_tree_and_ledger_counts(
+    case: tuple[Table, Partition], max_depth: int | None
+) -> None:
+    table, part = case
+    fast = run_ppid3(table, part, max_depth=max_depth, counts="fast")
+    _assert_equal_to_plain(fast, table)
+    psi = run_ppid3(table, part, max_depth=max_depth)
+    for label in ("ppid3/node-counts", "ppid3/best-gains", "ppid3/structure"):
+        assert _opened(fast, label) == _opened(psi, label), label
+    # the class site opened exactly the node counts PPID3 put on record
+    node_counts = [list(e["counts"].values()) for e in _opened(fast, "ppid3/node-counts")]
+    assert [list(c) for c in _opened(fast, "fast-counts/distribution")] == node_counts
+    for name, party in fast["parties"].items():
+        labels = set(party.ledger.labels())
+        if name == DEALER:
+            assert labels <= {"fast-counts/shape"}
+            continue
+        assert not any(lab.startswith("psi-ca/") for lab in labels)
+        for e in party.ledger.to_list():
+            if e["label"] == "fast-counts/attribute-counts":
+                site = fast["names"].index(name)
+                assert set(e["value"]) <= set(part.sites[site])  # own attributes only
+
+
+def test_fast_counts_on_weather_with_three_sites_and_a_middle_class_site() -> None:
+    t = weather()
+    out = run_ppid3(t, partition(t.attributes, 3, class_site=1), counts="fast")
+    _assert_equal_to_plain(out, t)
+
+
+def test_fast_masked_vectors_are_uniform() -> None:
+    """What a site receives in an elementwise product is its peer's vector plus a uniform
+    mask: for an all-zero and an all-one vector the top four bits are uniform (chi-square,
+    16 bins, 40,000 words; the 0.999999 quantile of chi-square(15) is 61.1)."""
+    from protocols.fast_counts import elementwise_product
+
+    n = 40_000
+    seen: dict[str, np.ndarray] = {}
+
+    async def program(p: Any) -> Any:
+        if p.name == DEALER:
+            return await serve_count_dealer(p, ["a", "b"])
+        x = np.zeros((n, 1), np.uint64) if p.name == "a" else np.ones((n, 1), np.uint64)
+        orig_recv = p.recv
+
+        async def spy(peer: str, tag: str, **kw: Any) -> Any:
+            body = await orig_recv(peer, tag, **kw)
+            if tag.endswith("/masked"):
+                seen[p.name] = np.concatenate(body["parts"])
+            return body
+
+        p.recv = spy
+        if p.name == "a":
+            await p.send(DEALER, "fast/req/0", {"kind": "mul", "peer": "b", "shape": [n, 1],
+                                                "tag": "t"})  # fmt: skip
+            await p.send(DEALER, "fast/req/1", "done")
+        else:
+            await p.send(DEALER, "fast/req/0", "done")
+        return await elementwise_product(p, x, a="a", b="b", dealer=DEALER, tag="t")
+
+    results, _ = asyncio.run(run_in_memory(["a", "b", DEALER], program, timeout=30))
+    assert ((results["a"] + results["b"]) == 0).all()  # zeros times ones
+    for name, words in seen.items():
+        counts = np.bincount((words >> np.uint64(60)).astype(np.int64), minlength=16)
+        chi2 = float(((counts - n / 16) ** 2 / (n / 16)).sum())
+        assert chi2 < 61.1, (name, chi2)
+    # and the test can fail: an unmasked all-ones vector is far from uniform
+    ones = np.ones(n, np.uint64)
+    counts = np.bincount((ones >> np.uint64(60)).astype(np.int64), minlength=16)
+    assert float(((counts - n / 16) ** 2 / (n / 16)).sum()) > 61.1
+
+
 @pytest.fixture(scope="module")
 def data_dir() -> Path:
     found = resolve_data_dir(None)
@@ -176,6 +266,18 @@ def test_car_three_sites_to_depth_three(data_dir: Path) -> None:
     t, _ = load_dataset("car", data_dir)
     out = run_ppid3(t, partition(t.attributes, 3), max_depth=3)
     _assert_equal_to_plain(out, t)
+
+
+@pytest.mark.parametrize(("name", "max_depth"), [("house-votes-84", None), ("car", None)])
+def test_fast_counts_on_uci_tables_equal_psi(data_dir: Path, name: str, max_depth: Any) -> None:
+    t, _ = load_dataset(name, data_dir)
+    part = partition(t.attributes, 3, "random:7")
+    fast = run_ppid3(t, part, max_depth=max_depth, counts="fast")
+    _assert_equal_to_plain(fast, t)
+    if name == "house-votes-84":  # the full car tree by set intersections takes a minute
+        psi = run_ppid3(t, part, max_depth=max_depth)
+        for label in ("ppid3/node-counts", "ppid3/best-gains"):
+            assert _opened(fast, label) == _opened(psi, label), label
 
 
 # --------------------------------------------------------------------------- leakage
