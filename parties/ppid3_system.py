@@ -65,6 +65,14 @@ def ppid3_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--min-samples-split", type=int, default=None, help="do not split nodes with fewer rows"
     )
+    p.add_argument(
+        "--counts",
+        choices=("psi", "fast"),
+        default="psi",
+        help="psi: every count by set-intersection cardinality (the paper's way, default); "
+        "fast: additive secret sharing with a commodity server (a 'dealer' process that must "
+        "collude with no site)",
+    )
 
 
 def _load(args: argparse.Namespace) -> tuple[Any, Any]:
@@ -142,6 +150,10 @@ def ppid3_plan(args: argparse.Namespace) -> Any:
         )
         for i, sd in enumerate(sites)
     ]
+    if args.counts == "fast":
+        from protocols.fast_counts import DEALER
+
+        specs.append(PartySpec(DEALER, DEALER, {}))
     started = time.perf_counter()
     site_of = {a: i for i, s in enumerate(part.sites) for a in s}
     plain = ID3Classifier(max_depth=args.max_depth, min_samples_split=args.min_samples_split)
@@ -152,6 +164,8 @@ def ppid3_plan(args: argparse.Namespace) -> Any:
         "attribute_counts": [len(s) for s in part.sites],
         "max_depth": args.max_depth or 0,
         "min_samples_split": args.min_samples_split or 0,
+        "counts": args.counts,
+        "sites": names,
     }
     context = {
         "dataset": train.name,
@@ -170,8 +184,16 @@ async def ppid3_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any
     from parties.systems import load_party_data
     from protocols.classify_instance import classify_instances, tree_depth
     from protocols.distribution_counts import PSICountOracle, SiteView
+    from protocols.fast_counts import DEALER, FastCountOracle, Sites, serve_count_dealer
     from protocols.ppid3 import ppid3
 
+    sites = [str(n) for n in cfg.params.get("sites") or party.parties]
+    if me.role == DEALER:
+        started = time.perf_counter()
+        dealt = await serve_count_dealer(party, sites)
+        return {"dealt": dealt, "seconds": round(time.perf_counter() - started, 3)}
+    fast = cfg.params.get("counts") == "fast"
+    site = Sites(party, sites).as_party() if fast else party
     data = load_party_data(me)
     class_site = str(cfg.params["class_site"])
     counts = [int(c) for c in cfg.params["attribute_counts"]]
@@ -181,10 +203,10 @@ async def ppid3_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any
     if list(me.columns) and list(me.columns) != attrs:
         raise ConfigError(f"{me.name}: data columns {attrs} differ from the deployment's")
     view = SiteView.encode(me.name, attrs, data["columns"], data["tids"], data.get("target"))
-    oracle = PSICountOracle()
+    oracle: PSICountOracle | FastCountOracle = FastCountOracle() if fast else PSICountOracle()
     started = time.perf_counter()
     tree = await ppid3(
-        party,
+        site,
         view,
         oracle,
         class_site=class_site,
@@ -192,12 +214,14 @@ async def ppid3_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any
         max_depth=max_depth,
         min_samples_split=mss,
     )
+    if isinstance(oracle, FastCountOracle):
+        await oracle.close(party)
     train_s = time.perf_counter() - started
     depth = tree_depth(tree.structure)
     columns = {a: c for a, c in zip(attrs, data["columns"], strict=True)}
     out: dict[str, Any] = {"tree": tree.to_dict(), "train_s": round(train_s, 3)}
     pred = await classify_instances(
-        party, tree, columns, data["tids"], class_site=class_site, depth=depth, tag="classify/train"
+        site, tree, columns, data["tids"], class_site=class_site, depth=depth, tag="classify/train"
     )
     if pred is not None:
         out["train_accuracy"] = _accuracy(pred, data["tids"], data["target"])
@@ -205,12 +229,21 @@ async def ppid3_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any
         t = data["test"]
         tcols = {a: c for a, c in zip(attrs, t["columns"], strict=True)}
         pred = await classify_instances(
-            party, tree, tcols, t["ids"], class_site=class_site, depth=depth, tag="classify/test"
+            site, tree, tcols, t["ids"], class_site=class_site, depth=depth, tag="classify/test"
         )
         if pred is not None:
             out["test_accuracy"] = _accuracy(pred, t["ids"], t["target"])
             out["test_predictions"] = [pred[int(i)] for i in t["ids"]]
-    out["cost"] = {"intersections": oracle.intersections, "psi_invocations": oracle.invocations}
+    if isinstance(oracle, FastCountOracle):
+        out["cost"] = {
+            "intersections": 0,
+            "psi_invocations": 0,
+            "elementwise_products": oracle.products,
+            "dot_batches": oracle.dot_batches,
+        }
+    else:
+        out["cost"] = {"intersections": oracle.intersections,
+                       "psi_invocations": oracle.invocations}  # fmt: skip
     return out
 
 
@@ -252,8 +285,14 @@ def ppid3_result(reports: dict[str, dict[str, Any]], plan: Any) -> dict[str, Any
     r = len(train.attributes)
     p = float(np.mean([len(d) for d in plain.domains_]))
     metrics = {n: reports[n].get("metrics") or {} for n in names}
+    fast = plan.params.get("counts") == "fast"
     cost = {
+        "counts": plan.params.get("counts", "psi"),
         "set_intersections": sum(int(results[n]["cost"]["intersections"]) for n in names),
+        "elementwise_products": sum(
+            int(results[n]["cost"].get("elementwise_products", 0)) for n in names
+        ),
+        "dot_batches": sum(int(results[n]["cost"].get("dot_batches", 0)) for n in names),
         "psi_invocations": int(results[names[0]]["cost"]["psi_invocations"]),
         "paper_estimate_c_q_1_plus_p_r": round(c * q * (1 + p * r)),
         "paper_estimate_terms": {"c": c, "q": q, "p": round(p, 3), "r": r},
@@ -274,8 +313,15 @@ def ppid3_result(reports: dict[str, dict[str, Any]], plan: Any) -> dict[str, Any
     from mpc.tree import from_json, node_count
 
     assembled = from_json(view)
+    trust = (
+        "semi-honest sites; the dealer (commodity server) colludes with no site"
+        if fast
+        else "semi-honest sites"
+    )
     return {
         "dataset": ctx["dataset"],
+        "counts": plan.params.get("counts", "psi"),
+        "trust": trust,
         "rows": {"train": train.n_rows, "test": test.n_rows if test is not None else 0},
         "partition": {**part.to_dict(), "site_names": names},
         "discretizer": ctx["discretizer"],
@@ -310,13 +356,27 @@ def ppid3_summary(result: dict[str, Any]) -> list[str]:
             for k, v in result["accuracy"].items()
             if isinstance(v, float)
         ),
-        f"cost:      {result['cost']['set_intersections']} set intersections "
-        f"(paper's estimate c*q*(1+p*r) = {result['cost']['paper_estimate_c_q_1_plus_p_r']}) "
-        f"in {result['cost']['psi_invocations']} batched PSI-CA invocations",
+        _cost_line(result),
+        f"trust:     {result.get('trust', 'semi-honest sites')}",
         "",
     ]
     lines += render_distributed(result["tree"], part["site_names"], part["class_site"])
     return lines
+
+
+def _cost_line(result: dict[str, Any]) -> str:
+    cost = result["cost"]
+    if result.get("counts") == "fast":
+        return (
+            f"cost:      counts by secret sharing: {cost['elementwise_products']} elementwise "
+            f"products and {cost['dot_batches']} dot-product batches over "
+            f"{result['nodes']} nodes, no set intersection"
+        )
+    return (
+        f"cost:      {cost['set_intersections']} set intersections "
+        f"(paper's estimate c*q*(1+p*r) = {cost['paper_estimate_c_q_1_plus_p_r']}) "
+        f"in {cost['psi_invocations']} batched PSI-CA invocations"
+    )
 
 
 def render_distributed(tree: dict[str, Any], names: list[str], class_site: int) -> list[str]:

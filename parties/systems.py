@@ -467,8 +467,9 @@ def _register_ppid3() -> None:
     SYSTEMS["ppid3"] = System(
         "ppid3",
         "PPID3 (Vaidya & Clifton, Algorithm 7): a decision tree over vertically partitioned "
-        "data, one process per site, set-intersection cardinality for every count",
-        frozenset({"site"}),
+        "data, one process per site; counts by set-intersection cardinality (--counts psi) or "
+        "by secret sharing with a dealer (--counts fast)",
+        frozenset({"site", "dealer"}),
         ppid3_args,
         ppid3_plan,
         ppid3_run,

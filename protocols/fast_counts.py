@@ -45,15 +45,17 @@ masked with fresh uniform randomness, or a share that is itself uniform.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+import secrets
+from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, cast
 
 import numpy as np
+from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
 from mpc.errors import ConfigError, ProtocolError
 from mpc.runtime import Party
 from protocols.distribution_counts import Constraints, CountOracle, form_trans_set
-from protocols.dot_product import _pack, _unpack, dot_products, os_random_words
+from protocols.dot_product import _pack, _unpack, os_random_words
 
 __all__ = ["DEALER", "FastCountOracle", "Sites", "elementwise_product", "serve_count_dealer"]
 
@@ -88,6 +90,17 @@ class Sites:
 # ----------------------------------------------------------------------------- products
 
 
+def prg_words(seed: bytes, k: int) -> np.ndarray:
+    """``k`` pseudo-random ``uint64`` words expanded from a 32-byte ``seed`` (AES-256-CTR
+    keystream, nonce 0): how the dealer hands out masks as seeds instead of arrays."""
+    if not isinstance(seed, bytes) or len(seed) != 32:
+        raise ProtocolError("a mask seed must be 32 bytes")
+    cipher = Cipher(algorithms.AES(seed), modes.CTR(bytes(16)))
+    out = bytearray(8 * k + 15)
+    n = cipher.encryptor().update_into(bytes(8 * k), out)
+    return np.frombuffer(out, dtype="<u8", count=n // 8).astype(np.uint64, copy=False)
+
+
 async def elementwise_product(
     party: Party,
     x: np.ndarray,
@@ -98,35 +111,114 @@ async def elementwise_product(
     tag: str,
 ) -> np.ndarray:
     """Additive shares of ``x_a * x_b`` (elementwise, mod ``2^64``) between ``a`` and ``b``,
-    each holding its ``x`` (same shape). The dealer has dealt ``(Ra, ra)`` to ``a`` and
-    ``(Rb, rb)`` to ``b`` with ``ra + rb = Ra * Rb``; ``a`` sends ``x_a + Ra``, ``b`` sends
-    ``x_b + Rb`` (one exchange); ``a`` keeps ``ra - Ra * (x_b + Rb)``, ``b`` keeps
-    ``(x_a + Ra) * x_b + rb``."""
+    each holding its ``x`` (same shape). The dealer has dealt ``(Ra, ra)`` to ``a`` (as a
+    seed) and ``(Rb, rb)`` to ``b`` (``Rb`` as a seed) with ``ra + rb = Ra * Rb``; ``a`` sends
+    ``x_a + Ra``, ``b`` sends ``x_b + Rb`` (one exchange); ``a`` keeps
+    ``ra - Ra * (x_b + Rb)``, ``b`` keeps ``(x_a + Ra) * x_b + rb``."""
     me_a = party.name == a
     other = b if me_a else a
     got = await party.recv(dealer, f"{tag}/dealer")
-    if not isinstance(got, dict):
+    if not isinstance(got, dict) or not isinstance(got.get("seed"), bytes):
         raise ProtocolError(f"{dealer} sent no correlated randomness for {tag}")
-    R = _unpack(got.get("R"), np.uint64, x.shape, dealer, "R")
-    r = _unpack(got.get("r"), np.uint64, x.shape, dealer, "r")
+    size = int(x.size)
+    if me_a:
+        words = prg_words(got["seed"], 2 * size)
+        R, r = words[:size].reshape(x.shape), words[size:].reshape(x.shape)
+    else:
+        R = prg_words(got["seed"], size).reshape(x.shape)
+        r = _unpack(got.get("r"), np.uint64, x.shape, dealer, "r")
     await party.send(other, f"{tag}/masked", _pack(x + R))
     theirs = _unpack(await party.recv(other, f"{tag}/masked"), np.uint64, x.shape, other, "x+R")
-    party.metrics.count("elementwise_products", int(x.size))
+    party.metrics.count("elementwise_products", size)
     if me_a:
         return r - R * theirs
     return theirs * x + r
 
 
-async def _deal_elementwise(
-    party: Party, shape: tuple[int, ...], a: str, b: str, tag: str, words: RandomWords
-) -> None:
+async def _deal_elementwise(party: Party, shape: tuple[int, ...], a: str, b: str, tag: str) -> None:
     size = int(np.prod(shape))
-    Ra = words(size).reshape(shape)
-    Rb = words(size).reshape(shape)
-    ra = words(size).reshape(shape)
-    rb = Ra * Rb - ra
-    await party.send(a, f"{tag}/dealer", {"R": _pack(Ra), "r": _pack(ra)})
-    await party.send(b, f"{tag}/dealer", {"R": _pack(Rb), "r": _pack(rb)})
+    seed_a, seed_b = secrets.token_bytes(32), secrets.token_bytes(32)
+    words = prg_words(seed_a, 2 * size)
+    Ra, ra = words[:size], words[size:]
+    rb = Ra * prg_words(seed_b, size) - ra
+    await party.send(a, f"{tag}/dealer", {"seed": seed_a})
+    await party.send(b, f"{tag}/dealer", {"seed": seed_b, "r": _pack(rb.reshape(shape))})
+
+
+class _LRU:
+    """A small least-recently-used map; every party of a (owner, holder) pair applies the
+    same operations in the same order, so their maps stay alike."""
+
+    def __init__(self, size: int) -> None:
+        self.size, self.items = size, {}  # type: ignore[var-annotated]
+
+    def get(self, key: Any) -> Any:
+        value = self.items.pop(key)
+        self.items[key] = value
+        return value
+
+    def put(self, key: Any, value: Any) -> None:
+        self.items.pop(key, None)
+        self.items[key] = value
+        while len(self.items) > self.size:
+            self.items.pop(next(iter(self.items)))
+
+
+#: contexts (remaining-attribute sets) an (owner, holder) pair keeps: enough for a path
+CONTEXTS = 12
+
+
+async def _xdot_owner(
+    party: Party,
+    xt: np.ndarray,
+    seed: bytes,
+    ctx: int,
+    new: bool,
+    holder: str,
+    dealer: str,
+    tag: str,
+) -> np.ndarray:
+    """The owner's side of ``X^T z`` with ``z`` held by ``holder``; ``X^T + Ra`` travels once
+    per context (``Ra`` from ``seed``, which the dealer has too), then each product costs the
+    holder's masked ``n x p`` vector and two ``m x p`` matrices."""
+    m, n = xt.shape
+    Ra = prg_words(seed, m * n).reshape(m, n)
+    await party.send(holder, f"{tag}/head", {"context": ctx, "new": new})
+    if new:
+        await party.send(holder, f"{tag}/Ahat", _pack(xt + Ra))
+    got = await party.recv(dealer, f"{tag}/dealer")
+    ra = _unpack(got.get("ra") if isinstance(got, dict) else None, np.uint64, (m, None),
+                 dealer, "ra")  # fmt: skip
+    p = ra.shape[1]
+    b_hat = _unpack(await party.recv(holder, f"{tag}/masked"), np.uint64, (n, p), holder, "z+Rb")
+    v = _unpack(await party.recv(holder, f"{tag}/share"), np.uint64, (m, p), holder, "share")
+    party.metrics.count("dot_products", m * p)
+    return ra - Ra @ b_hat + v
+
+
+async def _xdot_holder(
+    party: Party, z: np.ndarray, owner: str, cache: _LRU, dealer: str, tag: str
+) -> None:
+    head = await party.recv(owner, f"{tag}/head")
+    if not isinstance(head, dict) or not isinstance(head.get("context"), int):
+        raise ProtocolError(f"{owner} sent no context for {tag}")
+    if head.get("new"):
+        a_hat = _unpack(await party.recv(owner, f"{tag}/Ahat"), np.uint64, (None, z.shape[0]),
+                        owner, "X+Ra")  # fmt: skip
+        cache.put(head["context"], a_hat)
+    else:
+        try:
+            a_hat = cache.get(head["context"])
+        except KeyError:
+            raise ProtocolError(f"{owner} reused context {head['context']} it never sent") from None
+    got = await party.recv(dealer, f"{tag}/dealer")
+    if not isinstance(got, dict) or not isinstance(got.get("seed"), bytes):
+        raise ProtocolError(f"{dealer} sent no correlated randomness for {tag}")
+    n, p = z.shape
+    Rb = prg_words(got["seed"], n * p).reshape(n, p)
+    rb = _unpack(got.get("rb"), np.uint64, (a_hat.shape[0], p), dealer, "rb")
+    await party.send(owner, f"{tag}/masked", _pack(z + Rb))
+    await party.send(owner, f"{tag}/share", _pack(a_hat @ z + rb))
 
 
 async def serve_count_dealer(
@@ -138,6 +230,7 @@ async def serve_count_dealer(
     products dealt."""
     gen = words or os_random_words
     dealt = 0
+    caches: dict[tuple[str, str], _LRU] = {}
 
     async def serve(site: str) -> None:
         nonlocal dealt
@@ -164,12 +257,23 @@ async def serve_count_dealer(
             ):
                 raise ProtocolError(f"{site} asked the dealer for shape {shape!r}")
             if kind == "mul" and len(shape) == 2:
-                await _deal_elementwise(party, tuple(shape), site, peer, tag, gen)
-            elif kind == "dot" and len(shape) == 3:
-                await dot_products(
-                    party, None, method="dealer", shape=shape, tag=tag, alice=site, bob=peer,
-                    dealer=party.name, reveal_to="alice", record=False, random_words=gen,
-                )  # fmt: skip
+                await _deal_elementwise(party, tuple(shape), site, peer, tag)
+            elif kind == "xdot" and len(shape) == 3:
+                m, n_rows, p = shape
+                ctx = req.get("context")
+                cache = caches.setdefault((site, peer), _LRU(CONTEXTS))
+                if isinstance(req.get("seed"), bytes):
+                    cache.put(ctx, req["seed"])
+                try:
+                    seed = cache.get(ctx)
+                except KeyError:
+                    raise ProtocolError(f"{site} used context {ctx!r} it never opened") from None
+                Ra = prg_words(seed, m * n_rows).reshape(m, n_rows)
+                seed_b = secrets.token_bytes(32)
+                Rb = prg_words(seed_b, n_rows * p).reshape(n_rows, p)
+                ra = gen(m * p).reshape(m, p)
+                await party.send(site, f"{tag}/dealer", {"ra": _pack(ra)})
+                await party.send(peer, f"{tag}/dealer", {"seed": seed_b, "rb": _pack(Ra @ Rb - ra)})
             else:
                 raise ProtocolError(f"{site} asked the dealer for {kind!r} of shape {shape}")
             party.ledger.record("fast-counts/shape", {"kind": kind, "shape": shape}, step=tag)
@@ -195,6 +299,12 @@ class FastCountOracle(CountOracle):
         self._node: tuple[str, np.ndarray | None, list[str]] | None = None
         self.products = 0  # elementwise products (vectors) and dot-product batches run
         self.dot_batches = 0
+        self._next_ctx = 0
+        self._signature: tuple[tuple[int, int], ...] = ()
+        self._version = 0
+        self._steps: list[tuple[tuple[tuple[str, int], ...], np.ndarray | None]] = []
+        self._owner_ctx: dict[str, _LRU] = {}  # holder -> remaining set -> (context, seed)
+        self._holder_ctx: dict[str, _LRU] = {}  # owner -> context -> X^T + Ra
 
     # -- plumbing
 
@@ -218,30 +328,53 @@ class FastCountOracle(CountOracle):
     async def _shares(
         self, party: Party, constraints: Constraints, class_site: str, tag: str
     ) -> tuple[np.ndarray | None, list[str]]:
-        """This site's share of ``Z`` (or None if it holds none) and the holders."""
+        """This site's share of ``Z`` (or None if it holds none) and the holders.
+
+        Every site announces whether it has constraints and a version number of its
+        constraint set (it changes when the set does; both follow from the public structure).
+        The products run in a fixed order (the class site, then the active sites in site
+        order); the shares after each step of the previous node are kept, and a node starts
+        from the longest prefix of steps whose sites' versions are unchanged — in a
+        depth-first walk, from the step of the site that split the parent."""
         view = constraints.view
         names = list(party.parties)
-        active_me = bool(constraints._values)
-        await party.broadcast(f"{tag}/active", active_me)
+        signature = tuple(sorted(constraints._values.items()))
+        if signature != self._signature:
+            self._signature, self._version = signature, self._version + 1
+        mine = [bool(signature), self._version]
+        await party.broadcast(f"{tag}/active", mine)
         flags = await party.gather([n for n in names if n != party.name], f"{tag}/active")
-        flags[party.name] = active_me
+        flags[party.name] = mine
         for n, f in flags.items():
-            if not isinstance(f, bool):
-                raise ProtocolError(f"{n} announced {f!r} instead of true/false")
-        party.ledger.record("fast-counts/active", [n for n in names if flags[n]], step=tag)
+            if not (isinstance(f, list) and len(f) == 2 and isinstance(f[0], bool)
+                    and isinstance(f[1], int) and not isinstance(f[1], bool)):  # fmt: skip
+                raise ProtocolError(f"{n} announced {f!r} instead of [active, version]")
+        party.ledger.record("fast-counts/active", [n for n in names if flags[n][0]], step=tag)
+        order = [class_site] + [i for i in names if i != class_site and flags[i][0]]
+        keys = [tuple((i, flags[i][1]) for i in order[: t + 1]) for t in range(len(order))]
+        start = 0
+        while (
+            start + 1 < len(order)
+            and start + 1 < len(self._steps)
+            and self._steps[start + 1][0] == keys[start + 1]
+        ):
+            start += 1
         mask = form_trans_set(constraints)
         share: np.ndarray | None = None
-        if view.is_class_site:
-            assert view.y is not None and view.classes is not None
-            onehot = np.zeros((len(view.tids), len(view.classes)), dtype=np.uint64)
-            onehot[np.arange(len(view.tids)), view.y] = 1
-            share = onehot * mask[:, None].astype(np.uint64)
-        holders = [class_site]
-        p = await self._n_classes(party, class_site, tag) if share is None else share.shape[1]
+        if start == 0:
+            if view.is_class_site:
+                assert view.y is not None and view.classes is not None
+                onehot = np.zeros((len(view.tids), len(view.classes)), dtype=np.uint64)
+                onehot[np.arange(len(view.tids)), view.y] = 1
+                share = onehot * mask[:, None].astype(np.uint64)
+            self._steps = [(keys[0], share)]
+        else:
+            share = self._steps[start][1]
+            del self._steps[start + 1 :]
+        p = await self._n_classes(party, class_site, tag) if not view.is_class_site else self._p
         shape = (len(view.tids), p)
-        for i in names:
-            if i == class_site or not flags[i]:
-                continue
+        for t in range(start + 1, len(order)):
+            i, holders = order[t], order[:t]
             step = f"{tag}/m{names.index(i)}"
             if party.name == i:
                 x = np.broadcast_to(mask[:, None].astype(np.uint64), shape).copy()
@@ -260,8 +393,8 @@ class FastCountOracle(CountOracle):
                     party, share, a=i, b=party.name, dealer=self.dealer,
                     tag=f"{step}/{party.name}",
                 )  # fmt: skip
-            holders.append(i)
-        return share, holders
+            self._steps.append((keys[t], share))
+        return share, order
 
     async def _n_classes(self, party: Party, class_site: str, tag: str) -> int:
         """The number of classes, told by the class site once (public in PPID3)."""
@@ -318,40 +451,55 @@ class FastCountOracle(CountOracle):
         view = constraints.view
         names = list(party.parties)
         n, p = len(view.tids), self._p
-        tasks = []
-        mine: np.ndarray | None = None
+        tasks: list[Coroutine[Any, Any, np.ndarray | None]] = []
         sizes = [len(view.domains[j]) for j in remaining]
+        total: np.ndarray | None = None
         if remaining:
-            X = np.zeros((n, sum(sizes)), dtype=np.uint64)
+            xt = np.zeros((sum(sizes), n), dtype=np.uint64)
             offset = 0
             for j, size in zip(remaining, sizes, strict=True):
-                X[np.arange(n), offset + view.codes[:, j]] = 1
+                xt[offset + view.codes[:, j], np.arange(n)] = 1
                 offset += size
-            XT = np.ascontiguousarray(X.T)
-            mine = XT @ share if share is not None else np.zeros((sum(sizes), p), np.uint64)
+            total = xt @ share if share is not None else np.zeros((sum(sizes), p), np.uint64)
+            key = tuple(remaining)
             for h in holders:
                 if h == party.name:
                     continue
+                cache = self._owner_ctx.setdefault(h, _LRU(CONTEXTS))
+                if key in cache.items:
+                    ctx, seed = cache.get(key)
+                    new = False
+                else:
+                    ctx, seed, new = self._next_ctx, secrets.token_bytes(32), True
+                    self._next_ctx += 1
+                    cache.put(key, (ctx, seed))
                 t = f"{tag}/x{names.index(party.name)}/{h}"
-                await self._ask(party, "dot", h, (XT.shape[0], n, p), t)
-                tasks.append(dot_products(party, XT, method="dealer", tag=t, alice=party.name,
-                                          bob=h, dealer=self.dealer, reveal_to="alice",
-                                          record=False))  # fmt: skip
+                request: dict[str, Any] = {
+                    "kind": "xdot",
+                    "peer": h,
+                    "tag": t,
+                    "shape": [int(xt.shape[0]), n, p],
+                    "context": ctx,
+                }
+                if new:
+                    request["seed"] = seed
+                await party.send(self.dealer, f"fast/req/{self._requests}", request)
+                self._requests += 1
+                tasks.append(_xdot_owner(party, xt, seed, ctx, new, h, self.dealer, t))
+        n_mine = len(tasks)
         if party.name in holders and share is not None:
-            for s, owner in enumerate(names):
-                if owner == party.name or remaining_per_site[s] == 0:
+            for s_index, owner in enumerate(names):
+                if owner == party.name or remaining_per_site[s_index] == 0:
                     continue
-                t = f"{tag}/x{s}/{party.name}"
-                tasks.append(dot_products(party, share, method="dealer", tag=t, alice=owner,
-                                          bob=party.name, dealer=self.dealer, reveal_to="alice",
-                                          record=False))  # fmt: skip
+                cache = self._holder_ctx.setdefault(owner, _LRU(CONTEXTS))
+                t = f"{tag}/x{s_index}/{party.name}"
+                tasks.append(_xdot_holder(party, share, owner, cache, self.dealer, t))
         outs = await asyncio.gather(*tasks)
-        self.dot_batches += len(tasks)
+        self.dot_batches += n_mine
         out: dict[int, np.ndarray] = {}
         if remaining:
-            assert mine is not None
-            total = mine
-            for o in outs[: len(holders) - (party.name in holders)]:
+            assert total is not None
+            for o in outs[:n_mine]:
                 assert o is not None
                 total = total + o
             counts = total.astype(np.int64)

@@ -269,15 +269,15 @@ def test_car_three_sites_to_depth_three(data_dir: Path) -> None:
 
 
 @pytest.mark.parametrize(("name", "max_depth"), [("house-votes-84", None), ("car", None)])
-def test_fast_counts_on_uci_tables_equal_psi(data_dir: Path, name: str, max_depth: Any) -> None:
+def test_fast_counts_on_uci_tables_equal_plain_id3(
+    data_dir: Path, name: str, max_depth: Any
+) -> None:
     t, _ = load_dataset(name, data_dir)
     part = partition(t.attributes, 3, "random:7")
     fast = run_ppid3(t, part, max_depth=max_depth, counts="fast")
-    _assert_equal_to_plain(fast, t)
-    if name == "house-votes-84":  # the full car tree by set intersections takes a minute
-        psi = run_ppid3(t, part, max_depth=max_depth)
-        for label in ("ppid3/node-counts", "ppid3/best-gains"):
-            assert _opened(fast, label) == _opened(psi, label), label
+    _assert_equal_to_plain(fast, t)  # the tree with every node's class counts
+    # (the set-intersection backend gives the plain tree too: test_house_votes_84_three_sites)
+    assert len(_opened(fast, "fast-counts/distribution")) == len(_opened(fast, "ppid3/node-counts"))
 
 
 # --------------------------------------------------------------------------- leakage
