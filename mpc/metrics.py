@@ -14,6 +14,7 @@ that a party receives are not learned values; they appear only as bytes in the m
 
 from __future__ import annotations
 
+import sys
 import time
 from collections import Counter, defaultdict
 from collections.abc import Iterator
@@ -94,6 +95,7 @@ class Metrics:
             "crypto": dict(sorted(self.crypto.items())),
             "phases_s": {k: round(v, 6) for k, v in self.phases.items()},
             "wall_s": round(time.perf_counter() - self.started, 6),
+            "peak_rss_mb": _peak_rss_mb(),
             "rejected_messages": list(self.rejected),
         }
 
@@ -122,3 +124,13 @@ class Ledger:
 
     def to_list(self) -> list[dict[str, Any]]:
         return [{"label": e.label, "value": e.value, "step": e.step} for e in self.entries]
+
+
+def _peak_rss_mb() -> float | None:
+    """This process's peak resident memory in MB (None where the OS does not say)."""
+    try:
+        import resource
+    except ImportError:  # not on POSIX
+        return None
+    kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return round(kb / (1024 * 1024 if sys.platform == "darwin" else 1024), 1)

@@ -14,6 +14,7 @@ No party can build that view: a site knows only its own nodes and the public str
 from __future__ import annotations
 
 import argparse
+import math
 import time
 from typing import Any
 
@@ -63,7 +64,12 @@ def ppid3_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--max-depth", type=int, default=None, help="stop growing at this depth")
     p.add_argument(
-        "--min-samples-split", type=int, default=None, help="do not split nodes with fewer rows"
+        "--min-samples-split",
+        type=_count_or_fraction,
+        default=None,
+        metavar="N|F",
+        help="do not split nodes with fewer rows: a count (e.g. 20) or a fraction of the "
+        "training rows (e.g. 0.05); plain ID3 gets the same count",
     )
     p.add_argument(
         "--counts",
@@ -73,6 +79,19 @@ def ppid3_args(p: argparse.ArgumentParser) -> None:
         "fast: additive secret sharing with a commodity server (a 'dealer' process that must "
         "collude with no site)",
     )
+
+
+def _count_or_fraction(text: str) -> int | float:
+    """``--min-samples-split``: an int >= 1, or a fraction in (0, 1)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a count or a fraction, got {text!r}") from None
+    if value.is_integer() and value >= 1 and "." not in text:
+        return int(value)
+    if 0 < value < 1:
+        return value
+    raise argparse.ArgumentTypeError(f"expected a count >= 1 or a fraction in (0, 1), got {text}")
 
 
 def _load(args: argparse.Namespace) -> tuple[Any, Any]:
@@ -114,12 +133,8 @@ def ppid3_plan(args: argparse.Namespace) -> Any:
         raise ConfigError(f"--sites must be at least 2, got {args.sites}")
     if args.bins < 2:
         raise ConfigError(f"--bins must be at least 2, got {args.bins}")
-    for flag, v in (
-        ("--max-depth", args.max_depth),
-        ("--min-samples-split", args.min_samples_split),
-    ):
-        if v is not None and v < 1:
-            raise ConfigError(f"{flag} must be at least 1, got {v}")
+    if args.max_depth is not None and args.max_depth < 1:
+        raise ConfigError(f"--max-depth must be at least 1, got {args.max_depth}")
     train, test = _load(args)
     if args.test_split is not None:
         tr_idx, te_idx = train_test_split(train.target, args.test_split, seed=args.seed)
@@ -137,6 +152,8 @@ def ppid3_plan(args: argparse.Namespace) -> Any:
         raise ConfigError(
             f"--sites {args.sites}: {train.name} has only {len(train.attributes)} attributes"
         )
+    if isinstance(args.min_samples_split, float):  # a fraction of the training rows
+        args.min_samples_split = max(1, math.ceil(args.min_samples_split * train.n_rows))
     part = partition(train.attributes, args.sites, args.partition, class_site=args.class_site)
     names = [f"site{i + 1}" for i in range(part.k)]
     sites = split_vertically(train, part)

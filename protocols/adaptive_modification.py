@@ -551,6 +551,16 @@ class Outcome:
         }
 
 
+def _begin(rel: Release, method: str, limit: int | None) -> tuple[Outcome, Scores, int, int]:
+    """The scores before and now, the outcome to fill, S and the step limit (default 4 S)."""
+    before = rel.baseline()
+    current = rel.scores()
+    out = Outcome(method, before, current, rel.modifications)
+    out.trace.append({"modifications": len(rel.modifications), "E": current.e, "F": current.f})
+    s = sum(current.te.values())
+    return out, current, s, limit if limit is not None else 4 * max(s, 1)
+
+
 def adaptive(
     rel: Release,
     v: float,
@@ -570,12 +580,7 @@ def adaptive(
     that does not raise ``E`` is undone and its (attribute, leaf, method) not tried again.
     """
     log = progress or (lambda _msg: None)
-    before = rel.baseline()
-    current = rel.scores()
-    out = Outcome("adaptive", before, current, rel.modifications)
-    out.trace.append({"modifications": len(rel.modifications), "E": current.e, "F": current.f})
-    s = sum(current.te.values())
-    limit = max_rounds if max_rounds is not None else 4 * max(s, 1)
+    out, current, s, limit = _begin(rel, "adaptive", max_rounds)
     tried: set[tuple[int, Path, str]] = set()
     while out.rounds < limit:
         choice = None
@@ -714,12 +719,7 @@ def best_first(
     confidential cells and ``F <= v`` (a step that would exceed ``v`` is undone and ends
     the run)."""
     log = progress or (lambda _msg: None)
-    before = rel.baseline()
-    current = rel.scores()
-    out = Outcome("best-first", before, current, rel.modifications)
-    out.trace.append({"modifications": len(rel.modifications), "E": current.e, "F": current.f})
-    s = sum(current.te.values())
-    limit = max_steps if max_steps is not None else 4 * max(s, 1)
+    out, current, s, limit = _begin(rel, "best-first", max_steps)
     while out.rounds < limit:
         if current.wrong == s:
             out.stopped = "every confidential cell is misclassified"

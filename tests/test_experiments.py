@@ -18,9 +18,10 @@ from parties.hybrid_system import split_attributes
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def script() -> ModuleType:
-    path = ROOT / "scripts" / "experiments" / "hybrid_id3.py"
-    spec = importlib.util.spec_from_file_location("hybrid_experiments", path)
+def script(name: str = "hybrid_id3") -> ModuleType:
+    """An experiment script of ``scripts/experiments`` as a module."""
+    path = ROOT / "scripts" / "experiments" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"{name}_experiments", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
@@ -59,22 +60,12 @@ def test_one_run_and_table1() -> None:
     assert "tic-tac-toe (ours)" in exp.table1_markdown({"tic-tac-toe": {2: t1}}, [2])
 
 
-def adaptive_script() -> ModuleType:
-    path = ROOT / "scripts" / "experiments" / "adaptive_modification.py"
-    spec = importlib.util.spec_from_file_location("adaptive_experiments", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.mark.timeout(120)
 def test_adaptive_modification_experiment_one_seed() -> None:
     data_dir = resolve_data_dir(None)
     if data_dir is None or not (data_dir / "house-votes-84").exists():
         pytest.skip("house-votes-84 is not in the data directory (set MPC_DATA_DIR)")
-    exp = adaptive_script()
+    exp = script("adaptive_modification")
     table, _ = load_dataset("house-votes-84", data_dir)
     run = exp.one_seed(table, 8, 2, 0.25)
     for method in ("adaptive", "best-first"):
@@ -85,3 +76,28 @@ def test_adaptive_modification_experiment_one_seed() -> None:
                                       run["best-first"]["modifications"])  # fmt: skip
     md = exp.table_md([run], 8, 0.25)
     assert "| 2 |" in md and "57.90%" in md
+
+
+@pytest.mark.processes
+@pytest.mark.timeout(180)
+def test_bench_quick_runs_and_writes_the_table(tmp_path: Path) -> None:
+    import json
+    import subprocess
+
+    data_dir = resolve_data_dir(None)
+    if data_dir is None or not (data_dir / "house-votes-84").exists():
+        pytest.skip("house-votes-84 is not in the data directory (set MPC_DATA_DIR)")
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "bench.py"), "--quick", "--out", str(tmp_path),
+         "--timeout", "60"],
+        capture_output=True, text=True, timeout=170, cwd=ROOT,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    doc = json.loads((tmp_path / "bench.json").read_text())
+    assert [r["counts"] for r in doc["runs"]] == ["psi", "fast", "fast"]
+    assert all(r["identical"] for r in doc["runs"])
+    fast = doc["runs"][1]
+    assert set(fast["parties"]) == {"site1", "site2", "site3", "dealer"}
+    assert all(p["peak_rss_mb"] > 0 and p["bytes_sent"] > 0 for p in fast["parties"].values())
+    md = (tmp_path / "bench.md").read_text()
+    assert md.count("\n| ") == 4 and "| house-votes-84 | 435 | 16 | 3 | fast |" in md
