@@ -54,6 +54,11 @@ def _add_common(p: argparse.ArgumentParser) -> None:
         "(default: 60); a dead peer ends the run within it",
     )
     g.add_argument(
+        "--quiet",
+        action="store_true",
+        help="no progress lines on stderr while the parties run",
+    )
+    g.add_argument(
         "--insecure",
         action="store_true",
         help="plaintext ZeroMQ without CurveZMQ (debugging only; logged as a warning)",
@@ -182,7 +187,11 @@ def _run(args: argparse.Namespace) -> int:
         raise MPCError(f"--timeout must be > 0 seconds, got {args.timeout}")
     # a launcher stopped with SIGTERM still kills its parties (the finally in launch)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    progress = None if args.json else (lambda line: print(f"[mpc] {line}", file=sys.stderr))
+    progress = (
+        None
+        if args.json or args.quiet
+        else (lambda line: print(f"[mpc] {line}", file=sys.stderr, flush=True))
+    )
     if args.insecure:
         logging.getLogger("mpc").warning("--insecure: parties talk in plaintext, unauthenticated")
     res = launch(

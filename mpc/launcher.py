@@ -19,7 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -210,8 +210,13 @@ def launch(
         # party that misbehaves after the others have failed.
         first_failure: float | None = None
         grace = 2 * timeout + 15
+        offsets = dict.fromkeys(logs, 0)
+        last_relay = time.perf_counter()
         while any(p.poll() is None for p in procs.values()):
             time.sleep(0.05)
+            if time.perf_counter() - last_relay > 1.0:
+                last_relay = time.perf_counter()
+                _relay_progress(logs, offsets, say)
             failed = [n for n, p in procs.items() if p.poll() not in (None, 0)]
             if failed and first_failure is None:
                 first_failure = time.perf_counter()
@@ -257,3 +262,25 @@ def launch(
     if keep is None:
         shutil.rmtree(directory, ignore_errors=True)
     return result
+
+
+#: a party's log line with this marker is shown on the launching terminal while it runs
+PROGRESS_MARKER = " PROGRESS "
+
+
+def _relay_progress(
+    logs: dict[str, Path], offsets: dict[str, int], say: Callable[[str], None]
+) -> None:
+    """Show the new ``PROGRESS`` lines of every party's log (read from the last offset)."""
+    for name, path in logs.items():
+        try:
+            with path.open("rb") as fh:
+                fh.seek(offsets[name])
+                chunk = fh.read()
+        except OSError:
+            continue
+        complete = chunk.rfind(b"\n") + 1
+        offsets[name] += complete
+        for line in chunk[:complete].decode(errors="replace").splitlines():
+            if PROGRESS_MARKER in line:
+                say(f"{name}: {line.split(PROGRESS_MARKER, 1)[1].strip()}")

@@ -14,6 +14,7 @@ No party can build that view: a site knows only its own nodes and the public str
 from __future__ import annotations
 
 import argparse
+import logging
 import math
 import time
 from typing import Any
@@ -24,6 +25,8 @@ from mpc.config import DeploymentConfig, PartyConfig
 from mpc.errors import ConfigError, ProtocolError
 from mpc.launcher import PartySpec
 from mpc.runtime import Party
+
+log = logging.getLogger("mpc.ppid3")
 
 __all__ = ["ppid3_args", "ppid3_plan", "ppid3_result", "ppid3_run", "ppid3_summary"]
 
@@ -222,6 +225,20 @@ async def ppid3_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any
     view = SiteView.encode(me.name, attrs, data["columns"], data["tids"], data.get("target"))
     oracle: PSICountOracle | FastCountOracle = FastCountOracle() if fast else PSICountOracle()
     started = time.perf_counter()
+
+    shown = [started]
+
+    def progress(msg: str) -> None:
+        # relayed to the launching terminal by the launcher (PROGRESS lines of the log),
+        # at most every two seconds
+        if time.perf_counter() - shown[0] < 2.0:
+            return
+        shown[0] = time.perf_counter()
+        log.info(
+            "PROGRESS %s, %.1f s, %.1f MB sent",
+            msg, time.perf_counter() - started, party.metrics.to_dict()["bytes_sent"] / 1e6,
+        )  # fmt: skip
+
     tree = await ppid3(
         site,
         view,
@@ -230,6 +247,7 @@ async def ppid3_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any
         attribute_counts=counts,
         max_depth=max_depth,
         min_samples_split=mss,
+        progress=progress if party.name == class_site else None,
     )
     if isinstance(oracle, FastCountOracle):
         await oracle.close(party)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -212,3 +213,25 @@ def test_a_peer_that_never_answers_is_blamed() -> None:
     with pytest.raises(PeerTimeout, match="b does not answer a probe") as info:
         asyncio.run(main())
     assert info.value.peer == "b" and info.value.step == "x"
+
+
+def test_the_launcher_relays_progress_lines_of_party_logs(tmp_path: Path) -> None:
+    from mpc.launcher import _relay_progress
+
+    log = tmp_path / "site1.log"
+    log.write_bytes(b"2026 site1 INFO started\n2026 mpc.ppid3 INFO PROGRESS node 25 (depth 3)\n")
+    offsets = {"site1": 0}
+    said: list[str] = []
+    _relay_progress({"site1": log}, offsets, said.append)
+    assert said == ["site1: node 25 (depth 3)"]
+    # a line still being written is left for the next look; nothing is shown twice
+    with log.open("ab") as fh:
+        fh.write(b"x INFO PROGRESS node 50 (depth 4)\nx INFO PROGRESS node 7")
+    _relay_progress({"site1": log}, offsets, said.append)
+    assert said[1:] == ["site1: node 50 (depth 4)"]
+    with log.open("ab") as fh:
+        fh.write(b"5 (depth 5)\n")
+    _relay_progress({"site1": log}, offsets, said.append)
+    assert said[2:] == ["site1: node 75 (depth 5)"]
+    _relay_progress({"missing": tmp_path / "none.log"}, {"missing": 0}, said.append)
+    assert len(said) == 3
