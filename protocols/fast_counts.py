@@ -16,12 +16,16 @@ one exchange. Then
   the class site, which adds them;
 * **attribute counts** (Algorithm 6, lines 1-7, all attributes of a node at once): the owner
   ``s`` of the remaining attributes stacks their one-hot columns into ``X_s`` (``N x sum
-  |A|``) and obtains ``X_s^T Z`` by a batched dealer dot product with every other holder
-  (:func:`protocols.dot_product.dot_products`, revealed to ``s``), plus its own share
-  locally.
+  |A|``) and obtains ``X_s^T Z``: its own share locally, and with every other holder ``h`` a
+  dealer product in which ``X_s^T + Ra`` travels to ``h`` once per remaining-attribute set
+  (a *context*; ``Ra`` is expanded from a seed that only ``s`` and the dealer know) and each
+  node then costs ``h``'s masked ``N x p`` share and two ``|A| x p`` matrices.
 
-Each node costs a constant number of rounds (one to announce which sites have constraints,
-at most ``k - 1`` for the products, two for the counts), all vectorised with numpy.
+Masks are AES-256-CTR keystreams keyed from the OS generator; the dealer hands out seeds
+where the receiver may know the mask. A node resumes the products from the longest prefix
+of steps whose sites' constraint sets are unchanged since the previous node. Each node costs
+a constant number of rounds (one to announce which sites have constraints, at most
+``k - 1`` for the products, two for the counts), all vectorised with numpy.
 
 What each party learns (ledger):
 
@@ -29,10 +33,11 @@ What each party learns (ledger):
   with the paper's protocol;
 * the owner of an attribute: its ``|A| x p`` count matrix at every node where it is a
   candidate (``fast-counts/attribute-counts``);
-* every site: which sites have a constraint on the current path (``fast-counts/active``),
-  which the public tree structure already tells it, and the number of values of the
-  other sites' remaining attributes (the shapes of the products; the set-intersection
-  backend reveals as much, one set per value);
+* every site: which sites have a constraint on the current path and when a site's
+  constraint set changes (``fast-counts/active``; version numbers and context ids), which
+  the public tree structure already tells it, and the number of values of the other sites'
+  remaining attributes (the shapes of the products; the set-intersection backend reveals as
+  much, one set per value);
 * the dealer: the public shapes it is asked for; it receives no data.
 
 Compared with the set-intersection backend, no site learns the sizes of the other sites'
@@ -57,7 +62,14 @@ from mpc.runtime import Party
 from protocols.distribution_counts import Constraints, CountOracle, form_trans_set
 from protocols.dot_product import _pack, _unpack, os_random_words
 
-__all__ = ["DEALER", "FastCountOracle", "Sites", "elementwise_product", "serve_count_dealer"]
+__all__ = [
+    "DEALER",
+    "FastCountOracle",
+    "Sites",
+    "elementwise_product",
+    "prg_words",
+    "serve_count_dealer",
+]
 
 DEALER = "dealer"
 RandomWords = Callable[[int], np.ndarray]
