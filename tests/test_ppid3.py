@@ -248,6 +248,58 @@ def test_fast_masked_vectors_are_uniform() -> None:
     assert float(((counts - n / 16) ** 2 / (n / 16)).sum()) > 61.1
 
 
+def _chi2_top_bits(words: np.ndarray) -> float:
+    counts = np.bincount((words >> np.uint64(60)).astype(np.int64), minlength=16)
+    expected = len(words) / 16
+    return float(((counts - expected) ** 2 / expected).sum())
+
+
+def test_fast_attribute_count_messages_are_uniform() -> None:
+    """In a context product the holder receives ``X^T + Ra`` and the owner ``z + Rb`` (and
+    the holder's share): with a 0/1 one-hot X and a mostly-zero z, the masked arrays' top
+    four bits are uniform (chi-square, 16 bins, 0.999999 quantile 61.1)."""
+    from protocols.fast_counts import _LRU, _xdot_holder, _xdot_owner
+
+    n, m, p = 20_000, 3, 2
+    rng = np.random.default_rng(1)
+    xt = np.zeros((m, n), np.uint64)
+    xt[rng.integers(0, m, n), np.arange(n)] = 1
+    z = np.zeros((n, p), np.uint64)
+    z[:50, 0] = 1
+    received: dict[str, list[np.ndarray]] = {"owner": [], "holder": []}
+
+    async def program(party: Any) -> Any:
+        if party.name == DEALER:
+            return await serve_count_dealer(party, ["owner", "holder"])
+        orig_recv = party.recv
+
+        async def spy(peer: str, tag: str, **kw: Any) -> Any:
+            body = await orig_recv(peer, tag, **kw)
+            if peer != DEALER and isinstance(body, dict) and "parts" in body:
+                received[party.name].append(np.concatenate(body["parts"]))
+            return body
+
+        party.recv = spy
+        if party.name == "owner":
+            seed = bytes(range(32))
+            await party.send(DEALER, "fast/req/0", {"kind": "xdot", "peer": "holder", "tag": "t",
+                                                    "shape": [m, n, p], "context": 0,
+                                                    "seed": seed})  # fmt: skip
+            await party.send(DEALER, "fast/req/1", "done")
+            return await _xdot_owner(party, xt, seed, 0, True, "holder", DEALER, "t")
+        await party.send(DEALER, "fast/req/0", "done")
+        return await _xdot_holder(party, z, "owner", _LRU(4), DEALER, "t")
+
+    results, _ = asyncio.run(run_in_memory(["owner", "holder", DEALER], program, timeout=30))
+    assert (results["owner"] == xt @ z).all()  # the owner gets X^T z, exactly
+    assert len(received["holder"]) == 1 and len(received["owner"]) == 2
+    for name, arrays in received.items():
+        for words in arrays:
+            if len(words) >= 1000:  # the 6-word share is too short for 16 bins
+                assert _chi2_top_bits(words) < 61.1, name
+    assert _chi2_top_bits(xt.reshape(-1)) > 61.1  # unmasked, X is far from uniform
+
+
 @pytest.fixture(scope="module")
 def data_dir() -> Path:
     found = resolve_data_dir(None)
