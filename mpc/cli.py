@@ -113,6 +113,20 @@ def build_parser() -> argparse.ArgumentParser:
         system.add_arguments(sp)
         _add_common(sp)
 
+    deploy = sub.add_parser(
+        "deploy",
+        help="write a deployment for parties on other hosts (one container or host each)",
+        description="Plan a run as `mpc run` does (same options), but only write the "
+        "deployment file and each party's private input to --out, with every party "
+        "reachable at its own host name (a compose service name by default) and its public "
+        "key read from --keys; then print how to start each party.",
+    )
+    dsystems = deploy.add_subparsers(dest="system", required=True, metavar="SYSTEM")
+    for system in SYSTEMS.values():
+        sp = dsystems.add_parser(system.name, help=system.help, description=system.help)
+        system.add_arguments(sp)
+        _add_deploy(sp)
+
     from mpc.train import add_datasets_parser, add_train_parser
 
     add_datasets_parser(sub)
@@ -127,6 +141,75 @@ def build_parser() -> argparse.ArgumentParser:
     )
     party.add_argument("rest", nargs=argparse.REMAINDER)
     return parser
+
+
+def _add_deploy(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("options of mpc deploy")
+    g.add_argument("--out", type=Path, required=True, metavar="DIR", help="output directory")
+    g.add_argument(
+        "--host",
+        action="append",
+        default=[],
+        metavar="NAME=HOST",
+        help="where party NAME is reached (repeatable; default: its own name, as a compose "
+        "service or a DNS name)",
+    )
+    g.add_argument(
+        "--port",
+        type=int,
+        default=5700,
+        metavar="P",
+        help="the i-th party listens on port P + i (default 5700); open it in the firewall",
+    )
+    g.add_argument(
+        "--keys",
+        default="keys",
+        metavar="DIR",
+        help="the folder holding NAME.public as the parties see it (default: keys, next to "
+        "the deployment file; /keys in the containers)",
+    )
+    g.add_argument(
+        "--timeout",
+        type=float,
+        default=60.0,
+        metavar="S",
+        help="deadline in seconds for every receive and the startup handshake (default 60)",
+    )
+    g.add_argument("--insecure", action="store_true", help="plaintext ZeroMQ (debugging only)")
+
+
+def _deploy(args: argparse.Namespace) -> int:
+    from mpc.launcher import write_deployment
+    from parties.systems import get_system
+
+    system = get_system(args.system)
+    plan = system.plan(args)
+    names = [p.name for p in plan.parties]
+    hosts: dict[str, str] = {}
+    for item in args.host:
+        name, sep, host = item.partition("=")
+        if not sep or not host or name not in names:
+            raise MPCError(f"--host {item!r}: expected NAME=HOST with NAME one of {names}")
+        hosts[name] = host
+    if not 1 <= args.port <= 65535 - len(names):
+        raise MPCError(f"--port must leave room for {len(names)} ports below 65536")
+    endpoints = [
+        (f"tcp://{hosts.get(n, n)}:{args.port + i}", f"tcp://0.0.0.0:{args.port + i}")
+        for i, n in enumerate(names)
+    ]
+    path = write_deployment(
+        args.out, system.name, plan.params, plan.parties, timeout=args.timeout,
+        insecure=args.insecure, endpoints=endpoints, keys=args.keys,
+    )  # fmt: skip
+    print(f"wrote {path} and {len(names)} private input files in {args.out / 'data'}")
+    keys = args.keys if Path(args.keys).is_absolute() else str(args.out / args.keys)
+    print(f"keys: mpc keygen --out {keys} {' '.join(names)}  (each party keeps its .secret)")
+    for spec, (endpoint, _) in zip(plan.parties, endpoints, strict=True):
+        print(
+            f"{spec.name:<8} at {endpoint}: python -m parties {spec.role} --config {path} "
+            f"--name {spec.name} --secret-key {keys}/{spec.name}.secret"
+        )
+    return 0
 
 
 def _learned(ledger: list[dict[str, Any]]) -> str:
@@ -260,6 +343,8 @@ def main(argv: list[str] | None = None) -> int:
             from mpc.train import run_train
 
             return run_train(args)
+        if args.command == "deploy":
+            return _deploy(args)
         if args.command == "sanitize":
             from mpc.sanitize import run_sanitize
 

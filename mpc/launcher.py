@@ -89,12 +89,22 @@ def write_deployment(
     timeout: float,
     insecure: bool,
     host: str = "127.0.0.1",
+    endpoints: Sequence[tuple[str, str]] | None = None,
+    keys: str | None = None,
 ) -> Path:
-    """Write keys, per-party data and ``deployment.toml`` into ``directory``; return its path."""
+    """Write per-party data and ``deployment.toml`` into ``directory``; return its path.
+
+    By default every party listens on ``host`` at a free port and a fresh key pair per party
+    goes to ``directory/keys`` (a local run). With ``endpoints`` (one ``(endpoint, bind)``
+    per party) and ``keys`` (the folder, as the parties will see it, that holds
+    ``NAME.public``), the file describes parties on other hosts whose keys were made
+    elsewhere (``mpc keygen``); no key is written and no secret key is named: each party
+    gets its own with ``--secret-key`` or ``MPC_SECRET_KEY_FILE``."""
     directory.mkdir(parents=True, exist_ok=True)
-    ports = free_ports(len(parties), host)
+    if endpoints is None:
+        endpoints = [(f"tcp://{host}:{port}", "") for port in free_ports(len(parties), host)]
     lines = [
-        "# written by `mpc run`; every party of the run reads this file",
+        "# written by `mpc run` / `mpc deploy`; every party of the run reads this file",
         "[deployment]",
         f"timeout = {float(timeout)!r}",
         f"insecure = {_toml_value(insecure)}",
@@ -104,20 +114,24 @@ def write_deployment(
         "[protocol.params]",
         *(f"{k} = {_toml_value(v)}" for k, v in params.items()),
     ]
-    for spec, port in zip(parties, ports, strict=True):
+    for spec, (endpoint, bind) in zip(parties, endpoints, strict=True):
         lines += [
             "",
             "[[party]]",
             f"name = {_toml_value(spec.name)}",
             f"role = {_toml_value(spec.role)}",
-            f'endpoint = "tcp://{host}:{port}"',
+            f"endpoint = {_toml_value(endpoint)}",
         ]
-        if not insecure:
+        if bind:
+            lines.append(f"bind = {_toml_value(bind)}")
+        if not insecure and keys is None:
             write_keypair(directory / "keys", spec.name)
             lines += [
                 f'public_key = "keys/{spec.name}.public"',
                 f'secret_key = "keys/{spec.name}.secret"',
             ]
+        elif not insecure:
+            lines.append(f"public_key = {_toml_value(f'{keys}/{spec.name}.public')}")
         if spec.data is not None:
             data_path = directory / "data" / f"{spec.name}.json"
             data_path.parent.mkdir(exist_ok=True)

@@ -330,3 +330,74 @@ def test_arrays_and_big_integers_cross_curve_tcp_as_raw_frames(tmp_path: Path) -
     assert got["big"] == payload["big"] and got["mpz"] == payload["mpz"]
     # 800,000 bytes of array data plus a small header: no per-element encoding
     assert 800_000 < received < 800_000 + 1024
+
+
+def test_mpc_deploy_writes_a_deployment_each_party_runs_by_hand(tmp_path: Path) -> None:
+    """`mpc deploy` + `mpc keygen` + one `python -m parties` per party, as on separate
+    hosts (here all reached at 127.0.0.1): PPID3 with the fast counts and its dealer."""
+    out = tmp_path / "deploy"
+    hosts = [a for n in ("site1", "site2", "site3", "dealer") for a in ("--host", f"{n}=127.0.0.1")]
+    port = free_port_block(4)
+    code, text, err = run_mpc("deploy", "ppid3", "--sites", "3", "--counts", "fast", "--out",
+                              str(out), "--port", str(port), "--timeout", "30", *hosts)  # fmt: skip
+    assert code == 0, err
+    assert "python -m parties dealer" in text and f"tcp://127.0.0.1:{port + 3}" in text
+    cfg = load_config(out / "deployment.toml")
+    assert [p.name for p in cfg.parties] == ["site1", "site2", "site3", "dealer"]
+    assert all(p.secret_key is None for p in cfg.parties)  # each party brings its own
+    code, _, err = run_mpc("keygen", "--out", str(out / "keys"), "site1", "site2", "site3",
+                           "dealer")  # fmt: skip
+    assert code == 0, err
+    procs = {
+        p.name: subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "parties",
+                p.role,
+                "--config",
+                str(out / "deployment.toml"),
+                "--name",
+                p.name,
+                "--secret-key",
+                str(out / "keys" / f"{p.name}.secret"),
+                "--report",
+                str(tmp_path / f"{p.name}.json"),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            cwd=ROOT,
+        )
+        for p in cfg.parties
+    }
+    try:
+        codes = {n: p.wait(timeout=90) for n, p in procs.items()}
+    finally:
+        for p in procs.values():
+            if p.poll() is None:
+                p.kill()
+    assert codes == dict.fromkeys(procs, 0), {n: p.stderr.read() for n, p in procs.items()}
+    reports = {n: json.loads((tmp_path / f"{n}.json").read_text()) for n in procs}
+    assert all(r["ok"] for r in reports.values())
+    assert reports["site3"]["result"]["train_accuracy"] == 1.0  # weather: the exact tree
+    assert reports["dealer"]["result"]["dealt"] > 0
+
+
+def free_port_block(n: int) -> int:
+    """A base port with ``n`` free ports after it (checked, not reserved)."""
+    import socket
+
+    for base in range(20_000, 60_000, 97):
+        socks = []
+        try:
+            for i in range(n):
+                s = socket.socket()
+                socks.append(s)
+                s.bind(("127.0.0.1", base + i))
+            return base
+        except OSError:
+            continue
+        finally:
+            for s in socks:
+                s.close()
+    raise RuntimeError("no block of free ports")
