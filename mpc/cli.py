@@ -13,6 +13,7 @@ import json
 import logging
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -86,8 +87,6 @@ def _add_common(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from parties.systems import SYSTEMS
-
     parser = argparse.ArgumentParser(
         prog="mpc",
         description="Privacy-preserving decision tree learning by secure multiparty "
@@ -107,11 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Start one process per party on 127.0.0.1, wait for them, "
         "print the result, the cost and what each party learned.",
     )
-    systems = run.add_subparsers(dest="system", required=True, metavar="SYSTEM")
-    for system in SYSTEMS.values():
-        sp = systems.add_parser(system.name, help=system.help, description=system.help)
-        system.add_arguments(sp)
-        _add_common(sp)
+    _per_system(run, _add_common)
 
     deploy = sub.add_parser(
         "deploy",
@@ -121,11 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
         "reachable at its own host name (a compose service name by default) and its public "
         "key read from --keys; then print how to start each party.",
     )
-    dsystems = deploy.add_subparsers(dest="system", required=True, metavar="SYSTEM")
-    for system in SYSTEMS.values():
-        sp = dsystems.add_parser(system.name, help=system.help, description=system.help)
-        system.add_arguments(sp)
-        _add_deploy(sp)
+    _per_system(deploy, _add_deploy)
 
     from mpc.train import add_datasets_parser, add_train_parser
 
@@ -141,6 +132,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     party.add_argument("rest", nargs=argparse.REMAINDER)
     return parser
+
+
+def _per_system(
+    parser: argparse.ArgumentParser, add_options: Callable[[argparse.ArgumentParser], None]
+) -> None:
+    """One sub-command per system under ``parser``: the system's own options, then ours."""
+    from parties.systems import SYSTEMS
+
+    systems = parser.add_subparsers(dest="system", required=True, metavar="SYSTEM")
+    for system in SYSTEMS.values():
+        sp = systems.add_parser(system.name, help=system.help, description=system.help)
+        system.add_arguments(sp)
+        add_options(sp)
 
 
 def _add_deploy(p: argparse.ArgumentParser) -> None:
