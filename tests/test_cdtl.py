@@ -223,6 +223,11 @@ def test_suppression_makes_l_possible_with_the_fewest_tuples() -> None:
 @pytest.mark.processes
 @pytest.mark.timeout(150)
 def test_cdtl_system_across_processes() -> None:
+    from mpc.datasets import resolve_data_dir
+
+    data_dir = resolve_data_dir(None)
+    if data_dir is None or not (data_dir / "house-votes-84").exists():
+        pytest.skip("house-votes-84 is not in the data directory (set MPC_DATA_DIR)")
     code, doc = run_mpc_json(
         "run", "cdtl", "--dataset", "house-votes-84", "--sensitive", "physician-fee-freeze",
         "--class", "party", "--l", "2", "--cv", "3", deadline=140,
