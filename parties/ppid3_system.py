@@ -186,6 +186,7 @@ def ppid3_plan(args: argparse.Namespace) -> Any:
         "min_samples_split": args.min_samples_split or 0,
         "counts": args.counts,
         "sites": names,
+        "rows": train.n_rows,
     }
     context = {
         "dataset": train.name,
@@ -204,13 +205,15 @@ async def ppid3_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any
     from parties.systems import load_party_data
     from protocols.classify_instance import classify_instances, tree_depth
     from protocols.distribution_counts import PSICountOracle, SiteView
-    from protocols.fast_counts import DEALER, FastCountOracle, Sites, serve_count_dealer
+    from protocols.fast_counts import Sites
     from protocols.ppid3 import ppid3
+    from protocols.ppid3_levels import DEALER, ppid3_levels, ring_dtype, serve_level_dealer
 
     sites = [str(n) for n in cfg.params.get("sites") or party.parties]
     if me.role == DEALER:
         started = time.perf_counter()
-        dealt = await serve_count_dealer(party, sites)
+        rows = int(cfg.params["rows"])
+        dealt = await serve_level_dealer(party, sites, dtype=ring_dtype(rows))
         return {"dealt": dealt, "seconds": round(time.perf_counter() - started, 3)}
     fast = cfg.params.get("counts") == "fast"
     site = Sites(party, sites).as_party() if fast else party
@@ -223,7 +226,6 @@ async def ppid3_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any
     if list(me.columns) and list(me.columns) != attrs:
         raise ConfigError(f"{me.name}: data columns {attrs} differ from the deployment's")
     view = SiteView.encode(me.name, attrs, data["columns"], data["tids"], data.get("target"))
-    oracle: PSICountOracle | FastCountOracle = FastCountOracle() if fast else PSICountOracle()
     started = time.perf_counter()
 
     shown = [started]
@@ -239,18 +241,29 @@ async def ppid3_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any
             msg, time.perf_counter() - started, party.metrics.to_dict()["bytes_sent"] / 1e6,
         )  # fmt: skip
 
-    tree = await ppid3(
-        site,
-        view,
-        oracle,
-        class_site=class_site,
-        attribute_counts=counts,
-        max_depth=max_depth,
-        min_samples_split=mss,
-        progress=progress if party.name == class_site else None,
-    )
-    if isinstance(oracle, FastCountOracle):
-        await oracle.close(party)
+    shown_progress = progress if party.name == class_site else None
+    if fast:  # every node of a level per exchange, on additive shares
+        tree, fast_cost = await ppid3_levels(
+            site,
+            view,
+            class_site=class_site,
+            attribute_counts=counts,
+            max_depth=max_depth,
+            min_samples_split=mss,
+            progress=shown_progress,
+        )
+    else:  # the paper's depth-first Algorithm 7 with set-intersection counts
+        oracle = PSICountOracle()
+        tree = await ppid3(
+            site,
+            view,
+            oracle,
+            class_site=class_site,
+            attribute_counts=counts,
+            max_depth=max_depth,
+            min_samples_split=mss,
+            progress=shown_progress,
+        )
     train_s = time.perf_counter() - started
     depth = tree_depth(tree.structure)
     columns = {a: c for a, c in zip(attrs, data["columns"], strict=True)}
@@ -269,12 +282,13 @@ async def ppid3_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any
         if pred is not None:
             out["test_accuracy"] = _accuracy(pred, t["ids"], t["target"])
             out["test_predictions"] = [pred[int(i)] for i in t["ids"]]
-    if isinstance(oracle, FastCountOracle):
+    if fast:
         out["cost"] = {
             "intersections": 0,
             "psi_invocations": 0,
-            "elementwise_products": oracle.products,
-            "dot_batches": oracle.dot_batches,
+            "outer_batches": fast_cost["outer_batches"],
+            "dot_batches": fast_cost["dot_batches"],
+            "levels": fast_cost["levels"],
         }
     else:
         out["cost"] = {"intersections": oracle.intersections,
@@ -324,9 +338,8 @@ def ppid3_result(reports: dict[str, dict[str, Any]], plan: Any) -> dict[str, Any
     cost = {
         "counts": plan.params.get("counts", "psi"),
         "set_intersections": sum(int(results[n]["cost"]["intersections"]) for n in names),
-        "elementwise_products": sum(
-            int(results[n]["cost"].get("elementwise_products", 0)) for n in names
-        ),
+        "outer_batches": sum(int(results[n]["cost"].get("outer_batches", 0)) for n in names),
+        "levels": int(results[names[0]]["cost"].get("levels", 0)),
         "dot_batches": sum(int(results[n]["cost"].get("dot_batches", 0)) for n in names),
         "psi_invocations": int(results[names[0]]["cost"]["psi_invocations"]),
         "paper_estimate_c_q_1_plus_p_r": round(c * q * (1 + p * r)),
@@ -403,9 +416,9 @@ def _cost_line(result: dict[str, Any]) -> str:
     cost = result["cost"]
     if result.get("counts") == "fast":
         return (
-            f"cost:      counts by secret sharing: {cost['elementwise_products']} elementwise "
-            f"products and {cost['dot_batches']} dot-product batches over "
-            f"{result['nodes']} nodes, no set intersection"
+            f"cost:      counts by secret sharing, level by level: {cost['levels']} levels, "
+            f"{cost['outer_batches']} outer-product and {cost['dot_batches']} dot-product "
+            f"batches over {result['nodes']} nodes, no set intersection"
         )
     return (
         f"cost:      {cost['set_intersections']} set intersections "

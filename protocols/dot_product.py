@@ -398,7 +398,7 @@ def _pack(arr: np.ndarray) -> dict[str, Any]:
 
 def _unpack(
     body: object,
-    dtype: type[np.generic],
+    dtype: type[np.generic] | np.dtype[Any],
     shape: Sequence[int | None],
     sender: str,
     what: str,

@@ -1,0 +1,167 @@
+"""PPID3 level by level on shares (``protocols.ppid3_levels``): the tree equals plain ID3 and
+the depth-first set-intersection PPID3, with the same opened counts; each ledger holds only
+Theorem 1's values; the oblivious transfer hides used attributes; the ring products are
+exact."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from mpc.datasets import Partition, Table, load_dataset, partition, resolve_data_dir, weather
+from mpc.errors import ConfigError
+from mpc.id3 import ID3Classifier
+from mpc.local import run_in_memory
+from mpc.tree import to_json
+from protocols.classify_instance import classify_instances, tree_depth
+from protocols.fast_counts import Sites
+from protocols.ppid3 import assemble, check_tree_equal
+from protocols.ppid3_levels import (
+    DEALER,
+    ppid3_levels,
+    ring_dtype,
+    ring_matmul,
+    serve_level_dealer,
+)
+
+from .test_ppid3 import _opened, _views, run_ppid3, tables
+
+
+def run_levels(
+    table: Table, part: Partition, *, max_depth: int | None = None, mss: int | None = None
+) -> dict[str, Any]:
+    """PPID3 by levels + classification of the training rows, in memory, with a dealer."""
+    views = _views(table, part)
+    names = [v.name for v in views]
+    class_site = names[part.class_site]
+
+    async def program(p: Any) -> Any:
+        if p.name == DEALER:
+            return await serve_level_dealer(p, names, dtype=ring_dtype(table.n_rows))
+        view = views[names.index(p.name)]
+        site = Sites(p, names).as_party()
+        tree, _ = await ppid3_levels(
+            site,
+            view,
+            class_site=class_site,
+            attribute_counts=[len(s) for s in part.sites],
+            max_depth=max_depth,
+            min_samples_split=mss,
+        )
+        cols = {
+            a: [view.domains[j][c] for c in view.codes[:, j]] for j, a in enumerate(view.attributes)
+        }
+        pred = await classify_instances(
+            site, tree, cols, view.tids.tolist(), class_site=class_site,
+            depth=tree_depth(tree.structure),
+        )  # fmt: skip
+        return tree, pred
+
+    results, parties = asyncio.run(run_in_memory([*names, DEALER], program, timeout=60))
+    results.pop(DEALER)
+    view = assemble(
+        {n: r[0].to_dict() for n, r in results.items()}, {n: i for i, n in enumerate(names)}
+    )
+    site_of = {a: i for i, s in enumerate(part.sites) for a in s}
+    plain = ID3Classifier(max_depth=max_depth, min_samples_split=mss).fit(
+        table, attribute_order=list(part.attributes), sites=site_of
+    )
+    return {"view": view, "plain": plain, "predictions": results[class_site][1],
+            "parties": parties, "names": names, "class_site": class_site}  # fmt: skip
+
+
+def _assert_plain(out: dict[str, Any], table: Table) -> None:
+    plain_json = to_json(out["plain"].tree_)
+    assert check_tree_equal(out["view"], plain_json), (out["view"], plain_json)
+    expected = [str(v) for v in out["plain"].predict(table)]
+    assert [out["predictions"][i] for i in range(table.n_rows)] == expected
+
+
+def _assert_ledgers(out: dict[str, Any], part: Partition) -> None:
+    for name, party in out["parties"].items():
+        labels = set(party.ledger.labels())
+        if name == DEALER:
+            assert labels <= {"fast-counts/shape"}, labels
+            continue
+        allowed = {"ppid3/structure", "fast-counts/attribute-counts", "classify/instances"}
+        if name == out["class_site"]:
+            allowed |= {"ppid3/node-counts", "ppid3/best-gains"}
+        assert labels <= allowed, labels - allowed
+        site = out["names"].index(name)
+        for e in party.ledger.to_list():
+            if e["label"] == "fast-counts/attribute-counts":
+                assert set(e["value"]) <= set(part.sites[site])  # own attributes only
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tables(), st.sampled_from([None, 1, 2]))
+def test_levels_equal_plain_id3_and_psi_ppid3_on_random_tables(
+    case: tuple[Table, Partition], max_depth: int | None
+) -> None:
+    table, part = case
+    out = run_levels(table, part, max_depth=max_depth)
+    _assert_plain(out, table)
+    _assert_ledgers(out, part)
+    psi = run_ppid3(table, part, max_depth=max_depth)
+    for label in ("ppid3/node-counts", "ppid3/best-gains", "ppid3/structure"):
+        assert _opened(out, label) == _opened(psi, label), label
+
+
+def test_levels_on_weather_with_a_middle_class_site_and_min_samples_split() -> None:
+    t = weather()
+    part = partition(t.attributes, 3, class_site=1)
+    _assert_plain(run_levels(t, part), t)
+    _assert_plain(run_levels(t, part, mss=6), t)
+
+
+@pytest.mark.parametrize(("name", "max_depth"), [("house-votes-84", None), ("car", None)])
+def test_levels_on_uci_tables_equal_plain_id3(name: str, max_depth: int | None) -> None:
+    data_dir = resolve_data_dir(None)
+    if data_dir is None:
+        pytest.skip("no data directory (set MPC_DATA_DIR or put ../shared/datasets beside)")
+    t, _ = load_dataset(name, data_dir)
+    part = partition(t.attributes, 3, "random:7")
+    out = run_levels(t, part, max_depth=max_depth)
+    _assert_plain(out, t)
+    _assert_ledgers(out, part)
+
+
+def test_owner_never_receives_counts_of_attributes_used_on_the_path() -> None:
+    """A site that splits twice on one path gets a zero block, not the counts, for the
+    attribute it used: the only counts it opens are of remaining attributes, and their sum
+    over values never equals a node distribution it is not entitled to (checked via the
+    ledger: every recorded attribute is still a candidate at that node)."""
+    t = weather()
+    part = Partition(sites=(("outlook", "humidity", "windy"), ("temperature",)), class_site=1)
+    out = run_levels(t, part)
+    _assert_plain(out, t)
+    site1 = out["parties"]["site1"]
+    recorded = [e["value"] for e in site1.ledger.to_list()
+                if e["label"] == "fast-counts/attribute-counts"]  # fmt: skip
+    # the root offers all three attributes; below the outlook split only two remain
+    assert set(recorded[0]) == {"outlook", "humidity", "windy"}
+    assert all("outlook" not in r for r in recorded[1:])
+    assert len(recorded) > 1
+
+
+@given(st.integers(1, 300), st.integers(1, 5), st.integers(1, 6), st.sampled_from([16, 32]),
+       st.integers(0, 2**31))  # fmt: skip
+def test_ring_matmul_is_exact(n: int, m: int, c: int, bits: int, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    dtype = np.uint16 if bits == 16 else np.uint32
+    a = rng.integers(0, 2**bits, (m, n), dtype=np.uint64)
+    b = rng.integers(0, 2**bits, (n, c), dtype=np.uint64)
+    want = ((a @ b) & np.uint64(2**bits - 1)).astype(dtype)  # uint64 wraps mod 2^64
+    assert np.array_equal(ring_matmul(a.astype(dtype), b.astype(dtype)), want)
+
+
+def test_ring_is_chosen_by_rows() -> None:
+    assert ring_dtype(48_842) == np.uint16
+    assert ring_dtype(70_000) == np.uint32
+    with pytest.raises(ConfigError):
+        ring_dtype(2**22)
