@@ -213,6 +213,23 @@ class Table:
         target = self.target[idx] if len(self.target) else self.target
         return replace(self, columns=tuple(c[idx] for c in self.columns), target=target)
 
+    def concat(self, other: Table) -> Table:
+        """This table's rows followed by ``other``'s (same attributes, kinds and class)."""
+        if (other.attributes, other.kinds, other.class_name) != (
+            self.attributes, self.kinds, self.class_name
+        ):  # fmt: skip
+            raise DataError(
+                f"table {self.name!r}: cannot append rows of {other.name!r} with other "
+                "attributes, kinds or class"
+            )
+        return replace(
+            self,
+            columns=tuple(
+                np.concatenate([a, b]) for a, b in zip(self.columns, other.columns, strict=True)
+            ),
+            target=np.concatenate([self.target, other.target]),
+        )
+
     def select(self, attributes: Sequence[str]) -> Table:
         """A table with only ``attributes``, in the given order (the class is kept)."""
         names = [str(a) for a in attributes]

@@ -92,7 +92,7 @@ DEALER = "dealer"
 
 #: columns of one product batch (interior children, or nodes x classes): bounds the memory of
 #: a level to a few ``N x CHUNK_COLUMNS`` arrays
-CHUNK_COLUMNS = 256
+CHUNK_COLUMNS = 64
 
 
 # ----------------------------------------------------------------------------- the ring
@@ -120,41 +120,57 @@ def ring_random(seed: bytes, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
         dtype).itemsize).astype(dtype, copy=False).reshape(shape)  # fmt: skip
 
 
-def ring_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+Left = tuple[Any, tuple[np.ndarray, ...]]  # (ring dtype, float64 16-bit limbs)
+
+
+def ring_left(a: np.ndarray) -> Left:
+    """``a`` prepared as the left operand of :func:`ring_matmul` (its 16-bit limbs as
+    float64), for a matrix that multiplies many right-hand sides."""
+    if a.dtype == np.uint16:
+        return a.dtype, (a.astype(np.float64),)
+    if a.dtype == np.uint32:
+        return a.dtype, ((a & 0xFFFF).astype(np.float64), (a >> 16).astype(np.float64))
+    raise ProtocolError(f"no ring of dtype {a.dtype}")
+
+
+def ring_matmul(a: np.ndarray | Left, b: np.ndarray) -> np.ndarray:
     """``a @ b`` in the ring of their dtype, exactly, with float64 BLAS: 16-bit limbs whose
-    products summed over fewer than ``2^21`` terms stay below ``2^53``."""
-    dtype = a.dtype
-    if b.dtype != dtype or a.shape[1] != b.shape[0]:
-        raise ProtocolError(f"ring product of {a.dtype}{a.shape} and {b.dtype}{b.shape}")
-    if a.shape[1] >= 2**21:
+    products summed over fewer than ``2^21`` terms stay below ``2^53``. ``a`` may be
+    prepared by :func:`ring_left`."""
+    dtype, limbs = ring_left(a) if isinstance(a, np.ndarray) else a
+    if b.dtype != dtype or limbs[0].shape[1] != b.shape[0]:
+        raise ProtocolError(f"ring product of {dtype}{limbs[0].shape} and {b.dtype}{b.shape}")
+    if b.shape[0] >= 2**21:
         raise ConfigError("ring products support fewer than 2^21 rows")
     if dtype == np.uint16:
-        c = a.astype(np.float64) @ b.astype(np.float64)
-        return c.astype(np.uint64).astype(np.uint16)
-    if dtype == np.uint32:
-        a0, a1 = (a & 0xFFFF).astype(np.float64), (a >> 16).astype(np.float64)
-        b0, b1 = (b & 0xFFFF).astype(np.float64), (b >> 16).astype(np.float64)
-        low = (a0 @ b0).astype(np.uint64)
-        mid = ((a0 @ b1).astype(np.uint64) + (a1 @ b0).astype(np.uint64)) << np.uint64(16)
-        return (low + mid).astype(np.uint32)
-    raise ProtocolError(f"no ring of dtype {dtype}")
+        return (limbs[0] @ b.astype(np.float64)).astype(np.uint64).astype(np.uint16)
+    a0, a1 = limbs
+    b0, b1 = (b & 0xFFFF).astype(np.float64), (b >> 16).astype(np.float64)
+    low = (a0 @ b0).astype(np.uint64)
+    mid = ((a0 @ b1).astype(np.uint64) + (a1 @ b0).astype(np.uint64)) << np.uint64(16)
+    return (low + mid).astype(np.uint32)
 
 
-def _select(b: np.ndarray, parents: np.ndarray, p: int) -> np.ndarray:
-    """``B`` (``N x P*p``) as ``N x V x p``: column ``v`` gets the block of its parent."""
-    return b.reshape(b.shape[0], -1, p)[:, parents, :]
+def outer_product(a: np.ndarray, b: np.ndarray, parents: np.ndarray, p: int) -> np.ndarray:
+    """``T[v, c, t] = a[v, t] * b[parents[v]*p + c, t]`` (``V x p x N``, in the ring): each
+    row of ``a`` times the ``p`` rows of ``b`` of its parent, elementwise. (Arrays are kept
+    with the ``N`` rows of the table as their last, contiguous axis.)"""
+    out = b.reshape(-1, p, b.shape[1])[parents]
+    out *= a[:, None, :]
+    return out
 
 
 def outer_shares(
     a: np.ndarray | None, b: np.ndarray | None, parents: np.ndarray, p: int, masks: dict[str, Any]
 ) -> np.ndarray:
-    """One side of the outer product ``T[t, v, c] = A[t, v] * B[t, parents[v]*p + c]``: the
-    plain algebra of :func:`_outer` (``masks`` holds this side's randomness and the other
-    side's masked input)."""
+    """One side of the shares of :func:`outer_product` of ``A`` and ``B`` (``masks``: this
+    side's randomness ``R``, ``r`` and the other side's masked input)."""
     if a is not None:  # the side holding A: ra - Ra (x) (B + Rb)
-        return masks["r"] - masks["R"][:, :, None] * _select(masks["other"], parents, p)
+        out = outer_product(masks["R"], masks["other"], parents, p)
+        return np.subtract(masks["r"], out, out=out)
     assert b is not None  # the side holding B: (A + Ra) (x) B + rb
-    return masks["other"][:, :, None] * _select(b, parents, p) + masks["r"]
+    out = outer_product(masks["other"], b, parents, p)
+    return np.add(out, masks["r"], out=out)
 
 
 async def _outer(
@@ -168,27 +184,27 @@ async def _outer(
     dealer: str,
     tag: str,
 ) -> np.ndarray:
-    """Additive shares of the row-wise outer product of ``a_side``'s ``A`` (``N x V``) and
-    ``b_side``'s ``B`` (``N x P*p``), ``parents[v]`` naming the block of ``B`` column ``v`` is
-    paired with. One exchange: ``a_side`` sends ``A + Ra``, ``b_side`` sends ``B + Rb``; the
+    """Additive shares of the row-wise outer product (:func:`outer_product`) of ``a_side``'s
+    ``A`` (``V x N``) and ``b_side``'s ``B`` (``P*p x N``), ``parents[v]`` naming the block of
+    ``B`` that row ``v`` of ``A`` is paired with. One exchange: ``a_side`` sends ``A + Ra``, ``b_side`` sends ``B + Rb``; the
     dealer dealt ``Ra`` and ``ra`` (as a seed) to ``a_side``, ``Rb`` (seed) and
     ``rb = Ra (x) Rb - ra`` to ``b_side``."""
     me_a = party.name == a_side
     other = b_side if me_a else a_side
-    n = x.shape[0]
+    n = x.shape[1]
     v = len(parents)
     got = await party.recv(dealer, f"{tag}/dealer")
     if not isinstance(got, dict) or not isinstance(got.get("seed"), bytes):
         raise ProtocolError(f"{dealer} sent no correlated randomness for {tag}")
     dtype = x.dtype
     if me_a:
-        R = ring_random(got["seed"], (n, v), dtype)
-        r = ring_random(got["seed2"], (n, v, p), dtype)
+        R = ring_random(got["seed"], (v, n), dtype)
+        r = ring_random(got["seed2"], (v, p, n), dtype)
     else:
         R = ring_random(got["seed"], x.shape, dtype)
-        r = _unpack(got.get("r"), dtype, (n, v, p), dealer, "rb")
+        r = _unpack(got.get("r"), dtype, (v, p, n), dealer, "rb")
     await party.send(other, f"{tag}/masked", _pack(x + R))
-    shape_other = (n, None) if me_a else (n, v)
+    shape_other = (None, n) if me_a else (v, n)
     theirs = _unpack(await party.recv(other, f"{tag}/masked"), dtype, shape_other, other, "x+R")
     party.metrics.count("outer_products", n * v * p)
     masks = {"R": R, "r": r, "other": theirs}
@@ -204,7 +220,7 @@ async def serve_level_dealer(party: Party, sites: Sequence[str], *, dtype: Any) 
     dot products and the oblivious transfer of the holder's share. Returns the number of
     products dealt. It receives shapes and seeds of its own randomness, never data."""
     dealt = 0
-    contexts: dict[tuple[str, str], bytes] = {}
+    contexts: dict[tuple[str, str], Left] = {}  # (owner, holder) -> its Ra, prepared
 
     def check_shape(site: str, shape: Any, dims: int) -> list[int]:
         if not (
@@ -240,10 +256,11 @@ async def serve_level_dealer(party: Party, sites: Sequence[str], *, dtype: Any) 
                 ):
                     raise ProtocolError(f"{site} sent the dealer bad parent indices")  # fmt: skip
                 seed_a, seed_r, seed_b = (secrets.token_bytes(32) for _ in range(3))
-                Ra = ring_random(seed_a, (rows, v), dtype)
-                ra = ring_random(seed_r, (rows, v, p), dtype)
-                Rb = ring_random(seed_b, (rows, cols), dtype)
-                rb = Ra[:, :, None] * _select(Rb, np.asarray(parents, np.int64), p) - ra
+                Ra = ring_random(seed_a, (v, rows), dtype)
+                ra = ring_random(seed_r, (v, p, rows), dtype)
+                Rb = ring_random(seed_b, (cols, rows), dtype)
+                rb = outer_product(Ra, Rb, np.asarray(parents, np.int64), p)
+                rb -= ra
                 await party.send(site, f"{tag}/dealer", {"seed": seed_a, "seed2": seed_r})
                 await party.send(peer, f"{tag}/dealer", {"seed": seed_b, "r": _pack(rb)})
             elif kind == "xdot":
@@ -259,15 +276,14 @@ async def serve_level_dealer(party: Party, sites: Sequence[str], *, dtype: Any) 
                 ):
                     raise ProtocolError(f"{site} sent the dealer bad xdot blocks")  # fmt: skip
                 if isinstance(req.get("seed"), bytes):
-                    contexts[(site, peer)] = req["seed"]
-                seed = contexts.get((site, peer))
-                if seed is None:
+                    contexts[(site, peer)] = ring_left(ring_random(req["seed"], (m, rows), dtype))
+                Ra_left = contexts.get((site, peer))
+                if Ra_left is None:
                     raise ProtocolError(f"{site} used a context with {peer} it never opened")
-                Ra = ring_random(seed, (m, rows), dtype)
                 seed_b, seed_r, seed_ot = (secrets.token_bytes(32) for _ in range(3))
-                Rb = ring_random(seed_b, (rows, cols), dtype)
+                Rb = ring_random(seed_b, (cols, rows), dtype)
                 ra = ring_random(seed_r, (m, cols), dtype)
-                rb = ring_matmul(Ra, Rb) - ra
+                rb = ring_matmul(Ra_left, Rb.T) - ra
                 # Beaver's OT precomputation: the holder gets R0, R1; the owner c and R_c
                 R0R1 = ring_random(seed_ot, (2, m, cols), dtype)
                 c = np.frombuffer(secrets.token_bytes(len(blocks) * (cols // n_cls)), np.uint8)
@@ -378,16 +394,16 @@ async def ppid3_levels(
     xt = np.zeros((int(offsets[-1]), n), dtype=dtype)
     for j in range(len(sizes)):
         xt[offsets[j] + view.codes[:, j], np.arange(n)] = 1
-    seeds: dict[str, bytes] = {}  # holder -> seed of the Ra of this site's X^T + Ra
-    xt_hat: dict[str, np.ndarray] = {}  # owner -> X_owner^T + Ra (as a holder)
+    prepared: dict[str, Left] = {}  # holder -> the Ra of this site's X^T + Ra
+    xt_hat: dict[str, Left] = {}  # owner -> X_owner^T + Ra (as a holder)
     xt_blocks: dict[str, list[int]] = {}  # owner -> its attributes' numbers of values
 
     nodes: list[_Node] = [_Node(0, 0, None, 0, [class_site], list(attribute_counts))]
-    shares: dict[int, np.ndarray] = {}  # node -> this site's share of Z
+    shares: dict[int, np.ndarray] = {}  # node -> this site's share of Z, transposed (p x N)
     if is_class:
         assert view.y is not None
-        onehot = np.zeros((n, p), dtype=dtype)
-        onehot[np.arange(n), view.y] = 1
+        onehot = np.zeros((p, n), dtype=dtype)
+        onehot[view.y, np.arange(n)] = 1
         shares[0] = onehot
         nodes[0].counts = np.bincount(view.y, minlength=p).astype(np.int64)
     frontier = [0]
@@ -436,7 +452,7 @@ async def ppid3_levels(
             del shares[k]
         # 3. attribute counts
         await _attribute_counts(
-            party, nodes, inner, shares, view, xt, offsets, requests, seeds, xt_hat,
+            party, nodes, inner, shares, view, xt, offsets, requests, prepared, xt_hat,
             xt_blocks, p, dealer, t, cost,
         )  # fmt: skip
         # 4. best gains -> winners
@@ -580,7 +596,7 @@ async def _child_shares(
         if parent.owner == party.name and party.name in parent.holders:
             col = view.codes[:, parent.attribute]
             for child in children:
-                add(child.key, shares[key] * (col == child.value).astype(dtype)[:, None])
+                add(child.key, shares[key] * (col == child.value).astype(dtype)[None, :])
 
     async def pair(w: str, h: str, keys: list[int]) -> None:
         for c, chunk in enumerate(_chunks(keys, lambda k: len(by_parent[k]))):
@@ -595,17 +611,17 @@ async def _child_shares(
                                     "parents": parents.tolist()})  # fmt: skip
                 a = np.stack(
                     [(view.codes[:, nodes[k].attribute] == child.value) for k in chunk
-                     for child in by_parent[k]], axis=1,
+                     for child in by_parent[k]], axis=0,
                 ).astype(dtype)  # fmt: skip
                 out = await _outer(party, a, a_side=w, b_side=h, parents=parents, p=p,
                                    dealer=dealer, tag=tag)  # fmt: skip
                 cost["outer_batches"] += 1
             else:
-                b = np.concatenate([shares[k] for k in chunk], axis=1)
+                b = np.concatenate([shares[k] for k in chunk], axis=0)
                 out = await _outer(party, b, a_side=w, b_side=h, parents=parents, p=p,
                                    dealer=dealer, tag=tag)  # fmt: skip
             for i, child in enumerate(children):
-                add(child.key, np.ascontiguousarray(out[:, i, :]))
+                add(child.key, out[i])
 
     await asyncio.gather(*(pair(w, h, keys) for (w, h), keys in pairs.items()
                            if party.name in (w, h)))  # fmt: skip
@@ -637,8 +653,8 @@ async def _attribute_counts(
     xt: np.ndarray,
     offsets: np.ndarray,
     requests: _Requests,
-    seeds: dict[str, bytes],
-    xt_hat: dict[str, np.ndarray],
+    prepared: dict[str, Left],
+    xt_hat: dict[str, Left],
     xt_blocks: dict[str, list[int]],
     p: int,
     dealer: str,
@@ -656,8 +672,8 @@ async def _attribute_counts(
     # the own share, locally
     local = [node for node in mine if party.name in node.holders]
     for chunk in _chunks([node.key for node in local], lambda k: p):
-        z = np.concatenate([shares[k] for k in chunk], axis=1)
-        prod = ring_matmul(xt, z)
+        z = np.concatenate([shares[k] for k in chunk], axis=0)
+        prod = ring_matmul(xt, z.T)
         for i, k in enumerate(chunk):
             totals[k] = prod[:, i * p : (i + 1) * p]
     tasks = []
@@ -667,7 +683,7 @@ async def _attribute_counts(
         # as the owner: with every other holder h of my nodes
         keys = [node.key for node in mine if h in node.holders]
         if keys:
-            tasks.append(_xdot_owner(party, nodes, keys, view, xt, sizes, h, requests, seeds,
+            tasks.append(_xdot_owner(party, nodes, keys, view, xt, sizes, h, requests, prepared,
                                      totals, p, dealer, t, cost))  # fmt: skip
         # as a holder: for every node where the owner h has attributes left and I hold Z
         s = names.index(h)
@@ -700,7 +716,7 @@ async def _xdot_owner(
     sizes: list[int],
     holder: str,
     requests: _Requests,
-    seeds: dict[str, bytes],
+    prepared: dict[str, Left],
     totals: dict[int, np.ndarray],
     p: int,
     dealer: str,
@@ -717,16 +733,16 @@ async def _xdot_owner(
         cols = len(chunk) * p
         request: dict[str, Any] = {"kind": "xdot", "peer": holder, "tag": tag,
                                    "shape": [m, n, cols], "blocks": sizes, "p": p}  # fmt: skip
-        first = holder not in seeds
+        first = holder not in prepared
         if first:
-            seeds[holder] = secrets.token_bytes(32)  # fresh every run, one per holder
-            request["seed"] = seeds[holder]
-        seed = seeds[holder]
+            seed = secrets.token_bytes(32)  # fresh every run, one per holder
+            request["seed"] = seed
         await requests.ask(request)
         await party.send(holder, f"{tag}/head", {"new": first, "blocks": sizes} if first
                          else {"new": False})  # fmt: skip
-        Ra = ring_random(seed, (m, n), xt.dtype)
         if first:
+            Ra = ring_random(seed, (m, n), xt.dtype)
+            prepared[holder] = ring_left(Ra)
             await party.send(holder, f"{tag}/Ahat", _pack(xt + Ra))
         got = await party.recv(dealer, f"{tag}/dealer")
         if not isinstance(got, dict) or not isinstance(got.get("seed"), bytes):
@@ -737,12 +753,12 @@ async def _xdot_owner(
         # OT choice: b = 1 where the attribute remains at the node
         want = np.array([[j not in nodes[k].used for k in chunk] for j in range(len(sizes))])
         await party.send(holder, f"{tag}/e", _pack(want ^ bits))
-        b_hat = _unpack(await party.recv(holder, f"{tag}/masked"), xt.dtype, (n, cols), holder,
+        b_hat = _unpack(await party.recv(holder, f"{tag}/masked"), xt.dtype, (cols, n), holder,
                         "z+Rb")  # fmt: skip
         y = _unpack(await party.recv(holder, f"{tag}/ot"), xt.dtype, (2, m, cols), holder, "y")
         mask = _expand(want, sizes, p)
         theirs = np.where(mask, y[1] - Rc, y[0] - Rc)  # the zero block where not wanted
-        part = ra - ring_matmul(Ra, b_hat) + theirs
+        part = ra - ring_matmul(prepared[holder], b_hat.T) + theirs
         party.metrics.count("dot_products", m * cols)
         cost["dot_batches"] += 1
         for i, k in enumerate(chunk):
@@ -755,7 +771,7 @@ async def _xdot_holder(
     keys: list[int],
     shares: dict[int, np.ndarray],
     owner: str,
-    xt_hat: dict[str, np.ndarray],
+    xt_hat: dict[str, Left],
     xt_blocks: dict[str, list[int]],
     p: int,
     dealer: str,
@@ -767,8 +783,8 @@ async def _xdot_holder(
     names = list(party.parties)
     for c, chunk in enumerate(_chunks(keys, lambda k: p)):
         tag = f"{t}/x{names.index(owner)}.{names.index(party.name)}.{c}"
-        z = np.concatenate([shares[k] for k in chunk], axis=1)
-        n, cols = z.shape
+        z = np.concatenate([shares[k] for k in chunk], axis=0)
+        cols, n = z.shape
         head = await party.recv(owner, f"{tag}/head")
         if not isinstance(head, dict) or not isinstance(head.get("new"), bool):
             raise ProtocolError(f"{owner} sent no header for {tag}")
@@ -780,13 +796,14 @@ async def _xdot_holder(
                 and all(isinstance(b, int) and not isinstance(b, bool) and b >= 1 for b in blocks)
             ):
                 raise ProtocolError(f"{owner} announced attribute sizes {blocks!r}")  # fmt: skip
-            xt_hat[owner] = _unpack(await party.recv(owner, f"{tag}/Ahat"), z.dtype,
-                                    (sum(blocks), n), owner, "X+Ra")  # fmt: skip
+            got_hat = _unpack(await party.recv(owner, f"{tag}/Ahat"), z.dtype,
+                              (sum(blocks), n), owner, "X+Ra")  # fmt: skip
+            xt_hat[owner] = ring_left(got_hat)
             xt_blocks[owner] = blocks
         a_hat = xt_hat.get(owner)
         if a_hat is None:
             raise ProtocolError(f"{owner} reused a context it never sent")
-        m = a_hat.shape[0]
+        m = a_hat[1][0].shape[0]
         got = await party.recv(dealer, f"{tag}/dealer")
         if (
             not isinstance(got, dict)
@@ -794,11 +811,11 @@ async def _xdot_holder(
             or not isinstance(got.get("ot"), bytes)
         ):
             raise ProtocolError(f"{dealer} sent no correlated randomness for {tag}")  # fmt: skip
-        Rb = ring_random(got["seed"], (n, cols), z.dtype)
+        Rb = ring_random(got["seed"], (cols, n), z.dtype)
         rb = _unpack(got.get("r"), z.dtype, (m, cols), dealer, "rb")
         R0, R1 = ring_random(got["ot"], (2, m, cols), z.dtype)
         await party.send(owner, f"{tag}/masked", _pack(z + Rb))
-        v = ring_matmul(a_hat, z) + rb
+        v = ring_matmul(a_hat, z.T) + rb
         e = _unpack(await party.recv(owner, f"{tag}/e"), np.bool_, (None, len(chunk)), owner, "e")
         blocks = xt_blocks[owner]
         if e.shape[0] != len(blocks):
