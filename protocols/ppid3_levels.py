@@ -186,9 +186,9 @@ async def _outer(
 ) -> np.ndarray:
     """Additive shares of the row-wise outer product (:func:`outer_product`) of ``a_side``'s
     ``A`` (``V x N``) and ``b_side``'s ``B`` (``P*p x N``), ``parents[v]`` naming the block of
-    ``B`` that row ``v`` of ``A`` is paired with. One exchange: ``a_side`` sends ``A + Ra``, ``b_side`` sends ``B + Rb``; the
-    dealer dealt ``Ra`` and ``ra`` (as a seed) to ``a_side``, ``Rb`` (seed) and
-    ``rb = Ra (x) Rb - ra`` to ``b_side``."""
+    ``B`` that row ``v`` of ``A`` is paired with. One exchange: ``a_side`` sends ``A + Ra``,
+    ``b_side`` sends ``B + Rb``; the dealer dealt ``Ra`` and ``ra`` (as seeds) to ``a_side``,
+    ``Rb`` (a seed) and ``rb = Ra (x) Rb - ra`` to ``b_side``."""
     me_a = party.name == a_side
     other = b_side if me_a else a_side
     n = x.shape[1]

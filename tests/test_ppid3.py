@@ -308,16 +308,32 @@ def data_dir() -> Path:
     return found
 
 
+def _assert_levels_open_the_same(psi: dict[str, Any], table: Table, part: Partition,
+                                 max_depth: int | None) -> None:  # fmt: skip
+    """PPID3 level by level on shares (``--counts fast``) opens the same counts as PPID3 with
+    set intersections, and builds the same tree."""
+    from .test_ppid3_levels import run_levels
+
+    levels = run_levels(table, part, max_depth=max_depth)
+    _assert_equal_to_plain(levels, table)
+    for label in ("ppid3/node-counts", "ppid3/best-gains", "ppid3/structure"):
+        assert _opened(levels, label) == _opened(psi, label), label
+
+
 def test_house_votes_84_three_sites(data_dir: Path) -> None:
     t, _ = load_dataset("house-votes-84", data_dir)
-    out = run_ppid3(t, partition(t.attributes, 3, "random:7"))
+    part = partition(t.attributes, 3, "random:7")
+    out = run_ppid3(t, part)
     _assert_equal_to_plain(out, t)
+    _assert_levels_open_the_same(out, t, part, None)
 
 
 def test_car_three_sites_to_depth_three(data_dir: Path) -> None:
     t, _ = load_dataset("car", data_dir)
-    out = run_ppid3(t, partition(t.attributes, 3), max_depth=3)
+    part = partition(t.attributes, 3)
+    out = run_ppid3(t, part, max_depth=3)
     _assert_equal_to_plain(out, t)
+    _assert_levels_open_the_same(out, t, part, 3)
 
 
 @pytest.mark.parametrize(("name", "max_depth"), [("house-votes-84", None), ("car", None)])

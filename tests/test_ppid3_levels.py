@@ -165,3 +165,66 @@ def test_ring_is_chosen_by_rows() -> None:
     assert ring_dtype(70_000) == np.uint32
     with pytest.raises(ConfigError):
         ring_dtype(2**22)
+
+
+def _random_table(n: int, seed: int) -> Table:
+    rng = np.random.default_rng(seed)
+    cols = [np.array([f"v{x}" for x in rng.integers(0, d, n)], dtype=object) for d in (2, 3, 4, 3)]
+    y = np.array([f"c{x}" for x in (rng.random(n) < 0.3).astype(int)], dtype=object)
+    attrs = [f"a{j}" for j in range(4)]
+    return Table("random", attrs, ["nominal"] * 4, cols, y, "class", "generated")
+
+
+def _chi2_top_bits(words: np.ndarray, bits: int = 4) -> float:
+    counts = np.bincount((words.astype(np.uint16) >> (16 - bits)).astype(np.int64),
+                         minlength=2**bits)  # fmt: skip
+    expected = len(words) / 2**bits
+    return float(((counts - expected) ** 2 / expected).sum())
+
+
+def test_every_array_a_site_receives_from_a_site_is_uniform() -> None:
+    """Masked one-hot columns, masked shares, ``X^T + Ra`` and both oblivious-transfer
+    messages: the top four bits of every array (>= 2,000 words) a site receives from another
+    site are uniform (chi-square, 16 bins; 61.1 is the 0.999999 quantile of chi-square(15)),
+    the oblivious transfers' messages likewise (top two bits, pooled), and the
+    choice bits are fair coins. The same statistic rejects an unmasked one-hot
+    column."""
+    table = _random_table(3000, 5)
+    part = partition(table.attributes, 3, "round-robin", class_site=1)
+    views = _views(table, part)
+    names = [v.name for v in views]
+    arrays: list[tuple[str, str, np.ndarray]] = []
+
+    async def program(p: Any) -> Any:
+        if p.name == DEALER:
+            return await serve_level_dealer(p, names, dtype=ring_dtype(table.n_rows))
+        orig_recv = p.recv
+
+        async def spy(peer: str, tag: str, **kw: Any) -> Any:
+            body = await orig_recv(peer, tag, **kw)
+            if peer != DEALER and isinstance(body, dict) and isinstance(body.get("parts"), list):
+                arrays.append((p.name, tag, np.concatenate(body["parts"])))
+            return body
+
+        p.recv = spy
+        site = Sites(p, names).as_party()
+        tree, _ = await ppid3_levels(
+            site, views[names.index(p.name)], class_site=names[1],
+            attribute_counts=[len(s) for s in part.sites], max_depth=4,
+        )  # fmt: skip
+        return tree
+
+    asyncio.run(run_in_memory([*names, DEALER], program, timeout=60))
+    # the oblivious transfers' (small) arrays, pooled
+    ot = np.concatenate([a for _, t, a in arrays if t.endswith("/ot")])
+    words = [(who, tag, a) for who, tag, a in arrays if a.dtype == np.uint16 and a.size >= 2000]
+    kinds = {tag.rsplit("/", 1)[-1] for _, tag, _ in words}
+    assert {"masked", "Ahat"} <= kinds, kinds  # outer products, dot products
+    for who, tag, a in words:
+        assert _chi2_top_bits(a) < 61.1, (who, tag)
+    # the OT messages: top two bits, chi-square(3) 0.999999 quantile 30.7
+    assert ot.size >= 500 and _chi2_top_bits(ot, 2) < 30.7
+    bits = np.concatenate([a for _, _, a in arrays if a.dtype == np.bool_])
+    assert bits.size > 100 and abs(bits.mean() - 0.5) < 5 * 0.5 / np.sqrt(bits.size)
+    onehot = (views[0].codes[:, 0] == 0).astype(np.uint16)
+    assert _chi2_top_bits(onehot) > 61.1
