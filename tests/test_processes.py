@@ -401,3 +401,71 @@ def free_port_block(n: int) -> int:
             for s in socks:
                 s.close()
     raise RuntimeError("no block of free ports")
+
+
+def test_ping_is_answered_by_a_running_party_and_refused_without_the_monitor_key(
+    tmp_path: Path,
+) -> None:
+    """`mpc ping` (the containers' healthcheck) gets a PONG from a party waiting in its
+    handshake; a key the deployment does not admit as its monitor is refused; the party's run
+    is not disturbed."""
+    out = tmp_path / "deploy"
+    port = free_port_block(2)
+    hosts = ["--host", "site1=127.0.0.1", "--host", "site2=127.0.0.1"]
+    deploy = ["deploy", "secure-sum", "--parties", "2", "--out", str(out), "--port", str(port)]
+    code, text, err = run_mpc(*deploy, "--timeout", "30", "--monitor", *hosts)
+    assert code == 0, err
+    assert "monitor" in text
+    code, _, err = run_mpc("keygen", "--out", str(out / "keys"), "site1", "site2", "monitor")
+    assert code == 0, err
+    config = out / "deployment.toml"
+    monitor = ["--secret-key", str(out / "keys" / "monitor.secret")]
+    # nobody listens yet: no answer, exit 1, the party and the step named
+    code, _, err = run_mpc("ping", "--config", str(config), "--name", "site1", "--timeout", "0.5",
+                           *monitor)  # fmt: skip
+    assert code == 1 and "PeerTimeout: ping site1" in err, err
+
+    def start(name: str) -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
+            [sys.executable, "-m", "parties", "site", "--config", str(config), "--name", name,
+             "--secret-key", str(out / "keys" / f"{name}.secret"),
+             "--report", str(tmp_path / f"{name}.json")],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+            cwd=ROOT,
+        )  # fmt: skip
+
+    procs = {"site1": start("site1")}
+    try:
+        deadline = time.monotonic() + 30
+        while True:  # poll until the party is up: each try is one ping with its own deadline
+            code, pong, err = run_mpc("ping", "--config", str(config), "--name", "site1",
+                                      "--timeout", "1", *monitor)  # fmt: skip
+            if code == 0 or time.monotonic() > deadline:
+                break
+        assert code == 0, err
+        assert pong.startswith(f"site1 (site) at tcp://127.0.0.1:{port}: handshake"), pong
+        # a deployment file naming another monitor key: the party refuses that key
+        write_keypair(tmp_path / "other", "monitor")
+        other = out / "other.toml"
+        other.write_text(
+            config.read_text().replace(
+                'monitor_key = "keys/monitor.public"',
+                f'monitor_key = "{tmp_path / "other" / "monitor.public"}"',
+            )
+        )
+        other_key = str(tmp_path / "other" / "monitor.secret")
+        code, _, err = run_mpc(
+            "ping", "--config", str(other), "--name", "site1", "--secret-key", other_key
+        )
+        assert code == 1 and "refused the monitor key" in err, err
+        procs["site2"] = start("site2")
+        codes = {n: p.wait(timeout=60) for n, p in procs.items()}
+    finally:
+        for p in procs.values():
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    assert codes == {"site1": 0, "site2": 0}
+    reports = {n: json.loads((tmp_path / f"{n}.json").read_text()) for n in procs}
+    assert reports["site1"]["result"] == 3 == reports["site2"]["result"]
+    assert reports["site1"]["metrics"]["rejected_messages"] == []
