@@ -37,14 +37,32 @@ __all__ = ["build_parser", "main"]
 log = logging.getLogger("mpc.party")
 
 
+def _add_identity(p: argparse.ArgumentParser) -> None:
+    """``--config`` and ``--name``, defaulting to ``$MPC_CONFIG`` and ``$MPC_PARTY`` (so that
+    a container's command and its healthcheck share one setting)."""
+    config, name = os.environ.get("MPC_CONFIG"), os.environ.get("MPC_PARTY")
+    p.add_argument(
+        "--config",
+        required=not config,
+        default=Path(config) if config else None,
+        type=Path,
+        help="the deployment TOML file (default: $MPC_CONFIG)",
+    )
+    p.add_argument(
+        "--name",
+        required=not name,
+        default=name,
+        help="this party's name in the deployment file (default: $MPC_PARTY)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m parties",
         description="Run one party of a deployment as this process.",
     )
     p.add_argument("role", help="this party's role; must match its entry in the deployment file")
-    p.add_argument("--config", required=True, type=Path, help="the deployment TOML file")
-    p.add_argument("--name", required=True, help="this party's name in the deployment file")
+    _add_identity(p)
     p.add_argument(
         "--secret-key",
         type=Path,
@@ -80,8 +98,7 @@ def build_ping_parser() -> argparse.ArgumentParser:
         description="Health check: PING a running party over its own protocol (CurveZMQ with "
         "the deployment's monitor key) and print its PONG.",
     )
-    p.add_argument("--config", required=True, type=Path, help="the deployment TOML file")
-    p.add_argument("--name", required=True, help="the party to ping")
+    _add_identity(p)
     p.add_argument(
         "--secret-key",
         type=Path,
