@@ -275,40 +275,73 @@ def _data_dir() -> Path:
     return resolve_data_dir(None) or ROOT / "mpc" / "data"
 
 
-def _ppid3_audit(run: ComposeRun) -> dict[str, Any]:
-    """The launcher's audit of a PPID3 run (the tree assembled from every site's own nodes
-    against plain ID3), from the plan service's own command and the sites' reports."""
+def _audit(run: ComposeRun, plan_service: str) -> dict[str, Any]:
+    """The launcher's audit of a run (for PPID3: the tree assembled from every site's own
+    nodes against plain ID3), from the plan service's own command and the parties' reports."""
     from mpc.cli import build_parser
-    from parties.ppid3_system import ppid3_result
     from parties.systems import get_system
 
-    command = [run.mapped(a) for a in run.services["plan-ppid3"].command]
+    command = [run.mapped(a) for a in run.services[plan_service].command]
     args = build_parser().parse_args(command[1:])
-    plan = get_system("ppid3").plan(args)
-    return ppid3_result(run.reports(), plan)
+    system = get_system(args.system)
+    assert system.finish is not None
+    result: dict[str, Any] = system.finish(run.reports(), system.plan(args))
+    return result
 
 
-def test_ppid3_three_sites_on_three_hosts(compose: Any) -> None:
+@pytest.mark.parametrize(
+    ("profile", "counts", "parties"),
+    [
+        ("ppid3", "psi", ["site1", "site2", "site3"]),
+        ("ppid3-fast", "fast", ["site1", "site2", "site3", "ppid3-dealer"]),
+    ],
+)
+def test_ppid3_sites_on_separate_hosts(
+    compose: Any, profile: str, counts: str, parties: list[str]
+) -> None:
     run: ComposeRun = compose(
-        "ppid3", MPC_DATA_DIR=str(_data_dir()), MPC_PPID3_DATASET="weather", MPC_TIMEOUT="30"
+        profile,
+        MPC_DATA_DIR=str(_data_dir()),
+        MPC_PPID3_DATASET="weather",
+        MPC_PPID3_COUNTS=counts,
+        MPC_TIMEOUT="30",
     )
-    assert run.parties == ["site1", "site2", "site3"]
+    assert run.parties == parties
     run.prepare()
     config = run.volume("/deploy") / "ppid3" / "deployment.toml"
     assert 'endpoint = "tcp://site2:5701"' in config.read_text()  # a service name, not an IP
     run.start("site1")
     # the compose healthcheck: a CurveZMQ ping answered by site1 while it waits for its peers
     assert run.healthy("site1", deadline_s=30), run.log("site1")
-    run.start("site2")
-    run.start("site3")
+    for name in parties[1:]:
+        run.start(name)
     codes = run.wait(timeout_s=90)
-    assert codes == {"site1": 0, "site2": 0, "site3": 0}, {n: run.log(n) for n in codes}
+    assert codes == dict.fromkeys(parties, 0), {n: run.log(n) for n in codes}
     assert run.lab.pids() == []
-    result = _ppid3_audit(run)
+    result = _audit(run, "plan-ppid3")
+    assert result["counts"] == counts
     assert result["identical"] is True  # the PPID3 tree is plain ID3's
     assert result["accuracy"]["train"] == result["plain_accuracy"]["train"] == 1.0
     for name, report in run.reports().items():
         assert report["ok"] and report["metrics"]["bytes_sent"] > 0, name
+
+
+def test_hybrid_id3_alice_bob_and_commodity_server_on_three_hosts(compose: Any) -> None:
+    data = _data_dir()
+    if not (data / "house-votes-84").is_dir():
+        pytest.skip(f"house-votes-84 is not in the data directory {data}")
+    run: ComposeRun = compose("hybrid-id3", MPC_DATA_DIR=str(data), MPC_TIMEOUT="30")
+    assert run.parties == ["hybrid-dealer", "alice", "bob"]
+    run.prepare()
+    for name in run.parties:  # alice and bob once the dealer's healthcheck passes
+        run.start(name)
+    codes = run.wait(timeout_s=120)
+    assert codes == dict.fromkeys(run.parties, 0), {n: run.log(n) for n in codes}
+    assert run.lab.pids() == []
+    result = _audit(run, "plan-hybrid-id3")
+    assert result["smc_only_identical_to_plain"] is True
+    assert result["dealer_batches"] > 0
+    assert 0.85 <= result["accuracy"] <= 1.0
 
 
 def test_cdtl_client_and_cdbs_on_two_hosts(compose: Any) -> None:
