@@ -1,4 +1,5 @@
-"""Entry point of one party process: ``python -m parties ROLE --config FILE --name NAME``.
+"""Entry point of one party process: ``python -m parties ROLE --config FILE --name NAME``
+(``--config`` and ``--name`` default to ``$MPC_CONFIG`` and ``$MPC_PARTY``).
 
 The process reads the deployment file, loads its own secret key and the peers' public keys,
 opens the ZeroMQ runtime (CurveZMQ unless ``--insecure``), runs the configured system's

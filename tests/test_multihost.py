@@ -208,8 +208,8 @@ class ComposeRun:
             )  # fmt: skip
             if proc.returncode == 0:
                 return True
-            if self.procs[name].poll() is not None:
-                return False
+            if proc.returncode == 2 or self.procs[name].poll() is not None:
+                return False  # the check's configuration is wrong, or the party has ended
         return False
 
     def log(self, name: str) -> str:
