@@ -395,3 +395,11 @@ def test_a_cut_link_ends_ppid3_on_every_host_naming_the_peer_and_step(compose: A
         assert err["peer"] in expected, (name, err)
         assert err["peer"] in err["message"], (name, err)
         assert err["step"] and err["step"] not in ("startup handshake", "ready"), (name, err)
+
+
+def test_without_root_the_lab_says_why_and_makes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(shutil, "which", lambda name: f"/usr/sbin/{name}")
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    lab = Lab(f"mt{secrets.token_hex(3)}")
+    assert lab.open() == "network namespaces need root (ip netns add)"
+    assert lab.namespaces == {}
