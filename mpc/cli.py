@@ -1,4 +1,5 @@
-"""The ``mpc`` command: ``mpc keygen``, ``mpc run SYSTEM``, ``mpc party ROLE``.
+"""The ``mpc`` command: ``mpc keygen``, ``mpc run SYSTEM``, ``mpc deploy SYSTEM``,
+``mpc party ROLE``, ``mpc ping``.
 
 ``mpc run SYSTEM`` starts one OS process per party on this machine over CurveZMQ, waits for
 them and prints a summary (``--json``: one JSON document
@@ -31,6 +32,7 @@ examples:
   mpc datasets
   mpc keygen --out keys site1 site2 site3
   mpc party site --config deployment.toml --name site1
+  mpc ping --config deployment.toml --name site1 --secret-key keys/monitor.secret
 """
 
 
@@ -131,6 +133,11 @@ def build_parser() -> argparse.ArgumentParser:
         "party", help="run one party of a deployment (as python -m parties)", add_help=False
     )
     party.add_argument("rest", nargs=argparse.REMAINDER)
+    ping = sub.add_parser(
+        "ping", help="health check: ping a running party (as python -m parties ping)",
+        add_help=False,
+    )  # fmt: skip
+    ping.add_argument("rest", nargs=argparse.REMAINDER)
     return parser
 
 
@@ -180,6 +187,12 @@ def _add_deploy(p: argparse.ArgumentParser) -> None:
         help="deadline in seconds for every receive and the startup handshake (default 60)",
     )
     g.add_argument("--insecure", action="store_true", help="plaintext ZeroMQ (debugging only)")
+    g.add_argument(
+        "--monitor",
+        action="store_true",
+        help="admit the monitor key KEYS/monitor.public: its holder may ping every party "
+        "(health checks, `mpc ping`) and do nothing else",
+    )
 
 
 def _deploy(args: argparse.Namespace) -> int:
@@ -201,13 +214,16 @@ def _deploy(args: argparse.Namespace) -> int:
         (f"tcp://{hosts.get(n, n)}:{args.port + i}", f"tcp://0.0.0.0:{args.port + i}")
         for i, n in enumerate(names)
     ]
+    if args.monitor and args.insecure:
+        raise MPCError("--monitor needs keys; an --insecure deployment lets anyone ping")
     path = write_deployment(
         args.out, system.name, plan.params, plan.parties, timeout=args.timeout,
-        insecure=args.insecure, endpoints=endpoints, keys=args.keys,
+        insecure=args.insecure, endpoints=endpoints, keys=args.keys, monitor=args.monitor,
     )  # fmt: skip
     print(f"wrote {path} and {len(names)} private input files in {args.out / 'data'}")
     keys = args.keys if Path(args.keys).is_absolute() else str(args.out / args.keys)
-    print(f"keys: mpc keygen --out {keys} {' '.join(names)}  (each party keeps its .secret)")
+    everyone = " ".join([*names, "monitor"] if args.monitor else names)
+    print(f"keys: mpc keygen --out {keys} {everyone}  (each party keeps its .secret)")
     for spec, (endpoint, _) in zip(plan.parties, endpoints, strict=True):
         print(
             f"{spec.name:<8} at {endpoint}: python -m parties {spec.role} --config {path} "
@@ -337,6 +353,10 @@ def main(argv: list[str] | None = None) -> int:
         from parties.main import main as party_main
 
         return party_main(argv[1:])
+    if argv[:1] == ["ping"]:
+        from parties.main import ping_main
+
+        return ping_main(argv[1:])
     args = build_parser().parse_args(argv)
     try:
         if args.command == "datasets":

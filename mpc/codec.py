@@ -7,7 +7,8 @@ A message is a ZeroMQ multipart message::
 
 ``kind`` is ``"msg"`` (protocol data), ``"hello"`` (startup handshake), ``"bye"`` (this
 party finished and leaves), ``"abort"`` (the run failed), ``"probe"`` / ``"status"`` (after a
-timeout: "what are you waiting for?", answered by the runtime).
+timeout: "what are you waiting for?", answered by the runtime), ``"ping"`` / ``"pong"`` (a
+monitor's health check, answered by the runtime; see :mod:`mpc.monitor`).
 ``tag`` matches a message to the ``recv`` waiting for it; ``depth`` is the causal round
 number (see :class:`mpc.metrics.Metrics`). ``body`` may hold ``None``, bools, ints, floats,
 str, bytes, lists, tuples (decoded as lists), dicts with str keys, and three explicit
@@ -61,7 +62,7 @@ MAX_FRAMES = 4096
 MAX_INT_BYTES = 128 * 1024
 MAX_TAG_CHARS = 512
 MAX_NDIM = 16
-KINDS = frozenset({"msg", "hello", "bye", "abort", "probe", "status"})
+KINDS = frozenset({"msg", "hello", "bye", "abort", "probe", "status", "ping", "pong"})
 
 EXT_INT = 1
 EXT_MPZ = 2

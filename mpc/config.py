@@ -6,6 +6,7 @@ Example::
     timeout = 60.0              # seconds; every receive and the startup handshake
     insecure = false            # true only for debugging: plaintext, no authentication
     max_frame_bytes = 67108864  # largest frame a party accepts
+    monitor_key = "keys/monitor.public"   # optional: a key that may only ping the parties
 
     [protocol]
     name = "secure-sum"         # which system the parties run
@@ -69,6 +70,8 @@ class DeploymentConfig:
     timeout: float = DEFAULT_TIMEOUT
     insecure: bool = False
     max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES
+    #: the public key of the deployment's monitor (health checks), if it has one
+    monitor_key: Path | None = None
 
     @property
     def names(self) -> list[str]:
@@ -135,6 +138,18 @@ def load_config(path: str | Path) -> DeploymentConfig:
     if not 1024 <= max_frame <= 2**31:
         raise ConfigError(
             f"{path}: deployment.max_frame_bytes must be in [1024, 2^31], got {max_frame}"
+        )
+
+    monitor_key = (
+        _path(base, dep["monitor_key"], f"{path}: deployment.monitor_key")
+        if "monitor_key" in dep
+        else None
+    )
+    unknown_dep = set(dep) - {"timeout", "insecure", "max_frame_bytes", "monitor_key"}
+    if unknown_dep:
+        raise ConfigError(
+            f"{path}: unknown fields in [deployment]: {sorted(unknown_dep)}; known: "
+            "insecure, max_frame_bytes, monitor_key, timeout"
         )
 
     proto = _expect(doc.get("protocol"), dict, f"{path}: [protocol]", 'a table with name = "..."')
@@ -210,5 +225,5 @@ def load_config(path: str | Path) -> DeploymentConfig:
             PartyConfig(pname, role, endpoint, bind, public_key, secret_key, data, tuple(columns))
         )
     return DeploymentConfig(
-        path, tuple(parties), name, dict(params), float(timeout), insecure, max_frame
+        path, tuple(parties), name, dict(params), float(timeout), insecure, max_frame, monitor_key
     )

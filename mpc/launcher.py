@@ -91,6 +91,7 @@ def write_deployment(
     host: str = "127.0.0.1",
     endpoints: Sequence[tuple[str, str]] | None = None,
     keys: str | None = None,
+    monitor: bool = False,
 ) -> Path:
     """Write per-party data and ``deployment.toml`` into ``directory``; return its path.
 
@@ -99,7 +100,8 @@ def write_deployment(
     per party) and ``keys`` (the folder, as the parties will see it, that holds
     ``NAME.public``), the file describes parties on other hosts whose keys were made
     elsewhere (``mpc keygen``); no key is written and no secret key is named: each party
-    gets its own with ``--secret-key`` or ``MPC_SECRET_KEY_FILE``."""
+    gets its own with ``--secret-key`` or ``MPC_SECRET_KEY_FILE``. ``monitor`` (with ``keys``)
+    admits ``keys/monitor.public`` as the deployment's monitor key (health checks)."""
     directory.mkdir(parents=True, exist_ok=True)
     if endpoints is None:
         endpoints = [(f"tcp://{host}:{port}", "") for port in free_ports(len(parties), host)]
@@ -108,6 +110,7 @@ def write_deployment(
         "[deployment]",
         f"timeout = {float(timeout)!r}",
         f"insecure = {_toml_value(insecure)}",
+        *([f"monitor_key = {_toml_value(f'{keys}/monitor.public')}"] if monitor and keys else []),
         "",
         "[protocol]",
         f"name = {_toml_value(protocol)}",

@@ -16,6 +16,11 @@ every peer and waits for all of theirs, never a sleep. Every receive has a deadl
 party sees a failure (a silent peer, a protocol error) it broadcasts ABORT naming the peer it
 blames and the step; every party that receives it fails at once with
 :class:`~mpc.errors.PeerAborted`, so the whole deployment ends within one deadline.
+
+A monitor holding the deployment's monitor key may PING a party at any time (a container
+healthcheck, :mod:`mpc.monitor`); the runtime answers PONG with the party's name, role,
+protocol version and state (``handshake``, ``running``, ``closing`` or ``failed``), nothing
+about the protocol's data, and accepts nothing else from a monitor.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ from mpc.codec import DEFAULT_MAX_FRAME_BYTES, PROTOCOL_VERSION, decode, encode
 from mpc.config import DEFAULT_TIMEOUT
 from mpc.errors import MPCError, PeerAborted, PeerError, PeerLost, PeerTimeout, ProtocolError
 from mpc.metrics import Ledger, Metrics
-from mpc.transport import Transport
+from mpc.transport import Transport, is_monitor
 
 __all__ = ["Fault", "Party"]
 
@@ -419,6 +424,9 @@ class Party:
             except Exception as exc:  # the socket is gone: every pending receive must fail
                 self._transport_failed(exc)
                 return
+            if is_monitor(sender):
+                self._on_ping(sender, frames)
+                continue
             if sender not in self.peers:
                 self.metrics.rejected.append(f"{sender}: not a peer of this deployment")
                 continue
@@ -447,6 +455,42 @@ class Party:
                     waiter.set_result((env.depth, env.body))
                 else:
                     self._buffer[key].append((env.depth, env.body))
+
+    def state(self) -> str:
+        """``handshake``, ``running``, ``closing`` or ``failed``: what a PONG reports."""
+        if self._failure is not None:
+            return "failed"
+        if self._closing:
+            return "closing"
+        return "handshake" if not self._hello_event.is_set() else "running"
+
+    def _on_ping(self, sender: str, frames: list[bytes | memoryview]) -> None:
+        """A monitor's health check: answer PONG, accept nothing else from it."""
+        try:
+            env = decode(frames, max_frame_bytes=self._max_frame)
+        except ProtocolError as exc:
+            self.metrics.rejected.append(f"{sender}: {exc}")
+            return
+        if env.kind != "ping":
+            self.metrics.rejected.append(f"{sender}: a monitor may only ping, sent {env.kind!r}")
+            return
+        pong = {
+            "version": PROTOCOL_VERSION,
+            "name": self.name,
+            "role": self.role,
+            "state": self.state(),
+        }
+        frames_out = encode("pong", env.tag, 0, pong, max_frame_bytes=self._max_frame)
+
+        async def answer() -> None:
+            try:
+                await asyncio.wait_for(self._transport.reply(sender, frames_out), self.timeout)
+            except (TimeoutError, MPCError) as exc:  # the monitor went away: its problem
+                log.warning("%s: could not answer the ping of %s: %s", self.name, sender, exc)
+
+        task = asyncio.create_task(answer())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     def _on_hello(self, sender: str, body: Any) -> None:
         if not isinstance(body, dict) or body.get("version") != PROTOCOL_VERSION:

@@ -7,6 +7,10 @@ Two implementations share one interface:
   connection is encrypted, the server key of each peer is pinned from the deployment file,
   and a ZAP handler admits only the deployment's public keys; the sender of every received
   message is the party name bound to the authenticated key, never a value from the payload.
+* A *monitor* (a health check, :mod:`mpc.monitor`) may connect to a party's ROUTER with
+  the deployment's monitor key (``monitor_key``). It is not a peer: its routing id starts
+  with :data:`MONITOR_ID`, the runtime answers only its ``ping`` (through :meth:`reply`),
+  and it can neither send protocol messages nor receive any.
 * :class:`InMemoryNetwork` — all parties in one event loop, for fast protocol tests and
   debugging. The same codec and :class:`~mpc.runtime.Party` run on top of it.
 """
@@ -28,7 +32,14 @@ from zmq.utils.monitor import parse_monitor_message
 
 from mpc.errors import AuthenticationError, ProtocolError
 
-__all__ = ["InMemoryNetwork", "PeerAddress", "Transport", "ZmqTransport"]
+__all__ = [
+    "MONITOR_ID",
+    "InMemoryNetwork",
+    "PeerAddress",
+    "Transport",
+    "ZmqTransport",
+    "is_monitor",
+]
 
 log = logging.getLogger("mpc.transport")
 
@@ -42,6 +53,14 @@ HEARTBEAT_TIMEOUT_MS = 5000
 RECONNECT_GRACE_S = 2.0
 ZAP_DOMAIN = b"mpc"
 _ZAP_ENDPOINT = "inproc://zeromq.zap.01"
+#: The identity bound to the monitor key, and the prefix of a monitor's routing ids
+#: (``~monitor/<random>``); ``~`` cannot start a party name, so a monitor is never a peer.
+MONITOR_ID = "~monitor"
+
+
+def is_monitor(sender: str) -> bool:
+    """Whether ``sender`` (as :meth:`Transport.recv` returns it) is a monitor, not a peer."""
+    return sender.startswith(MONITOR_ID + "/")
 
 
 class Transport(ABC):
@@ -70,6 +89,11 @@ class Transport(ABC):
     def describe_peer(self, peer: str) -> str:
         """What the transport knows about its link to ``peer`` (for error messages)."""
         return ""
+
+    async def reply(self, sender: str, frames: Frames) -> None:
+        """Answer ``sender``, a monitor connected to this party (not a peer), over the
+        connection it came in on."""
+        raise ProtocolError(f"{self.name}: this transport cannot answer a monitor ({sender})")
 
     def set_failure_handler(self, handler: Callable[[BaseException], None]) -> None:
         """Call ``handler`` if a background task of the transport dies."""
@@ -164,6 +188,7 @@ class ZmqTransport(Transport):
 
     ``keypair`` is ``(public_z85, secret_z85)``; pass ``None`` only for an explicitly
     insecure deployment (plaintext, unauthenticated: the sender is the DEALER routing id).
+    ``monitor_key`` (Z85) is admitted too, as a monitor that may only ping.
     """
 
     def __init__(
@@ -175,6 +200,7 @@ class ZmqTransport(Transport):
         keypair: tuple[bytes, bytes] | None,
         max_frame_bytes: int,
         reconnect_grace_s: float = RECONNECT_GRACE_S,
+        monitor_key: bytes | None = None,
     ) -> None:
         self.name = name
         self._grace = reconnect_grace_s
@@ -194,6 +220,13 @@ class ZmqTransport(Transport):
                 if addr.public_key is None:
                     raise AuthenticationError(f"{name}: no public key configured for peer {peer!r}")
                 self._known_keys[addr.public_key] = peer
+            if monitor_key is not None:
+                if monitor_key in self._known_keys or monitor_key == keypair[0]:
+                    raise AuthenticationError(
+                        f"{name}: the monitor key is also a party's key; make one with "
+                        "`mpc keygen --out DIR monitor`"
+                    )
+                self._known_keys[monitor_key] = MONITOR_ID
 
     @property
     def secure(self) -> bool:
@@ -350,6 +383,18 @@ class ZmqTransport(Transport):
             parts = await self._router.recv_multipart(copy=False)
             routing_id = bytes(parts[0].bytes).decode(errors="replace")
             frames = parts[1:]
+            if is_monitor(routing_id):
+                monitor_user = frames[0].get("User-Id") if frames and self._keypair else MONITOR_ID
+                if monitor_user == MONITOR_ID:
+                    return routing_id, [f.buffer for f in frames]
+                log.warning(
+                    "%s: dropped a message from %r: a monitor's routing id without the "
+                    "monitor key (authenticated as %r)",
+                    self.name,
+                    routing_id,
+                    monitor_user,
+                )
+                continue
             if self._keypair is not None:
                 user = frames[0].get("User-Id") if frames else None
                 if user is None or user != routing_id:
@@ -365,6 +410,11 @@ class ZmqTransport(Transport):
                 log.warning("%s: dropped a message from unknown sender %r", self.name, routing_id)
                 continue
             return routing_id, [f.buffer for f in frames]
+
+    async def reply(self, sender: str, frames: Frames) -> None:
+        if self._router is None or not is_monitor(sender):
+            raise ProtocolError(f"{self.name}: can only reply to a connected monitor, not {sender}")
+        await self._router.send_multipart([sender.encode(), *frames], copy=False)
 
     async def close(self, linger_s: float = 0.0) -> None:
         self._on_peer_lost = None

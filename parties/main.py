@@ -1,10 +1,16 @@
-"""Entry point of one party process: ``python -m parties ROLE --config FILE --name NAME``.
+"""Entry point of one party process: ``python -m parties ROLE --config FILE --name NAME``
+(``--config`` and ``--name`` default to ``$MPC_CONFIG`` and ``$MPC_PARTY``).
 
 The process reads the deployment file, loads its own secret key and the peers' public keys,
 opens the ZeroMQ runtime (CurveZMQ unless ``--insecure``), runs the configured system's
 party program and writes a JSON report (result, error, metrics, ledger). Exit codes: 0 on
 success, 1 when the protocol failed (peer silent or dead, abort, protocol error), 2 when the
 configuration or input is wrong (nothing was started).
+
+``python -m parties ping --config FILE --name NAME`` is the health check of a running party:
+it sends a PING with the deployment's monitor key (``--secret-key`` or
+``$MPC_MONITOR_KEY_FILE``) and exits 0 when the party answers and has not failed, 1 when it
+does not answer (or refuses the key, or has failed), 2 when the configuration is wrong.
 """
 
 from __future__ import annotations
@@ -32,14 +38,32 @@ __all__ = ["build_parser", "main"]
 log = logging.getLogger("mpc.party")
 
 
+def _add_identity(p: argparse.ArgumentParser) -> None:
+    """``--config`` and ``--name``, defaulting to ``$MPC_CONFIG`` and ``$MPC_PARTY`` (so that
+    a container's command and its healthcheck share one setting)."""
+    config, name = os.environ.get("MPC_CONFIG"), os.environ.get("MPC_PARTY")
+    p.add_argument(
+        "--config",
+        required=not config,
+        default=Path(config) if config else None,
+        type=Path,
+        help="the deployment TOML file (default: $MPC_CONFIG)",
+    )
+    p.add_argument(
+        "--name",
+        required=not name,
+        default=name,
+        help="this party's name in the deployment file (default: $MPC_PARTY)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m parties",
         description="Run one party of a deployment as this process.",
     )
     p.add_argument("role", help="this party's role; must match its entry in the deployment file")
-    p.add_argument("--config", required=True, type=Path, help="the deployment TOML file")
-    p.add_argument("--name", required=True, help="this party's name in the deployment file")
+    _add_identity(p)
     p.add_argument(
         "--secret-key",
         type=Path,
@@ -69,6 +93,75 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def build_ping_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m parties ping",
+        description="Health check: PING a running party over its own protocol (CurveZMQ with "
+        "the deployment's monitor key) and print its PONG.",
+    )
+    _add_identity(p)
+    p.add_argument(
+        "--secret-key",
+        type=Path,
+        default=None,
+        help="the monitor's secret key file (default: $MPC_MONITOR_KEY_FILE)",
+    )
+    p.add_argument(
+        "--timeout", type=float, default=5.0, metavar="S", help="wait at most S seconds (5)"
+    )
+    return p
+
+
+def ping_main(argv: list[str]) -> int:
+    """``python -m parties ping``: 0 healthy, 1 no (good) answer, 2 bad configuration."""
+    from mpc.monitor import ping
+
+    args = build_ping_parser().parse_args(argv)
+    try:
+        cfg = load_config(args.config)
+        target = cfg.party(args.name)
+        server_key, monitor = None, None
+        if not cfg.insecure:
+            if cfg.monitor_key is None:
+                raise ConfigError(
+                    f"{cfg.path}: no deployment.monitor_key, so no party admits a monitor; "
+                    "write the deployment with `mpc deploy ... --monitor`"
+                )
+            env_key = os.environ.get("MPC_MONITOR_KEY_FILE")
+            secret_path = args.secret_key or (Path(env_key) if env_key else None)
+            if secret_path is None:
+                raise ConfigError("no monitor key: give --secret-key or MPC_MONITOR_KEY_FILE")
+            monitor = load_secret_key(secret_path)
+            if monitor.public != load_public_key(cfg.monitor_key):
+                raise ConfigError(
+                    f"{secret_path} is not the secret key of the deployment's monitor_key "
+                    f"{cfg.monitor_key}"
+                )
+            if target.public_key is None:
+                raise ConfigError(f"party {target.name!r} has no public_key")
+            server_key = load_public_key(target.public_key)
+    except MPCError as exc:
+        print(f"ping: error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        pong = ping(
+            target.name,
+            target.endpoint,
+            server_key=server_key,
+            monitor=monitor,
+            timeout=args.timeout,
+            max_frame_bytes=cfg.max_frame_bytes,
+        )
+    except MPCError as exc:
+        print(f"ping: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    print(
+        f"{pong.name} ({pong.role}) at {target.endpoint}: {pong.state}, protocol version "
+        f"{pong.version}, {pong.round_trip_s * 1000:.1f} ms"
+    )
+    return 1 if pong.state == "failed" else 0
+
+
 def _error_dict(exc: BaseException) -> dict[str, Any]:
     err: dict[str, Any] = {"type": type(exc).__name__, "message": str(exc)}
     if isinstance(exc, PeerError):
@@ -82,6 +175,7 @@ def _transport(cfg: DeploymentConfig, me: PartyConfig, args: argparse.Namespace)
             "%s: --insecure: messages travel in plaintext and peers are NOT authenticated", me.name
         )
         keypair = None
+        monitor_key = None
         peers = {p.name: PeerAddress(p.endpoint, None) for p in cfg.parties if p.name != me.name}
     else:
         if cfg.insecure:
@@ -111,13 +205,19 @@ def _transport(cfg: DeploymentConfig, me: PartyConfig, args: argparse.Namespace)
                 f"the public key {me.public_key} named in the deployment file"
             )
         keypair = (pair.public, pair.secret)
+        monitor_key = load_public_key(cfg.monitor_key) if cfg.monitor_key else None
         peers = {}
         for p in cfg.parties:
             if p.name != me.name:
                 assert p.public_key is not None
                 peers[p.name] = PeerAddress(p.endpoint, load_public_key(p.public_key))
     return ZmqTransport(
-        me.name, me.bind, peers, keypair=keypair, max_frame_bytes=cfg.max_frame_bytes
+        me.name,
+        me.bind,
+        peers,
+        keypair=keypair,
+        max_frame_bytes=cfg.max_frame_bytes,
+        monitor_key=monitor_key,
     )
 
 
@@ -157,6 +257,9 @@ async def _run(
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["ping"]:
+        return ping_main(argv[1:])
     args = build_parser().parse_args(argv)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,

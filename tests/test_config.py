@@ -49,6 +49,11 @@ def test_a_good_file_loads(tmp_path: Path) -> None:
     assert bob.data == tmp_path / "bob.json"
     assert cfg.party("alice").bind == "tcp://127.0.0.1:6001"
     assert int(cfg.params["modulus"]) == 2**64
+    assert cfg.monitor_key is None
+    with_monitor = GOOD.replace("timeout = 5", 'timeout = 5\nmonitor_key = "keys/monitor.public"')
+    assert (
+        load_config(write(tmp_path, with_monitor)).monitor_key == tmp_path / "keys/monitor.public"
+    )
 
 
 @pytest.mark.parametrize(
@@ -66,6 +71,14 @@ def test_a_good_file_loads(tmp_path: Path) -> None:
         (('name = "secure-sum"', ""), "protocol.name: expected"),
         (("[deployment]", "[deploy]\n[deployment]"), "unknown top-level tables ['deploy']"),
         (("timeout = 5", "timeout = 5\nmax_frame_bytes = 10"), "max_frame_bytes must be"),
+        (
+            ("timeout = 5", "timeout = 5\nmonitor = 1"),
+            "unknown fields in [deployment]: ['monitor']",
+        ),
+        (
+            ("timeout = 5", "timeout = 5\nmonitor_key = 1"),
+            "deployment.monitor_key: expected a file",
+        ),
     ],
 )
 def test_bad_files_name_the_field(tmp_path: Path, change: tuple[str, str], message: str) -> None:

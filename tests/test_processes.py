@@ -401,3 +401,134 @@ def free_port_block(n: int) -> int:
             for s in socks:
                 s.close()
     raise RuntimeError("no block of free ports")
+
+
+def test_ping_is_answered_by_a_running_party_and_refused_without_the_monitor_key(
+    tmp_path: Path,
+) -> None:
+    """`mpc ping` (the containers' healthcheck) gets a PONG from a party waiting in its
+    handshake; a key the deployment does not admit as its monitor is refused; the party's run
+    is not disturbed."""
+    out = tmp_path / "deploy"
+    port = free_port_block(2)
+    hosts = ["--host", "site1=127.0.0.1", "--host", "site2=127.0.0.1"]
+    deploy = ["deploy", "secure-sum", "--parties", "2", "--out", str(out), "--port", str(port)]
+    code, text, err = run_mpc(*deploy, "--timeout", "30", "--monitor", *hosts)
+    assert code == 0, err
+    assert "monitor" in text
+    code, _, err = run_mpc("keygen", "--out", str(out / "keys"), "site1", "site2", "monitor")
+    assert code == 0, err
+    config = out / "deployment.toml"
+    monitor = ["--secret-key", str(out / "keys" / "monitor.secret")]
+    # nobody listens yet: no answer, exit 1, the party and the step named
+    code, _, err = run_mpc("ping", "--config", str(config), "--name", "site1", "--timeout", "0.5",
+                           *monitor)  # fmt: skip
+    assert code == 1 and "PeerTimeout: ping site1" in err, err
+
+    def start(name: str) -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
+            [sys.executable, "-m", "parties", "site", "--config", str(config), "--name", name,
+             "--secret-key", str(out / "keys" / f"{name}.secret"),
+             "--report", str(tmp_path / f"{name}.json")],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+            cwd=ROOT,
+        )  # fmt: skip
+
+    procs = {"site1": start("site1")}
+    try:
+        deadline = time.monotonic() + 30
+        while True:  # poll until the party is up: each try is one ping with its own deadline
+            code, pong, err = run_mpc("ping", "--config", str(config), "--name", "site1",
+                                      "--timeout", "1", *monitor)  # fmt: skip
+            if code == 0 or time.monotonic() > deadline:
+                break
+        assert code == 0, err
+        assert pong.startswith(f"site1 (site) at tcp://127.0.0.1:{port}: handshake"), pong
+        # a deployment file naming another monitor key: the party refuses that key
+        write_keypair(tmp_path / "other", "monitor")
+        other = out / "other.toml"
+        other.write_text(
+            config.read_text().replace(
+                'monitor_key = "keys/monitor.public"',
+                f'monitor_key = "{tmp_path / "other" / "monitor.public"}"',
+            )
+        )
+        other_key = str(tmp_path / "other" / "monitor.secret")
+        code, _, err = run_mpc(
+            "ping", "--config", str(other), "--name", "site1", "--secret-key", other_key
+        )
+        assert code == 1 and "refused the monitor key" in err, err
+        procs["site2"] = start("site2")
+        codes = {n: p.wait(timeout=60) for n, p in procs.items()}
+    finally:
+        for p in procs.values():
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    assert codes == {"site1": 0, "site2": 0}
+    reports = {n: json.loads((tmp_path / f"{n}.json").read_text()) for n in procs}
+    assert reports["site1"]["result"] == 3 == reports["site2"]["result"]
+    assert reports["site1"]["metrics"]["rejected_messages"] == []
+
+
+def test_a_monitor_gets_a_pong_and_nothing_else(tmp_path: Path) -> None:
+    """The monitor key admits a connection that may only ping: its protocol messages are
+    rejected and never counted as received; a monitor routing id with a party's key is
+    dropped. Alice is pinged while she waits for bob in her handshake (bob never comes)."""
+    from mpc.codec import decode
+    from mpc.errors import PeerTimeout
+    from mpc.keys import load_secret_key
+    from mpc.launcher import free_ports
+
+    for n in ("alice", "bob", "monitor"):
+        write_keypair(tmp_path, n)
+    alice_keys, bob_keys, monitor_keys = (
+        load_secret_key(tmp_path / f"{n}.secret") for n in ("alice", "bob", "monitor")
+    )
+    port_a, port_b = free_ports(2)
+
+    async def main() -> tuple[object, int, Party]:
+        transport = ZmqTransport(
+            "alice",
+            f"tcp://127.0.0.1:{port_a}",
+            {"bob": PeerAddress(f"tcp://127.0.0.1:{port_b}", bob_keys.public)},
+            keypair=(alice_keys.public, alice_keys.secret),
+            max_frame_bytes=4096,
+            monitor_key=monitor_keys.public,
+        )
+        alice = Party("alice", "site", ["alice", "bob"], transport, timeout=4)
+
+        async def run_alice() -> None:
+            async with alice:
+                pass
+
+        running = asyncio.create_task(run_alice())
+        ctx = zmq.asyncio.Context()
+        socks = []
+        for keys, rid in ((monitor_keys, b"~monitor/1"), (bob_keys, b"~monitor/2")):
+            sock = ctx.socket(zmq.DEALER)
+            sock.linger = 0
+            sock.routing_id = rid
+            sock.curve_publickey, sock.curve_secretkey = keys.public, keys.secret
+            sock.curve_serverkey = alice_keys.public
+            sock.connect(f"tcp://127.0.0.1:{port_a}")
+            socks.append(sock)
+        monitor, impostor = socks
+        await monitor.send_multipart(encode("msg", "t", 1, "forged"))
+        await impostor.send_multipart(encode("ping", "p2", 0, {}))
+        await monitor.send_multipart(encode("ping", "p1", 0, {}))
+        pong = decode(await asyncio.wait_for(monitor.recv_multipart(), 10))
+        impostor_answered = await impostor.poll(500)
+        with pytest.raises(PeerTimeout, match="no HELLO from bob"):
+            await running
+        for sock in socks:
+            sock.close(0)
+        ctx.term()
+        return (pong.kind, pong.tag, pong.body), impostor_answered, alice
+
+    (kind, tag, body), impostor_answered, alice = asyncio.run(main())
+    assert kind == "pong" and tag == "p1"
+    assert body == {"version": 1, "name": "alice", "role": "site", "state": "handshake"}
+    assert impostor_answered == 0
+    assert alice.metrics.rejected == ["~monitor/1: a monitor may only ping, sent 'msg'"]
+    assert sum(alice.metrics.messages_received.values()) == 0
