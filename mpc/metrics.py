@@ -95,6 +95,7 @@ class Metrics:
             "crypto": dict(sorted(self.crypto.items())),
             "phases_s": {k: round(v, 6) for k, v in self.phases.items()},
             "wall_s": round(time.perf_counter() - self.started, 6),
+            "cpu_s": round(time.process_time(), 3),  # this process's CPU time, user + system
             "peak_rss_mb": _peak_rss_mb(),
             "rejected_messages": list(self.rejected),
         }
