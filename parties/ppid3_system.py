@@ -4,7 +4,9 @@ The launcher loads the dataset, discretises continuous columns (equal-frequency 
 the training rows), partitions the columns over ``k`` sites and writes each site its own
 columns only (plus the common transaction ids; the class to the class site). Each site process
 then trains the distributed tree with the other sites and classifies the training and test
-instances with Algorithm 8.
+instances with Algorithm 8. ``--counts psi`` trains depth first with set-intersection counts
+(:mod:`protocols.ppid3`); ``--counts fast`` trains a level per exchange on additive shares with
+a dealer process (:mod:`protocols.ppid3_levels`).
 
 For auditing, the launcher — which in a test deployment holds every site's report — assembles
 the whole tree from every site's own nodes and compares it with plain ID3 on the joined data.
@@ -84,9 +86,9 @@ def ppid3_args(p: argparse.ArgumentParser) -> None:
         "--counts",
         choices=("psi", "fast"),
         default="psi",
-        help="psi: every count by set-intersection cardinality (the paper's way, default); "
-        "fast: additive secret sharing with a commodity server (a 'dealer' process that must "
-        "collude with no site)",
+        help="psi: every count by set-intersection cardinality, one node at a time (the "
+        "paper's way, default); fast: additive secret sharing with a commodity server (a "
+        "'dealer' process that must collude with no site), a whole tree level per exchange",
     )
 
 
