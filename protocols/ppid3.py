@@ -79,6 +79,25 @@ class DistributedTree:
         }
 
 
+def check_sites(
+    party: Party, view: SiteView, class_site: str, attribute_counts: Sequence[int]
+) -> None:
+    """The public parameters of a PPID3 run agree with this site's data (before any message)."""
+    names = list(party.parties)
+    if class_site not in names:
+        raise ConfigError(f"class site {class_site!r} is not a party of {names}")
+    if (party.name == class_site) != view.is_class_site:
+        raise ConfigError(f"{party.name}: only the class site {class_site!r} holds the class")
+    if len(attribute_counts) != len(names):
+        raise ConfigError("attribute_counts needs one entry per site")
+    me = names.index(party.name)
+    if attribute_counts[me] != len(view.attributes):
+        raise ConfigError(
+            f"{party.name} holds {len(view.attributes)} attributes, the deployment says "
+            f"{attribute_counts[me]}"
+        )
+
+
 def _new_id() -> str:
     return secrets.token_hex(8)
 
@@ -97,19 +116,8 @@ async def ppid3(
 ) -> DistributedTree:
     """Algorithm 7 at one site. ``attribute_counts`` (public) is how many attributes each site
     holds, in site order; the class site must hold the class."""
+    check_sites(party, view, class_site, attribute_counts)
     names = list(party.parties)
-    if class_site not in names:
-        raise ConfigError(f"class site {class_site!r} is not a party of {names}")
-    if (party.name == class_site) != view.is_class_site:
-        raise ConfigError(f"{party.name}: only the class site {class_site!r} holds the class")
-    if len(attribute_counts) != len(names):
-        raise ConfigError("attribute_counts needs one entry per site")
-    me = names.index(party.name)
-    if attribute_counts[me] != len(view.attributes):
-        raise ConfigError(
-            f"{party.name} holds {len(view.attributes)} attributes, the deployment says "
-            f"{attribute_counts[me]}"
-        )
     is_class = party.name == class_site
     tree = DistributedTree(party.name)
     constraints = Constraints(view)

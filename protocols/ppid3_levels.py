@@ -76,7 +76,7 @@ from mpc.runtime import Party
 from mpc.tree import majority
 from protocols.distribution_counts import SiteView, is_same_class
 from protocols.dot_product import _pack, _unpack
-from protocols.ppid3 import DistributedTree
+from protocols.ppid3 import DistributedTree, check_sites
 
 __all__ = [
     "DEALER",
@@ -360,21 +360,9 @@ async def ppid3_levels(
     """Algorithm 7 at one site, one tree level per exchange. ``party`` is the site view
     (:class:`protocols.fast_counts.Sites`) whose ``parties`` are the sites; the dealer is
     reached through it. ``attribute_counts`` and the number of classes (announced by the class
-    site) are public. Returns the site's
-    part of the tree and its cost counters."""
+    site) are public. Returns the site's part of the tree and its cost counters."""
+    check_sites(party, view, class_site, attribute_counts)
     names = list(party.parties)
-    if class_site not in names:
-        raise ConfigError(f"class site {class_site!r} is not a party of {names}")
-    if (party.name == class_site) != view.is_class_site:
-        raise ConfigError(f"{party.name}: only the class site {class_site!r} holds the class")
-    if len(attribute_counts) != len(names):
-        raise ConfigError("attribute_counts needs one entry per site")
-    me = names.index(party.name)
-    if attribute_counts[me] != len(view.attributes):
-        raise ConfigError(
-            f"{party.name} holds {len(view.attributes)} attributes, the deployment says "
-            f"{attribute_counts[me]}"
-        )
     is_class = party.name == class_site
     n = len(view.tids)
     if is_class:
