@@ -1,5 +1,5 @@
 """Faults across real processes over TCP with CurveZMQ: a party killed mid-protocol, a party
-paused past the deadline, the CDBS process restarted on its database.
+paused past the deadline, the CDBS process restarted on its database while its clients run.
 
 Each survivor must end by itself within the deadline, with an error that names the party at
 fault and the protocol step. Other fault tests live beside their systems: a killed site
@@ -8,11 +8,20 @@ fault and the protocol step. Other fault tests live beside their systems: a kill
 
 from __future__ import annotations
 
+import contextlib
+import json
 import signal
+import sqlite3
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from mpc.evaluation import rows_of
+from mpc.sealed import ClientKey, open_json
+from mpc.tree import from_json, predict_one
+from parties.cdtl_system import _table
+from protocols.cdtl import find_bdt_leaf, subtree_aad
 
 from .conftest import processes_mentioning, run_mpc_json
 from .harness import Parties, plan_deployment
@@ -57,7 +66,7 @@ def test_a_client_killed_mid_run_ends_the_cdbs(tmp_path: Path) -> None:
     assert doc["parties"]["client"]["exit_code"] == -9
     cdbs = doc["parties"]["cdbs"]
     assert cdbs["exit_code"] == 1
-    err = _named_error(cdbs, "client", "cdtl/req/")
+    err = _named_error(cdbs, "client", "cdtl/req")
     assert err["type"] == "PeerLost", err
     assert processes_mentioning(str(keep)) == []
 
@@ -97,3 +106,72 @@ def test_a_party_paused_past_the_deadline_is_named_by_every_other(
         assert late["type"] in ("PeerAborted", "PeerLost", "PeerTimeout"), late
         assert late["peer"] in others or late["peer"] == paused, late
     assert processes_mentioning(str(config)) == []
+
+
+def _stored_subtrees(db: Path) -> dict[tuple[str, str], bytes]:
+    """(table, leaf) -> sealed subtree, as the CDBS's database holds them."""
+    with contextlib.closing(sqlite3.connect(db)) as con:
+        return {
+            (n, leaf): bytes(b)
+            for n, leaf, b in con.execute("SELECT name, leaf, blob FROM subtrees")
+        }
+
+
+def _answer_from_the_store(db: Path, key: ClientKey, name: str, row: dict[str, Any]) -> str:
+    """The class the stored BDT and the stored subtree of the row's leaf give ``row``."""
+    with contextlib.closing(sqlite3.connect(db)) as con:
+        (bdt_json,) = con.execute("SELECT bdt FROM outsourced WHERE name = ?", (name,)).fetchone()
+    leaf, node = find_bdt_leaf(from_json(json.loads(bdt_json)), row)
+    blob = _stored_subtrees(db).get((name, leaf))
+    if blob is None:  # an empty leaf: nothing to refine, the BDT's label is the answer
+        return str(node.label)
+    return str(predict_one(from_json(open_json(key, blob, subtree_aad(name, leaf))), row))
+
+
+def test_the_cdbs_process_restarted_on_its_database_serves_the_clients_on(
+    tmp_path: Path,
+) -> None:
+    """Three clients predict concurrently; the CDBS process is killed between two requests
+    and a new process started on the same SQLite file. The clients carry on in the same
+    processes: every answer is the stored trees' answer, every subtree stored before the
+    restart is served as it was (not learned again), and no leaf gets a second subtree."""
+    db = tmp_path / "cdbs.sqlite"
+    config, roles = plan_deployment(
+        tmp_path / "run", "cdbs-load", "--dataset", "weather", "--sensitive", "windy",
+        "--clients", "3", "--predictions", "20", "--db", str(db), timeout=15,
+    )  # fmt: skip
+    clients = [n for n in roles if n != "cdbs"]
+    with Parties(config, roles) as run:
+        run.start("cdbs", "--kill-after", "12")  # dies right after its 12th answer
+        for name in clients:
+            run.start(name)
+        assert run.wait(["cdbs"], deadline=60) == {"cdbs": -signal.SIGKILL}
+        before = _stored_subtrees(db)
+        assert before, "the first CDBS process stored no subtree"
+        run.start("cdbs", label="cdbs-2")
+        codes = run.wait([*clients, "cdbs-2"], deadline=60)
+        assert codes == dict.fromkeys([*clients, "cdbs-2"], 0), {n: run.log(n) for n in codes}
+        reports = {n: run.report(n) for n in [*clients, "cdbs-2"]}
+    for name in clients:
+        assert "cdbs was restarted; carrying on with the new process" in run.log(name)
+    # every answer is what the stored BDT and subtrees say
+    data = json.loads((config.parent / "data" / f"{clients[0]}.json").read_text())
+    key = ClientKey.from_bytes(bytes.fromhex(data["key"]))
+    rows = rows_of(_table(data["table"]))
+    name = data["table"]["name"]
+    for client in clients:
+        result = reports[client]["result"]
+        assert len(result["predictions"]) == 20
+        for q, pred in zip(result["queries"], result["predictions"], strict=True):
+            assert pred == _answer_from_the_store(db, key, name, rows[int(q)]), (client, q)
+    # subtrees stored before the restart are kept byte for byte and served from the store
+    after = _stored_subtrees(db)
+    assert all(after[k] == blob for k, blob in before.items())
+    ledger = reports["cdbs-2"]["ledger"]
+    served = {(e["value"]["name"], e["value"]["leaf"]) for e in ledger
+              if e["label"] == "cdtl/visited-leaf" and e["value"]["refined"]}  # fmt: skip
+    assert served & set(before), "no subtree stored before the restart was served after it"
+    uploads = [e["value"] for e in ledger if e["label"] == "cdtl/ciphertext"]
+    stored = [(u["name"], u["leaf"]) for u in uploads if u["stored"]]
+    assert not set(stored) & set(before)  # a leaf refined before the restart got nothing new
+    assert len(stored) == len(set(stored)) == len(after) - len(before)
