@@ -69,7 +69,7 @@ import numpy as np
 from mpc.c45 import C45Classifier
 from mpc.codec import decode, encode
 from mpc.datasets import Table
-from mpc.errors import ConfigError, ProtocolError
+from mpc.errors import AuthenticationError, ConfigError, ProtocolError
 from mpc.evaluation import rows_of
 from mpc.runtime import Party
 from mpc.sealed import ClientKey, associated_data, open_json, seal_json
@@ -583,7 +583,15 @@ class CDBSClient:
             blob = reply["subtree"]
             if not isinstance(blob, bytes):
                 raise ProtocolError("find_bdt_leaf: the subtree is not bytes")
-            subtree = from_json(open_json(self.key, blob, subtree_aad(name, leaf)))
+            try:
+                sealed = open_json(self.key, blob, subtree_aad(name, leaf))
+            except AuthenticationError as exc:
+                raise AuthenticationError(
+                    f"{self.party.name}: the subtree {self.cdbs} served for leaf {leaf!r} of "
+                    f"table {name!r} failed authentication: it was altered, or sealed for "
+                    f"another leaf or table, or under another key ({exc})"
+                ) from None
+            subtree = from_json(sealed)
         else:
             cand = Candidates.from_wire(reply.get("instances"))
             if cand.it.n_rows == 0:  # an empty BDT leaf: nothing to learn from
@@ -648,7 +656,14 @@ class CDBSClient:
         blob = reply.get("blob")
         if not isinstance(blob, bytes):
             raise ProtocolError("get_blob: the CDBS sent no bytes")
-        tree = from_json(open_json(self.key, blob, _cnl_aad(name)))
+        try:
+            sealed = open_json(self.key, blob, _cnl_aad(name))
+        except AuthenticationError as exc:
+            raise AuthenticationError(
+                f"{self.party.name}: the cnl tree {self.cdbs} served for table {name!r} "
+                f"failed authentication: it was altered or belongs to another table ({exc})"
+            ) from None
+        tree = from_json(sealed)
         costs.requests += 1
         return predict_one(tree, row)
 

@@ -198,8 +198,9 @@ def test_a_subtree_swapped_between_leaves_is_detected() -> None:
         finally:
             await client.done()
 
-    with pytest.raises(AuthenticationError):
+    with pytest.raises(AuthenticationError) as info:
         run_pair(store, {"client": predict}, ["client"])
+    assert f"leaf {victim!r} of table {t.name!r}" in str(info.value)
 
 
 def test_suppression_makes_l_possible_with_the_fewest_tuples() -> None:

@@ -175,3 +175,62 @@ def test_the_cdbs_process_restarted_on_its_database_serves_the_clients_on(
     stored = [(u["name"], u["leaf"]) for u in uploads if u["stored"]]
     assert not set(stored) & set(before)  # a leaf refined before the restart got nothing new
     assert len(stored) == len(set(stored)) == len(after) - len(before)
+
+
+def _flip_a_byte(db: Path, leaves: list[tuple[str, str]]) -> None:
+    """Change the last byte (inside the GCM tag) of every stored subtree."""
+    with contextlib.closing(sqlite3.connect(db)) as con, con:
+        for (name, leaf), blob in _stored_subtrees(db).items():
+            bad = blob[:-1] + bytes([blob[-1] ^ 0x01])
+            con.execute(
+                "UPDATE subtrees SET blob = ? WHERE name = ? AND leaf = ?", (bad, name, leaf)
+            )
+
+
+def _move_subtrees(db: Path, leaves: list[tuple[str, str]]) -> None:
+    """Give every leaf of the BDT the subtree sealed for another leaf (where there is one)."""
+    stored = _stored_subtrees(db)
+    with contextlib.closing(sqlite3.connect(db)) as con, con:
+        for name, leaf in leaves:
+            other = next((b for (n, x), b in stored.items() if (n, x) != (name, leaf)), None)
+            if other is not None:
+                con.execute(
+                    "INSERT OR REPLACE INTO subtrees VALUES (?, ?, ?, 0)", (name, leaf, other)
+                )
+
+
+@pytest.mark.parametrize("tamper", [_flip_a_byte, _move_subtrees], ids=["flipped", "moved"])
+def test_a_cdbs_serving_a_tampered_subtree_is_caught_by_the_client(
+    tmp_path: Path, tamper: Any
+) -> None:
+    """The CDBS process is killed between requests, its database altered (a byte of every
+    sealed subtree flipped, or subtrees moved to other leaves) and a new process serves the
+    client on: the client refuses the first altered subtree with an AuthenticationError
+    naming the leaf and the table, and its abort ends the CDBS, which names the client."""
+    db = tmp_path / "cdbs.sqlite"
+    config, roles = plan_deployment(
+        tmp_path / "run", "cdbs-load", "--dataset", "weather", "--sensitive", "windy",
+        "--clients", "1", "--predictions", "40", "--db", str(db), timeout=15,
+    )  # fmt: skip
+    data = json.loads((config.parent / "data" / "client1.json").read_text())
+    name = data["table"]["name"]
+    with Parties(config, roles) as run:
+        run.start("cdbs", "--kill-after", "20")
+        run.start("client1")
+        assert run.wait(["cdbs"], deadline=60) == {"cdbs": -signal.SIGKILL}
+        with contextlib.closing(sqlite3.connect(db)) as con:
+            (bdt_json,) = con.execute("SELECT bdt FROM outsourced").fetchone()
+        bdt = from_json(json.loads(bdt_json))
+        leaves = sorted({(name, find_bdt_leaf(bdt, r)[0]) for r in rows_of(_table(data["table"]))})
+        assert _stored_subtrees(db) and len(leaves) >= 2
+        tamper(db, leaves)
+        run.start("cdbs", label="cdbs-2")
+        assert run.wait(["client1", "cdbs-2"], deadline=60) == {"client1": 1, "cdbs-2": 1}
+        client, cdbs = run.report("client1")["error"], run.report("cdbs-2")["error"]
+    assert client["type"] == "AuthenticationError", client
+    assert any(f"leaf {leaf!r} of table {name!r}" in client["message"] for _, leaf in leaves), (
+        client
+    )
+    assert "failed authentication" in client["message"]
+    assert cdbs["type"] == "PeerAborted" and cdbs["peer"] == "client1", cdbs
+    assert "AuthenticationError" in cdbs["message"]
