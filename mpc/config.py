@@ -105,8 +105,9 @@ def load_config(path: str | Path) -> DeploymentConfig:
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
     except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: not UTF-8 text ({exc.reason} at byte "
-                          f"{exc.start})") from None  # fmt: skip
+        raise ConfigError(
+            f"{path}: not valid TOML: not UTF-8 text ({exc.reason} at byte {exc.start})"
+        ) from None
     except OSError as exc:
         raise ConfigError(f"deployment file {path}: cannot read it: {exc.strerror}") from None
     base = path.parent

@@ -233,4 +233,5 @@ def test_a_cdbs_serving_a_tampered_subtree_is_caught_by_the_client(
     )
     assert "failed authentication" in client["message"]
     assert cdbs["type"] == "PeerAborted" and cdbs["peer"] == "client1", cdbs
+    assert cdbs["step"] == "cdbs-load/predict", cdbs
     assert "AuthenticationError" in cdbs["message"]
