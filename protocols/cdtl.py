@@ -490,7 +490,9 @@ class CDBSClient:
     """The client's side: numbered requests to the CDBS, and the paper's procedures.
 
     The CDBS may be restarted between or during requests (a new process on the same
-    database): the client then sends again every request it has no answer for."""
+    database): the client then sends again every request it has no answer for. Use one
+    ``CDBSClient`` per party and CDBS (it registers itself with
+    :meth:`~mpc.runtime.Party.expect_restarts`)."""
 
     def __init__(
         self, party: Party, key: ClientKey, *, cdbs: str = CDBS, sensitive: str, class_name: str

@@ -152,6 +152,7 @@ def test_the_cdbs_process_restarted_on_its_database_serves_the_clients_on(
         codes = run.wait([*clients, "cdbs-2"], deadline=60)
         assert codes == dict.fromkeys([*clients, "cdbs-2"], 0), {n: run.log(n) for n in codes}
         reports = {n: run.report(n) for n in [*clients, "cdbs-2"]}
+    assert processes_mentioning(str(config)) == []
     for name in clients:
         assert "cdbs was restarted; carrying on with the new process" in run.log(name)
     # every answer is what the stored BDT and subtrees say
@@ -227,6 +228,7 @@ def test_a_cdbs_serving_a_tampered_subtree_is_caught_by_the_client(
         run.start("cdbs", label="cdbs-2")
         assert run.wait(["client1", "cdbs-2"], deadline=60) == {"client1": 1, "cdbs-2": 1}
         client, cdbs = run.report("client1")["error"], run.report("cdbs-2")["error"]
+    assert processes_mentioning(str(config)) == []
     assert client["type"] == "AuthenticationError", client
     assert any(f"leaf {leaf!r} of table {name!r}" in client["message"] for _, leaf in leaves), (
         client
