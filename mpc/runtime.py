@@ -598,10 +598,13 @@ class Party:
         await asyncio.gather(*(tell(p) for p in self.peers if p not in gone))
 
     def report(self) -> dict[str, Any]:
-        """Metrics and ledger as plain JSON data."""
+        """Metrics and ledger as plain JSON data. ``metrics`` also lists the connections the
+        transport refused (``refused_connections``: unknown CurveZMQ keys)."""
+        metrics = self.metrics.to_dict()
+        metrics["refused_connections"] = self._transport.refused_connections()
         return {
             "name": self.name,
             "role": self.role,
-            "metrics": self.metrics.to_dict(),
+            "metrics": metrics,
             "ledger": self.ledger.to_list(),
         }

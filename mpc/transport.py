@@ -71,6 +71,10 @@ class Transport(ABC):
         """What the transport knows about its link to ``peer`` (for error messages)."""
         return ""
 
+    def refused_connections(self) -> list[str]:
+        """One line per connection the transport refused (e.g. an unknown CurveZMQ key)."""
+        return []
+
     def set_failure_handler(self, handler: Callable[[BaseException], None]) -> None:
         """Call ``handler`` if a background task of the transport dies."""
         self._on_failure = handler
@@ -198,6 +202,9 @@ class ZmqTransport(Transport):
     @property
     def secure(self) -> bool:
         return self._keypair is not None
+
+    def refused_connections(self) -> list[str]:
+        return list(self.refused)
 
     async def start(self) -> None:
         ctx = self._ctx
