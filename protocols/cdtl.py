@@ -502,13 +502,11 @@ class CDBSClient:
         self._seq = 0
         # number -> (op, request) sent, reply not yet read (in order)
         self._in_flight: dict[int, tuple[str, dict[str, Any]]] = {}
-        self._unanswered: dict[int, dict[str, Any]] = {}  # sent, no reply arrived yet
-        self.restarts = 0
+        self._unanswered: dict[int, dict[str, Any]] = {}  # sent, no reply read yet
         party.expect_restarts(cdbs, self._resend)
 
     async def _resend(self) -> None:
         """The CDBS was restarted: send again the requests the old process never answered."""
-        self.restarts += 1
         for _, req in sorted(self._unanswered.items()):
             await self.party.send(self.cdbs, "cdtl/req", req)
 
