@@ -42,6 +42,7 @@ its dtype and shape need.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
@@ -144,9 +145,10 @@ def _formats() -> tuple[tuple[int, int, int, int], ...]:
 
 
 _FORMATS = _formats()
+_NON_ASCII = re.compile(rb"[\x80-\xff]")
 
 
-def _check_msgpack(data: bytes | memoryview, budget: int, what: str) -> None:
+def _check_msgpack(data: bytes | memoryview, budget: int, what: str) -> int:
     """Refuse msgpack ``data`` that would make the unpacker allocate more than ``budget``
     bytes, before it allocates anything.
 
@@ -154,25 +156,41 @@ def _check_msgpack(data: bytes | memoryview, budget: int, what: str) -> None:
     that are left (a container of n elements needs at least n more bytes, counting the
     unread elements of every enclosing container too), nesting stops at :data:`MAX_DEPTH`,
     and the objects msgpack would build (upper estimates of CPython's sizes: a list 56 + 8n
-    bytes, a dict 200 + 40n, a str 80 + 2n, bytes 40 + n, an extension 100 + 2n, a float or
-    a wide int 32) must fit in ``budget``. Raises :class:`ProtocolError`.
+    bytes, a dict 200 + 40n, an ASCII str 50 + n, another str 80 + 4n, bytes 40 + n, an
+    extension 100 + 2n, a float or a wide int 32) must fit in ``budget``. Returns that
+    estimate; raises :class:`ProtocolError`.
     """
     buf = data if isinstance(data, bytes) else memoryview(data).cast("B")
     end = len(buf)
     formats = _FORMATS
+    non_ascii = _NON_ASCII.search
     pos = 0
     cost = 0
-    stack = [1]  # elements still to read in each open container; the outermost is the message
-    pending = 1  # their sum
-    while stack:
-        if stack[-1] == 0:
-            stack.pop()
+    stack: list[int] = []  # elements still to read in each enclosing container
+    remaining = 1  # elements still to read in the current container (at first: the message)
+    pending = 1  # elements still to read in all of them
+    while True:
+        if remaining == 0:
+            if not stack:
+                break
+            remaining = stack.pop()
             continue
-        stack[-1] -= 1
+        remaining -= 1
         pending -= 1
         if pos >= end:
             raise ProtocolError(f"{what}: truncated: an element is missing at byte {pos}")
         first = buf[pos]
+        if 0xA0 <= first <= 0xBF:  # fixstr, the commonest element of a table: fast path
+            n = first & 0x1F
+            pos += 1
+            if n > 1:
+                if n > end - pos:
+                    raise ProtocolError(f"{what}: a str at byte {pos} runs past the end")
+                cost += 50 + n if non_ascii(buf, pos, pos + n) is None else 80 + 4 * n
+                if cost > budget:
+                    _over_budget(what, end, cost, budget)
+            pos += n
+            continue
         kind, width, fixed, extra = formats[first]
         if kind == _SCALAR:
             pos += fixed
@@ -191,18 +209,25 @@ def _check_msgpack(data: bytes | memoryview, budget: int, what: str) -> None:
                     f"{what}: a {'list' if kind == _ARRAY else 'map'} at byte {pos} declares "
                     f"{n} elements, more than the {end - pos} bytes left can hold"
                 )
-            if len(stack) > MAX_DEPTH:
+            if len(stack) >= MAX_DEPTH:
                 raise ProtocolError(f"{what}: lists and maps nest deeper than {MAX_DEPTH}")
             cost += 56 + 8 * n if kind == _ARRAY else 200 + 40 * n
-            stack.append(items)
+            stack.append(remaining)
+            remaining = items
         else:
             if n > end - pos:
                 raise ProtocolError(
                     f"{what}: a value at byte {pos} declares {n} bytes, but only {end - pos} "
                     "are left"
                 )
+            if kind == _STR:
+                if non_ascii(buf, pos, pos + n) is None:
+                    cost += 50 + n if n > 1 else 0  # "" and 1-letter str are shared objects
+                else:  # 80 + n for the str; decoding may pass through 4 bytes per char
+                    cost += 80 + 4 * n
+            else:
+                cost += 40 + n if kind == _BIN else 100 + 2 * n
             pos += n
-            cost += 80 + 2 * n if kind == _STR else 40 + n if kind == _BIN else 100 + 2 * n
         if cost > budget:
             _over_budget(what, end, cost, budget)
     if cost > budget:
@@ -211,6 +236,7 @@ def _check_msgpack(data: bytes | memoryview, budget: int, what: str) -> None:
         raise ProtocolError(f"{what}: truncated: the last value needs {pos - end} more bytes")
     if pos < end:
         raise ProtocolError(f"{what}: {end - pos} bytes of trailing data after the message")
+    return cost
 
 
 def _over_budget(what: str, size: int, cost: int, budget: int) -> NoReturn:

@@ -18,6 +18,7 @@ from mpc.codec import (
     KINDS,
     PROTOCOL_VERSION,
     Envelope,
+    _check_msgpack,
     decode,
     encode,
 )
@@ -281,3 +282,23 @@ def _peak_decoding(frames: list[bytes], limit: int) -> tuple[int, ProtocolError 
     finally:
         tracemalloc.stop()
     return peak, result
+
+
+@settings(max_examples=200)
+@given(
+    body=st.recursive(
+        scalars | st.text(alphabet=st.characters(max_codepoint=0x10FFFF), max_size=40),
+        lambda inner: (
+            st.lists(inner, max_size=30) | st.dictionaries(st.text(max_size=8), inner, max_size=8)
+        ),
+        max_leaves=60,
+    )
+)
+def test_the_allocation_estimate_bounds_what_decoding_allocates(body: object) -> None:
+    """For valid headers (no arrays), the decoder's estimate of the objects it will build is
+    at least what decoding them allocates (tracemalloc), so the limit it enforces holds."""
+    frames = [bytes(f) for f in encode("msg", "t", 0, body)]
+    estimate = _check_msgpack(frames[0], 2**62, "header")
+    peak, env = _peak_decoding(frames, LIMIT)
+    assert isinstance(env, Envelope)
+    assert peak <= estimate + 2048, f"decoding allocated {peak} bytes, estimated {estimate}"
