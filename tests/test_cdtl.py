@@ -260,7 +260,7 @@ def test_cdtl_system_across_processes() -> None:
 def test_a_cdbs_killed_mid_request_ends_the_client_with_a_named_error() -> None:
     code, doc = run_mpc_json(
         "run", "cdtl", "--sensitive", "windy", "--cv", "2", "--method", "cdtl",
-        "--kill", "cdbs", "--after", "3", "--timeout", "10", deadline=80,
+        "--kill", "cdbs", "--after", "3", "--timeout", "5", deadline=80,
     )  # fmt: skip
     assert code == 1 and not doc["ok"]
     err = doc["parties"]["client"]["error"]
