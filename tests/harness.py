@@ -14,7 +14,8 @@ test.
     with Parties(config, roles) as run:
         for name in roles:
             run.start(name)
-        run.wait_for_log("site2", "running ppid3", deadline=30)
+        for name in roles:  # every handshake is done: the protocol runs
+            run.wait_for_log(name, "running ppid3", deadline=30)
         run.signal("site2", signal.SIGSTOP)
         codes = run.wait(["site1", "site3"], deadline=30)
 """
