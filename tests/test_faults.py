@@ -40,18 +40,27 @@ def _named_error(report: dict[str, Any], peer: str, step_prefix: str) -> dict[st
     return dict(err)
 
 
-def test_the_hybrid_id3_dealer_killed_mid_run_ends_alice_and_bob(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("system", "args", "step"),
+    [("hybrid-id3", HYBRID, "hybrid/"), ("ppid3", ["--sites", "3", "--counts", "fast"], "ppid3/")],
+    ids=["hybrid-id3", "ppid3-fast-counts"],
+)
+def test_the_dealer_killed_mid_run_ends_every_other_party(
+    tmp_path: Path, system: str, args: list[str], step: str
+) -> None:
     keep = tmp_path / "run"
     code, doc = run_mpc_json(
-        "run", "hybrid-id3", *HYBRID, "--kill", "dealer", "--after", "10", "--timeout", "5",
+        "run", system, *args, "--kill", "dealer", "--after", "10", "--timeout", "5",
         "--keep", str(keep), deadline=80,
     )  # fmt: skip
     assert code == 1 and doc["ok"] is False
     parties = doc["parties"]
     assert parties["dealer"]["exit_code"] == -9
-    for name in ("alice", "bob"):
+    others = [n for n in parties if n != "dealer"]
+    assert len(others) >= 2
+    for name in others:
         assert parties[name]["exit_code"] == 1, parties[name]
-        err = _named_error(parties[name], "dealer", "hybrid/")
+        err = _named_error(parties[name], "dealer", step)
         assert err["type"] in ("PeerLost", "PeerAborted"), err
     assert processes_mentioning(str(keep)) == []
 
