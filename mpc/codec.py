@@ -27,14 +27,26 @@ Only the dtypes in :data:`ALLOWED_DTYPES` travel; no pickle, no object arrays. D
 defensive: every frame is checked against ``max_frame_bytes`` before it is parsed, every
 array frame must be referenced exactly once and have exactly ``prod(shape) * itemsize``
 bytes. Anything else raises :class:`~mpc.errors.ProtocolError`.
+
+Decoding never allocates more than the sender paid for. msgpack preallocates a container as
+soon as it reads its header, so a few bytes that *claim* 2^32 elements, nested a thousand
+levels deep, would make it allocate gigabytes before it notices the data is missing; and
+one byte per empty list becomes 72 bytes of Python objects. So before msgpack sees a header
+(or an array descriptor), :func:`_check_msgpack` walks its bytes once without building
+anything and refuses it when a declared length does not fit in the bytes that are left,
+when containers nest deeper than :data:`MAX_DEPTH`, or when the objects it would build are
+estimated to take more than ``max_frame_bytes + DECODE_SLACK_BYTES`` bytes. Array data is
+not part of that estimate: it is one copy of a frame that did arrive, of exactly the length
+its dtype and shape need.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 import gmpy2
 import msgpack
@@ -62,6 +74,13 @@ MAX_FRAMES = 4096
 MAX_INT_BYTES = 128 * 1024
 MAX_TAG_CHARS = 512
 MAX_NDIM = 16
+#: Deepest nesting of lists and maps in a message body.
+MAX_DEPTH = 256
+#: Decoded header objects may take up to ``max_frame_bytes`` plus this many bytes (so that a
+#: deployment with a tiny frame limit can still decode its small control messages).
+DECODE_SLACK_BYTES = 256 * 1024
+#: Largest array descriptor ``[dtype, shape, frame index]`` in bytes (16 dimensions fit).
+MAX_DESCRIPTOR_BYTES = 512
 KINDS = frozenset({"msg", "hello", "bye", "abort", "probe", "status", "ping", "pong"})
 
 EXT_INT = 1
@@ -86,6 +105,149 @@ class Envelope:
     body: Any
 
 
+# kinds of msgpack objects, by their first byte (see _FORMATS)
+_SCALAR, _STR, _BIN, _EXT, _ARRAY, _MAP, _INVALID = range(7)
+
+
+def _formats() -> tuple[tuple[int, int, int, int], ...]:
+    """For each first byte: (kind, bytes of its length field, fixed length, extra header
+    bytes). A scalar's "fixed length" is its whole size; a fix-sized str, ext, array or map
+    takes its length from the first byte or the format (``fixed length``)."""
+    table = [(_INVALID, 0, 0, 0)] * 256
+    for b in range(0x00, 0x80):
+        table[b] = (_SCALAR, 0, 1, 0)  # positive fixint
+    for b in range(0xE0, 0x100):
+        table[b] = (_SCALAR, 0, 1, 0)  # negative fixint
+    for b in range(0x80, 0x90):
+        table[b] = (_MAP, 0, b & 0x0F, 0)
+    for b in range(0x90, 0xA0):
+        table[b] = (_ARRAY, 0, b & 0x0F, 0)
+    for b in range(0xA0, 0xC0):
+        table[b] = (_STR, 0, b & 0x1F, 0)
+    for b in (0xC0, 0xC2, 0xC3):
+        table[b] = (_SCALAR, 0, 1, 0)  # nil, false, true
+    for b, size in ((0xCA, 5), (0xCB, 9), (0xCC, 2), (0xCD, 3), (0xCE, 5), (0xCF, 9)):
+        table[b] = (_SCALAR, 0, size, 0)  # float32/64, uint8..64
+    for b, size in ((0xD0, 2), (0xD1, 3), (0xD2, 5), (0xD3, 9)):
+        table[b] = (_SCALAR, 0, size, 0)  # int8..64
+    for b, width in ((0xC4, 1), (0xC5, 2), (0xC6, 4)):
+        table[b] = (_BIN, width, 0, 0)
+    for b, width in ((0xC7, 1), (0xC8, 2), (0xC9, 4)):
+        table[b] = (_EXT, width, 0, 1)
+    for b, size in ((0xD4, 1), (0xD5, 2), (0xD6, 4), (0xD7, 8), (0xD8, 16)):
+        table[b] = (_EXT, 0, size, 1)
+    for b, width in ((0xD9, 1), (0xDA, 2), (0xDB, 4)):
+        table[b] = (_STR, width, 0, 0)
+    for b, width in ((0xDC, 2), (0xDD, 4)):
+        table[b] = (_ARRAY, width, 0, 0)
+    for b, width in ((0xDE, 2), (0xDF, 4)):
+        table[b] = (_MAP, width, 0, 0)
+    return tuple(table)
+
+
+_FORMATS = _formats()
+_NON_ASCII = re.compile(rb"[\x80-\xff]")
+
+
+def _check_msgpack(data: bytes | memoryview, budget: int, what: str) -> int:
+    """Refuse msgpack ``data`` that would make the unpacker allocate more than ``budget``
+    bytes, before it allocates anything.
+
+    One pass over the bytes, building nothing: every declared length must fit in the bytes
+    that are left (a container of n elements needs at least n more bytes, counting the
+    unread elements of every enclosing container too), nesting stops at :data:`MAX_DEPTH`,
+    and the objects msgpack would build (upper estimates of CPython's sizes: a list 56 + 8n
+    bytes, a dict 200 + 40n, an ASCII str 50 + n, another str 80 + 4n, bytes 40 + n, an
+    extension 100 + 2n, a float or a wide int 32) must fit in ``budget``. Returns that
+    estimate; raises :class:`ProtocolError`.
+    """
+    buf = data if isinstance(data, bytes) else memoryview(data).cast("B")
+    end = len(buf)
+    formats = _FORMATS
+    non_ascii = _NON_ASCII.search
+    pos = 0
+    cost = 0
+    stack: list[int] = []  # elements still to read in each enclosing container
+    remaining = 1  # elements still to read in the current container (at first: the message)
+    pending = 1  # elements still to read in all of them
+    while True:
+        if remaining == 0:
+            if not stack:
+                break
+            remaining = stack.pop()
+            continue
+        remaining -= 1
+        pending -= 1
+        if pos >= end:
+            raise ProtocolError(f"{what}: truncated: an element is missing at byte {pos}")
+        first = buf[pos]
+        if 0xA0 <= first <= 0xBF:  # fixstr, the commonest element of a table: fast path
+            n = first & 0x1F
+            pos += 1
+            if n > 1:
+                if n > end - pos:
+                    raise ProtocolError(f"{what}: a str at byte {pos} runs past the end")
+                cost += 50 + n if non_ascii(buf, pos, pos + n) is None else 80 + 4 * n
+                if cost > budget:
+                    _over_budget(what, end, cost, budget)
+            pos += n
+            continue
+        kind, width, fixed, extra = formats[first]
+        if kind == _SCALAR:
+            pos += fixed
+            if fixed > 1:
+                cost += 32
+            continue
+        if kind == _INVALID:
+            raise ProtocolError(f"{what}: byte {pos} (0x{first:02x}) is not a msgpack type")
+        n = int.from_bytes(buf[pos + 1 : pos + 1 + width], "big") if width else fixed
+        pos += 1 + width + extra
+        if kind in (_ARRAY, _MAP):
+            items = n if kind == _ARRAY else 2 * n
+            pending += items
+            if pending > end - pos:
+                raise ProtocolError(
+                    f"{what}: a {'list' if kind == _ARRAY else 'map'} at byte {pos} declares "
+                    f"{n} elements, more than the {end - pos} bytes left can hold"
+                )
+            if len(stack) >= MAX_DEPTH:
+                raise ProtocolError(f"{what}: lists and maps nest deeper than {MAX_DEPTH}")
+            cost += 56 + 8 * n if kind == _ARRAY else 200 + 40 * n
+            stack.append(remaining)
+            remaining = items
+        else:
+            if n > end - pos:
+                raise ProtocolError(
+                    f"{what}: a value at byte {pos} declares {n} bytes, but only {end - pos} "
+                    "are left"
+                )
+            if kind == _STR:
+                if non_ascii(buf, pos, pos + n) is None:
+                    cost += 50 + n if n > 1 else 0  # "" and 1-letter str are shared objects
+                else:  # 80 + n for the str; decoding may pass through 4 bytes per char
+                    cost += 80 + 4 * n
+            else:
+                cost += 40 + n if kind == _BIN else 100 + 2 * n
+            pos += n
+        if cost > budget:
+            _over_budget(what, end, cost, budget)
+    if cost > budget:
+        _over_budget(what, end, cost, budget)
+    if pos > end:
+        raise ProtocolError(f"{what}: truncated: the last value needs {pos - end} more bytes")
+    if pos < end:
+        raise ProtocolError(f"{what}: {end - pos} bytes of trailing data after the message")
+    return cost
+
+
+def _over_budget(what: str, size: int, cost: int, budget: int) -> NoReturn:
+    raise ProtocolError(
+        f"{what}: decoding {size} bytes would build objects of about {cost} bytes, over the "
+        f"limit of {budget} (max_frame_bytes + {DECODE_SLACK_BYTES}); send bulk data as numpy "
+        "arrays"
+    )
+
+
 def _int_payload(value: int) -> bytes:
     sign = b"\x01" if value < 0 else b"\x00"
     magnitude = abs(int(value))
@@ -99,7 +261,7 @@ def _int_from_payload(data: bytes) -> int:
         raise ProtocolError(
             f"big integer of {len(data) - 1} bytes exceeds the limit of {MAX_INT_BYTES} bytes"
         )
-    magnitude = int.from_bytes(data[1:], "big")
+    magnitude = int.from_bytes(memoryview(data)[1:], "big")
     return -magnitude if data[0] == 1 else magnitude
 
 
@@ -183,6 +345,8 @@ def decode(
             return _array_from(data, frames, used)
         raise ProtocolError(f"unknown extension type {code}; expected 1 (int), 2 (mpz), 3 (array)")
 
+    size = len(frames[0])
+    _check_msgpack(frames[0], max_frame_bytes + DECODE_SLACK_BYTES, "malformed message header")
     try:
         header = msgpack.unpackb(
             frames[0],
@@ -190,6 +354,11 @@ def decode(
             raw=False,
             strict_map_key=True,
             use_list=True,
+            max_str_len=size,
+            max_bin_len=size,
+            max_array_len=size,
+            max_map_len=size,
+            max_ext_len=size,
         )
     except ProtocolError:
         raise
@@ -219,6 +388,11 @@ def decode(
 
 
 def _array_from(data: bytes, frames: Sequence[bytes | memoryview], used: set[int]) -> np.ndarray:
+    if len(data) > MAX_DESCRIPTOR_BYTES:
+        raise ProtocolError(
+            f"array descriptor of {len(data)} bytes; at most {MAX_DESCRIPTOR_BYTES} allowed"
+        )
+    _check_msgpack(data, DECODE_SLACK_BYTES, "malformed array descriptor")
     try:
         meta = msgpack.unpackb(data, raw=False)
     except (ValueError, TypeError, msgpack.UnpackException) as exc:

@@ -107,6 +107,12 @@ def load_config(path: str | Path) -> DeploymentConfig:
         raise ConfigError(f"deployment file {path} does not exist") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{path}: not valid TOML: not UTF-8 text ({exc.reason} at byte {exc.start})"
+        ) from None
+    except OSError as exc:
+        raise ConfigError(f"deployment file {path}: cannot read it: {exc.strerror}") from None
     base = path.parent
     known = {"deployment", "protocol", "party"}
     unknown = set(doc) - known

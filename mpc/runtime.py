@@ -21,6 +21,15 @@ A monitor holding the deployment's monitor key may PING a party at any time (a c
 healthcheck, :mod:`mpc.monitor`); the runtime answers PONG with the party's name, role,
 protocol version and state (``handshake``, ``running``, ``closing`` or ``failed``), nothing
 about the protocol's data, and accepts nothing else from a monitor.
+
+Every process announces a fresh random *incarnation* in its HELLO. A HELLO from a peer with
+a new incarnation after the handshake means the peer was restarted (a new process on the
+same endpoint and key) and lost whatever it held in memory: the run fails with
+:class:`~mpc.errors.PeerLost` naming it, unless this party declared with
+:meth:`Party.expect_restarts` that the peer keeps its state elsewhere (the CDBS and its
+database). Then this party answers the new process's HELLO, calls the callback it gave (e.g.
+to send again the requests the old process never answered), and a lost connection to that
+peer is not an error by itself: the receives that wait for it keep their deadlines.
 """
 
 from __future__ import annotations
@@ -29,9 +38,10 @@ import asyncio
 import contextlib
 import logging
 import os
+import secrets
 import signal
 from collections import defaultdict, deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -99,6 +109,8 @@ class Party:
         self._waiters: dict[tuple[str, str], asyncio.Future[tuple[int, Any]]] = {}
         self._hello: dict[str, dict[str, Any]] = {}
         self._hello_event = asyncio.Event()
+        self._incarnation = secrets.token_hex(8)
+        self._restartable: dict[str, Callable[[], Awaitable[None]]] = {}
         self._failure: MPCError | None = None
         self._aborted_sent = False
         self._left: set[str] = set()
@@ -163,9 +175,17 @@ class Party:
         else:
             await self.close()
 
+    def _hello_body(self) -> dict[str, Any]:
+        return {
+            "version": PROTOCOL_VERSION,
+            "name": self.name,
+            "role": self.role,
+            "incarnation": self._incarnation,
+        }
+
     async def _handshake(self) -> None:
         self._step = "startup handshake"
-        hello = {"version": PROTOCOL_VERSION, "name": self.name, "role": self.role}
+        hello = self._hello_body()
         for peer in self.peers:
             await self._send_raw(peer, "hello", "hello", hello, count=False)
         try:
@@ -185,6 +205,19 @@ class Party:
         self._step = "ready"
 
     # ------------------------------------------------------------------ tags and phases
+
+    def expect_restarts(self, peer: str, on_restart: Callable[[], Awaitable[None]]) -> None:
+        """Let ``peer`` be restarted during the run: it keeps what matters in durable storage
+        (the CDBS's database), so a new process of it can take over.
+
+        While ``peer`` is gone this party waits for it instead of failing when the
+        connection drops (every receive keeps its deadline, so a peer that never comes back
+        still ends the run with :class:`~mpc.errors.PeerTimeout`). When the new process
+        says HELLO, this party answers it and awaits ``on_restart()``, which should send
+        again whatever the old process received but never answered.
+        """
+        self._check_peer(peer)
+        self._restartable[peer] = on_restart
 
     @staticmethod
     def tag(*parts: object) -> str:
@@ -387,6 +420,9 @@ class Party:
             return
         if peer in self._left or self._failure is not None:
             return
+        if peer in self._restartable:
+            log.warning("%s: %s; waiting for it to be restarted", self.name, detail)
+            return
         waiting = [tag for (p, tag) in self._waiters if p == peer] or [t for _, t in self._waiters]
         step = waiting[0] if waiting else self._step
         err = PeerLost(f"{self.name}: {detail} (step {step!r})", peer=peer, step=step)
@@ -502,10 +538,55 @@ class Party:
                 )
             )
             return
+        previous = self._hello.get(sender)
+        if previous is not None and previous.get("incarnation") != body.get("incarnation"):
+            self._on_restart(sender, body)
+            return
         self._hello[sender] = body
         self.peer_roles[sender] = str(body.get("role", ""))
         if all(p in self._hello for p in self.peers):
             self._hello_event.set()
+
+    def _on_restart(self, sender: str, body: dict[str, Any]) -> None:
+        """A new process of ``sender`` said HELLO: carry on with it if it may restart, else
+        the run is over (the old process's state is gone)."""
+        on_restart = self._restartable.get(sender)
+        if on_restart is None:
+            err = PeerLost(
+                f"{self.name}: {sender} was restarted (a new process said HELLO at step "
+                f"{self._step!r}) and lost the state of this run; start the run again",
+                peer=sender,
+                step=self._step,
+            )
+            log.error("%s", err)
+            self._set_failure(err)
+            self._background_task(self._fail(err))
+            return
+        log.warning("%s: %s was restarted; carrying on with the new process", self.name, sender)
+        self._hello[sender] = body
+
+        async def resume() -> None:
+            await self._send_raw(sender, "hello", "hello", self._hello_body(), count=False)
+            await on_restart()
+
+        self._background_task(resume())
+
+    def _background_task(self, coro: Awaitable[None]) -> None:
+        async def run() -> None:
+            try:
+                await coro
+            except MPCError as exc:
+                self._set_failure(exc)
+            except Exception as exc:  # a failure in the background must end the run
+                self._set_failure(
+                    ProtocolError(
+                        f"{self.name}: at step {self._step!r}: {type(exc).__name__}: {exc}"
+                    )
+                )
+
+        task = asyncio.create_task(run())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     def _on_abort(self, sender: str, body: Any) -> None:
         body = body if isinstance(body, dict) else {}
@@ -561,10 +642,13 @@ class Party:
         await asyncio.gather(*(tell(p) for p in self.peers if p not in gone))
 
     def report(self) -> dict[str, Any]:
-        """Metrics and ledger as plain JSON data."""
+        """Metrics and ledger as plain JSON data. ``metrics`` also lists the connections the
+        transport refused (``refused_connections``: unknown CurveZMQ keys)."""
+        metrics = self.metrics.to_dict()
+        metrics["refused_connections"] = self._transport.refused_connections()
         return {
             "name": self.name,
             "role": self.role,
-            "metrics": self.metrics.to_dict(),
+            "metrics": metrics,
             "ledger": self.ledger.to_list(),
         }

@@ -84,6 +84,12 @@ def read_mask(path: Path, attributes: list[str], n_rows: int) -> np.ndarray:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read the mask: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{path}: the mask is not UTF-8 text ({exc.reason} at byte {exc.start})"
+        ) from None
+    if "\0" in text:
+        raise ConfigError(f"{path}: the mask is binary data, not a CSV of row,attribute lines")
     for no, fields in enumerate(csv.reader(text.splitlines()), start=1):
         if not fields or not "".join(fields).strip():
             continue

@@ -95,6 +95,10 @@ class Transport(ABC):
         connection it came in on."""
         raise ProtocolError(f"{self.name}: this transport cannot answer a monitor ({sender})")
 
+    def refused_connections(self) -> list[str]:
+        """One line per connection the transport refused (e.g. an unknown CurveZMQ key)."""
+        return []
+
     def set_failure_handler(self, handler: Callable[[BaseException], None]) -> None:
         """Call ``handler`` if a background task of the transport dies."""
         self._on_failure = handler
@@ -231,6 +235,9 @@ class ZmqTransport(Transport):
     @property
     def secure(self) -> bool:
         return self._keypair is not None
+
+    def refused_connections(self) -> list[str]:
+        return list(self.refused)
 
     async def start(self) -> None:
         ctx = self._ctx

@@ -153,9 +153,16 @@ def ppid3_plan(args: argparse.Namespace) -> Any:
         tr_idx, te_idx = train_test_split(train.target, args.test_split, seed=args.seed)
         train, test = train.subset(tr_idx), train.subset(te_idx)
     elif args.test is not None:
-        from mpc.datasets import load_csv
+        from mpc.datasets import DataError, load_csv
 
         test = load_csv(args.test, train.class_name)
+        if test.attributes != train.attributes:
+            raise DataError(
+                f"the test file's columns {list(test.attributes)} are not the training "
+                f"columns {list(train.attributes)} (same names, same order)",
+                file=args.test,
+                line=1,
+            )
     discretizer = None
     if "continuous" in train.kinds:
         discretizer = Discretizer.fit(train, args.bins)

@@ -59,7 +59,7 @@ def load_party_data(me: PartyConfig) -> dict[str, Any]:
         data = json.loads(me.data.read_text())
     except FileNotFoundError:
         raise ConfigError(f"party {me.name!r}: data file {me.data} does not exist") from None
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"party {me.name!r}: data file {me.data} is not JSON: {exc}") from exc
     if not isinstance(data, dict):
         raise ConfigError(f"party {me.name!r}: data file {me.data} must hold a JSON object")

@@ -69,7 +69,7 @@ import numpy as np
 from mpc.c45 import C45Classifier
 from mpc.codec import decode, encode
 from mpc.datasets import Table
-from mpc.errors import ConfigError, ProtocolError
+from mpc.errors import AuthenticationError, ConfigError, ProtocolError
 from mpc.evaluation import rows_of
 from mpc.runtime import Party
 from mpc.sealed import ClientKey, associated_data, open_json, seal_json
@@ -342,23 +342,33 @@ def learn_bdt(it: IdentifyingTable, prune: np.ndarray) -> Node:
 
 
 async def serve_client(party: Party, store: CDBSStore, client: str) -> int:
-    """The CDBS's loop for one client: answer its numbered requests until it says ``done``.
-    Returns the number of requests served."""
+    """The CDBS's loop for one client: answer its requests, in the order they arrive, until
+    it says ``done``. Returns the number of requests served.
+
+    Each request carries its number ``n`` (the client's count, not the CDBS's) and is
+    answered under ``cdtl/rep/{n}``: so a CDBS process started on the database of one that
+    died answers a client in the middle of its requests (the client sends again those it
+    got no answer for; every request is idempotent)."""
     served = 0
     while True:
-        req = await party.recv(client, f"cdtl/req/{served}")
-        if not isinstance(req, dict) or not isinstance(req.get("op"), str):
-            raise ProtocolError(f"{client} sent a request that is not {{'op': ..., ...}}")
+        req = await party.recv(client, "cdtl/req")
+        n = req.get("n") if isinstance(req, dict) else None
+        if (
+            not isinstance(req, dict)
+            or not isinstance(req.get("op"), str)
+            or not (isinstance(n, int) and not isinstance(n, bool) and n >= 0)
+        ):
+            raise ProtocolError(f"{client} sent a request that is not {{'op': ..., 'n': ...}}")
         op = req["op"]
         if op == "done":
-            await party.send(client, f"cdtl/rep/{served}", {"ok": True})
+            await party.send(client, f"cdtl/rep/{n}", {"ok": True})
             return served
         with party.phase(f"cdtl/{op}"):
             try:
                 reply = _handle(party, store, op, req)
             except (ProtocolError, ConfigError) as exc:
                 reply = {"error": f"{type(exc).__name__}: {exc}"}
-        await party.send(client, f"cdtl/rep/{served}", reply)
+        await party.send(client, f"cdtl/rep/{n}", reply)
         served += 1
 
 
@@ -477,7 +487,12 @@ class ClientCosts:
 
 
 class CDBSClient:
-    """The client's side: numbered requests to the CDBS, and the paper's procedures."""
+    """The client's side: numbered requests to the CDBS, and the paper's procedures.
+
+    The CDBS may be restarted between or during requests (a new process on the same
+    database): the client then sends again every request it has no answer for. Use one
+    ``CDBSClient`` per party and CDBS (it registers itself with
+    :meth:`~mpc.runtime.Party.expect_restarts`)."""
 
     def __init__(
         self, party: Party, key: ClientKey, *, cdbs: str = CDBS, sensitive: str, class_name: str
@@ -485,7 +500,15 @@ class CDBSClient:
         self.party, self.key, self.cdbs = party, key, cdbs
         self.sensitive, self.class_name = sensitive, class_name
         self._seq = 0
-        self._in_flight: list[tuple[int, str]] = []  # (number, op) sent, reply not yet read
+        # number -> (op, request) sent, reply not yet read (in order)
+        self._in_flight: dict[int, tuple[str, dict[str, Any]]] = {}
+        self._unanswered: dict[int, dict[str, Any]] = {}  # sent, no reply read yet
+        party.expect_restarts(cdbs, self._resend)
+
+    async def _resend(self) -> None:
+        """The CDBS was restarted: send again the requests the old process never answered."""
+        for _, req in sorted(self._unanswered.items()):
+            await self.party.send(self.cdbs, "cdtl/req", req)
 
     async def request(self, op: str, **body: Any) -> dict[str, Any]:
         """Send request ``op`` and wait for its reply (after the replies of any requests
@@ -499,20 +522,25 @@ class CDBSClient:
         :meth:`request` or :meth:`settle`. Returns the request's number."""
         n = self._seq
         self._seq += 1
-        await self.party.send(self.cdbs, f"cdtl/req/{n}", {"op": op, **body})
-        self._in_flight.append((n, op))
+        req = {"op": op, "n": n, **body}
+        self._in_flight[n] = (op, req)
+        self._unanswered[n] = req
+        await self.party.send(self.cdbs, "cdtl/req", req)
         return n
 
     async def settle(self, before: int | None = None) -> None:
         """Wait for (and check) the replies of the requests in flight, up to ``before``."""
-        while self._in_flight and (before is None or self._in_flight[0][0] < before):
-            n, op = self._in_flight.pop(0)
+        for n in sorted(self._in_flight):
+            if before is not None and n >= before:
+                break
+            op, _ = self._in_flight.pop(n)
             await self._reply(n, op)
-        if before is not None and self._in_flight and self._in_flight[0][0] == before:
-            self._in_flight.pop(0)
+        if before is not None:
+            self._in_flight.pop(before, None)
 
     async def _reply(self, n: int, op: str) -> dict[str, Any]:
         reply = await self.party.recv(self.cdbs, f"cdtl/rep/{n}")
+        self._unanswered.pop(n, None)
         if not isinstance(reply, dict):
             raise ProtocolError(f"{self.cdbs} answered {op!r} with {type(reply).__name__}")
         if "error" in reply:
@@ -555,7 +583,15 @@ class CDBSClient:
             blob = reply["subtree"]
             if not isinstance(blob, bytes):
                 raise ProtocolError("find_bdt_leaf: the subtree is not bytes")
-            subtree = from_json(open_json(self.key, blob, subtree_aad(name, leaf)))
+            try:
+                sealed = open_json(self.key, blob, subtree_aad(name, leaf))
+            except AuthenticationError as exc:
+                raise AuthenticationError(
+                    f"{self.party.name}: the subtree {self.cdbs} served for leaf {leaf!r} of "
+                    f"table {name!r} failed authentication: it was altered, or sealed for "
+                    f"another leaf or table, or under another key ({exc})"
+                ) from None
+            subtree = from_json(sealed)
         else:
             cand = Candidates.from_wire(reply.get("instances"))
             if cand.it.n_rows == 0:  # an empty BDT leaf: nothing to learn from
@@ -620,7 +656,14 @@ class CDBSClient:
         blob = reply.get("blob")
         if not isinstance(blob, bytes):
             raise ProtocolError("get_blob: the CDBS sent no bytes")
-        tree = from_json(open_json(self.key, blob, _cnl_aad(name)))
+        try:
+            sealed = open_json(self.key, blob, _cnl_aad(name))
+        except AuthenticationError as exc:
+            raise AuthenticationError(
+                f"{self.party.name}: the cnl tree {self.cdbs} served for table {name!r} "
+                f"failed authentication: it was altered or belongs to another table ({exc})"
+            ) from None
+        tree = from_json(sealed)
         costs.requests += 1
         return predict_one(tree, row)
 

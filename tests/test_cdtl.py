@@ -6,16 +6,20 @@ processes."""
 from __future__ import annotations
 
 import asyncio
+import functools
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mpc.datasets import Table
-from mpc.errors import AuthenticationError
+from mpc.errors import AuthenticationError, ConfigError, ProtocolError
 from mpc.evaluation import rows_of
 from mpc.local import run_in_memory
+from mpc.metrics import Ledger
 from mpc.runtime import Party
 from mpc.sealed import ClientKey, open_json
 from mpc.tree import Leaf, Split, predict_one, to_json
@@ -25,6 +29,7 @@ from protocols.cdtl import (
     CDBSClient,
     CDBSStore,
     ClientCosts,
+    _handle,
     find_bdt_leaf,
     leaf_of_rows,
     learner,
@@ -198,8 +203,9 @@ def test_a_subtree_swapped_between_leaves_is_detected() -> None:
         finally:
             await client.done()
 
-    with pytest.raises(AuthenticationError):
+    with pytest.raises(AuthenticationError) as info:
         run_pair(store, {"client": predict}, ["client"])
+    assert f"leaf {victim!r} of table {t.name!r}" in str(info.value)
 
 
 def test_suppression_makes_l_possible_with_the_fewest_tuples() -> None:
@@ -254,7 +260,7 @@ def test_cdtl_system_across_processes() -> None:
 def test_a_cdbs_killed_mid_request_ends_the_client_with_a_named_error() -> None:
     code, doc = run_mpc_json(
         "run", "cdtl", "--sensitive", "windy", "--cv", "2", "--method", "cdtl",
-        "--kill", "cdbs", "--after", "3", "--timeout", "10", deadline=80,
+        "--kill", "cdbs", "--after", "3", "--timeout", "5", deadline=80,
     )  # fmt: skip
     assert code == 1 and not doc["ok"]
     err = doc["parties"]["client"]["error"]
@@ -303,3 +309,54 @@ def test_bdt_leaves_partition_the_rows_and_unknown_values_follow_the_heaviest_br
     ids = leaf_of_rows(bdt, t)
     assert all(isinstance(find_bdt_leaf(bdt, r)[1], Leaf) for r in rows_of(t))
     assert sum(ids.count(x) for x in set(ids)) == t.n_rows
+
+
+junk = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8)
+    | st.binary(max_size=8),
+    lambda inner: st.lists(inner, max_size=3)
+    | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=6,
+)  # fmt: skip
+OPS = ["outsource", "find_bdt_leaf", "update_bdt", "predict", "get_tables", "put_blob",
+       "get_blob", "no-such-op"]  # fmt: skip
+FIELDS = ["name", "it", "st", "prune", "instance", "leaf", "subtree", "key", "blob"]
+rows_of_junk = st.dictionaries(st.sampled_from(["a", "b", SENSITIVE, "y"]), junk, max_size=4)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    op=st.sampled_from(OPS), fields=st.dictionaries(st.sampled_from(FIELDS), junk | rows_of_junk)
+)
+def test_a_hostile_request_gets_an_error_and_never_crashes_the_cdbs(
+    op: str, fields: dict[str, Any]
+) -> None:
+    """Requests with random fields (for the stored table "t" or another name): the CDBS
+    answers with a map or raises ProtocolError / ConfigError (which serve_client sends back
+    to the client as an error reply), never anything else."""
+    store = _hostile_store()
+    try:
+        reply = _handle(_LedgerOnly(), store, op, {"name": "t", **fields})
+    except (ProtocolError, ConfigError) as exc:
+        assert str(exc)
+    else:
+        assert isinstance(reply, dict) and reply
+
+
+class _LedgerOnly:
+    """What _handle uses of a Party."""
+
+    def __init__(self) -> None:
+        self.ledger = Ledger()
+
+
+@functools.cache
+def _hostile_store() -> CDBSStore:
+    """A CDBS store holding table "t" (built once)."""
+    t = table(3)
+    an = anatomize(t, SENSITIVE, 2, ClientKey.generate())
+    store = CDBSStore(":memory:")
+    prune = np.array([], dtype=np.int64)
+    _handle(_LedgerOnly(), store, "outsource", {"it": an.it.to_wire(), "st": an.st.to_wire(),
+                                               "prune": prune})  # fmt: skip
+    return store

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import tracemalloc
+
 import gmpy2
 import msgpack
 import numpy as np
@@ -10,7 +12,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from mpc.codec import ALLOWED_DTYPES, KINDS, PROTOCOL_VERSION, decode, encode
+from mpc.codec import (
+    ALLOWED_DTYPES,
+    DECODE_SLACK_BYTES,
+    KINDS,
+    PROTOCOL_VERSION,
+    Envelope,
+    _check_msgpack,
+    decode,
+    encode,
+)
 from mpc.errors import ProtocolError
 
 dtypes = st.sampled_from(sorted(ALLOWED_DTYPES)).map(np.dtype)
@@ -151,3 +162,143 @@ def _decode_or_reject(frames: list[bytes]) -> None:
         assert str(exc)
     else:
         assert env.kind in KINDS and isinstance(env.tag, str) and env.depth >= 0
+
+
+# ----------------------------------------------------------------------------- allocation
+
+#: the frame limit of the allocation tests; every hostile frame below is at most this long
+LIMIT = 1 << 20
+_ENVELOPE = b"\x95\x01\xa3msg\xa1t\x00"  # [1, "msg", "t", 0, <body follows>]
+
+
+def _u32(n: int) -> bytes:
+    return n.to_bytes(4, "big")
+
+
+def _array_ext(dtype: str, shape: list[int], index: int = 1) -> bytes:
+    meta = msgpack.packb([dtype, shape, index])
+    return b"\xc7" + bytes([len(meta), 3]) + meta
+
+
+def _padded(body: bytes) -> bytes:
+    """``body`` after the envelope, padded with zero bytes to the frame limit."""
+    frame = _ENVELOPE + body
+    return frame + b"\x00" * (LIMIT - len(frame))
+
+
+HUGE = 2**32 - 1
+HOSTILE = {
+    "array claims 2^32 elements": [_ENVELOPE + b"\xdd" + _u32(HUGE)],
+    "map claims 2^32 entries": [_ENVELOPE + b"\xdf" + _u32(HUGE)],
+    "str claims 2^32 bytes": [_ENVELOPE + b"\xdb" + _u32(HUGE) + b"abc"],
+    "bin claims 2^32 bytes": [_ENVELOPE + b"\xc6" + _u32(HUGE) + b"abc"],
+    "ext claims 2^32 bytes": [_ENVELOPE + b"\xc9" + _u32(HUGE) + b"\x01\x00\x01"],
+    "big int ext claims 2^32 bytes": [_ENVELOPE + b"\xc9" + _u32(HUGE) + b"\x01"],
+    # each level claims (almost) the whole frame; msgpack preallocates every level
+    "nested lists each claiming the frame": [_padded((b"\xdd" + _u32(LIMIT - 64)) * 1000)],
+    "nested maps each claiming the frame": [_padded((b"\xdf" + _u32(LIMIT // 2 - 64)) * 1000)],
+    "depth bomb": [_padded(b"\x91" * 100_000)],
+    # valid structure, but 1 byte becomes a 56-byte list (or a 64-byte dict) plus a slot
+    "a frame of empty lists": [_ENVELOPE + b"\xdd" + _u32(LIMIT - 20) + b"\x90" * (LIMIT - 20)],
+    "a frame of empty maps": [_ENVELOPE + b"\xdd" + _u32(LIMIT - 20) + b"\x80" * (LIMIT - 20)],
+    "a frame of two-letter strings": [
+        _ENVELOPE + b"\xdd" + _u32(LIMIT // 3 - 10) + b"\xa2ab" * (LIMIT // 3 - 10)
+    ],
+    "a frame of floats": [
+        _ENVELOPE + b"\xdd" + _u32(LIMIT // 9 - 5) + b"\xcb" + b"\x00" * 8 * (LIMIT // 9 - 5)
+    ],
+    "array shape 2^31 x 2^31 for 8 bytes": [
+        _ENVELOPE + _array_ext("<f8", [2**31, 2**31]),
+        b"x" * 8,
+    ],
+    "array shape 2^62 for 8 bytes": [_ENVELOPE + _array_ext("<i8", [2**62]), b"x" * 8],
+    "array descriptor with nested lies": [
+        _ENVELOPE + b"\xc7\xfa\x03" + (b"\xdd" + _u32(200)) * 50,
+        b"x" * 8,
+    ],
+    "big int of 1 MiB": [
+        _ENVELOPE + b"\xc9" + _u32(LIMIT - 20) + b"\x01\x00" + b"\xff" * (LIMIT - 21)
+    ],
+}
+
+
+@pytest.mark.parametrize("frames", list(HOSTILE.values()), ids=list(HOSTILE))
+def test_hostile_frames_are_refused_before_they_allocate(frames: list[bytes]) -> None:
+    """Frames whose headers claim huge sizes, nest deep or amplify (a byte that becomes a
+    56-byte object) are refused; decoding them never allocates as much as the frame limit."""
+    assert all(len(f) <= LIMIT for f in frames)
+    peak, error = _peak_decoding(frames, LIMIT)
+    assert isinstance(error, ProtocolError), f"decoded: {error!r}"
+    assert peak < LIMIT // 4, f"decoding allocated {peak} bytes before refusing: {error}"
+
+
+def test_a_header_within_the_budget_still_decodes() -> None:
+    body = {"ids": list(range(1000)), "names": [f"v{i}" for i in range(1000)], "n": 2**100}
+    frames = encode("msg", "t", 0, body, max_frame_bytes=LIMIT)
+    peak, env = _peak_decoding([bytes(f) for f in frames], LIMIT)
+    assert isinstance(env, Envelope) and env.body == body
+    assert peak < LIMIT
+
+
+#: msgpack headers that carry a length, and the width of that length in bytes
+LENGTH_WIDTHS = {0xDC: 2, 0xDD: 4, 0xDE: 2, 0xDF: 4, 0xD9: 1, 0xDA: 2, 0xDB: 4, 0xC4: 1,
+                 0xC5: 2, 0xC6: 4, 0xC7: 1, 0xC8: 2, 0xC9: 4}  # fmt: skip
+length_claims = st.sampled_from(sorted(LENGTH_WIDTHS)).flatmap(
+    lambda head: st.integers(0, 2 ** (8 * LENGTH_WIDTHS[head]) - 1).map(
+        lambda n: bytes([head]) + n.to_bytes(LENGTH_WIDTHS[head], "big")
+    )
+)
+hostile_pieces = (
+    length_claims
+    | st.sampled_from([b"\x90", b"\x80", b"\x91", b"\x81\xa0", b"\xc0", b"\x01", b"\x03"])
+    | st.binary(min_size=1, max_size=8)
+)
+
+
+@settings(max_examples=300)
+@given(pieces=st.lists(hostile_pieces, max_size=300), repeat=st.integers(1, 200))
+def test_random_length_claims_never_allocate_beyond_the_limit(
+    pieces: list[bytes], repeat: int
+) -> None:
+    """Headers made of container and string headers with random (up to 2^32) lengths, empty
+    containers and random bytes, repeated: refused or decoded, within the frame limit."""
+    limit = 64 * 1024
+    frame = (_ENVELOPE + b"".join(pieces) * repeat)[:limit]
+    peak, result = _peak_decoding([frame], limit)
+    assert isinstance(result, ProtocolError | Envelope)
+    assert peak <= limit + DECODE_SLACK_BYTES, f"{peak} bytes for a {len(frame)}-byte frame"
+
+
+def _peak_decoding(frames: list[bytes], limit: int) -> tuple[int, ProtocolError | Envelope]:
+    """(peak bytes allocated while decoding, the envelope or the ProtocolError raised)."""
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        try:
+            result: ProtocolError | Envelope = decode(frames, max_frame_bytes=limit)
+        except ProtocolError as exc:
+            result = exc
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    return peak, result
+
+
+@settings(max_examples=200)
+@given(
+    body=st.recursive(
+        scalars | st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=40),
+        lambda inner: (
+            st.lists(inner, max_size=30) | st.dictionaries(st.text(max_size=8), inner, max_size=8)
+        ),
+        max_leaves=60,
+    )
+)
+def test_the_allocation_estimate_bounds_what_decoding_allocates(body: object) -> None:
+    """For valid headers (no arrays), the decoder's estimate of the objects it will build is
+    at least what decoding them allocates (tracemalloc), so the limit it enforces holds."""
+    frames = [bytes(f) for f in encode("msg", "t", 0, body)]
+    estimate = _check_msgpack(frames[0], 2**62, "header")
+    peak, env = _peak_decoding(frames, LIMIT)
+    assert isinstance(env, Envelope)
+    assert peak <= estimate + 2048, f"decoding allocated {peak} bytes, estimated {estimate}"

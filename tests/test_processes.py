@@ -532,3 +532,42 @@ def test_a_monitor_gets_a_pong_and_nothing_else(tmp_path: Path) -> None:
     assert impostor_answered == 0
     assert alice.metrics.rejected == ["~monitor/1: a monitor may only ping, sent 'msg'"]
     assert sum(alice.metrics.messages_received.values()) == 0
+
+
+def test_a_stranger_with_an_unknown_key_is_refused_and_reported_while_the_run_goes_on(
+    tmp_path: Path,
+) -> None:
+    """A client with a key the deployment does not know, calling itself site2, knocks on
+    site1 before the run: site1 refuses it, logs it and lists it in its report, and the run
+    with the real site2 succeeds."""
+    from .harness import Parties, plan_deployment
+
+    config, roles = plan_deployment(tmp_path, "secure-sum", "--parties", "3", timeout=20)
+    site1 = load_config(config).party("site1")
+    assert site1.public_key is not None
+    stranger = generate_keypair()
+    with Parties(config, roles) as run:
+        run.start("site1")
+        ctx = zmq.Context()
+        try:
+            sock = ctx.socket(zmq.DEALER)
+            sock.linger = 0
+            sock.routing_id = b"site2"
+            sock.curve_publickey, sock.curve_secretkey = stranger.public, stranger.secret
+            sock.curve_serverkey = load_public_key(site1.public_key)
+            sock.connect(site1.endpoint)
+            sock.send_multipart(encode("hello", "hello", 0, {"version": 1, "role": "site"}))
+            run.wait_for_log("site1", "refused a connection", deadline=30)
+            sock.close(0)
+        finally:
+            ctx.term()
+        run.start("site2")
+        run.start("site3")
+        codes = run.wait(list(roles), deadline=60)
+    assert codes == dict.fromkeys(roles, 0), {n: run.log(n) for n in roles}
+    report = run.report("site1")
+    assert report["result"] == 6
+    refused = report["metrics"]["refused_connections"]
+    assert refused and all(f"unknown key {stranger.public.decode()}" in r for r in refused)
+    assert run.report("site3")["metrics"]["refused_connections"] == []
+    assert processes_mentioning(str(config)) == []

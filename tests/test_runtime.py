@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mpc.codec import encode
-from mpc.errors import PeerAborted, PeerTimeout, ProtocolError
+from mpc.codec import decode, encode
+from mpc.errors import PeerAborted, PeerLost, PeerTimeout, ProtocolError
 from mpc.local import run_in_memory
 from mpc.runtime import Party
 from mpc.transport import InMemoryNetwork
@@ -213,6 +213,46 @@ def test_a_peer_that_never_answers_is_blamed() -> None:
     with pytest.raises(PeerTimeout, match="b does not answer a probe") as info:
         asyncio.run(main())
     assert info.value.peer == "b" and info.value.step == "x"
+
+
+def _hello(incarnation: str) -> list[bytes | memoryview]:
+    return encode("hello", "hello", 0, {"version": 1, "role": "site", "incarnation": incarnation})
+
+
+def test_a_restarted_peer_ends_the_run_unless_its_restarts_are_expected() -> None:
+    """A second HELLO from a new process of b: the run fails naming b, as the old process's
+    state is gone; a party that expects b's restarts answers the new process and resumes."""
+
+    async def main(expect: bool) -> tuple[list[str], list[str]]:
+        network = InMemoryNetwork()
+        sent: list[str] = []  # the kinds of the messages a sends
+        network.taps.append(
+            lambda s, r, frames: sent.append(decode(frames).kind) if s == "a" else None
+        )
+        a = Party("a", "site", ["a", "b"], network.transport("a"), timeout=0.5)
+        network.transport("b")
+        network.deliver("b", "a", _hello("first"))
+        resumed: list[str] = []
+
+        async def on_restart() -> None:
+            resumed.append("b")
+
+        async with a:
+            if expect:
+                a.expect_restarts("b", on_restart)
+            network.deliver("b", "a", _hello("second"))
+            network.deliver("b", "a", encode("msg", "x", 1, "from the new b"))
+            assert await a.recv("b", "x") == "from the new b"
+            await asyncio.sleep(0)  # let the answer to b's new HELLO go out
+        return resumed, sent
+
+    with pytest.raises(PeerLost, match="b was restarted") as info:
+        asyncio.run(main(expect=False))
+    assert info.value.peer == "b"
+    resumed, sent = asyncio.run(main(expect=True))
+    assert resumed == ["b"]
+    # a's HELLO of the handshake, and its answer to the new process's HELLO
+    assert sent.count("hello") == 2
 
 
 def test_the_launcher_relays_progress_lines_of_party_logs(tmp_path: Path) -> None:

@@ -1,0 +1,248 @@
+"""Faults across real processes over TCP with CurveZMQ: a party killed mid-protocol, a party
+paused past the deadline, the CDBS process restarted on its database while its clients run.
+
+Each survivor must end by itself within the deadline, with an error that names the party at
+fault and the protocol step. Other fault tests live beside their systems: a killed site
+(``test_processes.py``, ``test_ppid3.py``), a CDBS killed mid-request (``test_cdtl.py``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import signal
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mpc.evaluation import rows_of
+from mpc.sealed import ClientKey, open_json
+from mpc.tree import from_json, predict_one
+from parties.cdtl_system import _table
+from protocols.cdtl import find_bdt_leaf, subtree_aad
+
+from .conftest import processes_mentioning, run_mpc_json
+from .harness import Parties, plan_deployment
+
+pytestmark = [pytest.mark.processes, pytest.mark.timeout(90)]
+
+HYBRID = ["--dataset", "weather", "--theta", "0.8", "--window", "2", "--seed", "1"]
+
+
+def _named_error(report: dict[str, Any], peer: str, step_prefix: str) -> dict[str, Any]:
+    """The report's error, checked to name ``peer`` and a step starting with ``step_prefix``."""
+    err = report["error"]
+    assert err is not None, report
+    assert err["peer"] == peer and peer in err["message"], err
+    assert err["step"].startswith(step_prefix), err
+    return dict(err)
+
+
+@pytest.mark.parametrize(
+    ("system", "args", "step"),
+    [("hybrid-id3", HYBRID, "hybrid/"), ("ppid3", ["--sites", "3", "--counts", "fast"], "ppid3/")],
+    ids=["hybrid-id3", "ppid3-fast-counts"],
+)
+def test_the_dealer_killed_mid_run_ends_every_other_party(
+    tmp_path: Path, system: str, args: list[str], step: str
+) -> None:
+    keep = tmp_path / "run"
+    code, doc = run_mpc_json(
+        "run", system, *args, "--kill", "dealer", "--after", "10", "--timeout", "5",
+        "--keep", str(keep), deadline=80,
+    )  # fmt: skip
+    assert code == 1 and doc["ok"] is False
+    parties = doc["parties"]
+    assert parties["dealer"]["exit_code"] == -9
+    others = [n for n in parties if n != "dealer"]
+    assert len(others) >= 2
+    for name in others:
+        assert parties[name]["exit_code"] == 1, parties[name]
+        err = _named_error(parties[name], "dealer", step)
+        assert err["type"] in ("PeerLost", "PeerAborted"), err
+    assert processes_mentioning(str(keep)) == []
+
+
+def test_a_client_killed_mid_run_ends_the_cdbs(tmp_path: Path) -> None:
+    keep = tmp_path / "run"
+    code, doc = run_mpc_json(
+        "run", "cdtl", "--sensitive", "windy", "--cv", "2", "--method", "cdtl",
+        "--kill", "client", "--after", "4", "--timeout", "5", "--keep", str(keep), deadline=80,
+    )  # fmt: skip
+    assert code == 1 and doc["ok"] is False
+    assert doc["parties"]["client"]["exit_code"] == -9
+    cdbs = doc["parties"]["cdbs"]
+    assert cdbs["exit_code"] == 1
+    err = _named_error(cdbs, "client", "cdtl/req")
+    assert err["type"] == "PeerLost", err
+    assert processes_mentioning(str(keep)) == []
+
+
+@pytest.mark.parametrize(
+    ("system", "args", "paused"),
+    [("ppid3", ["--sites", "3"], "site2"), ("hybrid-id3", HYBRID, "dealer")],
+    ids=["ppid3-site", "hybrid-id3-dealer"],
+)
+def test_a_party_paused_past_the_deadline_is_named_by_every_other(
+    tmp_path: Path, system: str, args: list[str], paused: str
+) -> None:
+    """SIGSTOP one party once all run the protocol: the others end with PeerTimeout naming
+    it (or an abort that relays such a timeout) within the deadline; resumed after they
+    left, the paused party ends too."""
+    config, roles = plan_deployment(tmp_path, system, *args, timeout=3)
+    others = [n for n in roles if n != paused]
+    with Parties(config, roles) as run:
+        for name in roles:
+            run.start(name)
+        for name in roles:  # every handshake done: the protocol runs
+            run.wait_for_log(name, f"running {system}", deadline=30)
+        run.signal(paused, signal.SIGSTOP)
+        codes = run.wait(others, deadline=30)
+        assert codes == dict.fromkeys(others, 1), {n: run.log(n) for n in others}
+        errors = {n: _named_error(run.report(n), paused, "") for n in others}
+        timeouts = [n for n, e in errors.items() if e["type"] == "PeerTimeout"]
+        assert timeouts, errors  # at least one noticed the silence itself ...
+        for name, err in errors.items():  # ... and told the others
+            assert err["type"] == "PeerTimeout" or (
+                err["type"] == "PeerAborted" and "PeerTimeout" in err["message"]
+            ), (name, err)
+            assert err["step"] not in ("", "startup handshake"), err
+        run.signal(paused, signal.SIGCONT)
+        assert run.wait([paused], deadline=30) == {paused: 1}
+        late = run.report(paused)["error"]
+        assert late["type"] in ("PeerAborted", "PeerLost", "PeerTimeout"), late
+        assert late["peer"] in others or late["peer"] == paused, late
+    assert processes_mentioning(str(config)) == []
+
+
+def _stored_subtrees(db: Path) -> dict[tuple[str, str], bytes]:
+    """(table, leaf) -> sealed subtree, as the CDBS's database holds them."""
+    with contextlib.closing(sqlite3.connect(db)) as con:
+        return {
+            (n, leaf): bytes(b)
+            for n, leaf, b in con.execute("SELECT name, leaf, blob FROM subtrees")
+        }
+
+
+def _answer_from_the_store(db: Path, key: ClientKey, name: str, row: dict[str, Any]) -> str:
+    """The class the stored BDT and the stored subtree of the row's leaf give ``row``."""
+    with contextlib.closing(sqlite3.connect(db)) as con:
+        (bdt_json,) = con.execute("SELECT bdt FROM outsourced WHERE name = ?", (name,)).fetchone()
+    leaf, node = find_bdt_leaf(from_json(json.loads(bdt_json)), row)
+    blob = _stored_subtrees(db).get((name, leaf))
+    if blob is None:  # an empty leaf: nothing to refine, the BDT's label is the answer
+        return str(node.label)
+    return str(predict_one(from_json(open_json(key, blob, subtree_aad(name, leaf))), row))
+
+
+def test_the_cdbs_process_restarted_on_its_database_serves_the_clients_on(
+    tmp_path: Path,
+) -> None:
+    """Three clients predict concurrently; the CDBS process is killed between two requests
+    and a new process started on the same SQLite file. The clients carry on in the same
+    processes: every answer is the stored trees' answer, every subtree stored before the
+    restart is served as it was (not learned again), and no leaf gets a second subtree."""
+    db = tmp_path / "cdbs.sqlite"
+    config, roles = plan_deployment(
+        tmp_path / "run", "cdbs-load", "--dataset", "weather", "--sensitive", "windy",
+        "--clients", "3", "--predictions", "20", "--db", str(db), timeout=15,
+    )  # fmt: skip
+    clients = [n for n in roles if n != "cdbs"]
+    with Parties(config, roles) as run:
+        run.start("cdbs", "--kill-after", "12")  # dies right after its 12th answer
+        for name in clients:
+            run.start(name)
+        assert run.wait(["cdbs"], deadline=60) == {"cdbs": -signal.SIGKILL}
+        before = _stored_subtrees(db)
+        assert before, "the first CDBS process stored no subtree"
+        run.start("cdbs", label="cdbs-2")
+        codes = run.wait([*clients, "cdbs-2"], deadline=60)
+        assert codes == dict.fromkeys([*clients, "cdbs-2"], 0), {n: run.log(n) for n in codes}
+        reports = {n: run.report(n) for n in [*clients, "cdbs-2"]}
+    assert processes_mentioning(str(config)) == []
+    for name in clients:
+        assert "cdbs was restarted; carrying on with the new process" in run.log(name)
+    # every answer is what the stored BDT and subtrees say
+    data = json.loads((config.parent / "data" / f"{clients[0]}.json").read_text())
+    key = ClientKey.from_bytes(bytes.fromhex(data["key"]))
+    rows = rows_of(_table(data["table"]))
+    name = data["table"]["name"]
+    for client in clients:
+        result = reports[client]["result"]
+        assert len(result["predictions"]) == 20
+        for q, pred in zip(result["queries"], result["predictions"], strict=True):
+            assert pred == _answer_from_the_store(db, key, name, rows[int(q)]), (client, q)
+    # subtrees stored before the restart are kept byte for byte and served from the store
+    after = _stored_subtrees(db)
+    assert all(after[k] == blob for k, blob in before.items())
+    ledger = reports["cdbs-2"]["ledger"]
+    served = {(e["value"]["name"], e["value"]["leaf"]) for e in ledger
+              if e["label"] == "cdtl/visited-leaf" and e["value"]["refined"]}  # fmt: skip
+    assert served & set(before), "no subtree stored before the restart was served after it"
+    uploads = [e["value"] for e in ledger if e["label"] == "cdtl/ciphertext"]
+    stored = [(u["name"], u["leaf"]) for u in uploads if u["stored"]]
+    assert not set(stored) & set(before)  # a leaf refined before the restart got nothing new
+    assert len(stored) == len(set(stored)) == len(after) - len(before)
+
+
+def _flip_a_byte(db: Path, leaves: list[tuple[str, str]]) -> None:
+    """Change the last byte (inside the GCM tag) of every stored subtree."""
+    with contextlib.closing(sqlite3.connect(db)) as con, con:
+        for (name, leaf), blob in _stored_subtrees(db).items():
+            bad = blob[:-1] + bytes([blob[-1] ^ 0x01])
+            con.execute(
+                "UPDATE subtrees SET blob = ? WHERE name = ? AND leaf = ?", (bad, name, leaf)
+            )
+
+
+def _move_subtrees(db: Path, leaves: list[tuple[str, str]]) -> None:
+    """Give every leaf of the BDT the subtree sealed for another leaf (where there is one)."""
+    stored = _stored_subtrees(db)
+    with contextlib.closing(sqlite3.connect(db)) as con, con:
+        for name, leaf in leaves:
+            other = next((b for (n, x), b in stored.items() if (n, x) != (name, leaf)), None)
+            if other is not None:
+                con.execute(
+                    "INSERT OR REPLACE INTO subtrees VALUES (?, ?, ?, 0)", (name, leaf, other)
+                )
+
+
+@pytest.mark.parametrize("tamper", [_flip_a_byte, _move_subtrees], ids=["flipped", "moved"])
+def test_a_cdbs_serving_a_tampered_subtree_is_caught_by_the_client(
+    tmp_path: Path, tamper: Any
+) -> None:
+    """The CDBS process is killed between requests, its database altered (a byte of every
+    sealed subtree flipped, or subtrees moved to other leaves) and a new process serves the
+    client on: the client refuses the first altered subtree with an AuthenticationError
+    naming the leaf and the table, and its abort ends the CDBS, which names the client."""
+    db = tmp_path / "cdbs.sqlite"
+    config, roles = plan_deployment(
+        tmp_path / "run", "cdbs-load", "--dataset", "weather", "--sensitive", "windy",
+        "--clients", "1", "--predictions", "40", "--db", str(db), timeout=15,
+    )  # fmt: skip
+    data = json.loads((config.parent / "data" / "client1.json").read_text())
+    name = data["table"]["name"]
+    with Parties(config, roles) as run:
+        run.start("cdbs", "--kill-after", "20")
+        run.start("client1")
+        assert run.wait(["cdbs"], deadline=60) == {"cdbs": -signal.SIGKILL}
+        with contextlib.closing(sqlite3.connect(db)) as con:
+            (bdt_json,) = con.execute("SELECT bdt FROM outsourced").fetchone()
+        bdt = from_json(json.loads(bdt_json))
+        leaves = sorted({(name, find_bdt_leaf(bdt, r)[0]) for r in rows_of(_table(data["table"]))})
+        assert _stored_subtrees(db) and len(leaves) >= 2
+        tamper(db, leaves)
+        run.start("cdbs", label="cdbs-2")
+        assert run.wait(["client1", "cdbs-2"], deadline=60) == {"client1": 1, "cdbs-2": 1}
+        client, cdbs = run.report("client1")["error"], run.report("cdbs-2")["error"]
+    assert processes_mentioning(str(config)) == []
+    assert client["type"] == "AuthenticationError", client
+    assert any(f"leaf {leaf!r} of table {name!r}" in client["message"] for _, leaf in leaves), (
+        client
+    )
+    assert "failed authentication" in client["message"]
+    assert cdbs["type"] == "PeerAborted" and cdbs["peer"] == "client1", cdbs
+    assert cdbs["step"] == "cdbs-load/predict", cdbs
+    assert "AuthenticationError" in cdbs["message"]
