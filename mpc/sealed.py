@@ -205,14 +205,20 @@ def extend_associated_data(aad: bytes, *parts: str | bytes | int) -> bytes:
     table): the prefix is encoded once, each member only appends its own parts."""
     if not isinstance(aad, bytes) or not aad.startswith(_AAD_DOMAIN):
         raise ConfigError("extend_associated_data needs associated data made by associated_data")
+    if len(parts) == 1:
+        return aad + _aad_part(parts[0])
     return aad + b"".join(map(_aad_part, parts))
 
 
 def _aad_part(p: str | bytes | int) -> bytes:
     """One part of associated data: its type, its 4-byte length, its bytes."""
-    if isinstance(p, bool) or not isinstance(p, str | bytes | int | np.integer):
+    if type(p) is int:  # the common cases first: this runs once per ESEQ group
+        kind, raw = b"i", str(p).encode("ascii")
+    elif type(p) is str:
+        kind, raw = b"s", p.encode("utf-8")
+    elif isinstance(p, bool) or not isinstance(p, str | bytes | int | np.integer):
         raise TypeError(f"associated_data parts are str, bytes or int, got {type(p).__name__}")
-    if isinstance(p, bytes):
+    elif isinstance(p, bytes):
         kind, raw = b"b", p
     elif isinstance(p, str):
         kind, raw = b"s", p.encode("utf-8")

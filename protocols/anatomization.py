@@ -227,7 +227,7 @@ class SensitiveTable:
             "position": self.position,
             "seq": self.seq,
             "gid": self.gid,
-            "values": [str(v) for v in self.values],
+            "values": _strings(self.values),
         }
 
     @classmethod
@@ -307,7 +307,7 @@ class Candidates:
             "position": self.position,
             "row": self.row,
             "seq": self.seq,
-            "value": [str(v) for v in self.value],
+            "value": _strings(self.value),
         }
 
     @classmethod
@@ -732,11 +732,19 @@ def _table_to_wire(t: Table) -> dict[str, Any]:
         "attributes": list(t.attributes),
         "kinds": list(t.kinds),
         "columns": [
-            np.asarray(c, dtype=np.float64) if k == CONTINUOUS else [str(v) for v in c]
+            np.asarray(c, dtype=np.float64) if k == CONTINUOUS else _strings(c)
             for k, c in zip(t.kinds, t.columns, strict=True)
         ],
-        "target": [str(v) for v in t.target],
+        "target": _strings(t.target),
     }
+
+
+def _strings(values: np.ndarray) -> list[str]:
+    """``values`` as a list of str (converted only where they are not str already)."""
+    out = values.tolist()
+    if set(map(type, out)) <= {str}:
+        return out
+    return [str(v) for v in out]
 
 
 def _table_from_wire(d: Mapping[str, Any]) -> Table:
