@@ -131,12 +131,13 @@ class C45Classifier:
                 self._domains.append([])
                 self._data.append(np.asarray(col, dtype=np.float64))
             else:
-                text = [str(v) for v in col]
+                text = col.tolist()
+                if not set(map(type, text)) <= {str}:
+                    text = [str(v) for v in text]
                 domain = sorted(set(text) - {MISSING})  # code-point order, as np.unique
                 index = {v: i for i, v in enumerate(domain)}
-                codes = np.fromiter(
-                    (index.get(v, -1) for v in text), dtype=np.int64, count=len(text)
-                )
+                index[MISSING] = -1
+                codes = np.fromiter(map(index.__getitem__, text), dtype=np.int64, count=len(text))
                 self._domains.append(domain)
                 self._data.append(codes)
         self._y = y
@@ -157,7 +158,9 @@ class C45Classifier:
                 )
             if len(held_out) == table.n_rows:  # nothing left to grow on: do not prune
                 held_out = np.array([], dtype=np.int64)
-            rows = np.setdiff1d(rows, held_out)
+            grow = np.ones(table.n_rows, dtype=bool)
+            grow[held_out] = False
+            rows = np.flatnonzero(grow)
         elif self.pruning == "reduced-error" and table.n_rows >= 10:
             rows, held_out = train_test_split(y, self.prune_fraction, seed=self.seed)
         prune_rows = held_out
