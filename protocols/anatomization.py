@@ -704,17 +704,17 @@ def _restore(
             f"IT's attributes {list(t.attributes)}"
         )
     order = np.argsort(row, kind="stable")
-    t = t.subset(order)
+    columns = [c[order] for c in t.columns]
     return Table(
         name=t.name if name is None else name,
         attributes=(*t.attributes[:position], attribute, *t.attributes[position:]),
         kinds=(*t.kinds[:position], NOMINAL, *t.kinds[position:]),
         columns=(
-            *t.columns[:position],
+            *columns[:position],
             np.asarray(values, dtype=object)[order],
-            *t.columns[position:],
+            *columns[position:],
         ),
-        target=t.target,
+        target=t.target[order] if len(t.target) else t.target,
         class_name=t.class_name,
         source=t.source,
     )

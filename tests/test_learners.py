@@ -322,7 +322,7 @@ def test_c45_tree_does_not_depend_on_how_values_and_prune_rows_are_given(
         attributes=t.attributes,
         kinds=t.kinds,
         columns=tuple(np.array([np.str_(v) for v in c], dtype=object) for c in t.columns),
-        target=t.target,
+        target=np.array([np.str_(v) for v in t.target], dtype=object),
         class_name=t.class_name,
         source=t.source,
     )
