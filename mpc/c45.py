@@ -50,6 +50,14 @@ def _entropy_rows(m: np.ndarray) -> np.ndarray:
     return -(p * logs).sum(axis=-1)
 
 
+def _texts(values: np.ndarray) -> list[str]:
+    """``str`` of every value (the values themselves when they are all ``str`` already)."""
+    text = values.tolist()
+    if set(map(type, text)) <= {str}:
+        return text
+    return [str(v) for v in text]
+
+
 def _split_info(weights: np.ndarray) -> float:
     w = weights[weights > 0]
     total = w.sum()
@@ -118,25 +126,24 @@ class C45Classifier:
         self._validate()
         if table.n_rows == 0:
             raise ConfigError("cannot learn a tree from an empty table")
-        self.classes_ = sorted({str(c) for c in table.target})
+        target = _texts(table.target)
+        self.classes_ = sorted(set(target))
         self.attributes_ = list(table.attributes)
         self.kinds_ = list(table.kinds)
         class_index = {c: i for i, c in enumerate(self.classes_)}
-        y = np.array([class_index[str(c)] for c in table.target], dtype=np.int64)
+        y = np.fromiter(map(class_index.__getitem__, target), dtype=np.int64, count=len(target))
         self._domains: list[list[str]] = []
         self._data: list[np.ndarray] = []
-        for a, kind in zip(self.attributes_, self.kinds_, strict=True):
-            col = table.column(a)
+        for kind, col in zip(self.kinds_, table.columns, strict=True):
             if kind == "continuous":
                 self._domains.append([])
                 self._data.append(np.asarray(col, dtype=np.float64))
             else:
-                text = [str(v) for v in col]
+                text = _texts(col)
                 domain = sorted(set(text) - {MISSING})  # code-point order, as np.unique
                 index = {v: i for i, v in enumerate(domain)}
-                codes = np.fromiter(
-                    (index.get(v, -1) for v in text), dtype=np.int64, count=len(text)
-                )
+                index[MISSING] = -1
+                codes = np.fromiter(map(index.__getitem__, text), dtype=np.int64, count=len(text))
                 self._domains.append(domain)
                 self._data.append(codes)
         self._y = y
@@ -157,7 +164,9 @@ class C45Classifier:
                 )
             if len(held_out) == table.n_rows:  # nothing left to grow on: do not prune
                 held_out = np.array([], dtype=np.int64)
-            rows = np.setdiff1d(rows, held_out)
+            grow = np.ones(table.n_rows, dtype=bool)
+            grow[held_out] = False
+            rows = np.flatnonzero(grow)
         elif self.pruning == "reduced-error" and table.n_rows >= 10:
             rows, held_out = train_test_split(y, self.prune_fraction, seed=self.seed)
         prune_rows = held_out

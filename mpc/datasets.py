@@ -146,8 +146,8 @@ class Table:
                 f"table {self.name!r}: {len(attributes)} attributes, {len(kinds)} kinds and "
                 f"{len(self.columns)} columns; give one kind and one column per attribute"
             )
-        dupes = sorted({a for a in attributes if attributes.count(a) > 1})
-        if dupes:
+        if len(set(attributes)) != len(attributes):
+            dupes = sorted({a for a in attributes if attributes.count(a) > 1})
             raise DataError(f"table {self.name!r}: attributes {dupes} appear more than once")
         columns = []
         for a, kind, col in zip(attributes, kinds, self.columns, strict=True):

@@ -27,8 +27,14 @@ import numpy as np
 __all__ = ["Ledger", "LedgerEntry", "Metrics", "jsonable"]
 
 
+#: types that are JSON already (checked first: most ledger values are of these)
+_PLAIN_TYPES = frozenset({str, int, float, bool, type(None)})
+
+
 def jsonable(value: Any) -> Any:
     """Convert a value (numpy, gmpy2, tuples, nested containers) to plain JSON types."""
+    if type(value) in _PLAIN_TYPES:
+        return value
     if isinstance(value, bool | str | float) or value is None:
         return value
     if isinstance(value, int):

@@ -50,6 +50,7 @@ __all__ = [
     "TAG_BYTES",
     "ClientKey",
     "associated_data",
+    "extend_associated_data",
     "open_json",
     "open_many",
     "open_sealed",
@@ -194,18 +195,36 @@ def associated_data(*parts: str | bytes | int) -> bytes:
     ``("a", "1")`` and ``("a1",)`` all differ."""
     if not parts:
         raise ConfigError("associated_data needs at least one part, e.g. the table name")
-    out = [_AAD_DOMAIN]
-    for p in parts:
-        if isinstance(p, bool) or not isinstance(p, str | bytes | int | np.integer):
-            raise TypeError(f"associated_data parts are str, bytes or int, got {type(p).__name__}")
-        if isinstance(p, bytes):
-            kind, raw = b"b", p
-        elif isinstance(p, str):
-            kind, raw = b"s", p.encode("utf-8")
-        else:
-            kind, raw = b"i", str(int(p)).encode("ascii")
-        out += [kind, len(raw).to_bytes(4, "big"), raw]
-    return b"".join(out)
+    return _AAD_DOMAIN + b"".join(map(_aad_part, parts))
+
+
+def extend_associated_data(aad: bytes, *parts: str | bytes | int) -> bytes:
+    """``associated_data(*prefix, *parts)`` given ``aad = associated_data(*prefix)``.
+
+    For a family of associated data that share their first parts (e.g. one per group of a
+    table): the prefix is encoded once, each member only appends its own parts."""
+    if not isinstance(aad, bytes) or not aad.startswith(_AAD_DOMAIN):
+        raise ConfigError("extend_associated_data needs associated data made by associated_data")
+    if len(parts) == 1:
+        return aad + _aad_part(parts[0])
+    return aad + b"".join(map(_aad_part, parts))
+
+
+def _aad_part(p: str | bytes | int) -> bytes:
+    """One part of associated data: its type, its 4-byte length, its bytes."""
+    if type(p) is int:  # the common cases first: this runs once per ESEQ group
+        kind, raw = b"i", str(p).encode("ascii")
+    elif type(p) is str:
+        kind, raw = b"s", p.encode("utf-8")
+    elif isinstance(p, bool) or not isinstance(p, str | bytes | int | np.integer):
+        raise TypeError(f"associated_data parts are str, bytes or int, got {type(p).__name__}")
+    elif isinstance(p, bytes):
+        kind, raw = b"b", p
+    elif isinstance(p, str):
+        kind, raw = b"s", p.encode("utf-8")
+    else:
+        kind, raw = b"i", str(int(p)).encode("ascii")
+    return kind + len(raw).to_bytes(4, "big") + raw
 
 
 def _check_args(key: ClientKey, data: bytes, aad: bytes, what: str) -> None:

@@ -257,6 +257,10 @@ async def cdtl_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
             with party.phase(f"cdtl/{method}"):
                 if method == "cdtl":
                     pred = [await client.inference(name, r, prune, costs) for r in rows]
+                    # the reply to the last pipelined update_bdt is cdtl's, not the next
+                    # method's, to wait for
+                    with costs.clock():
+                        await client.settle()
                     memory = int(info.get("max_leaf") or 0)
                 elif method == "cnl":
                     await client.cnl_learn(name, costs)

@@ -67,7 +67,14 @@ import numpy as np
 
 from mpc.datasets import CONTINUOUS, NOMINAL, Table
 from mpc.errors import ConfigError, ProtocolError
-from mpc.sealed import OVERHEAD, ClientKey, associated_data, open_many, seal
+from mpc.sealed import (
+    OVERHEAD,
+    ClientKey,
+    associated_data,
+    extend_associated_data,
+    open_many,
+    seal,
+)
 
 __all__ = [
     "ESEQ_BYTES",
@@ -80,6 +87,7 @@ __all__ = [
     "group_join",
     "is_l_diverse",
     "join",
+    "join_with_rows",
     "max_l",
     "open_eseq",
     "suppress_for_l",
@@ -96,8 +104,12 @@ _ESEQ_PLAINTEXT = SALT_BYTES + _ESEQ_FIELDS.size
 ESEQ_BYTES = OVERHEAD + _ESEQ_PLAINTEXT
 
 
-def _eseq_aad(table_name: str, gid: int) -> bytes:
-    return associated_data("anatomization/ESEQ", table_name, gid)
+def _eseq_aads(table_name: str, gids: Sequence[int]) -> dict[int, bytes]:
+    """The associated data of an ESEQ of table ``table_name`` in each group of ``gids``:
+    ``associated_data("anatomization/ESEQ", table_name, gid)``, the common prefix encoded
+    once."""
+    prefix = associated_data("anatomization/ESEQ", table_name)
+    return {g: extend_associated_data(prefix, g) for g in set(gids)}
 
 
 # --------------------------------------------------------------------------------------------
@@ -215,7 +227,7 @@ class SensitiveTable:
             "position": self.position,
             "seq": self.seq,
             "gid": self.gid,
-            "values": [str(v) for v in self.values],
+            "values": _strings(self.values),
         }
 
     @classmethod
@@ -295,7 +307,7 @@ class Candidates:
             "position": self.position,
             "row": self.row,
             "seq": self.seq,
-            "value": [str(v) for v in self.value],
+            "value": _strings(self.value),
         }
 
     @classmethod
@@ -389,9 +401,10 @@ def anatomize(
 
     it_order = rand.permutation(n)
     eseq = np.empty((n, ESEQ_BYTES), dtype=np.uint8)
+    aads = _eseq_aads(table.name, gid_of_row.tolist())
     for i, r in enumerate(it_order.tolist()):
         plaintext = os.urandom(SALT_BYTES) + _ESEQ_FIELDS.pack(int(seq_of_row[r]), r)
-        blob = seal(key, plaintext, _eseq_aad(table.name, int(gid_of_row[r])))
+        blob = seal(key, plaintext, aads[int(gid_of_row[r])])
         eseq[i] = np.frombuffer(blob, dtype=np.uint8)
     it = IdentifyingTable(table.select(identifying).subset(it_order), gid_of_row[it_order], eseq)
 
@@ -559,6 +572,14 @@ def join(
     Rows come back in the original order. Raises :class:`~mpc.errors.ProtocolError` if ``ST``
     lacks a tuple's SEQ or files it under another GID.
     """
+    return join_with_rows(it, st, key, name=name)[0]
+
+
+def join_with_rows(
+    it: IdentifyingTable, st: SensitiveTable, key: ClientKey, *, name: str | None = None
+) -> tuple[Table, np.ndarray]:
+    """:func:`join`, and the original row of every tuple of ``it`` (in ``it``'s order; read
+    from the ESEQs the join decrypts anyway)."""
     seq, row = open_eseq(it, key, name)
     order = np.argsort(st.seq, kind="stable")
     sorted_seq = st.seq[order]
@@ -578,7 +599,7 @@ def join(
         raise ProtocolError(
             f"{moved} IT tuples are in another group than their ST tuple; ST's GIDs were altered"
         )
-    return _restore(it, st.values[st_rows], row, st.attribute, st.position, name)
+    return _restore(it, st.values[st_rows], row, st.attribute, st.position, name), row
 
 
 def group_join(it_rows: IdentifyingTable, st: SensitiveTable) -> Candidates:
@@ -648,17 +669,20 @@ def open_eseq(
     """The client's view of ``it``'s ESEQs: the sequence numbers ``s`` and the original rows
     ``r`` sealed in them (``name`` as in :func:`join`)."""
     table_name = it.name if name is None else name
-    aads = {g: _eseq_aad(table_name, g) for g in set(it.gid.tolist())}
-    plaintexts = open_many(key, [b.tobytes() for b in it.eseq], [aads[g] for g in it.gid.tolist()])
-    seq = np.empty(it.n_rows, dtype=np.int64)
-    row = np.empty(it.n_rows, dtype=np.int64)
+    gids = it.gid.tolist()
+    aads = _eseq_aads(table_name, gids)
+    raw = it.eseq.tobytes()  # the rows of IT.eseq, one blob of ESEQ_BYTES each
+    blobs = [raw[i : i + ESEQ_BYTES] for i in range(0, len(raw), ESEQ_BYTES)]
+    plaintexts = open_many(key, blobs, [aads[g] for g in gids])
     for i, plaintext in enumerate(plaintexts):
         if len(plaintext) != _ESEQ_PLAINTEXT:
             raise ProtocolError(
                 f"ESEQ of tuple {i} holds {len(plaintext)} bytes, expected {_ESEQ_PLAINTEXT}"
             )
-        seq[i], row[i] = _ESEQ_FIELDS.unpack_from(plaintext, SALT_BYTES)
-    return seq, row
+    # salt || s || r, with s and r big-endian 64-bit
+    fields = np.frombuffer(b"".join(plaintexts), dtype=">u8").reshape(-1, _ESEQ_PLAINTEXT // 8)
+    s_r = fields[:, SALT_BYTES // 8 :].astype(np.int64)
+    return s_r[:, 0].copy(), s_r[:, 1].copy()
 
 
 def _restore(
@@ -680,17 +704,17 @@ def _restore(
             f"IT's attributes {list(t.attributes)}"
         )
     order = np.argsort(row, kind="stable")
-    t = t.subset(order)
+    columns = [c[order] for c in t.columns]
     return Table(
         name=t.name if name is None else name,
         attributes=(*t.attributes[:position], attribute, *t.attributes[position:]),
         kinds=(*t.kinds[:position], NOMINAL, *t.kinds[position:]),
         columns=(
-            *t.columns[:position],
+            *columns[:position],
             np.asarray(values, dtype=object)[order],
-            *t.columns[position:],
+            *columns[position:],
         ),
-        target=t.target,
+        target=t.target[order] if len(t.target) else t.target,
         class_name=t.class_name,
         source=t.source,
     )
@@ -708,11 +732,19 @@ def _table_to_wire(t: Table) -> dict[str, Any]:
         "attributes": list(t.attributes),
         "kinds": list(t.kinds),
         "columns": [
-            np.asarray(c, dtype=np.float64) if k == CONTINUOUS else [str(v) for v in c]
+            np.asarray(c, dtype=np.float64) if k == CONTINUOUS else _strings(c)
             for k, c in zip(t.kinds, t.columns, strict=True)
         ],
-        "target": [str(v) for v in t.target],
+        "target": _strings(t.target),
     }
+
+
+def _strings(values: np.ndarray) -> list[str]:
+    """``values`` as a list of str (converted only where they are not str already)."""
+    out = values.tolist()
+    if set(map(type, out)) <= {str}:
+        return out
+    return [str(v) for v in out]
 
 
 def _table_from_wire(d: Mapping[str, Any]) -> Table:

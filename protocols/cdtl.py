@@ -80,8 +80,7 @@ from protocols.anatomization import (
     IdentifyingTable,
     SensitiveTable,
     group_join,
-    join,
-    open_eseq,
+    join_with_rows,
     true_instances_with_rows,
 )
 
@@ -632,8 +631,7 @@ class CDBSClient:
         reply = await self.request("get_tables", name=name)
         it = IdentifyingTable.from_wire(reply.get("it"))
         st = SensitiveTable.from_wire(reply.get("st"))
-        table = join(it, st, self.key, name=name)
-        _, original = open_eseq(it, self.key, name)
+        table, original = join_with_rows(it, st, self.key, name=name)
         prune_it = set(np.asarray(reply.get("prune"), dtype=np.int64).tolist())
         prune_rows = sorted(int(original[i]) for i in prune_it)
         tree = learner().fit(table, prune_rows=prune_rows).tree_

@@ -21,6 +21,7 @@ from mpc.sealed import (
     OVERHEAD,
     ClientKey,
     associated_data,
+    extend_associated_data,
     open_json,
     open_many,
     open_sealed,
@@ -36,6 +37,7 @@ from protocols.anatomization import (
     group_join,
     is_l_diverse,
     join,
+    join_with_rows,
     max_l,
     true_instances,
 )
@@ -114,6 +116,22 @@ def test_seal_arguments() -> None:
 def test_associated_data_is_unambiguous() -> None:
     variants = [("leaf", "1", "23"), ("leaf", "12", "3"), ("leaf", 1, "23"), ("leaf1", "23")]
     assert len({associated_data(*v) for v in variants}) == len(variants)
+
+
+parts_st = st.lists(
+    st.one_of(st.text(max_size=8), st.binary(max_size=8), st.integers(-(2**70), 2**70)),
+    min_size=1,
+    max_size=4,
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(prefix=parts_st, suffix=parts_st)
+def test_extended_associated_data_equals_the_whole(prefix: list, suffix: list) -> None:
+    whole = associated_data(*prefix, *suffix)
+    assert extend_associated_data(associated_data(*prefix), *suffix) == whole
+    with pytest.raises(ConfigError):
+        extend_associated_data(b"not made by associated_data", *suffix)
 
 
 def test_client_key_file(tmp_path) -> None:
@@ -212,6 +230,9 @@ def test_anatomize_is_l_diverse_and_join_restores(counts: list[int], l: int, see
     assert it.eseq.shape == (n, ESEQ_BYTES)
     assert Counter(it.gid.tolist()) == Counter(st_.gid.tolist())
     assert join(it, st_, KEY) == table
+    joined, rows_of_it = join_with_rows(it, st_, KEY)
+    assert joined == table
+    assert rows_of_it.tolist() == [int(r[1:]) for r in it.table.column("id")]
     assert true_instances(group_join(it, st_), KEY) == table
 
     leaf = np.random.default_rng(seed).permutation(n)[: max(1, n // 3)]

@@ -308,3 +308,26 @@ def test_c45_equal_gain_ratios_go_to_the_earlier_attribute() -> None:
         cols = {names[0]: a, names[1]: b}
         tree = C45Classifier(pruning="none").fit(table(cols, y)).tree_
         assert isinstance(tree, Split) and tree.attribute == names[0]
+
+
+@settings(max_examples=80, deadline=None)
+@given(categorical_tables(), st.data())
+def test_c45_tree_does_not_depend_on_how_values_and_prune_rows_are_given(
+    t: Table, data: st.DataObject
+) -> None:
+    """Columns of str and of other objects with the same text (numpy strings) give the same
+    tree; so do prune rows given in any order, with repeats."""
+    as_numpy_str = Table(
+        name=t.name,
+        attributes=t.attributes,
+        kinds=t.kinds,
+        columns=tuple(np.array([np.str_(v) for v in c], dtype=object) for c in t.columns),
+        target=np.array([np.str_(v) for v in t.target], dtype=object),
+        class_name=t.class_name,
+        source=t.source,
+    )
+    prune = data.draw(st.lists(st.integers(0, t.n_rows - 1), max_size=t.n_rows))
+    shuffled = data.draw(st.permutations(prune + prune[:2]))
+    want = to_json(C45Classifier().fit(t, prune_rows=sorted(set(prune))).tree_)
+    assert to_json(C45Classifier().fit(as_numpy_str, prune_rows=sorted(set(prune))).tree_) == want
+    assert to_json(C45Classifier().fit(t, prune_rows=shuffled).tree_) == want
