@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any, cast
 
 import numpy as np
@@ -69,6 +69,7 @@ __all__ = [
     "elementwise_product",
     "prg_words",
     "serve_count_dealer",
+    "serve_dealer_requests",
 ]
 
 DEALER = "dealer"
@@ -233,6 +234,46 @@ async def _xdot_holder(
     await party.send(owner, f"{tag}/share", _pack(a_hat @ z + rb))
 
 
+DealerHandler = Callable[[str, str, str, str, list[int], dict[str, Any]], Awaitable[None]]
+
+
+async def serve_dealer_requests(
+    party: Party, sites: Sequence[str], prefix: str, handle: DealerHandler
+) -> int:
+    """A dealer's service loop: every site's numbered requests (``<prefix>/<n>``, the sites
+    served concurrently, each in order) until the site says ``done``. Each request is checked
+    — a dict naming the product (``kind``), another site (``peer``), a ``tag`` and a public
+    ``shape`` of positive ints — put on the dealer's ledger (``fast-counts/shape``) and passed
+    to ``handle(site, kind, peer, tag, shape, request)``. Returns the number handled."""
+    dealt = 0
+
+    async def serve(site: str) -> None:
+        nonlocal dealt
+        n = 0
+        while True:
+            req = await party.recv(site, f"{prefix}/{n}")
+            n += 1
+            if req == "done":
+                return
+            if not isinstance(req, dict):
+                raise ProtocolError(f"{site} sent the dealer {type(req).__name__}, not a request")
+            kind, peer, tag, shape = (req.get(k) for k in ("kind", "peer", "tag", "shape"))
+            if not isinstance(peer, str) or peer not in sites or peer == site:
+                raise ProtocolError(f"{site} asked the dealer for a product with {peer!r}")
+            if not isinstance(tag, str) or not isinstance(kind, str):
+                raise ProtocolError(f"{site} sent the dealer a request without kind or tag")
+            if not isinstance(shape, list) or not all(
+                isinstance(d, int) and not isinstance(d, bool) and d >= 1 for d in shape
+            ):
+                raise ProtocolError(f"{site} asked the dealer for shape {shape!r}")
+            await handle(site, kind, peer, tag, shape, req)
+            party.ledger.record("fast-counts/shape", {"kind": kind, "shape": shape}, step=tag)
+            dealt += 1
+
+    await asyncio.gather(*(serve(s) for s in sites))
+    return dealt
+
+
 async def serve_count_dealer(
     party: Party, sites: Sequence[str], *, words: RandomWords | None = None
 ) -> int:
@@ -241,58 +282,33 @@ async def serve_count_dealer(
     shape and the tag; the dealer deals correlated randomness to both. Returns the number of
     products dealt."""
     gen = words or os_random_words
-    dealt = 0
     caches: dict[tuple[str, str], _LRU] = {}
 
-    async def serve(site: str) -> None:
-        nonlocal dealt
-        n = 0
-        while True:
-            req = await party.recv(site, f"fast/req/{n}")
-            n += 1
-            if req == "done":
-                return
-            if not isinstance(req, dict):
-                raise ProtocolError(f"{site} sent the dealer {type(req).__name__}, not a request")
-            kind, peer, tag, shape = (
-                req.get("kind"),
-                req.get("peer"),
-                req.get("tag"),
-                req.get("shape"),
-            )
-            if not isinstance(peer, str) or peer not in sites or peer == site:
-                raise ProtocolError(f"{site} asked the dealer for a product with {peer!r}")
-            if not isinstance(tag, str):
-                raise ProtocolError(f"{site} asked the dealer for a product with {peer!r}")
-            if not isinstance(shape, list) or not all(
-                isinstance(d, int) and not isinstance(d, bool) and d >= 1 for d in shape
-            ):
-                raise ProtocolError(f"{site} asked the dealer for shape {shape!r}")
-            if kind == "mul" and len(shape) == 2:
-                await _deal_elementwise(party, tuple(shape), site, peer, tag)
-            elif kind == "xdot" and len(shape) == 3:
-                m, n_rows, p = shape
-                ctx = req.get("context")
-                cache = caches.setdefault((site, peer), _LRU(CONTEXTS))
-                if isinstance(req.get("seed"), bytes):
-                    cache.put(ctx, req["seed"])
-                try:
-                    seed = cache.get(ctx)
-                except KeyError:
-                    raise ProtocolError(f"{site} used context {ctx!r} it never opened") from None
-                Ra = prg_words(seed, m * n_rows).reshape(m, n_rows)
-                seed_b = secrets.token_bytes(32)
-                Rb = prg_words(seed_b, n_rows * p).reshape(n_rows, p)
-                ra = gen(m * p).reshape(m, p)
-                await party.send(site, f"{tag}/dealer", {"ra": _pack(ra)})
-                await party.send(peer, f"{tag}/dealer", {"seed": seed_b, "rb": _pack(Ra @ Rb - ra)})
-            else:
-                raise ProtocolError(f"{site} asked the dealer for {kind!r} of shape {shape}")
-            party.ledger.record("fast-counts/shape", {"kind": kind, "shape": shape}, step=tag)
-            dealt += 1
+    async def handle(
+        site: str, kind: str, peer: str, tag: str, shape: list[int], req: dict[str, Any]
+    ) -> None:
+        if kind == "mul" and len(shape) == 2:
+            await _deal_elementwise(party, (shape[0], shape[1]), site, peer, tag)
+        elif kind == "xdot" and len(shape) == 3:
+            m, n_rows, p = shape
+            ctx = req.get("context")
+            cache = caches.setdefault((site, peer), _LRU(CONTEXTS))
+            if isinstance(req.get("seed"), bytes):
+                cache.put(ctx, req["seed"])
+            try:
+                seed = cache.get(ctx)
+            except KeyError:
+                raise ProtocolError(f"{site} used context {ctx!r} it never opened") from None
+            Ra = prg_words(seed, m * n_rows).reshape(m, n_rows)
+            seed_b = secrets.token_bytes(32)
+            Rb = prg_words(seed_b, n_rows * p).reshape(n_rows, p)
+            ra = gen(m * p).reshape(m, p)
+            await party.send(site, f"{tag}/dealer", {"ra": _pack(ra)})
+            await party.send(peer, f"{tag}/dealer", {"seed": seed_b, "rb": _pack(Ra @ Rb - ra)})
+        else:
+            raise ProtocolError(f"{site} asked the dealer for {kind!r} of shape {shape}")
 
-    await asyncio.gather(*(serve(s) for s in sites))
-    return dealt
+    return await serve_dealer_requests(party, sites, "fast/req", handle)
 
 
 # ----------------------------------------------------------------------------- the oracle

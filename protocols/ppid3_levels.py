@@ -76,6 +76,7 @@ from mpc.runtime import Party
 from mpc.tree import majority
 from protocols.distribution_counts import SiteView, is_same_class
 from protocols.dot_product import _pack, _unpack
+from protocols.fast_counts import serve_dealer_requests
 from protocols.ppid3 import DistributedTree, check_sites
 
 __all__ = [
@@ -219,89 +220,62 @@ async def serve_level_dealer(party: Party, sites: Sequence[str], *, dtype: Any) 
     ``done``. ``outer``: correlated randomness for :func:`_outer`; ``xdot``: for the owner's
     dot products and the oblivious transfer of the holder's share. Returns the number of
     products dealt. It receives shapes and seeds of its own randomness, never data."""
-    dealt = 0
     contexts: dict[tuple[str, str], Left] = {}  # (owner, holder) -> its Ra, prepared
 
-    def check_shape(site: str, shape: Any, dims: int) -> list[int]:
-        if not (
-            isinstance(shape, list)
-            and len(shape) == dims
-            and all(isinstance(d, int) and not isinstance(d, bool) and d >= 1 for d in shape)
-        ):
-            raise ProtocolError(f"{site} asked the dealer for shape {shape!r}")  # fmt: skip
-        return shape
-
-    async def serve(site: str) -> None:
-        nonlocal dealt
-        n = 0
-        while True:
-            req = await party.recv(site, f"levels/req/{n}")
-            n += 1
-            if req == "done":
-                return
-            if not isinstance(req, dict):
-                raise ProtocolError(f"{site} sent the dealer {type(req).__name__}, not a request")
-            kind, peer, tag = req.get("kind"), req.get("peer"), req.get("tag")
-            if not isinstance(peer, str) or peer not in sites or peer == site:
-                raise ProtocolError(f"{site} asked the dealer for a product with {peer!r}")
-            if not isinstance(tag, str):
-                raise ProtocolError(f"{site} sent a request without a tag")
-            if kind == "outer":
-                rows, v, cols, p = check_shape(site, req.get("shape"), 4)
-                parents = req.get("parents")
-                if not (
-                    isinstance(parents, list)
-                    and len(parents) == v
-                    and all(isinstance(i, int) and 0 <= i < cols // p for i in parents)
-                ):
-                    raise ProtocolError(f"{site} sent the dealer bad parent indices")  # fmt: skip
-                seed_a, seed_r, seed_b = (secrets.token_bytes(32) for _ in range(3))
-                Ra = ring_random(seed_a, (v, rows), dtype)
-                ra = ring_random(seed_r, (v, p, rows), dtype)
-                Rb = ring_random(seed_b, (cols, rows), dtype)
-                rb = outer_product(Ra, Rb, np.asarray(parents, np.int64), p)
-                rb -= ra
-                await party.send(site, f"{tag}/dealer", {"seed": seed_a, "seed2": seed_r})
-                await party.send(peer, f"{tag}/dealer", {"seed": seed_b, "r": _pack(rb)})
-            elif kind == "xdot":
-                m, rows, cols = check_shape(site, req.get("shape"), 3)
-                blocks, n_cls = req.get("blocks"), req.get("p")  # rows per attribute; classes
-                if not (
-                    isinstance(blocks, list)
-                    and all(isinstance(b, int) for b in blocks)
-                    and sum(blocks) == m
-                    and isinstance(n_cls, int)
-                    and n_cls >= 1
-                    and cols % n_cls == 0
-                ):
-                    raise ProtocolError(f"{site} sent the dealer bad xdot blocks")  # fmt: skip
-                if isinstance(req.get("seed"), bytes):
-                    contexts[(site, peer)] = ring_left(ring_random(req["seed"], (m, rows), dtype))
-                Ra_left = contexts.get((site, peer))
-                if Ra_left is None:
-                    raise ProtocolError(f"{site} used a context with {peer} it never opened")
-                seed_b, seed_r, seed_ot = (secrets.token_bytes(32) for _ in range(3))
-                Rb = ring_random(seed_b, (cols, rows), dtype)
-                ra = ring_random(seed_r, (m, cols), dtype)
-                rb = ring_matmul(Ra_left, Rb.T) - ra
-                # Beaver's OT precomputation: the holder gets R0, R1; the owner c and R_c
-                R0R1 = ring_random(seed_ot, (2, m, cols), dtype)
-                c = np.frombuffer(secrets.token_bytes(len(blocks) * (cols // n_cls)), np.uint8)
-                c = (c & 1).astype(bool).reshape(len(blocks), cols // n_cls)
-                Rc = np.where(_expand(c, blocks, n_cls), R0R1[1], R0R1[0])
-                await party.send(site, f"{tag}/dealer",
-                                 {"seed": seed_r, "c": _pack(c), "Rc": _pack(Rc)})  # fmt: skip
-                await party.send(peer, f"{tag}/dealer",
-                                 {"seed": seed_b, "r": _pack(rb), "ot": seed_ot})  # fmt: skip
-            else:
-                raise ProtocolError(f"{site} asked the dealer for {kind!r}")
-            party.ledger.record(
-                "fast-counts/shape", {"kind": kind, "shape": req.get("shape")}, step=tag
+    async def handle(
+        site: str, kind: str, peer: str, tag: str, shape: list[int], req: dict[str, Any]
+    ) -> None:
+        if kind == "outer" and len(shape) == 4:
+            rows, v, cols, p = shape
+            parents = req.get("parents")
+            if not (
+                isinstance(parents, list)
+                and len(parents) == v
+                and all(isinstance(i, int) and 0 <= i < cols // p for i in parents)
+            ):
+                raise ProtocolError(f"{site} sent the dealer bad parent indices")
+            seed_a, seed_r, seed_b = (secrets.token_bytes(32) for _ in range(3))
+            Ra = ring_random(seed_a, (v, rows), dtype)
+            ra = ring_random(seed_r, (v, p, rows), dtype)
+            Rb = ring_random(seed_b, (cols, rows), dtype)
+            rb = outer_product(Ra, Rb, np.asarray(parents, np.int64), p)
+            rb -= ra
+            await party.send(site, f"{tag}/dealer", {"seed": seed_a, "seed2": seed_r})
+            await party.send(peer, f"{tag}/dealer", {"seed": seed_b, "r": _pack(rb)})
+        elif kind == "xdot" and len(shape) == 3:
+            m, rows, cols = shape
+            blocks, n_cls = req.get("blocks"), req.get("p")  # rows per attribute; classes
+            if not (
+                isinstance(blocks, list)
+                and all(isinstance(b, int) for b in blocks)
+                and sum(blocks) == m
+                and isinstance(n_cls, int)
+                and n_cls >= 1
+                and cols % n_cls == 0
+            ):
+                raise ProtocolError(f"{site} sent the dealer bad xdot blocks")
+            if isinstance(req.get("seed"), bytes):
+                contexts[(site, peer)] = ring_left(ring_random(req["seed"], (m, rows), dtype))
+            Ra_left = contexts.get((site, peer))
+            if Ra_left is None:
+                raise ProtocolError(f"{site} used a context with {peer} it never opened")
+            seed_b, seed_r, seed_ot = (secrets.token_bytes(32) for _ in range(3))
+            Rb = ring_random(seed_b, (cols, rows), dtype)
+            ra = ring_random(seed_r, (m, cols), dtype)
+            rb = ring_matmul(Ra_left, Rb.T) - ra
+            # Beaver's OT precomputation: the holder gets R0, R1; the owner c and R_c
+            R0R1 = ring_random(seed_ot, (2, m, cols), dtype)
+            c = np.frombuffer(secrets.token_bytes(len(blocks) * (cols // n_cls)), np.uint8)
+            c = (c & 1).astype(bool).reshape(len(blocks), cols // n_cls)
+            Rc = np.where(_expand(c, blocks, n_cls), R0R1[1], R0R1[0])
+            await party.send(
+                site, f"{tag}/dealer", {"seed": seed_r, "c": _pack(c), "Rc": _pack(Rc)}
             )
-            dealt += 1
+            await party.send(peer, f"{tag}/dealer", {"seed": seed_b, "r": _pack(rb), "ot": seed_ot})
+        else:
+            raise ProtocolError(f"{site} asked the dealer for {kind!r} of shape {shape}")
 
-    await asyncio.gather(*(serve(s) for s in sites))
-    return dealt
+    return await serve_dealer_requests(party, sites, "levels/req", handle)
 
 
 def _expand(bits: np.ndarray, blocks: Sequence[int], p: int) -> np.ndarray:
