@@ -809,9 +809,15 @@ def _table_from_wire(d: Mapping[str, Any]) -> Table:
     continuous = d.get("continuous")
     if not isinstance(continuous, list) or len(continuous) != len(kinds) - n_nominal:
         raise ProtocolError(f"IT.continuous must be a list of {len(kinds) - n_nominal} columns")
-    nominal_columns = iter(
-        [_decoded(domains[j], codes[:, j], f"IT.codes[:, {j}]") for j in range(n_nominal + 1)]
-    )
+    if len(codes):  # one check of every column's codes against its domain's size
+        sizes = np.fromiter(map(len, domains), dtype=np.int64, count=len(domains))
+        bad = (codes.min(axis=0) < 0) | (codes.max(axis=0) >= sizes)
+        if bad.any():
+            j = int(np.flatnonzero(bad)[0])
+            raise ProtocolError(
+                f"IT.codes[:, {j}] has codes outside its domain of {sizes[j]} values"
+            )
+    nominal_columns = iter([domains[j][codes[:, j]] for j in range(n_nominal + 1)])
     continuous_columns = iter(continuous)
     columns = []
     for a, k in zip(attributes, kinds, strict=True):

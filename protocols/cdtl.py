@@ -162,12 +162,12 @@ def _rows_at(ids: Sequence[str], leaf: str) -> np.ndarray:
 
 
 def _instance(row: Mapping[str, Any], drop: Sequence[str]) -> dict[str, Any]:
-    out = {}
-    for a, v in row.items():
-        if a in drop:
-            continue
-        out[a] = float(v) if isinstance(v, float | np.floating) else str(v)
-    return out
+    """``row`` without the attributes in ``drop``, values as str (floats stay float)."""
+    return {
+        a: v if type(v) is str else float(v) if isinstance(v, float | np.floating) else str(v)
+        for a, v in row.items()
+        if a not in drop
+    }
 
 
 # ----------------------------------------------------------------------------- the store
