@@ -21,7 +21,9 @@ Protocol (every request one round trip, :class:`CDBSClient`):
 * ``find_bdt_leaf`` (Figure 2) — the client sends the instance without the sensitive value and
   the class; the CDBS routes it to a BDT leaf and answers with the leaf's encrypted subtree if
   the leaf is refined, else with ``leafIns``: the leaf's ``IT`` tuples group-joined with ``ST``
-  on GID (all candidate sensitive values of each tuple). A leaf without tuples (a value no
+  on GID (all candidate sensitive values of each tuple). IT, ST and the BDT never change
+  after outsourcing, so the CDBS computes every leaf's ``leafIns`` once, when it loads the
+  table (:meth:`_Loaded.prepare`), and serves it ready. A leaf without tuples (a value no
   training tuple had) cannot be refined: the client takes the BDT's label there.
 * ``update_bdt`` — the client uploads the subtree it learned for a leaf, AES-GCM sealed under
   its key with the table and the leaf id as associated data; the CDBS stores the first subtree
