@@ -161,7 +161,8 @@ class IdentifyingTable:
         return IdentifyingTable(self.table.subset(idx), self.gid[idx], self.eseq[idx])
 
     def to_wire(self) -> dict[str, Any]:
-        """A body for :mod:`mpc.codec`: lists of str, float64 / int64 / uint8 arrays."""
+        """A body for :mod:`mpc.codec`: nominal columns as a domain of str and an int32 code
+        array, continuous ones as float64 arrays, GID int64, ESEQ one uint8 array."""
         return {**_table_to_wire(self.table), "gid": self.gid, "eseq": self.eseq}
 
     @classmethod
@@ -227,7 +228,7 @@ class SensitiveTable:
             "position": self.position,
             "seq": self.seq,
             "gid": self.gid,
-            "values": _strings(self.values),
+            **dict(zip(("domain", "codes"), _coded(self.values), strict=True)),
         }
 
     @classmethod
@@ -241,7 +242,11 @@ class SensitiveTable:
             position=_int(d.get("position"), "ST.position"),
             seq=_int_array(d.get("seq"), "ST.seq"),
             gid=_int_array(d.get("gid"), "ST.gid"),
-            values=_str_array(d.get("values"), "ST.values"),
+            values=_decoded(
+                _str_array(d.get("domain"), "ST.domain"),
+                _int_array(d.get("codes"), "ST.codes"),
+                "ST.codes",
+            ),
         )
 
 
@@ -300,14 +305,17 @@ class Candidates:
         return len(self.row)
 
     def to_wire(self) -> dict[str, Any]:
-        """A body for :mod:`mpc.codec`."""
+        """A body for :mod:`mpc.codec`: the leaf's IT (see :meth:`IdentifyingTable.to_wire`)
+        and the pairs as one int64 array of rows ``(row, seq, value code)``."""
+        domain, codes = _coded(self.value)
+        value_codes = codes.astype(np.int64)
         return {
             "it": self.it.to_wire(),
             "attribute": self.attribute,
             "position": self.position,
-            "row": self.row,
-            "seq": self.seq,
-            "value": _strings(self.value),
+            # one int64 frame of (row, SEQ, code of the value in `domain`) per pair
+            "pairs": np.stack([self.row, self.seq, value_codes], axis=1),
+            "domain": domain,
         }
 
     @classmethod
@@ -315,13 +323,15 @@ class Candidates:
         """The inverse of :meth:`to_wire`; raises :class:`~mpc.errors.ProtocolError` if
         ``doc`` is malformed."""
         d = _mapping(doc, "leafIns")
+        domain = _str_array(d.get("domain"), "leafIns.domain")
+        pairs = _code_matrix(d.get("pairs"), "leafIns.pairs", 3)
         return cls(
             it=IdentifyingTable.from_wire(d.get("it")),
             attribute=_str(d.get("attribute"), "leafIns.attribute"),
             position=_int(d.get("position"), "leafIns.position"),
-            row=_int_array(d.get("row"), "leafIns.row"),
-            seq=_int_array(d.get("seq"), "leafIns.seq"),
-            value=_str_array(d.get("value"), "leafIns.value"),
+            row=pairs[:, 0],
+            seq=pairs[:, 1],
+            value=_decoded(domain, pairs[:, 2], "leafIns.pairs' values"),
         )
 
 
@@ -725,17 +735,22 @@ def _restore(
 
 
 def _table_to_wire(t: Table) -> dict[str, Any]:
+    nominal = [c for k, c in zip(t.kinds, t.columns, strict=True) if k != CONTINUOUS]
+    coded = [_coded(c) for c in (*nominal, t.target)]
     return {
         "name": t.name,
         "source": t.source,
         "class_name": t.class_name,
         "attributes": list(t.attributes),
         "kinds": list(t.kinds),
-        "columns": [
-            np.asarray(c, dtype=np.float64) if k == CONTINUOUS else _strings(c)
+        # the nominal columns, then the class: one int32 frame of codes, a domain per column
+        "domains": [domain for domain, _ in coded],
+        "codes": np.stack([codes for _, codes in coded], axis=1),
+        "continuous": [
+            np.asarray(c, dtype=np.float64)
             for k, c in zip(t.kinds, t.columns, strict=True)
+            if k == CONTINUOUS
         ],
-        "target": _strings(t.target),
     }
 
 
@@ -747,27 +762,85 @@ def _strings(values: np.ndarray) -> list[str]:
     return [str(v) for v in out]
 
 
+def _coded(values: np.ndarray) -> tuple[list[str], np.ndarray]:
+    """A nominal column for the wire: its distinct values as str (sorted), and an int32 array
+    with each row's index among them (decoded with one numpy take, :func:`_decoded`)."""
+    text = _strings(np.asarray(values, dtype=object))
+    domain = sorted(set(text))
+    index = {v: i for i, v in enumerate(domain)}
+    codes = np.fromiter(map(index.__getitem__, text), dtype=np.int32, count=len(text))
+    return domain, codes
+
+
+def _decoded(domain: np.ndarray, codes: np.ndarray, what: str) -> np.ndarray:
+    """The inverse of :func:`_coded`: an object array of str. Raises
+    :class:`~mpc.errors.ProtocolError` if a code is outside ``domain``."""
+    if codes.size and (int(codes.min()) < 0 or int(codes.max()) >= len(domain)):
+        raise ProtocolError(f"{what} has codes outside its domain of {len(domain)} values")
+    return domain[codes]
+
+
+def _code_matrix(x: Any, what: str, width: int) -> np.ndarray:
+    """``x`` as an int64 array of shape ``(n, width)``; ProtocolError otherwise."""
+    if (
+        not isinstance(x, np.ndarray)
+        or x.ndim != 2
+        or x.shape[1] != width
+        or not (x.size == 0 or np.issubdtype(x.dtype, np.integer))
+    ):
+        raise ProtocolError(f"{what} must be an integer array with {width} columns")
+    return x.astype(np.int64, copy=False)
+
+
 def _table_from_wire(d: Mapping[str, Any]) -> Table:
     attributes = _str_list(d.get("attributes"), "IT.attributes")
     kinds = _str_list(d.get("kinds"), "IT.kinds")
-    raw_columns = d.get("columns")
-    if not isinstance(raw_columns, list) or len(raw_columns) != len(kinds):
-        raise ProtocolError(f"IT.columns must be a list of {len(kinds)} columns")
+    if len(attributes) != len(kinds):
+        raise ProtocolError(f"IT has {len(attributes)} attributes but {len(kinds)} kinds")
+    raw_domains = d.get("domains")
+    n_nominal = sum(k != CONTINUOUS for k in kinds)
+    if not isinstance(raw_domains, list) or len(raw_domains) != n_nominal + 1:
+        raise ProtocolError(
+            f"IT.domains must be a list of {n_nominal + 1} domains (the nominal columns, then "
+            "the class)"
+        )
+    domains = [_str_array(x, f"IT.domains[{j}]") for j, x in enumerate(raw_domains)]
+    codes = _code_matrix(d.get("codes"), "IT.codes", n_nominal + 1)
+    continuous = d.get("continuous")
+    if not isinstance(continuous, list) or len(continuous) != len(kinds) - n_nominal:
+        raise ProtocolError(f"IT.continuous must be a list of {len(kinds) - n_nominal} columns")
+    if len(codes):  # one check of every column's codes against its domain's size
+        sizes = np.fromiter(map(len, domains), dtype=np.int64, count=len(domains))
+        bad = (codes.min(axis=0) < 0) | (codes.max(axis=0) >= sizes)
+        if bad.any():
+            j = int(np.flatnonzero(bad)[0])
+            raise ProtocolError(
+                f"IT.codes[:, {j}] has codes outside its domain of {sizes[j]} values"
+            )
+    nominal_columns = iter([domains[j][codes[:, j]] for j in range(n_nominal + 1)])
+    continuous_columns = iter(continuous)
     columns = []
-    for a, k, c in zip(attributes, kinds, raw_columns, strict=False):
+    for a, k in zip(attributes, kinds, strict=True):
         if k == CONTINUOUS:
-            if not isinstance(c, np.ndarray) or c.dtype != np.float64 or c.ndim != 1:
-                raise ProtocolError(f"IT column {a!r} is continuous: expected a float64 array")
+            c = next(continuous_columns)
+            if (
+                not isinstance(c, np.ndarray)
+                or c.dtype != np.float64
+                or c.shape != codes[:, 0].shape
+            ):
+                raise ProtocolError(
+                    f"IT column {a!r} is continuous: expected a float64 array of {len(codes)} rows"
+                )
             columns.append(c)
         else:
-            columns.append(_str_array(c, f"IT column {a!r}"))
+            columns.append(next(nominal_columns))
     try:
         return Table(
             name=_str(d.get("name"), "IT.name"),
             attributes=tuple(attributes),
             kinds=tuple(kinds),
             columns=tuple(columns),
-            target=_str_array(d.get("target"), "IT.target"),
+            target=next(nominal_columns),
             class_name=_str(d.get("class_name"), "IT.class_name"),
             source=_str(d.get("source"), "IT.source"),
         )

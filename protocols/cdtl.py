@@ -21,7 +21,9 @@ Protocol (every request one round trip, :class:`CDBSClient`):
 * ``find_bdt_leaf`` (Figure 2) — the client sends the instance without the sensitive value and
   the class; the CDBS routes it to a BDT leaf and answers with the leaf's encrypted subtree if
   the leaf is refined, else with ``leafIns``: the leaf's ``IT`` tuples group-joined with ``ST``
-  on GID (all candidate sensitive values of each tuple). A leaf without tuples (a value no
+  on GID (all candidate sensitive values of each tuple). IT, ST and the BDT never change
+  after outsourcing, so the CDBS computes every leaf's ``leafIns`` once, when it loads the
+  table (:meth:`_Loaded.prepare`), and serves it ready. A leaf without tuples (a value no
   training tuple had) cannot be refined: the client takes the BDT's label there.
 * ``update_bdt`` — the client uploads the subtree it learned for a leaf, AES-GCM sealed under
   its key with the table and the leaf id as associated data; the CDBS stores the first subtree
@@ -162,12 +164,12 @@ def _rows_at(ids: Sequence[str], leaf: str) -> np.ndarray:
 
 
 def _instance(row: Mapping[str, Any], drop: Sequence[str]) -> dict[str, Any]:
-    out = {}
-    for a, v in row.items():
-        if a in drop:
-            continue
-        out[a] = float(v) if isinstance(v, float | np.floating) else str(v)
-    return out
+    """``row`` without the attributes in ``drop``, values as str (floats stay float)."""
+    return {
+        a: v if type(v) is str else float(v) if isinstance(v, float | np.floating) else str(v)
+        for a, v in row.items()
+        if a not in drop
+    }
 
 
 # ----------------------------------------------------------------------------- the store
@@ -268,6 +270,7 @@ class CDBSStore:
         st = SensitiveTable.from_wire(_unpack(row[1]))
         bdt = from_json(json.loads(row[2]))
         loaded = _Loaded(it, st, bdt, _unpack(row[3]), leaf_of_rows(bdt, it.table))
+        loaded.prepare()
         self._cache[name] = loaded
         return loaded
 
@@ -311,12 +314,19 @@ class CDBSStore:
 
 @dataclass
 class _Loaded:
+    """An outsourced table as the CDBS serves it: IT, ST, the BDT, the prune positions, the
+    leaf of every IT row, and the answers it prepares once (:meth:`prepare`)."""
+
     it: IdentifyingTable
     st: SensitiveTable
     bdt: Node
     prune: np.ndarray
     leaf_ids: list[str]
     leaves: dict[str, np.ndarray] = field(default_factory=dict)
+    #: leaf id -> the wire body of its ``leafIns`` (its IT tuples group-joined with ST)
+    answers: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: cnl's download: IT and ST as wire bodies
+    tables: dict[str, Any] = field(default_factory=dict)
 
     def rows_of(self, leaf: str) -> np.ndarray:
         rows = self.leaves.get(leaf)
@@ -329,6 +339,27 @@ class _Loaded:
         for x in self.leaf_ids:
             out[x] = out.get(x, 0) + 1
         return out
+
+    def prepare(self) -> None:
+        """Compute, once, what the CDBS serves from these fixed tables: every leaf's rows and
+        ``leafIns`` (Figure 2's ``joinTables``, group-joined on GID and encoded for the wire),
+        and the wire form of IT and ST. IT, ST and the BDT never change after outsourcing, so
+        the answers are those a join per request would give; a restarted CDBS computes them
+        again from the same database when it loads the table."""
+        ids = np.asarray(self.leaf_ids, dtype=object)
+        for leaf in dict.fromkeys(self.leaf_ids):
+            self.leaves[leaf] = np.flatnonzero(ids == leaf)
+            self.leaf_answer(leaf)
+        self.tables = {"it": self.it.to_wire(), "st": self.st.to_wire()}
+
+    def leaf_answer(self, leaf: str) -> dict[str, Any]:
+        """The wire body of ``leafIns`` of ``leaf`` (computed on first use; a leaf no IT row
+        reaches has no tuples)."""
+        hit = self.answers.get(leaf)
+        if hit is None:
+            rows = self.rows_of(leaf)
+            hit = self.answers[leaf] = group_join(self.it.subset(rows), self.st).to_wire()
+        return hit
 
 
 # ----------------------------------------------------------------------------- the CDBS
@@ -416,10 +447,9 @@ def _handle(party: Party, store: CDBSStore, op: str, req: Mapping[str, Any]) -> 
         )  # fmt: skip
         if blob is not None:
             return {"leaf": leaf, "subtree": blob}
-        rows = loaded.rows_of(leaf)
-        cand = group_join(loaded.it.subset(rows), loaded.st)
+        # prepared when the table was loaded (Figure 2's joinTables on the fixed IT and ST);
         # an empty leaf has nothing to refine: its label (the parent's majority) is the answer
-        return {"leaf": leaf, "instances": cand.to_wire(), "label": node.label}
+        return {"leaf": leaf, "instances": loaded.leaf_answer(leaf), "label": node.label}
     if op == "update_bdt":
         leaf_id, blob = req.get("leaf"), req.get("subtree")
         if not isinstance(leaf_id, str) or not isinstance(blob, bytes):
@@ -439,7 +469,7 @@ def _handle(party: Party, store: CDBSStore, op: str, req: Mapping[str, Any]) -> 
         return {"class": predict_one(loaded.bdt, ins)}
     if op == "get_tables":  # cnl
         loaded = store.load(name)
-        return {"it": loaded.it.to_wire(), "st": loaded.st.to_wire(), "prune": loaded.prune}
+        return {**loaded.tables, "prune": loaded.prune}
     if op == "put_blob":
         key, blob = req.get("key"), req.get("blob")
         if not isinstance(key, str) or not isinstance(blob, bytes):

@@ -348,8 +348,41 @@ def test_wire_round_trip_through_the_codec() -> None:
     assert true_instances(Candidates.from_wire(got["leaf"]), KEY) == true_instances(leaf, KEY)
     with pytest.raises(ProtocolError, match="eseq"):
         IdentifyingTable.from_wire({**got["it"], "eseq": got["it"]["eseq"][:, :-1]})
-    with pytest.raises(ProtocolError, match=r"ST\.values"):
-        SensitiveTable.from_wire({**got["st"], "values": [1, 2]})
+    with pytest.raises(ProtocolError, match=r"ST\.domain"):
+        SensitiveTable.from_wire({**got["st"], "domain": [1, 2]})
+    with pytest.raises(ProtocolError, match=r"ST\.codes"):
+        SensitiveTable.from_wire({**got["st"], "codes": got["st"]["codes"] + 99})
+    with pytest.raises(ProtocolError, match=r"IT\.codes"):
+        IdentifyingTable.from_wire({**got["it"], "codes": got["it"]["codes"] - 1})
+    with pytest.raises(ProtocolError, match=r"IT\.domains"):
+        IdentifyingTable.from_wire({**got["it"], "domains": got["it"]["domains"][:-1]})
+    with pytest.raises(ProtocolError, match=r"continuous"):
+        IdentifyingTable.from_wire({**got["it"], "continuous": [np.zeros(1)]})
+    with pytest.raises(ProtocolError, match=r"leafIns\.pairs"):
+        Candidates.from_wire({**got["leaf"], "pairs": got["leaf"]["pairs"][:, :2]})
+    with pytest.raises(ProtocolError, match=r"outside its domain"):
+        Candidates.from_wire({**got["leaf"], "domain": got["leaf"]["domain"][:1]})
+
+
+def test_the_wire_codes_nominal_columns_once() -> None:
+    """Nominal columns travel as one int32 code matrix with a domain per column (the class
+    last); every column decodes to the values it had."""
+    w = weather()
+    a = anatomize(w, "temperature", 2, KEY, rng=np.random.default_rng(3))
+    doc = a.it.to_wire()
+    nominal = [j for j, k in enumerate(a.it.table.kinds) if k != "continuous"]
+    assert doc["codes"].dtype == np.int32
+    assert doc["codes"].shape == (a.it.n_rows, len(nominal) + 1)
+    for col, j in enumerate(nominal):
+        values = np.asarray(doc["domains"][col], dtype=object)[doc["codes"][:, col]]
+        assert values.tolist() == [str(v) for v in a.it.table.columns[j]]
+    assert IdentifyingTable.from_wire(doc).table == a.it.table
+    # a continuous column travels as its float64 array, missing values included
+    t = _table([3, 3, 2], seed=1)
+    b = anatomize(t, "s", 2, KEY, rng=np.random.default_rng(0))
+    got = decode(encode("msg", "upload", 0, b.it.to_wire())).body
+    assert len(got["continuous"]) == 1 and got["codes"].shape == (t.n_rows, 3)
+    assert join(IdentifyingTable.from_wire(got), b.st, KEY) == t
 
 
 def test_open_many_equals_open_sealed_and_rejects_a_swap() -> None:

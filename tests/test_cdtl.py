@@ -360,3 +360,43 @@ def _hostile_store() -> CDBSStore:
     _handle(_LedgerOnly(), store, "outsource", {"it": an.it.to_wire(), "st": an.st.to_wire(),
                                                "prune": prune})  # fmt: skip
     return store
+
+
+def test_the_prepared_leaf_replies_are_the_group_joins_and_survive_a_restart(
+    tmp_path: Path,
+) -> None:
+    """The CDBS answers an unrefined leaf with the leafIns it prepared when it loaded the
+    table: for every leaf, exactly the group join of the leaf's IT tuples with ST; a new
+    store on the same database prepares the same replies."""
+    from protocols.anatomization import Candidates, group_join
+
+    t = table(5)
+    an = anatomize(t, SENSITIVE, 2, ClientKey.generate())
+    db = tmp_path / "cdbs.sqlite"
+    store = CDBSStore(db)
+    prune = np.array([0, 3, 7], dtype=np.int64)
+    _handle(_LedgerOnly(), store, "outsource", {"it": an.it.to_wire(), "st": an.st.to_wire(),
+                                               "prune": prune})  # fmt: skip
+    loaded = store.load(t.name)
+    leaves = sorted(set(loaded.leaf_ids))
+    assert len(leaves) >= 1 and set(loaded.answers) == set(leaves)
+    for leaf in leaves:
+        got = Candidates.from_wire(loaded.answers[leaf])
+        want = group_join(loaded.it.subset(np.flatnonzero(np.asarray(loaded.leaf_ids) == leaf)),
+                          loaded.st)  # fmt: skip
+        assert got.it.table == want.it.table
+        assert got.it.gid.tolist() == want.it.gid.tolist()
+        assert got.it.eseq.tobytes() == want.it.eseq.tobytes()
+        assert got.row.tolist() == want.row.tolist() and got.seq.tolist() == want.seq.tolist()
+        assert got.value.tolist() == want.value.tolist()
+    store.close()
+    again = CDBSStore(db)
+    try:
+        reloaded = again.load(t.name)
+        for leaf in leaves:
+            a = Candidates.from_wire(reloaded.answers[leaf])
+            b = Candidates.from_wire(loaded.answers[leaf])
+            assert a.it.eseq.tobytes() == b.it.eseq.tobytes()
+            assert a.seq.tolist() == b.seq.tolist() and a.value.tolist() == b.value.tolist()
+    finally:
+        again.close()
