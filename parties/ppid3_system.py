@@ -229,7 +229,12 @@ async def ppid3_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any
     sites = [str(n) for n in cfg.params.get("sites") or party.parties]
     if me.role == DEALER:
         started = time.perf_counter()
-        rows = int(cfg.params["rows"])
+        rows = cfg.params.get("rows")
+        if not isinstance(rows, int) or isinstance(rows, bool) or rows < 1:
+            raise ConfigError(
+                f"the deployment's ppid3 params need 'rows' (the training rows) for the "
+                f"dealer's share ring, got {rows!r}; write the deployment with mpc deploy"
+            )
         dealt = await serve_level_dealer(party, sites, dtype=ring_dtype(rows))
         return {"dealt": dealt, "seconds": round(time.perf_counter() - started, 3)}
     fast = cfg.params.get("counts") == "fast"

@@ -141,11 +141,14 @@ class Parties:
         """Wait until every process in ``labels`` has exited; their exit codes. Fails (with
         the logs) if one is still running after ``deadline`` seconds."""
         end = time.monotonic() + deadline
-        while time.monotonic() < end:
-            codes = {n: self.procs[n].poll() for n in labels}
-            if all(c is not None for c in codes.values()):
-                return {n: int(c) for n, c in codes.items() if c is not None}
-            time.sleep(POLL_S)
+        codes: dict[str, int] = {}
+        for n in labels:
+            try:
+                codes[n] = self.procs[n].wait(timeout=max(0.0, end - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                break
+        else:
+            return codes
         running = [n for n in labels if self.procs[n].poll() is None]
         logs = "\n".join(f"--- {n}\n{self.log(n)}" for n in running)
         raise AssertionError(f"still running after {deadline}s: {running}\n{logs}")
