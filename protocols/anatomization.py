@@ -71,8 +71,8 @@ from mpc.sealed import (
     OVERHEAD,
     ClientKey,
     associated_data,
-    extend_associated_data,
-    open_many,
+    extend_associated_data_each,
+    open_rows,
     seal,
 )
 
@@ -107,9 +107,28 @@ ESEQ_BYTES = OVERHEAD + _ESEQ_PLAINTEXT
 def _eseq_aads(table_name: str, gids: Sequence[int]) -> dict[int, bytes]:
     """The associated data of an ESEQ of table ``table_name`` in each group of ``gids``:
     ``associated_data("anatomization/ESEQ", table_name, gid)``, the common prefix encoded
-    once."""
-    prefix = associated_data("anatomization/ESEQ", table_name)
-    return {g: extend_associated_data(prefix, g) for g in set(gids)}
+    once, and remembered for the table's most recent groups (a client opens the ESEQs of one
+    table leaf by leaf)."""
+    known = _ESEQ_AADS.get(table_name)
+    if known is None:
+        if len(_ESEQ_AADS) >= _ESEQ_AAD_TABLES:
+            _ESEQ_AADS.pop(next(iter(_ESEQ_AADS)))
+        known = _ESEQ_AADS[table_name] = {}
+    distinct = set(gids)
+    new = list(distinct.difference(known))
+    if new:
+        if len(known) + len(new) > _ESEQ_AAD_GROUPS:
+            known.clear()
+            new = list(distinct)
+        prefix = associated_data("anatomization/ESEQ", table_name)
+        known.update(zip(new, extend_associated_data_each(prefix, new), strict=True))
+    return known
+
+
+#: table name -> group -> ESEQ associated data, for the last few tables (bounded memory)
+_ESEQ_AADS: dict[str, dict[int, bytes]] = {}
+_ESEQ_AAD_TABLES = 8
+_ESEQ_AAD_GROUPS = 1 << 20
 
 
 # --------------------------------------------------------------------------------------------
@@ -681,16 +700,10 @@ def open_eseq(
     table_name = it.name if name is None else name
     gids = it.gid.tolist()
     aads = _eseq_aads(table_name, gids)
-    raw = it.eseq.tobytes()  # the rows of IT.eseq, one blob of ESEQ_BYTES each
-    blobs = [raw[i : i + ESEQ_BYTES] for i in range(0, len(raw), ESEQ_BYTES)]
-    plaintexts = open_many(key, blobs, [aads[g] for g in gids])
-    for i, plaintext in enumerate(plaintexts):
-        if len(plaintext) != _ESEQ_PLAINTEXT:
-            raise ProtocolError(
-                f"ESEQ of tuple {i} holds {len(plaintext)} bytes, expected {_ESEQ_PLAINTEXT}"
-            )
-    # salt || s || r, with s and r big-endian 64-bit
-    fields = np.frombuffer(b"".join(plaintexts), dtype=">u8").reshape(-1, _ESEQ_PLAINTEXT // 8)
+    # IT's ESEQ rows all have ESEQ_BYTES (checked when IT was built): so every plaintext has
+    # _ESEQ_PLAINTEXT bytes, salt || s || r with s and r big-endian 64-bit
+    joined = b"".join(open_rows(key, it.eseq, list(map(aads.__getitem__, gids))))
+    fields = np.frombuffer(joined, dtype=">u8").reshape(-1, _ESEQ_PLAINTEXT // 8)
     s_r = fields[:, SALT_BYTES // 8 :].astype(np.int64)
     return s_r[:, 0].copy(), s_r[:, 1].copy()
 

@@ -378,8 +378,14 @@ async def serve_client(party: Party, store: CDBSStore, client: str) -> int:
     Each request carries its number ``n`` (the client's count, not the CDBS's) and is
     answered under ``cdtl/rep/{n}``: so a CDBS process started on the database of one that
     died answers a client in the middle of its requests (the client sends again those it
-    got no answer for; every request is idempotent)."""
+    got no answer for; every request is idempotent).
+
+    A request marked ``"later": True`` (the client's ``updateBDT``, which it does not wait
+    for) gets no message of its own: its answer travels in the ``acks`` of the next reply,
+    as ``[n, answer]`` pairs in request order. A request that names no answer at all is the
+    client's ``sync``: its reply carries the pending acks and nothing else."""
     served = 0
+    acks: list[list[Any]] = []
     while True:
         req = await party.recv(client, "cdtl/req")
         n = req.get("n") if isinstance(req, dict) else None
@@ -387,19 +393,29 @@ async def serve_client(party: Party, store: CDBSStore, client: str) -> int:
             not isinstance(req, dict)
             or not isinstance(req.get("op"), str)
             or not (isinstance(n, int) and not isinstance(n, bool) and n >= 0)
+            or not isinstance(req.get("later", False), bool)
         ):
-            raise ProtocolError(f"{client} sent a request that is not {{'op': ..., 'n': ...}}")
+            raise ProtocolError(
+                f"{client} sent a request that is not {{'op': ..., 'n': ..., 'later': bool}}"
+            )
         op = req["op"]
-        if op == "done":
-            await party.send(client, f"cdtl/rep/{n}", {"ok": True})
-            return served
+        if op in ("done", "sync"):
+            await party.send(client, f"cdtl/rep/{n}", {"ok": True, "acks": acks})
+            acks = []
+            if op == "done":
+                return served
+            continue
         with party.phase(f"cdtl/{op}"):
             try:
                 reply = _handle(party, store, op, req)
             except (ProtocolError, ConfigError) as exc:
                 reply = {"error": f"{type(exc).__name__}: {exc}"}
-        await party.send(client, f"cdtl/rep/{n}", reply)
         served += 1
+        if req.get("later"):
+            acks.append([n, reply])
+            continue
+        await party.send(client, f"cdtl/rep/{n}", {**reply, "acks": acks})
+        acks = []
 
 
 def _name(req: Mapping[str, Any]) -> str:
@@ -529,9 +545,8 @@ class CDBSClient:
         self.party, self.key, self.cdbs = party, key, cdbs
         self.sensitive, self.class_name = sensitive, class_name
         self._seq = 0
-        # number -> (op, request) sent, reply not yet read (in order)
-        self._in_flight: dict[int, tuple[str, dict[str, Any]]] = {}
-        self._unanswered: dict[int, dict[str, Any]] = {}  # sent, no reply read yet
+        self._posted: dict[int, str] = {}  # number -> op posted, not acknowledged yet
+        self._unanswered: dict[int, dict[str, Any]] = {}  # sent, no reply or ack read yet
         party.expect_restarts(cdbs, self._resend)
 
     async def _resend(self) -> None:
@@ -540,38 +555,52 @@ class CDBSClient:
             await self.party.send(self.cdbs, "cdtl/req", req)
 
     async def request(self, op: str, **body: Any) -> dict[str, Any]:
-        """Send request ``op`` and wait for its reply (after the replies of any requests
-        still in flight, which the CDBS answers in order)."""
-        n = await self.post(op, **body)
-        await self.settle(before=n)
+        """Send request ``op`` and wait for its reply (which also acknowledges the requests
+        posted before it)."""
+        n = await self._send(op, body, later=False)
         return await self._reply(n, op)
 
     async def post(self, op: str, **body: Any) -> int:
-        """Send request ``op`` without waiting; its reply is checked by the next
-        :meth:`request` or :meth:`settle`. Returns the request's number."""
+        """Send request ``op`` without waiting: the CDBS acknowledges it in its next reply,
+        and an error in it is raised by the next :meth:`request` or :meth:`settle`. Returns
+        the request's number."""
+        return await self._send(op, body, later=True)
+
+    async def settle(self) -> None:
+        """Wait until the CDBS has acknowledged every posted request (one ``sync`` round
+        trip if any is pending)."""
+        if self._posted:
+            await self.request("sync")
+
+    async def _send(self, op: str, body: dict[str, Any], *, later: bool) -> int:
         n = self._seq
         self._seq += 1
         req = {"op": op, "n": n, **body}
-        self._in_flight[n] = (op, req)
+        if later:
+            req["later"] = True
+            self._posted[n] = op
         self._unanswered[n] = req
         await self.party.send(self.cdbs, "cdtl/req", req)
         return n
-
-    async def settle(self, before: int | None = None) -> None:
-        """Wait for (and check) the replies of the requests in flight, up to ``before``."""
-        for n in sorted(self._in_flight):
-            if before is not None and n >= before:
-                break
-            op, _ = self._in_flight.pop(n)
-            await self._reply(n, op)
-        if before is not None:
-            self._in_flight.pop(before, None)
 
     async def _reply(self, n: int, op: str) -> dict[str, Any]:
         reply = await self.party.recv(self.cdbs, f"cdtl/rep/{n}")
         self._unanswered.pop(n, None)
         if not isinstance(reply, dict):
             raise ProtocolError(f"{self.cdbs} answered {op!r} with {type(reply).__name__}")
+        acks = reply.pop("acks", None)
+        if not isinstance(acks, list):
+            raise ProtocolError(f"{self.cdbs} answered {op!r} without `acks`")
+        for ack in acks:
+            m = ack[0] if isinstance(ack, list) and len(ack) == 2 else None
+            if not isinstance(m, int) or not 0 <= m < self._seq or not isinstance(ack[1], dict):
+                raise ProtocolError(f"{self.cdbs} acknowledged {ack!r}, which was not sent")
+            posted = self._posted.pop(m, None)
+            if posted is None:  # acknowledged twice: by a CDBS process and its successor
+                continue
+            self._unanswered.pop(m, None)
+            if "error" in ack[1]:
+                raise ProtocolError(f"{self.cdbs} refused {posted!r}: {ack[1]['error']}")
         if "error" in reply:
             raise ProtocolError(f"{self.cdbs} refused {op!r}: {reply['error']}")
         return reply
@@ -636,8 +665,8 @@ class CDBSClient:
             subtree = self.learn_subtree(cand, name, prune_rows)
             costs.subtrees_learned += 1
             blob = seal_json(self.key, to_json(subtree), subtree_aad(name, leaf))
-            # pipelined: the reply ("stored", or "another client's subtree won") is checked
-            # with the next request; the prediction below does not depend on it
+            # posted: its answer ("stored", or "another client's subtree won") comes with the
+            # CDBS's next reply; the prediction below does not depend on it
             await self.post("update_bdt", name=name, leaf=leaf, subtree=blob)
             costs.requests += 1
         return predict_one(subtree, row)

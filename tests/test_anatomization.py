@@ -23,7 +23,7 @@ from mpc.sealed import (
     associated_data,
     extend_associated_data,
     open_json,
-    open_many,
+    open_rows,
     open_sealed,
     seal,
     seal_json,
@@ -385,17 +385,29 @@ def test_the_wire_codes_nominal_columns_once() -> None:
     assert join(IdentifyingTable.from_wire(got), b.st, KEY) == t
 
 
-def test_open_many_equals_open_sealed_and_rejects_a_swap() -> None:
+def test_open_rows_equals_open_sealed_and_rejects_what_it_does() -> None:
     aads = [associated_data("t", i) for i in range(5)]
-    blobs = [seal(KEY, f"row {i}".encode(), aads[i]) for i in range(5)]
-    assert open_many(KEY, blobs, aads) == [
+    blobs = [seal(KEY, f"row {i:02d}".encode(), aads[i]) for i in range(5)]
+    rows = np.frombuffer(b"".join(blobs), dtype=np.uint8).reshape(5, -1)
+    assert open_rows(KEY, rows, aads) == [
         open_sealed(KEY, b, a) for b, a in zip(blobs, aads, strict=True)
     ]
-    swapped = [blobs[1], blobs[0], *blobs[2:]]
     with pytest.raises(AuthenticationError, match="associated data"):
-        open_many(KEY, swapped, aads)
-    with pytest.raises(ConfigError, match="one aad per blob"):
-        open_many(KEY, blobs, aads[:-1])
+        open_rows(KEY, rows[[1, 0, 2, 3, 4]], aads)  # two rows swapped
+    flipped = rows.copy()
+    flipped[3, -1] ^= 1
+    with pytest.raises(AuthenticationError, match="altered"):
+        open_rows(KEY, flipped, aads)
+    versioned = rows.copy()
+    versioned[2, 0] = 7
+    with pytest.raises(AuthenticationError, match="format version 7"):
+        open_rows(KEY, versioned, aads)
+    with pytest.raises(AuthenticationError, match="fewer than"):
+        open_rows(KEY, rows[:, : OVERHEAD - 1], aads)
+    with pytest.raises(AuthenticationError, match="another key"):
+        open_rows(ClientKey.generate(), rows, aads)
+    with pytest.raises(ConfigError, match="one aad per row"):
+        open_rows(KEY, rows, aads[:-1])
     with pytest.raises(TypeError):
-        open_many(KEY, [*blobs[:-1], "text"], aads)  # type: ignore[list-item]
-    assert open_many(KEY, [], []) == []
+        open_rows(KEY, rows.astype(np.int64), aads)
+    assert open_rows(KEY, rows[:0], []) == []

@@ -156,6 +156,45 @@ def test_two_clients_refining_the_same_leaf_leave_one_subtree() -> None:
     assert stored.count(True) == 1
 
 
+def test_a_posted_upload_is_acknowledged_with_the_next_reply() -> None:
+    """updateBDT is posted, not waited for: the CDBS sends no message for it and puts its
+    answer in the next reply. A refused upload surfaces there, or at ``settle``."""
+    t = table(4)
+    key = ClientKey.generate()
+    store = CDBSStore(":memory:")
+
+    async def program(party: Party) -> Any:
+        client = CDBSClient(party, key, sensitive=SENSITIVE, class_name=t.class_name)
+        an = anatomize(t, SENSITIVE, 2, key)
+        await client.outsource(an, np.array([], dtype=np.int64))
+        out = []
+        await client.post("update_bdt", name=t.name, leaf="x", subtree=b"sealed")
+        out.append(await client.request("get_blob", name=t.name, key="nothing-here"))
+        return out
+
+    async def refused(party: Party) -> Any:
+        client = CDBSClient(party, key, sensitive=SENSITIVE, class_name=t.class_name)
+        await client.post("update_bdt", name="no-such-table", leaf="x", subtree=b"sealed")
+        with pytest.raises(ProtocolError, match=r"refused 'update_bdt'.*no table 'no-such-table'"):
+            await client.settle()
+        await client.post("update_bdt", name="no-such-table", leaf="y", subtree=b"sealed")
+        with pytest.raises(ProtocolError, match="refused 'update_bdt'"):
+            await client.request("get_blob", name=t.name, key="cnl-tree")
+        await client.post("update_bdt", name=t.name, leaf="z", subtree=b"sealed")
+        await client.settle()
+        await client.settle()  # nothing pending: no round trip
+        await client.done()
+        return store.subtree_leaves()
+
+    with pytest.raises(ProtocolError, match="no 'nothing-here'"):
+        run_pair(store, {"client": program}, ["client"])
+    res, parties = run_pair(store, {"client": refused}, ["client"])
+    assert res["client"] == ["x", "z"]
+    # 7 requests: 3 posted uploads got no message of their own; 2 syncs, get_blob and done did
+    assert parties["client"].metrics.messages_sent[CDBS] == 7
+    assert parties["client"].metrics.messages_received[CDBS] == 4
+
+
 def test_the_cdbs_restarted_serves_the_same_answers(tmp_path: Path) -> None:
     t = table(3)
     key = ClientKey.generate()
