@@ -265,7 +265,10 @@ class Party:
         self._waiters[key] = fut
         limit = self.timeout if timeout is None else timeout
         try:
-            depth, body = await asyncio.wait_for(fut, limit)
+            # asyncio.timeout, not wait_for: the receive resumes in the loop iteration that
+            # delivers the message (wait_for's extra waiter costs iterations per message)
+            async with asyncio.timeout(limit):
+                depth, body = await fut
         except TimeoutError:
             blamed, chain = await self._trace_blame(peer)
             if self._buffer.get(key):  # it arrived while we were asking around
@@ -376,7 +379,10 @@ class Party:
         depth = self._seen_depth + 1 if count else 0
         frames = encode(kind, tag, depth, obj, max_frame_bytes=self._max_frame)
         try:
-            await asyncio.wait_for(self._transport.send(peer, frames), self.timeout)
+            # runs inline (no task as wait_for makes): a send that does not block costs no
+            # loop iteration
+            async with asyncio.timeout(self.timeout):
+                await self._transport.send(peer, frames)
         except TimeoutError:
             raise PeerTimeout(
                 f"{self.name}: could not hand a message for step {tag!r} to {peer} within "

@@ -55,6 +55,8 @@ What each party learns (ledger):
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 import json
 import sqlite3
 import threading
@@ -99,6 +101,9 @@ __all__ = [
 ]
 
 CLIENT, CDBS = "client", "cdbs"
+#: how long a posted request (``updateBDT``) waits for the client's next request to carry it
+#: before it is sent alone
+POST_DELAY_S = 0.05
 #: the separator of a leaf id's path steps (``attribute=branch``)
 _SEP = "\x1f"
 
@@ -163,13 +168,16 @@ def _rows_at(ids: Sequence[str], leaf: str) -> np.ndarray:
     return np.flatnonzero(np.asarray(ids, dtype=object) == leaf)
 
 
-def _instance(row: Mapping[str, Any], drop: Sequence[str]) -> dict[str, Any]:
-    """``row`` without the attributes in ``drop``, values as str (floats stay float)."""
-    return {
-        a: v if type(v) is str else float(v) if isinstance(v, float | np.floating) else str(v)
-        for a, v in row.items()
-        if a not in drop
-    }
+def _wire_value(v: Any) -> str | float:
+    """A query value as it travels: str (floats stay float)."""
+    return v if type(v) is str else float(v) if isinstance(v, float | np.floating) else str(v)
+
+
+def schema_digest(attributes: Sequence[str]) -> str:
+    """A short digest of an attribute order: a query sends its values in IT's order with
+    this digest, and the CDBS refuses values in another order."""
+    joined = "\x1f".join(attributes).encode("utf-8")
+    return hashlib.blake2b(joined, digest_size=8).hexdigest()
 
 
 # ----------------------------------------------------------------------------- the store
@@ -216,6 +224,9 @@ class CDBSStore:
             """
         )
         self._cache: dict[str, _Loaded] = {}
+        # (table, leaf) -> the stored subtree: what this process stored or read (the rows
+        # never change once stored, and only this process writes them)
+        self._subtrees: dict[tuple[str, str], bytes] = {}
 
     def close(self) -> None:
         self._db.close()
@@ -256,6 +267,7 @@ class CDBSStore:
                 self._db.execute("ROLLBACK")
                 raise
         self._cache.pop(it.name, None)
+        self._subtrees = {k: v for k, v in self._subtrees.items() if k[0] != it.name}
 
     def load(self, name: str) -> _Loaded:
         hit = self._cache.get(name)
@@ -278,16 +290,24 @@ class CDBSStore:
         return [r[0] for r in self._db.execute("SELECT name FROM outsourced ORDER BY name")]
 
     def subtree(self, name: str, leaf: str) -> bytes | None:
+        hit = self._subtrees.get((name, leaf))
+        if hit is not None:
+            return hit
         row = self._db.execute(
             "SELECT blob FROM subtrees WHERE name = ? AND leaf = ?", (name, leaf)
         ).fetchone()
-        return None if row is None else bytes(row[0])
+        if row is None:
+            return None
+        blob = self._subtrees[name, leaf] = bytes(row[0])
+        return blob
 
     def put_subtree(self, name: str, leaf: str, blob: bytes) -> bool:
         """Store the first subtree of a leaf; False if the leaf already had one."""
         n = self._tx(
             "INSERT OR IGNORE INTO subtrees VALUES (?, ?, ?, ?)", (name, leaf, blob, time.time())
         )
+        if n == 1:
+            self._subtrees[name, leaf] = blob
         return n == 1
 
     def subtree_count(self, name: str | None = None) -> int:
@@ -327,6 +347,9 @@ class _Loaded:
     answers: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: cnl's download: IT and ST as wire bodies
     tables: dict[str, Any] = field(default_factory=dict)
+    #: the identifying attributes a query's values follow, and their digest
+    attributes: tuple[str, ...] = ()
+    schema: str = ""
 
     def rows_of(self, leaf: str) -> np.ndarray:
         rows = self.leaves.get(leaf)
@@ -351,6 +374,8 @@ class _Loaded:
             self.leaves[leaf] = np.flatnonzero(ids == leaf)
             self.leaf_answer(leaf)
         self.tables = {"it": self.it.to_wire(), "st": self.st.to_wire()}
+        self.attributes = tuple(self.it.table.attributes)
+        self.schema = schema_digest(self.attributes)
 
     def leaf_answer(self, leaf: str) -> dict[str, Any]:
         """The wire body of ``leafIns`` of ``leaf`` (computed on first use; a leaf no IT row
@@ -382,40 +407,62 @@ async def serve_client(party: Party, store: CDBSStore, client: str) -> int:
 
     A request marked ``"later": True`` (the client's ``updateBDT``, which it does not wait
     for) gets no message of its own: its answer travels in the ``acks`` of the next reply,
-    as ``[n, answer]`` pairs in request order. A request that names no answer at all is the
-    client's ``sync``: its reply carries the pending acks and nothing else."""
+    as ``[n, answer]`` pairs in request order. Such requests usually come in the ``posted``
+    list of the client's next request (handled first, in order), or alone when the client
+    had no next request soon enough. A request that names no answer at all is the client's
+    ``sync``: its reply carries the pending acks and nothing else."""
     served = 0
     acks: list[list[Any]] = []
     while True:
         req = await party.recv(client, "cdtl/req")
-        n = req.get("n") if isinstance(req, dict) else None
-        if (
-            not isinstance(req, dict)
-            or not isinstance(req.get("op"), str)
-            or not (isinstance(n, int) and not isinstance(n, bool) and n >= 0)
-            or not isinstance(req.get("later", False), bool)
-        ):
+        posted = req.get("posted", []) if isinstance(req, dict) else None
+        if not isinstance(posted, list) or not all(_is_request(p, later=True) for p in posted):
+            raise ProtocolError(f"{client} sent a `posted` that is not a list of posted requests")
+        if not _is_request(req, later=bool(req.get("later"))):
             raise ProtocolError(
                 f"{client} sent a request that is not {{'op': ..., 'n': ..., 'later': bool}}"
             )
-        op = req["op"]
+        for p in posted:
+            acks.append([p["n"], _answer(party, store, p)])
+            served += 1
+        op, n = req["op"], req["n"]
         if op in ("done", "sync"):
             await party.send(client, f"cdtl/rep/{n}", {"ok": True, "acks": acks})
             acks = []
             if op == "done":
                 return served
             continue
-        with party.phase(f"cdtl/{op}"):
-            try:
-                reply = _handle(party, store, op, req)
-            except (ProtocolError, ConfigError) as exc:
-                reply = {"error": f"{type(exc).__name__}: {exc}"}
+        reply = _answer(party, store, req)
         served += 1
         if req.get("later"):
             acks.append([n, reply])
             continue
         await party.send(client, f"cdtl/rep/{n}", {**reply, "acks": acks})
         acks = []
+
+
+def _is_request(req: Any, *, later: bool) -> bool:
+    """``req`` is ``{"op": str, "n": int >= 0}``, with ``"later": True`` iff ``later``."""
+    if not isinstance(req, dict):
+        return False
+    n = req.get("n")
+    return (
+        isinstance(req.get("op"), str)
+        and isinstance(n, int)
+        and not isinstance(n, bool)
+        and n >= 0
+        and req.get("later", False) is later
+    )
+
+
+def _answer(party: Party, store: CDBSStore, req: Mapping[str, Any]) -> dict[str, Any]:
+    """The CDBS's answer to one request; a refused request is answered with its error."""
+    op = req["op"]
+    with party.phase(f"cdtl/{op}"):
+        try:
+            return _handle(party, store, op, req)
+        except (ProtocolError, ConfigError) as exc:
+            return {"error": f"{type(exc).__name__}: {exc}"}
 
 
 def _name(req: Mapping[str, Any]) -> str:
@@ -425,11 +472,18 @@ def _name(req: Mapping[str, Any]) -> str:
     return name
 
 
-def _query(req: Mapping[str, Any]) -> dict[str, Any]:
-    ins = req.get("instance")
-    if not isinstance(ins, dict) or not all(isinstance(k, str) for k in ins):
-        raise ProtocolError("a query needs `instance`, a map of attribute to value")
-    return ins
+def _query(req: Mapping[str, Any], loaded: _Loaded) -> dict[str, Any]:
+    """The query's instance: its ``values`` (str, or float for a continuous attribute) in the
+    order of IT's identifying attributes, which ``schema`` names (:func:`schema_digest`)."""
+    values = req.get("values")
+    if not isinstance(values, list) or not all(type(v) in (str, float) for v in values):
+        raise ProtocolError("a query needs `values`, a list of str or float")
+    if req.get("schema") != loaded.schema or len(values) != len(loaded.attributes):
+        raise ProtocolError(
+            f"the query's {len(values)} values do not follow IT's identifying attributes "
+            f"{list(loaded.attributes)} (schema {loaded.schema})"
+        )
+    return dict(zip(loaded.attributes, values, strict=True))
 
 
 def _handle(party: Party, store: CDBSStore, op: str, req: Mapping[str, Any]) -> dict[str, Any]:
@@ -453,7 +507,7 @@ def _handle(party: Party, store: CDBSStore, op: str, req: Mapping[str, Any]) -> 
     name = _name(req)
     if op == "find_bdt_leaf":
         loaded = store.load(name)
-        ins = _query(req)
+        ins = _query(req, loaded)
         leaf, node = find_bdt_leaf(loaded.bdt, ins)
         ledger.record("cdtl/query", {"name": name, "instance": ins}, step="find_bdt_leaf")
         blob = store.subtree(name, leaf)
@@ -480,7 +534,7 @@ def _handle(party: Party, store: CDBSStore, op: str, req: Mapping[str, Any]) -> 
         return {"stored": stored}
     if op == "predict":  # cdbsl
         loaded = store.load(name)
-        ins = _query(req)
+        ins = _query(req, loaded)
         ledger.record("cdtl/query", {"name": name, "instance": ins}, step="predict")
         return {"class": predict_one(loaded.bdt, ins)}
     if op == "get_tables":  # cnl
@@ -547,32 +601,54 @@ class CDBSClient:
         self._seq = 0
         self._posted: dict[int, str] = {}  # number -> op posted, not acknowledged yet
         self._unanswered: dict[int, dict[str, Any]] = {}  # sent, no reply or ack read yet
+        self._outbox: list[dict[str, Any]] = []  # posted, not sent yet
+        self._timer: asyncio.TimerHandle | None = None
+        self._flushing: asyncio.Future[None] | None = None
+        # row keys -> (identifying attributes in that order, their digest)
+        self._schemas: dict[tuple[str, ...], tuple[list[str], str]] = {}
         party.expect_restarts(cdbs, self._resend)
 
     async def _resend(self) -> None:
         """The CDBS was restarted: send again the requests the old process never answered."""
+        self._outbox.clear()  # sent below
         for _, req in sorted(self._unanswered.items()):
             await self.party.send(self.cdbs, "cdtl/req", req)
 
     async def request(self, op: str, **body: Any) -> dict[str, Any]:
         """Send request ``op`` and wait for its reply (which also acknowledges the requests
         posted before it)."""
-        n = await self._send(op, body, later=False)
+        n = self._number(op, body, later=False)
+        req = self._unanswered[n]
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._outbox:
+            # the posted requests travel with this one: one message, handled first
+            req = {**req, "posted": self._outbox}
+            self._outbox = []
+        await self._flushed()
+        await self.party.send(self.cdbs, "cdtl/req", req)
         return await self._reply(n, op)
 
     async def post(self, op: str, **body: Any) -> int:
-        """Send request ``op`` without waiting: the CDBS acknowledges it in its next reply,
-        and an error in it is raised by the next :meth:`request` or :meth:`settle`. Returns
-        the request's number."""
-        return await self._send(op, body, later=True)
+        """Send request ``op`` without waiting for its answer: it goes with the client's next
+        request, or alone after :data:`POST_DELAY_S`, whichever comes first. The CDBS
+        acknowledges it in its next reply; an error in it is raised by the next
+        :meth:`request` or :meth:`settle`. Returns the request's number."""
+        n = self._number(op, body, later=True)
+        self._outbox.append(self._unanswered[n])
+        if self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(POST_DELAY_S, self._flush)
+        return n
 
     async def settle(self) -> None:
         """Wait until the CDBS has acknowledged every posted request (one ``sync`` round
-        trip if any is pending)."""
+        trip, which carries the requests not sent yet, if any is pending)."""
         if self._posted:
             await self.request("sync")
 
-    async def _send(self, op: str, body: dict[str, Any], *, later: bool) -> int:
+    def _number(self, op: str, body: dict[str, Any], *, later: bool) -> int:
+        """Number a new request and keep it until it is answered."""
         n = self._seq
         self._seq += 1
         req = {"op": op, "n": n, **body}
@@ -580,8 +656,26 @@ class CDBSClient:
             req["later"] = True
             self._posted[n] = op
         self._unanswered[n] = req
-        await self.party.send(self.cdbs, "cdtl/req", req)
         return n
+
+    def _flush(self) -> None:
+        """No request came within POST_DELAY_S: send the posted requests alone."""
+        self._timer = None
+        if self._outbox:
+            reqs, self._outbox = self._outbox, []
+            self._flushing = asyncio.ensure_future(self._send_each(reqs, self._flushing))
+
+    async def _send_each(self, reqs: list[dict[str, Any]], before: asyncio.Future | None) -> None:
+        if before is not None:
+            await before
+        for req in reqs:
+            await self.party.send(self.cdbs, "cdtl/req", req)
+
+    async def _flushed(self) -> None:
+        """Wait for (and raise the error of) a flush in progress: requests leave in order."""
+        if self._flushing is not None:
+            flushing, self._flushing = self._flushing, None
+            await flushing
 
     async def _reply(self, n: int, op: str) -> dict[str, Any]:
         reply = await self.party.recv(self.cdbs, f"cdtl/rep/{n}")
@@ -607,6 +701,8 @@ class CDBSClient:
 
     async def done(self) -> None:
         await self.request("done")
+        if self._timer is not None:
+            self._timer.cancel()
 
     async def outsource(self, anatomized: Anatomized, prune_positions: np.ndarray) -> dict:
         """Upload ``IT`` and ``ST`` with the prune rows' positions in ``IT``."""
@@ -616,6 +712,16 @@ class CDBSClient:
             st=anatomized.st.to_wire(),
             prune=np.asarray(prune_positions, dtype=np.int64),
         )
+
+    def _query(self, row: Mapping[str, Any]) -> dict[str, Any]:
+        """``sendInstance``'s body: the row's values without the sensitive value and the class,
+        in the row's attribute order (IT's), with that order's digest."""
+        keys = tuple(row)
+        schema = self._schemas.get(keys)
+        if schema is None:
+            attrs = [a for a in keys if a not in (self.sensitive, self.class_name)]
+            schema = self._schemas[keys] = (attrs, schema_digest(attrs))
+        return {"values": [_wire_value(row[a]) for a in schema[0]], "schema": schema[1]}
 
     # -- cdtl, Figure 3
 
@@ -630,9 +736,7 @@ class CDBSClient:
     async def _inference(
         self, name: str, row: Mapping[str, Any], prune_rows: set[int], costs: ClientCosts
     ) -> str:
-        reply = await self.request(
-            "find_bdt_leaf", name=name, instance=_instance(row, [self.sensitive, self.class_name])
-        )
+        reply = await self.request("find_bdt_leaf", name=name, **self._query(row))
         costs.requests += 1
         leaf = reply.get("leaf")
         if not isinstance(leaf, str):
@@ -733,9 +837,7 @@ class CDBSClient:
             return await self._cdbsl_predict(name, row, costs)
 
     async def _cdbsl_predict(self, name: str, row: Mapping[str, Any], costs: ClientCosts) -> str:
-        reply = await self.request(
-            "predict", name=name, instance=_instance(row, [self.sensitive, self.class_name])
-        )
+        reply = await self.request("predict", name=name, **self._query(row))
         costs.requests += 1
         label = reply.get("class")
         if not isinstance(label, str):

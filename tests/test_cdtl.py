@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mpc.datasets import Table
-from mpc.errors import AuthenticationError, ConfigError, ProtocolError
+from mpc.errors import AuthenticationError, ConfigError, MPCError, ProtocolError
 from mpc.evaluation import rows_of
 from mpc.local import run_in_memory
 from mpc.metrics import Ledger
@@ -26,6 +26,7 @@ from mpc.tree import Leaf, Split, predict_one, to_json
 from protocols.anatomization import anatomize, open_eseq, suppress_for_l
 from protocols.cdtl import (
     CDBS,
+    POST_DELAY_S,
     CDBSClient,
     CDBSStore,
     ClientCosts,
@@ -33,6 +34,7 @@ from protocols.cdtl import (
     find_bdt_leaf,
     leaf_of_rows,
     learner,
+    schema_digest,
     serve_client,
     subtree_aad,
 )
@@ -156,9 +158,10 @@ def test_two_clients_refining_the_same_leaf_leave_one_subtree() -> None:
     assert stored.count(True) == 1
 
 
-def test_a_posted_upload_is_acknowledged_with_the_next_reply() -> None:
-    """updateBDT is posted, not waited for: the CDBS sends no message for it and puts its
-    answer in the next reply. A refused upload surfaces there, or at ``settle``."""
+def test_a_posted_upload_travels_with_the_next_request_or_alone_soon() -> None:
+    """updateBDT is posted, not waited for: it travels with the client's next request (or
+    alone after POST_DELAY_S), the CDBS sends no message for it and puts its answer in the
+    next reply. A refused upload surfaces there, or at ``settle``."""
     t = table(4)
     key = ClientKey.generate()
     store = CDBSStore(":memory:")
@@ -167,31 +170,33 @@ def test_a_posted_upload_is_acknowledged_with_the_next_reply() -> None:
         client = CDBSClient(party, key, sensitive=SENSITIVE, class_name=t.class_name)
         an = anatomize(t, SENSITIVE, 2, key)
         await client.outsource(an, np.array([], dtype=np.int64))
-        out = []
         await client.post("update_bdt", name=t.name, leaf="x", subtree=b"sealed")
-        out.append(await client.request("get_blob", name=t.name, key="nothing-here"))
-        return out
+        return await client.request("get_blob", name=t.name, key="nothing-here")
 
     async def refused(party: Party) -> Any:
         client = CDBSClient(party, key, sensitive=SENSITIVE, class_name=t.class_name)
         await client.post("update_bdt", name="no-such-table", leaf="x", subtree=b"sealed")
-        with pytest.raises(ProtocolError, match=r"refused 'update_bdt'.*no table 'no-such-table'"):
+        with pytest.raises(ProtocolError, match=r"refused 'update_bdt'.*no table 'no-such-t"):
             await client.settle()
         await client.post("update_bdt", name="no-such-table", leaf="y", subtree=b"sealed")
-        with pytest.raises(ProtocolError, match="refused 'update_bdt'"):
+        with pytest.raises(ProtocolError, match=r"refused 'update_bdt'"):
             await client.request("get_blob", name=t.name, key="cnl-tree")
         await client.post("update_bdt", name=t.name, leaf="z", subtree=b"sealed")
+        await client.post("update_bdt", name=t.name, leaf="w", subtree=b"sealed")
+        assert store.subtree_leaves() == ["x"]  # not sent yet
+        await asyncio.sleep(POST_DELAY_S * 5)  # no request came: they went alone
+        assert store.subtree_leaves() == ["w", "x", "z"]
         await client.settle()
         await client.settle()  # nothing pending: no round trip
         await client.done()
-        return store.subtree_leaves()
+        return True
 
-    with pytest.raises(ProtocolError, match="no 'nothing-here'"):
+    with pytest.raises(MPCError, match="no 'nothing-here'"):  # as the client's or the CDBS's
         run_pair(store, {"client": program}, ["client"])
-    res, parties = run_pair(store, {"client": refused}, ["client"])
-    assert res["client"] == ["x", "z"]
-    # 7 requests: 3 posted uploads got no message of their own; 2 syncs, get_blob and done did
-    assert parties["client"].metrics.messages_sent[CDBS] == 7
+    assert store.subtree_leaves() == ["x"]  # it came with the failed request, before it
+    _, parties = run_pair(store, {"client": refused}, ["client"])
+    # 2 uploads went with a sync and get_blob, 2 alone; the CDBS answered only the 4 requests
+    assert parties["client"].metrics.messages_sent[CDBS] == 6
     assert parties["client"].metrics.messages_received[CDBS] == 4
 
 
@@ -221,10 +226,10 @@ def test_the_cdbs_restarted_serves_the_same_answers(tmp_path: Path) -> None:
     assert restarted.subtree_count() == count
 
 
-def test_a_subtree_swapped_between_leaves_is_detected() -> None:
+def test_a_subtree_swapped_between_leaves_is_detected(tmp_path: Path) -> None:
     t = table(4)
     key = ClientKey.generate()
-    store = CDBSStore(":memory:")
+    store = CDBSStore(tmp_path / "cdbs.sqlite")
     run_pair(store, {"client": outsource_program(t, key, set())}, ["client"])
     loaded = store.load(t.name)
     ids = sorted({find_bdt_leaf(loaded.bdt, r)[0] for r in rows_of(t)})
@@ -233,6 +238,8 @@ def test_a_subtree_swapped_between_leaves_is_detected() -> None:
     blob = store.subtree(t.name, other)
     assert blob is not None
     store._db.execute("UPDATE subtrees SET blob = ? WHERE leaf = ?", (blob, victim))
+    store.close()
+    store = CDBSStore(tmp_path / "cdbs.sqlite")  # the CDBS serving its altered database
     row = next(r for r in rows_of(t) if find_bdt_leaf(loaded.bdt, r)[0] == victim)
 
     async def predict(party: Party) -> Any:
@@ -359,7 +366,7 @@ junk = st.recursive(
 )  # fmt: skip
 OPS = ["outsource", "find_bdt_leaf", "update_bdt", "predict", "get_tables", "put_blob",
        "get_blob", "no-such-op"]  # fmt: skip
-FIELDS = ["name", "it", "st", "prune", "instance", "leaf", "subtree", "key", "blob"]
+FIELDS = ["name", "it", "st", "prune", "values", "schema", "leaf", "subtree", "key", "blob"]
 rows_of_junk = st.dictionaries(st.sampled_from(["a", "b", SENSITIVE, "y"]), junk, max_size=4)
 
 
@@ -439,3 +446,21 @@ def test_the_prepared_leaf_replies_are_the_group_joins_and_survive_a_restart(
             assert a.seq.tolist() == b.seq.tolist() and a.value.tolist() == b.value.tolist()
     finally:
         again.close()
+
+
+def test_a_query_names_the_order_of_its_values() -> None:
+    """A query's values follow IT's identifying attributes, named by their digest: values in
+    another order, or too few, are refused, not routed."""
+    store = _hostile_store()
+    loaded = store.load("t")
+    assert loaded.attributes == ("a", "b")
+    good = {"name": "t", "values": ["a0", "b1"], "schema": schema_digest(["a", "b"])}
+    assert _handle(_LedgerOnly(), store, "find_bdt_leaf", good)["leaf"]
+    assert _handle(_LedgerOnly(), store, "predict", good)["class"]
+    for bad in (
+        {**good, "schema": schema_digest(["b", "a"])},
+        {**good, "values": ["a0"]},
+        {**good, "values": ["a0", 1]},
+    ):
+        with pytest.raises(ProtocolError, match="values"):
+            _handle(_LedgerOnly(), store, "find_bdt_leaf", bad)
