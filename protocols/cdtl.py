@@ -12,23 +12,28 @@ Roles:
   and the encrypted subtrees (:class:`CDBSStore`, SQLite), learns the BDT from ``IT`` and
   serves requests (:func:`serve_client`).
 
-Protocol (every request one round trip, :class:`CDBSClient`):
+Protocol (every request but ``update_bdt`` one round trip, :class:`CDBSClient`):
 
 * ``outsource`` — the client anatomizes its table and uploads ``IT`` and ``ST`` with the
   positions of ``IT``'s prune rows (the shared reduced-error prune set); the CDBS learns the BDT
   on ``IT``'s identifying attributes with the class (Figure 1, ``LearnDT(IT)``) and stores all
   three in one transaction.
 * ``find_bdt_leaf`` (Figure 2) — the client sends the instance without the sensitive value and
-  the class; the CDBS routes it to a BDT leaf and answers with the leaf's encrypted subtree if
-  the leaf is refined, else with ``leafIns``: the leaf's ``IT`` tuples group-joined with ``ST``
-  on GID (all candidate sensitive values of each tuple). IT, ST and the BDT never change
-  after outsourcing, so the CDBS computes every leaf's ``leafIns`` once, when it loads the
-  table (:meth:`_Loaded.prepare`), and serves it ready. A leaf without tuples (a value no
-  training tuple had) cannot be refined: the client takes the BDT's label there.
+  the class (its values in IT's attribute order, with a digest of that order, which the CDBS
+  checks: :func:`schema_digest`); the CDBS routes it to a BDT leaf and answers with the
+  leaf's encrypted subtree if the leaf is refined, else with ``leafIns``: the leaf's ``IT``
+  tuples group-joined with ``ST`` on GID (all candidate sensitive values of each tuple).
+  IT, ST and the BDT never change after outsourcing, so the CDBS computes every leaf's
+  ``leafIns`` once, when it loads the table (:meth:`_Loaded.prepare`), and serves it
+  ready. A leaf without tuples (a value no training tuple had) cannot be refined: the
+  client takes the BDT's label there.
 * ``update_bdt`` — the client uploads the subtree it learned for a leaf, AES-GCM sealed under
   its key with the table and the leaf id as associated data; the CDBS stores the first subtree
   of a leaf and keeps it (a second upload of the same leaf is ignored), so concurrent clients
-  leave exactly one.
+  leave exactly one. The client does not wait for it: the upload travels with its next
+  request (or alone after :data:`POST_DELAY_S` without one), the CDBS serves it at once to
+  that request and to any other (:meth:`CDBSStore.stage`), stores it once the reply is sent,
+  and acknowledges it in its next reply.
 * cnl: ``get_tables`` (download ``IT`` and ``ST``), ``put_blob`` / ``get_blob`` (the sealed
   full tree kept at the CDBS); cdbsl: ``predict`` (the CDBS classifies with the BDT).
 
@@ -227,6 +232,8 @@ class CDBSStore:
         # (table, leaf) -> the stored subtree: what this process stored or read (the rows
         # never change once stored, and only this process writes them)
         self._subtrees: dict[tuple[str, str], bytes] = {}
+        # (table, leaf) -> a subtree received but not stored yet (see stage)
+        self._staged: dict[tuple[str, str], bytes] = {}
 
     def close(self) -> None:
         self._db.close()
@@ -268,6 +275,7 @@ class CDBSStore:
                 raise
         self._cache.pop(it.name, None)
         self._subtrees = {k: v for k, v in self._subtrees.items() if k[0] != it.name}
+        self._staged = {k: v for k, v in self._staged.items() if k[0] != it.name}
 
     def load(self, name: str) -> _Loaded:
         hit = self._cache.get(name)
@@ -290,6 +298,7 @@ class CDBSStore:
         return [r[0] for r in self._db.execute("SELECT name FROM outsourced ORDER BY name")]
 
     def subtree(self, name: str, leaf: str) -> bytes | None:
+        """The leaf's stored subtree, else the one staged for it, else None."""
         hit = self._subtrees.get((name, leaf))
         if hit is not None:
             return hit
@@ -297,18 +306,31 @@ class CDBSStore:
             "SELECT blob FROM subtrees WHERE name = ? AND leaf = ?", (name, leaf)
         ).fetchone()
         if row is None:
-            return None
+            return self._staged.get((name, leaf))
         blob = self._subtrees[name, leaf] = bytes(row[0])
         return blob
 
+    def stage(self, name: str, leaf: str, blob: bytes) -> None:
+        """Serve ``blob`` as the leaf's subtree until :meth:`put_subtree` stores it (or the
+        subtree stored first)."""
+        self._staged.setdefault((name, leaf), blob)
+
     def put_subtree(self, name: str, leaf: str, blob: bytes) -> bool:
         """Store the first subtree of a leaf; False if the leaf already had one."""
-        n = self._tx(
-            "INSERT OR IGNORE INTO subtrees VALUES (?, ?, ?, ?)", (name, leaf, blob, time.time())
-        )
+        try:
+            n = self._tx(
+                "INSERT OR IGNORE INTO subtrees VALUES (?, ?, ?, ?)",
+                (name, leaf, blob, time.time()),
+            )
+        finally:
+            self._staged.pop((name, leaf), None)
         if n == 1:
             self._subtrees[name, leaf] = blob
         return n == 1
+
+    def is_loaded(self, name: str) -> bool:
+        """Whether this process has loaded table ``name``."""
+        return name in self._cache
 
     def subtree_count(self, name: str | None = None) -> int:
         if name is None:
@@ -422,10 +444,16 @@ async def serve_client(party: Party, store: CDBSStore, client: str) -> int:
             raise ProtocolError(
                 f"{client} sent a request that is not {{'op': ..., 'n': ..., 'later': bool}}"
             )
-        for p in posted:
-            acks.append([p["n"], _answer(party, store, p)])
-            served += 1
         op, n = req["op"], req["n"]
+        # an upload that came with a query is staged (the query sees it) and stored after the
+        # reply is sent: the client does not wait for the database; its ack, in the next
+        # reply, still comes only once the subtree is stored
+        later = [p for p in posted if op not in ("done", "sync") and _stage(store, p)]
+        staged = {p["n"] for p in later}
+        for p in posted:
+            if p["n"] not in staged:
+                acks.append([p["n"], _answer(party, store, p)])
+            served += 1
         if op in ("done", "sync"):
             await party.send(client, f"cdtl/rep/{n}", {"ok": True, "acks": acks})
             acks = []
@@ -438,7 +466,19 @@ async def serve_client(party: Party, store: CDBSStore, client: str) -> int:
             acks.append([n, reply])
             continue
         await party.send(client, f"cdtl/rep/{n}", {**reply, "acks": acks})
-        acks = []
+        acks = [[p["n"], _answer(party, store, p)] for p in later]
+
+
+def _stage(store: CDBSStore, req: Mapping[str, Any]) -> bool:
+    """Stage a well-formed ``update_bdt`` for a stored table (see :meth:`CDBSStore.stage`);
+    False for anything else (answered at once)."""
+    name, leaf, blob = req.get("name"), req.get("leaf"), req.get("subtree")
+    if req["op"] != "update_bdt" or not isinstance(leaf, str) or not isinstance(blob, bytes):
+        return False
+    if not isinstance(name, str) or not store.is_loaded(name):
+        return False
+    store.stage(name, leaf, blob)
+    return True
 
 
 def _is_request(req: Any, *, later: bool) -> bool:

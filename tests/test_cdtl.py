@@ -464,3 +464,26 @@ def test_a_query_names_the_order_of_its_values() -> None:
     ):
         with pytest.raises(ProtocolError, match="values"):
             _handle(_LedgerOnly(), store, "find_bdt_leaf", bad)
+
+
+def test_a_staged_subtree_is_served_until_stored_and_the_first_stored_wins(
+    tmp_path: Path,
+) -> None:
+    store = _hostile_store.__wrapped__()  # a store of its own
+    assert store.subtree("t", "leaf") is None
+    store.stage("t", "leaf", b"first")
+    store.stage("t", "leaf", b"second")  # the first staged is served
+    assert store.subtree("t", "leaf") == b"first"
+    assert store.put_subtree("t", "leaf", b"first") is True
+    assert store.put_subtree("t", "leaf", b"second") is False
+    assert store.subtree("t", "leaf") == b"first" and store.subtree_leaves().count("leaf") == 1
+    store.stage("t", "leaf", b"late")  # a leaf already stored keeps its subtree
+    assert store.subtree("t", "leaf") == b"first"
+    assert store.put_subtree("t", "leaf", b"late") is False and not store._staged
+    # a database reopened by a new process serves what was stored, nothing staged
+    db = CDBSStore(tmp_path / "cdbs.sqlite")
+    db.stage("t", "x", b"never stored")
+    db.put_subtree("t", "y", b"stored")
+    db.close()
+    again = CDBSStore(tmp_path / "cdbs.sqlite")
+    assert again.subtree("t", "x") is None and again.subtree("t", "y") == b"stored"
