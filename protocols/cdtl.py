@@ -429,9 +429,10 @@ async def serve_client(party: Party, store: CDBSStore, client: str) -> int:
 
     A request marked ``"later": True`` (the client's ``updateBDT``, which it does not wait
     for) gets no message of its own: its answer travels in the ``acks`` of the next reply,
-    as ``[n, answer]`` pairs in request order. Such requests usually come in the ``posted``
-    list of the client's next request (handled first, in order), or alone when the client
-    had no next request soon enough. A request that names no answer at all is the client's
+    as ``[n, answer]`` pairs. Such requests usually come in the ``posted`` list of the
+    client's next request (handled first; an upload is staged instead, served at once and
+    stored once the reply is sent), or alone when the client had no next request soon
+    enough. A request that names no answer at all is the client's
     ``sync``: its reply carries the pending acks and nothing else."""
     served = 0
     acks: list[list[Any]] = []
@@ -465,8 +466,10 @@ async def serve_client(party: Party, store: CDBSStore, client: str) -> int:
         if req.get("later"):
             acks.append([n, reply])
             continue
-        await party.send(client, f"cdtl/rep/{n}", {**reply, "acks": acks})
-        acks = [[p["n"], _answer(party, store, p)] for p in later]
+        try:
+            await party.send(client, f"cdtl/rep/{n}", {**reply, "acks": acks})
+        finally:  # a staged upload is stored even when the reply cannot be sent
+            acks = [[p["n"], _answer(party, store, p)] for p in later]
 
 
 def _stage(store: CDBSStore, req: Mapping[str, Any]) -> bool:
