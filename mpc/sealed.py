@@ -294,11 +294,7 @@ def open_rows(key: ClientKey, rows: np.ndarray, aads: Sequence[bytes]) -> list[b
         )
     versions = rows[:, 0]
     if np.any(versions != FORMAT_VERSION):
-        bad = int(versions[np.flatnonzero(versions != FORMAT_VERSION)[0]])
-        raise AuthenticationError(
-            f"sealed blob has format version {bad}, expected {FORMAT_VERSION}; "
-            "it was altered or written by an incompatible version"
-        )
+        raise _wrong_version(int(versions[np.flatnonzero(versions != FORMAT_VERSION)[0]]))
     raw = rows.tobytes()
     decrypt = key._aead.decrypt
     nonce_end = 1 + NONCE_BYTES
@@ -308,11 +304,7 @@ def open_rows(key: ClientKey, rows: np.ndarray, aads: Sequence[bytes]) -> list[b
             for o, a in zip(range(0, n * width, width), aads, strict=True)
         ]
     except InvalidTag:
-        raise AuthenticationError(
-            "sealed blob failed authentication: it was altered or truncated, sealed under "
-            f"another key (this one is {key.fingerprint}), or belongs to something else than "
-            "the given associated data (e.g. another leaf or table)"
-        ) from None
+        raise _failed(key) from None
 
 
 def _open(key: ClientKey, blob: bytes, aad: bytes) -> bytes:
@@ -322,20 +314,28 @@ def _open(key: ClientKey, blob: bytes, aad: bytes) -> bytes:
             "it was truncated or is not a sealed blob"
         )
     if blob[0] != FORMAT_VERSION:
-        raise AuthenticationError(
-            f"sealed blob has format version {blob[0]}, expected {FORMAT_VERSION}; "
-            "it was altered or written by an incompatible version"
-        )
+        raise _wrong_version(blob[0])
     try:
         return key._aead.decrypt(
             blob[1 : 1 + NONCE_BYTES], blob[1 + NONCE_BYTES :], _VERSION_BYTE + aad
         )
     except InvalidTag:
-        raise AuthenticationError(
-            "sealed blob failed authentication: it was altered or truncated, sealed under "
-            f"another key (this one is {key.fingerprint}), or belongs to something else than "
-            "the given associated data (e.g. another leaf or table)"
-        ) from None
+        raise _failed(key) from None
+
+
+def _wrong_version(version: int) -> AuthenticationError:
+    return AuthenticationError(
+        f"sealed blob has format version {version}, expected {FORMAT_VERSION}; "
+        "it was altered or written by an incompatible version"
+    )
+
+
+def _failed(key: ClientKey) -> AuthenticationError:
+    return AuthenticationError(
+        "sealed blob failed authentication: it was altered or truncated, sealed under "
+        f"another key (this one is {key.fingerprint}), or belongs to something else than "
+        "the given associated data (e.g. another leaf or table)"
+    )
 
 
 def _json_default(obj: Any) -> Any:
