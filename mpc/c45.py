@@ -35,7 +35,7 @@ from mpc.tree import MISSING, Leaf, Node, Split, majority
 if TYPE_CHECKING:
     from mpc.datasets import Table
 
-__all__ = ["C45Classifier"]
+__all__ = ["C45Classifier", "CodedTable"]
 
 _EPS = 1e-3  # J48's tolerance in "gain >= average gain"
 _TIE = 1e-9  # gain ratios closer than this are equal
@@ -65,6 +65,101 @@ def _split_info(weights: np.ndarray) -> float:
         return 0.0
     p = w / total
     return float(-(p * np.log2(p)).sum())
+
+
+class CodedTable:
+    """A table as the learner reads it: every nominal column as int codes into its domain
+    (the distinct values of the column but :data:`~mpc.tree.MISSING`, sorted; ``-1`` for
+    MISSING), every continuous column as float64 (NaN unknown), the class as an index into
+    ``classes`` (its distinct values, sorted).
+
+    :meth:`from_table` makes it from a :class:`~mpc.datasets.Table`; :meth:`from_codes` from
+    columns that are codes already (e.g. a table received as codes), without making their
+    values str by str. Both give the same table for the same rows, so the same tree."""
+
+    __slots__ = ("attributes", "classes", "data", "domains", "kinds", "y")
+
+    def __init__(
+        self,
+        attributes: Sequence[str],
+        kinds: Sequence[str],
+        domains: Sequence[list[str]],
+        data: Sequence[np.ndarray],
+        classes: list[str],
+        y: np.ndarray,
+    ) -> None:
+        if not len(attributes) == len(kinds) == len(domains) == len(data):
+            raise ConfigError("CodedTable: one kind, domain and column per attribute")
+        if any(len(col) != len(y) for col in data):
+            raise ConfigError("CodedTable: every column needs one value per row")
+        self.attributes, self.kinds = list(attributes), list(kinds)
+        self.domains, self.data = list(domains), list(data)
+        self.classes, self.y = classes, y
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.y)
+
+    @classmethod
+    def from_table(cls, table: Table) -> CodedTable:
+        target = _texts(table.target)
+        classes = sorted(set(target))
+        class_index = {c: i for i, c in enumerate(classes)}
+        y = np.fromiter(map(class_index.__getitem__, target), dtype=np.int64, count=len(target))
+        domains: list[list[str]] = []
+        data: list[np.ndarray] = []
+        for kind, col in zip(table.kinds, table.columns, strict=True):
+            if kind == "continuous":
+                domains.append([])
+                data.append(np.asarray(col, dtype=np.float64))
+            else:
+                text = _texts(col)
+                domain = sorted(set(text) - {MISSING})  # code-point order, as np.unique
+                index = {v: i for i, v in enumerate(domain)}
+                index[MISSING] = -1
+                codes = np.fromiter(map(index.__getitem__, text), dtype=np.int64, count=len(text))
+                domains.append(domain)
+                data.append(codes)
+        return cls(table.attributes, table.kinds, domains, data, classes, y)
+
+    @classmethod
+    def from_codes(
+        cls,
+        attributes: Sequence[str],
+        kinds: Sequence[str],
+        columns: Sequence[tuple[Sequence[str], np.ndarray] | np.ndarray],
+        target: tuple[Sequence[str], np.ndarray],
+    ) -> CodedTable:
+        """Column ``j`` is ``(values, codes)`` for a nominal attribute (row ``i`` has the value
+        ``values[codes[i]]``; ``codes`` within range) or a float64 array for a continuous
+        one; ``target`` is ``(values, codes)`` too."""
+        domains: list[list[str]] = []
+        data: list[np.ndarray] = []
+        for kind, col in zip(kinds, columns, strict=True):
+            if kind == "continuous":
+                assert isinstance(col, np.ndarray)
+                domains.append([])
+                data.append(np.asarray(col, dtype=np.float64))
+            else:
+                assert isinstance(col, tuple)
+                domain, codes = _recode(col[0], col[1], missing=True)
+                domains.append(domain)
+                data.append(codes)
+        classes, y = _recode(target[0], target[1], missing=False)
+        return cls(attributes, kinds, domains, data, classes, y)
+
+
+def _recode(values: Sequence[str], codes: np.ndarray, *, missing: bool) -> tuple[list, np.ndarray]:
+    """``(domain, codes)`` as :meth:`CodedTable.from_table` makes them for the column whose
+    row ``i`` is ``values[codes[i]]``: the domain of the values that occur (but MISSING, if
+    ``missing``), sorted, and each row's index in it (MISSING: -1)."""
+    occur: list[int] = (
+        np.flatnonzero(np.bincount(codes, minlength=len(values))).tolist() if len(codes) else []
+    )
+    domain = sorted({str(values[k]) for k in occur} - ({MISSING} if missing else set()))
+    index = {v: i for i, v in enumerate(domain)}
+    lookup = np.fromiter((index.get(str(v), -1) for v in values), dtype=np.int64, count=len(values))
+    return domain, lookup[codes] if len(codes) else np.zeros(0, dtype=np.int64)
 
 
 class C45Classifier:
@@ -118,7 +213,10 @@ class C45Classifier:
     # ------------------------------------------------------------------ fit
 
     def fit(
-        self, table: Table, *, prune_rows: Sequence[int] | np.ndarray | None = None
+        self,
+        table: Table | CodedTable,
+        *,
+        prune_rows: Sequence[int] | np.ndarray | None = None,
     ) -> C45Classifier:
         """Grow the tree and, with reduced-error pruning, prune it on held-out rows: the
         ``prune_rows`` given (indices into ``table``; several learners can then share one
@@ -126,27 +224,13 @@ class C45Classifier:
         self._validate()
         if table.n_rows == 0:
             raise ConfigError("cannot learn a tree from an empty table")
-        target = _texts(table.target)
-        self.classes_ = sorted(set(target))
-        self.attributes_ = list(table.attributes)
-        self.kinds_ = list(table.kinds)
-        class_index = {c: i for i, c in enumerate(self.classes_)}
-        y = np.fromiter(map(class_index.__getitem__, target), dtype=np.int64, count=len(target))
-        self._domains: list[list[str]] = []
-        self._data: list[np.ndarray] = []
-        for kind, col in zip(self.kinds_, table.columns, strict=True):
-            if kind == "continuous":
-                self._domains.append([])
-                self._data.append(np.asarray(col, dtype=np.float64))
-            else:
-                text = _texts(col)
-                domain = sorted(set(text) - {MISSING})  # code-point order, as np.unique
-                index = {v: i for i, v in enumerate(domain)}
-                index[MISSING] = -1
-                codes = np.fromiter(map(index.__getitem__, text), dtype=np.int64, count=len(text))
-                self._domains.append(domain)
-                self._data.append(codes)
-        self._y = y
+        coded = table if isinstance(table, CodedTable) else CodedTable.from_table(table)
+        self.classes_ = list(coded.classes)
+        self.attributes_ = list(coded.attributes)
+        self.kinds_ = list(coded.kinds)
+        self._domains: list[list[str]] = list(coded.domains)
+        self._data: list[np.ndarray] = list(coded.data)
+        y = self._y = coded.y
         nominal_js = [j for j, k in enumerate(self.kinds_) if k == "nominal"]
         self._vmax = max((len(self._domains[j]) for j in nominal_js), default=0)
         # one column per attribute (continuous: all -1) for the batched multiway evaluation

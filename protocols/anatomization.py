@@ -61,10 +61,11 @@ import secrets
 import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
+from mpc.c45 import CodedTable
 from mpc.datasets import CONTINUOUS, NOMINAL, Table
 from mpc.errors import ConfigError, ProtocolError
 from mpc.sealed import (
@@ -88,6 +89,8 @@ __all__ = [
     "is_l_diverse",
     "join",
     "join_with_rows",
+    "joined_learning_table",
+    "leaf_learning_table",
     "max_l",
     "open_eseq",
     "suppress_for_l",
@@ -610,8 +613,17 @@ def join_with_rows(
     """:func:`join`, and the original row of every tuple of ``it`` (in ``it``'s order; read
     from the ESEQs the join decrypts anyway)."""
     seq, row = open_eseq(it, key, name)
-    order = np.argsort(st.seq, kind="stable")
-    sorted_seq = st.seq[order]
+    st_rows = _join_index(st.seq, st.gid, seq, it.gid)
+    return _restore(it, st.values[st_rows], row, st.attribute, st.position, name), row
+
+
+def _join_index(
+    st_seq: np.ndarray, st_gid: np.ndarray, seq: np.ndarray, it_gid: np.ndarray
+) -> np.ndarray:
+    """The ST row of every IT tuple (whose ESEQ holds ``seq``): the equi-join on SEQ, with
+    the checks :func:`join` promises."""
+    order = np.argsort(st_seq, kind="stable")
+    sorted_seq = st_seq[order]
     if len(sorted_seq) > 1 and bool(np.any(sorted_seq[1:] == sorted_seq[:-1])):
         raise ProtocolError("ST repeats sequence numbers; SEQ must be unique")
     pos = np.searchsorted(sorted_seq, seq)
@@ -619,16 +631,16 @@ def join_with_rows(
     found[found] = sorted_seq[pos[found]] == seq[found]
     if not found.all():
         raise ProtocolError(
-            f"{int((~found).sum())} of {it.n_rows} IT tuples have no ST tuple with their SEQ; "
+            f"{int((~found).sum())} of {len(seq)} IT tuples have no ST tuple with their SEQ; "
             "IT and ST are incomplete or do not belong together"
         )
     st_rows = order[pos]
-    moved = int(np.count_nonzero(st.gid[st_rows] != it.gid))
+    moved = int(np.count_nonzero(st_gid[st_rows] != it_gid))
     if moved:
         raise ProtocolError(
             f"{moved} IT tuples are in another group than their ST tuple; ST's GIDs were altered"
         )
-    return _restore(it, st.values[st_rows], row, st.attribute, st.position, name), row
+    return st_rows
 
 
 def group_join(it_rows: IdentifyingTable, st: SensitiveTable) -> Candidates:
@@ -679,17 +691,26 @@ def true_instances_with_rows(
     """
     it = candidates.it
     seq, row = open_eseq(it, key, name)
-    true = candidates.seq == seq[candidates.row]
-    hits = np.bincount(candidates.row[true], minlength=it.n_rows)
+    pairs = _true_pairs(candidates.row, candidates.seq, seq)
+    table = _restore(
+        it, candidates.value[pairs], row, candidates.attribute, candidates.position, name
+    )
+    return table, np.sort(row)
+
+
+def _true_pairs(pair_row: np.ndarray, pair_seq: np.ndarray, seq: np.ndarray) -> np.ndarray:
+    """The true pair of every tuple of a leaf (whose ESEQ holds ``seq``): the one pair of the
+    tuple whose SEQ is the tuple's, as ``trueInstances`` keeps it."""
+    true = pair_seq == seq[pair_row]
+    hits = np.bincount(pair_row[true], minlength=len(seq))
     if np.any(hits != 1):
         raise ProtocolError(
             f"leafIns is incomplete or altered: {int(np.sum(hits == 0))} tuples lack their true "
             f"sensitive value and {int(np.sum(hits > 1))} have it more than once"
         )
-    value = np.empty(it.n_rows, dtype=object)
-    value[candidates.row[true]] = candidates.value[true]
-    table = _restore(it, value, row, candidates.attribute, candidates.position, name)
-    return table, np.sort(row)
+    index = np.empty(len(seq), dtype=np.int64)
+    index[pair_row[true]] = np.flatnonzero(true)
+    return index
 
 
 def open_eseq(
@@ -697,12 +718,17 @@ def open_eseq(
 ) -> tuple[np.ndarray, np.ndarray]:
     """The client's view of ``it``'s ESEQs: the sequence numbers ``s`` and the original rows
     ``r`` sealed in them (``name`` as in :func:`join`)."""
-    table_name = it.name if name is None else name
-    gids = it.gid.tolist()
+    return _open_eseq(it.eseq, it.gid, it.name if name is None else name, key)
+
+
+def _open_eseq(
+    eseq: np.ndarray, gid: np.ndarray, table_name: str, key: ClientKey
+) -> tuple[np.ndarray, np.ndarray]:
+    gids = gid.tolist()
     aads = _eseq_aads(table_name, gids)
     # IT's ESEQ rows all have ESEQ_BYTES (checked when IT was built): so every plaintext has
     # _ESEQ_PLAINTEXT bytes, salt || s || r with s and r big-endian 64-bit
-    joined = b"".join(open_rows(key, it.eseq, list(map(aads.__getitem__, gids))))
+    joined = b"".join(open_rows(key, eseq, list(map(aads.__getitem__, gids))))
     fields = np.frombuffer(joined, dtype=">u8").reshape(-1, _ESEQ_PLAINTEXT // 8)
     s_r = fields[:, SALT_BYTES // 8 :].astype(np.int64)
     return s_r[:, 0].copy(), s_r[:, 1].copy()
@@ -717,16 +743,8 @@ def _restore(
     name: str | None,
 ) -> Table:
     """``it``'s tuples with the sensitive ``values`` put back, sorted by original row."""
-    ordered = np.sort(row)
-    if np.any(ordered[1:] == ordered[:-1]):
-        raise ProtocolError("IT holds the same tuple more than once (repeated ESEQ)")
     t = it.table
-    if not 0 <= position <= len(t.attributes) or attribute in t.attributes:
-        raise ProtocolError(
-            f"cannot put sensitive attribute {attribute!r} back at position {position} of "
-            f"IT's attributes {list(t.attributes)}"
-        )
-    order = np.argsort(row, kind="stable")
+    order = _restore_order(row, t.attributes, attribute, position)
     columns = [c[order] for c in t.columns]
     return Table(
         name=t.name if name is None else name,
@@ -741,6 +759,102 @@ def _restore(
         class_name=t.class_name,
         source=t.source,
     )
+
+
+def _restore_order(
+    row: np.ndarray, attributes: Sequence[str], attribute: str, position: int
+) -> np.ndarray:
+    """The order that sorts tuples by original row, checking that no row repeats and that
+    the sensitive attribute can go back at ``position``."""
+    ordered = np.sort(row)
+    if np.any(ordered[1:] == ordered[:-1]):
+        raise ProtocolError("IT holds the same tuple more than once (repeated ESEQ)")
+    if not 0 <= position <= len(attributes) or attribute in attributes:
+        raise ProtocolError(
+            f"cannot put sensitive attribute {attribute!r} back at position {position} of "
+            f"IT's attributes {list(attributes)}"
+        )
+    return np.argsort(row, kind="stable")
+
+
+# --------------------------------------------------------------------------------------------
+# The client's tables for the learner, straight from the wire (codes, never str by str)
+
+
+def leaf_learning_table(doc: Any, key: ClientKey, *, name: str) -> tuple[CodedTable, np.ndarray]:
+    """``trueInstances`` of a ``leafIns`` received as :meth:`Candidates.to_wire` made it:
+    :func:`true_instances_with_rows`, with the same checks, but the table comes as the
+    learner's :class:`~mpc.c45.CodedTable` made from the codes on the wire (the same table,
+    so the same tree, without making the values str by str)."""
+    d = _mapping(doc, "leafIns")
+    domain = _str_list(d.get("domain"), "leafIns.domain")
+    pairs = _code_matrix(d.get("pairs"), "leafIns.pairs", 3)
+    attribute = _str(d.get("attribute"), "leafIns.attribute")
+    position = _int(d.get("position"), "leafIns.position")
+    cols, gid, eseq = _wire_it(d.get("it"))
+    n = len(gid)
+    pair_row, pair_seq, pair_code = pairs[:, 0], pairs[:, 1], pairs[:, 2]
+    if len(pair_row) and (pair_row.min() < 0 or pair_row.max() >= n):
+        raise ProtocolError(
+            f"leafIns pairs refer to tuples {pair_row.min()}..{pair_row.max()}, but the leaf "
+            f"has {n} tuples"
+        )
+    _check_codes(pair_code, len(domain), "leafIns.pairs' values")
+    seq, row = _open_eseq(eseq, gid, name, key)
+    sensitive = pair_code[_true_pairs(pair_row, pair_seq, seq)]
+    return _coded_restore(cols, (domain, sensitive), row, attribute, position), np.sort(row)
+
+
+def joined_learning_table(
+    it_doc: Any, st_doc: Any, key: ClientKey, *, name: str
+) -> tuple[CodedTable, np.ndarray]:
+    """:func:`join_with_rows` of ``IT`` and ``ST`` received as their ``to_wire`` made them,
+    with the same checks, the table as the learner's :class:`~mpc.c45.CodedTable` (see
+    :func:`leaf_learning_table`)."""
+    cols, gid, eseq = _wire_it(it_doc)
+    d = _mapping(st_doc, "ST")
+    _str(d.get("name"), "ST.name")
+    attribute = _str(d.get("attribute"), "ST.attribute")
+    position = _int(d.get("position"), "ST.position")
+    st_seq = _int_array(d.get("seq"), "ST.seq")
+    st_gid = _int_array(d.get("gid"), "ST.gid")
+    domain = _str_list(d.get("domain"), "ST.domain")
+    codes = _int_array(d.get("codes"), "ST.codes")
+    if not st_seq.shape == st_gid.shape == codes.shape:
+        raise ProtocolError(
+            f"ST needs one SEQ, GID and value per row, got {len(st_seq)} SEQs, "
+            f"{len(st_gid)} GIDs and {len(codes)} values"
+        )
+    _check_codes(codes, len(domain), "ST.codes")
+    seq, row = _open_eseq(eseq, gid, name, key)
+    st_rows = _join_index(st_seq, st_gid, seq, gid)
+    return _coded_restore(cols, (domain, codes[st_rows]), row, attribute, position), row
+
+
+def _coded_restore(
+    cols: _WireColumns,
+    sensitive: tuple[list[str], np.ndarray],
+    row: np.ndarray,
+    attribute: str,
+    position: int,
+) -> CodedTable:
+    """:func:`_restore` for codes: IT's columns and the sensitive one, sorted by row."""
+    order = _restore_order(row, cols.attributes, attribute, position)
+    nominal = iter(range(cols.codes.shape[1]))
+    continuous = iter(cols.continuous)
+    columns: list[tuple[Sequence[str], np.ndarray] | np.ndarray] = []
+    for k in cols.kinds:
+        if k == CONTINUOUS:
+            columns.append(next(continuous)[order])
+        else:
+            j = next(nominal)
+            columns.append((cols.domains[j], cols.codes[order, j]))
+    target_j = next(nominal)
+    columns.insert(position, (sensitive[0], sensitive[1][order]))
+    kinds = [*cols.kinds[:position], NOMINAL, *cols.kinds[position:]]
+    attributes = [*cols.attributes[:position], attribute, *cols.attributes[position:]]
+    target = (cols.domains[target_j], cols.codes[order, target_j])
+    return CodedTable.from_codes(attributes, kinds, columns, target)
 
 
 # --------------------------------------------------------------------------------------------
@@ -788,8 +902,7 @@ def _coded(values: np.ndarray) -> tuple[list[str], np.ndarray]:
 def _decoded(domain: np.ndarray, codes: np.ndarray, what: str) -> np.ndarray:
     """The inverse of :func:`_coded`: an object array of str. Raises
     :class:`~mpc.errors.ProtocolError` if a code is outside ``domain``."""
-    if codes.size and (int(codes.min()) < 0 or int(codes.max()) >= len(domain)):
-        raise ProtocolError(f"{what} has codes outside its domain of {len(domain)} values")
+    _check_codes(codes, len(domain), what)
     return domain[codes]
 
 
@@ -805,7 +918,22 @@ def _code_matrix(x: Any, what: str, width: int) -> np.ndarray:
     return x.astype(np.int64, copy=False)
 
 
-def _table_from_wire(d: Mapping[str, Any]) -> Table:
+class _WireColumns(NamedTuple):
+    """A table's columns as :func:`_table_to_wire` sends them, checked."""
+
+    name: str
+    source: str
+    class_name: str
+    attributes: list[str]
+    kinds: list[str]
+    #: the domains of the nominal columns, then of the class
+    domains: list[list[str]]
+    #: their codes, one column each (within their domain's range)
+    codes: np.ndarray
+    continuous: list[np.ndarray]
+
+
+def _wire_columns(d: Mapping[str, Any]) -> _WireColumns:
     attributes = _str_list(d.get("attributes"), "IT.attributes")
     kinds = _str_list(d.get("kinds"), "IT.kinds")
     if len(attributes) != len(kinds):
@@ -817,7 +945,7 @@ def _table_from_wire(d: Mapping[str, Any]) -> Table:
             f"IT.domains must be a list of {n_nominal + 1} domains (the nominal columns, then "
             "the class)"
         )
-    domains = [_str_array(x, f"IT.domains[{j}]") for j, x in enumerate(raw_domains)]
+    domains = [_str_list(x, f"IT.domains[{j}]") for j, x in enumerate(raw_domains)]
     codes = _code_matrix(d.get("codes"), "IT.codes", n_nominal + 1)
     continuous = d.get("continuous")
     if not isinstance(continuous, list) or len(continuous) != len(kinds) - n_nominal:
@@ -830,35 +958,69 @@ def _table_from_wire(d: Mapping[str, Any]) -> Table:
             raise ProtocolError(
                 f"IT.codes[:, {j}] has codes outside its domain of {sizes[j]} values"
             )
-    nominal_columns = iter([domains[j][codes[:, j]] for j in range(n_nominal + 1)])
-    continuous_columns = iter(continuous)
-    columns = []
-    for a, k in zip(attributes, kinds, strict=True):
-        if k == CONTINUOUS:
-            c = next(continuous_columns)
-            if (
-                not isinstance(c, np.ndarray)
-                or c.dtype != np.float64
-                or c.shape != codes[:, 0].shape
-            ):
-                raise ProtocolError(
-                    f"IT column {a!r} is continuous: expected a float64 array of {len(codes)} rows"
-                )
-            columns.append(c)
-        else:
-            columns.append(next(nominal_columns))
+    continuous_attributes = [a for a, k in zip(attributes, kinds, strict=True) if k == CONTINUOUS]
+    for a, c in zip(continuous_attributes, continuous, strict=True):
+        if not isinstance(c, np.ndarray) or c.dtype != np.float64 or c.shape != (len(codes),):
+            raise ProtocolError(
+                f"IT column {a!r} is continuous: expected a float64 array of {len(codes)} rows"
+            )
+    return _WireColumns(
+        name=_str(d.get("name"), "IT.name"),
+        source=_str(d.get("source"), "IT.source"),
+        class_name=_str(d.get("class_name"), "IT.class_name"),
+        attributes=attributes,
+        kinds=kinds,
+        domains=domains,
+        codes=codes,
+        continuous=continuous,
+    )
+
+
+def _table_from_wire(d: Mapping[str, Any]) -> Table:
+    cols = _wire_columns(d)
+    domains = [np.array(x, dtype=object) for x in cols.domains]
+    nominal_columns = iter([domains[j][cols.codes[:, j]] for j in range(len(domains))])
+    continuous_columns = iter(cols.continuous)
+    columns = [
+        next(continuous_columns) if k == CONTINUOUS else next(nominal_columns) for k in cols.kinds
+    ]
     try:
         return Table(
-            name=_str(d.get("name"), "IT.name"),
-            attributes=tuple(attributes),
-            kinds=tuple(kinds),
+            name=cols.name,
+            attributes=tuple(cols.attributes),
+            kinds=tuple(cols.kinds),
             columns=tuple(columns),
             target=next(nominal_columns),
-            class_name=_str(d.get("class_name"), "IT.class_name"),
-            source=_str(d.get("source"), "IT.source"),
+            class_name=cols.class_name,
+            source=cols.source,
         )
     except ConfigError as exc:
         raise ProtocolError(f"IT is not a valid table: {exc}") from exc
+
+
+def _wire_it(doc: Any) -> tuple[_WireColumns, np.ndarray, np.ndarray]:
+    """IT's columns, GIDs and ESEQs as :meth:`IdentifyingTable.to_wire` sends them, with the
+    checks of :meth:`IdentifyingTable.from_wire`."""
+    d = _mapping(doc, "IT")
+    eseq = d.get("eseq")
+    if not isinstance(eseq, np.ndarray):
+        raise ProtocolError(f"IT.eseq must be a uint8 array, got {type(eseq).__name__}")
+    cols = _wire_columns(d)
+    n = len(cols.codes)
+    gid = _int_array(d.get("gid"), "IT.gid")
+    if gid.shape != (n,):
+        raise ProtocolError(f"IT has {n} rows but {len(gid)} GIDs; expected one per row")
+    if eseq.dtype != np.uint8 or eseq.shape != (n, ESEQ_BYTES):
+        raise ProtocolError(
+            f"IT.eseq must be a uint8 array of shape ({n}, {ESEQ_BYTES}), "
+            f"got {eseq.dtype} of shape {eseq.shape}"
+        )
+    return cols, gid, eseq
+
+
+def _check_codes(codes: np.ndarray, size: int, what: str) -> None:
+    if codes.size and (int(codes.min()) < 0 or int(codes.max()) >= size):
+        raise ProtocolError(f"{what} has codes outside its domain of {size} values")
 
 
 def _mapping(doc: Any, what: str) -> Mapping[str, Any]:

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mpc.c45 import C45Classifier, CodedTable
 from mpc.codec import decode, encode
 from mpc.datasets import Table, weather
 from mpc.errors import AuthenticationError, ConfigError, ProtocolError
@@ -28,6 +29,7 @@ from mpc.sealed import (
     seal,
     seal_json,
 )
+from mpc.tree import Leaf, to_json
 from protocols.anatomization import (
     ESEQ_BYTES,
     Candidates,
@@ -38,6 +40,8 @@ from protocols.anatomization import (
     is_l_diverse,
     join,
     join_with_rows,
+    joined_learning_table,
+    leaf_learning_table,
     max_l,
     true_instances,
 )
@@ -242,6 +246,59 @@ def test_anatomize_is_l_diverse_and_join_restores(counts: list[int], l: int, see
     rows = sorted(int(r[1:]) for r in it.table.column("id")[leaf])
     assert true_instances(candidates, KEY) == table.subset(rows)
 
+    # the client's coded path from the wire gives the learner the same tables
+    coded, coded_rows = joined_learning_table(
+        _wire(it.to_wire()), _wire(st_.to_wire()), KEY, name="t"
+    )
+    _assert_same_coded(coded, CodedTable.from_table(table))
+    assert coded_rows.tolist() == rows_of_it.tolist()
+    coded, coded_rows = leaf_learning_table(_wire(candidates.to_wire()), KEY, name="t")
+    _assert_same_coded(coded, CodedTable.from_table(table.subset(rows)))
+    assert coded_rows.tolist() == rows
+
+
+def _wire(body: object) -> object:
+    """``body`` as the other party receives it."""
+    return decode(encode("msg", "t", 0, body)).body
+
+
+def _assert_same_coded(a: CodedTable, b: CodedTable) -> None:
+    assert (a.attributes, a.kinds, a.domains, a.classes) == (
+        b.attributes,
+        b.kinds,
+        b.domains,
+        b.classes,
+    )
+    assert a.y.tolist() == b.y.tolist()
+    for x, y in zip(a.data, b.data, strict=True):
+        assert x.dtype == y.dtype and np.array_equal(x, y, equal_nan=x.dtype == np.float64)
+
+
+def test_the_coded_tables_learn_the_same_trees() -> None:
+    rng = np.random.default_rng(11)
+    n = 90
+    a_ = rng.choice(["p", "q", "?"], size=n)
+    s_ = rng.choice(["v0", "v1", "v2"], size=n)
+    x = rng.normal(size=n)
+    x[rng.random(n) < 0.1] = np.nan
+    y = np.where((a_ == "p") | ((s_ == "v0") & (np.nan_to_num(x) > 0)), "yes", "no")
+    table = Table(
+        name="t",
+        attributes=("a", "s", "x"),
+        kinds=("nominal", "nominal", "continuous"),
+        columns=(np.array(a_, dtype=object), np.array(s_, dtype=object), x),
+        target=np.array(y, dtype=object),
+        class_name="c",
+        source="test",
+    )
+    a = anatomize(table, "s", 2, KEY, rng=np.random.default_rng(4))
+    coded, _ = joined_learning_table(_wire(a.it.to_wire()), _wire(a.st.to_wire()), KEY, name="t")
+    prune = list(range(0, table.n_rows, 5))
+    for learner in (C45Classifier(), C45Classifier(min_leaf=1, pruning="none")):
+        want = learner.fit(table, prune_rows=prune).tree_
+        assert not isinstance(want, Leaf)  # a tree worth comparing
+        assert to_json(learner.fit(coded, prune_rows=prune).tree_) == to_json(want)
+
 
 @settings(max_examples=250, deadline=None)
 @given(counts=counts_st, seed=st.integers(0, 2**32 - 1))
@@ -324,11 +381,15 @@ def test_an_altered_server_answer_is_detected() -> None:
     cut = Candidates(c.it, c.attribute, c.position, c.row[keep], c.seq[keep], c.value[keep])
     with pytest.raises(ProtocolError, match="1 tuples lack their true sensitive value"):
         true_instances(cut, KEY)
+    with pytest.raises(ProtocolError, match="1 tuples lack their true sensitive value"):
+        leaf_learning_table(cut.to_wire(), KEY, name="t")
     st_ = a.st
     m = len(st_.groups())
     moved = SensitiveTable("t", "s", st_.position, st_.seq, (st_.gid + 1) % m, st_.values)
     with pytest.raises(ProtocolError, match="another group"):
         join(a.it, moved, KEY)
+    with pytest.raises(ProtocolError, match="another group"):
+        joined_learning_table(a.it.to_wire(), moved.to_wire(), KEY, name="t")
     short = SensitiveTable("t", "s", st_.position, st_.seq[1:], st_.gid[1:], st_.values[1:])
     with pytest.raises(ProtocolError, match="no ST tuple with their SEQ"):
         join(a.it, short, KEY)
