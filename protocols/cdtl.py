@@ -25,8 +25,12 @@ Protocol (every request but ``update_bdt`` one round trip, :class:`CDBSClient`):
   tuples group-joined with ``ST`` on GID (all candidate sensitive values of each tuple).
   IT, ST and the BDT never change after outsourcing, so the CDBS computes every leaf's
   ``leafIns`` once, when it loads the table (:meth:`_Loaded.prepare`), and serves it
-  ready. A leaf without tuples (a value no training tuple had) cannot be refined: the
-  client takes the BDT's label there.
+  ready. Two kinds of leaf cannot be refined, and the CDBS answers them with a class label
+  instead of ``leafIns``: a leaf without tuples (a value no training tuple had), with the
+  BDT's label there; and a leaf whose tuples all have one class (the class is in ``IT``), with
+  that class, which is what any tree learned on those tuples predicts (the learner makes a
+  single leaf of them). The client then neither receives tuples nor learns, and its
+  prediction is the one Figure 3's subtree would give.
 * ``update_bdt`` — the client uploads the subtree it learned for a leaf, AES-GCM sealed under
   its key with the table and the leaf id as associated data; the CDBS stores the first subtree
   of a leaf and keeps it (a second upload of the same leaf is ignored), so concurrent clients
@@ -75,7 +79,7 @@ from typing import Any
 import msgpack
 import numpy as np
 
-from mpc.c45 import C45Classifier
+from mpc.c45 import C45Classifier, CodedTable
 from mpc.codec import decode, encode
 from mpc.datasets import Table
 from mpc.errors import AuthenticationError, ConfigError, ProtocolError
@@ -85,12 +89,11 @@ from mpc.sealed import ClientKey, associated_data, open_json, seal_json
 from mpc.tree import MISSING, Node, Split, from_json, predict_one, to_json
 from protocols.anatomization import (
     Anatomized,
-    Candidates,
     IdentifyingTable,
     SensitiveTable,
     group_join,
-    join_with_rows,
-    true_instances_with_rows,
+    joined_learning_table,
+    leaf_learning_table,
 )
 
 __all__ = [
@@ -367,6 +370,8 @@ class _Loaded:
     leaves: dict[str, np.ndarray] = field(default_factory=dict)
     #: leaf id -> the wire body of its ``leafIns`` (its IT tuples group-joined with ST)
     answers: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: leaf id -> the distinct classes of its tuples
+    classes: dict[str, list[Any]] = field(default_factory=dict)
     #: cnl's download: IT and ST as wire bodies
     tables: dict[str, Any] = field(default_factory=dict)
     #: the identifying attributes a query's values follow, and their digest
@@ -386,18 +391,36 @@ class _Loaded:
         return out
 
     def prepare(self) -> None:
-        """Compute, once, what the CDBS serves from these fixed tables: every leaf's rows and
-        ``leafIns`` (Figure 2's ``joinTables``, group-joined on GID and encoded for the wire),
-        and the wire form of IT and ST. IT, ST and the BDT never change after outsourcing, so
-        the answers are those a join per request would give; a restarted CDBS computes them
-        again from the same database when it loads the table."""
+        """Compute, once, what the CDBS serves from these fixed tables: every leaf's rows,
+        classes and ``leafIns`` (Figure 2's ``joinTables``, group-joined on GID and encoded for
+        the wire), and the wire form of IT and ST. IT, ST and the BDT never change after
+        outsourcing, so the answers are those a join per request would give; a restarted CDBS
+        computes them again from the same database when it loads the table."""
         ids = np.asarray(self.leaf_ids, dtype=object)
         for leaf in dict.fromkeys(self.leaf_ids):
             self.leaves[leaf] = np.flatnonzero(ids == leaf)
             self.leaf_answer(leaf)
+            self.leaf_classes(leaf)
         self.tables = {"it": self.it.to_wire(), "st": self.st.to_wire()}
         self.attributes = tuple(self.it.table.attributes)
         self.schema = schema_digest(self.attributes)
+
+    def final_label(self, leaf: str, node: Node) -> str | None:
+        """The class a query that reaches ``leaf`` gets without refinement, or None if the
+        leaf is to be refined: the BDT's label at a leaf without tuples, the class of a leaf
+        whose tuples all have one (the learner grows no split on one class)."""
+        classes = self.leaf_classes(leaf)
+        if not classes:
+            return node.label
+        return str(classes[0]) if len(classes) == 1 else None
+
+    def leaf_classes(self, leaf: str) -> list[Any]:
+        """The distinct classes of the leaf's tuples (computed on first use)."""
+        classes = self.classes.get(leaf)
+        if classes is None:
+            rows = self.rows_of(leaf)
+            classes = self.classes[leaf] = sorted(set(self.it.table.target[rows].tolist()))
+        return classes
 
     def leaf_answer(self, leaf: str) -> dict[str, Any]:
         """The wire body of ``leafIns`` of ``leaf`` (computed on first use; a leaf no IT row
@@ -553,16 +576,18 @@ def _handle(party: Party, store: CDBSStore, op: str, req: Mapping[str, Any]) -> 
         ins = _query(req, loaded)
         leaf, node = find_bdt_leaf(loaded.bdt, ins)
         ledger.record("cdtl/query", {"name": name, "instance": ins}, step="find_bdt_leaf")
-        blob = store.subtree(name, leaf)
+        final = loaded.final_label(leaf, node)
+        blob = None if final is not None else store.subtree(name, leaf)
         ledger.record(
             "cdtl/visited-leaf", {"name": name, "leaf": leaf, "refined": blob is not None},
             step="find_bdt_leaf",
         )  # fmt: skip
+        if final is not None:  # nothing to refine: the class every subtree would predict
+            return {"leaf": leaf, "label": final}
         if blob is not None:
             return {"leaf": leaf, "subtree": blob}
-        # prepared when the table was loaded (Figure 2's joinTables on the fixed IT and ST);
-        # an empty leaf has nothing to refine: its label (the parent's majority) is the answer
-        return {"leaf": leaf, "instances": loaded.leaf_answer(leaf), "label": node.label}
+        # prepared when the table was loaded (Figure 2's joinTables on the fixed IT and ST)
+        return {"leaf": leaf, "instances": loaded.leaf_answer(leaf)}
     if op == "update_bdt":
         leaf_id, blob = req.get("leaf"), req.get("subtree")
         if not isinstance(leaf_id, str) or not isinstance(blob, bytes):
@@ -601,6 +626,14 @@ def _handle(party: Party, store: CDBSStore, op: str, req: Mapping[str, Any]) -> 
 
 
 # ----------------------------------------------------------------------------- the client
+
+
+def learn_subtree(table: CodedTable, original: np.ndarray, prune_rows: set[int]) -> Node:
+    """``learnDT`` of Figure 3 on ``trueInstances`` (the leaf's true tuples with the sensitive
+    attribute, whose original rows are ``original``): pruned on the leaf's share of the
+    shared prune set."""
+    prune = [i for i, r in enumerate(original.tolist()) if r in prune_rows]
+    return learner().fit(table, prune_rows=prune).tree_
 
 
 @dataclass
@@ -797,19 +830,23 @@ class CDBSClient:
                     f"another leaf or table, or under another key ({exc})"
                 ) from None
             subtree = from_json(sealed)
+        elif "instances" not in reply:  # a leaf with nothing to refine: its class
+            label = reply.get("label")
+            if not isinstance(label, str):
+                raise ProtocolError(
+                    "find_bdt_leaf: the CDBS sent neither a subtree, nor leafIns, nor a class label"
+                )
+            return label
         else:
-            cand = Candidates.from_wire(reply.get("instances"))
-            if cand.it.n_rows == 0:  # an empty BDT leaf: nothing to learn from
-                label = reply.get("label")
-                if not isinstance(label, str):
-                    raise ProtocolError("find_bdt_leaf: an empty leaf came without its label")
-                return label
+            table, original = leaf_learning_table(reply.get("instances"), self.key, name=name)
+            if table.n_rows == 0:
+                raise ProtocolError(f"find_bdt_leaf: leafIns of leaf {leaf!r} has no tuples")
             self.party.ledger.record(
-                "cdtl/leaf-instances", {"name": name, "leaf": leaf, "tuples": cand.it.n_rows},
+                "cdtl/leaf-instances", {"name": name, "leaf": leaf, "tuples": table.n_rows},
                 step="inference",
             )  # fmt: skip
-            costs.tuples = max(costs.tuples, cand.it.n_rows)
-            subtree = self.learn_subtree(cand, name, prune_rows)
+            costs.tuples = max(costs.tuples, table.n_rows)
+            subtree = learn_subtree(table, original, prune_rows)
             costs.subtrees_learned += 1
             blob = seal_json(self.key, to_json(subtree), subtree_aad(name, leaf))
             # posted: its answer ("stored", or "another client's subtree won") comes with the
@@ -817,13 +854,6 @@ class CDBSClient:
             await self.post("update_bdt", name=name, leaf=leaf, subtree=blob)
             costs.requests += 1
         return predict_one(subtree, row)
-
-    def learn_subtree(self, cand: Candidates, name: str, prune_rows: set[int]) -> Node:
-        """``trueInstances`` then ``learnDT``: the subtree on the leaf's true tuples with the
-        sensitive attribute, pruned on the leaf's share of the shared prune set."""
-        table, original = true_instances_with_rows(cand, self.key, name=name)
-        prune = [i for i, r in enumerate(original.tolist()) if r in prune_rows]
-        return learner().fit(table, prune_rows=prune).tree_
 
     # -- cnl
 
@@ -835,9 +865,9 @@ class CDBSClient:
 
     async def _cnl_learn(self, name: str, costs: ClientCosts) -> None:
         reply = await self.request("get_tables", name=name)
-        it = IdentifyingTable.from_wire(reply.get("it"))
-        st = SensitiveTable.from_wire(reply.get("st"))
-        table, original = join_with_rows(it, st, self.key, name=name)
+        table, original = joined_learning_table(
+            reply.get("it"), reply.get("st"), self.key, name=name
+        )
         prune_it = set(np.asarray(reply.get("prune"), dtype=np.int64).tolist())
         prune_rows = sorted(int(original[i]) for i in prune_it)
         tree = learner().fit(table, prune_rows=prune_rows).tree_

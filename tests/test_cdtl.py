@@ -45,13 +45,14 @@ CDBS_LABELS = {"cdtl/anatomized", "cdtl/bdt", "cdtl/query", "cdtl/visited-leaf",
 SENSITIVE = "s"
 
 
-def table(seed: int, n: int = 160) -> Table:
-    """Class depends on an identifying attribute and on the sensitive one."""
+def table(seed: int, n: int = 160, noise: float = 0.1) -> Table:
+    """Class depends on an identifying attribute and on the sensitive one (with ``noise``
+    0, the tuples with ``a == "a0"`` all have class c1)."""
     rng = np.random.default_rng(seed)
     a = rng.integers(0, 3, n)
     b = rng.integers(0, 2, n)
     s = rng.integers(0, 3, n)
-    y = np.where(rng.random(n) < 0.1, rng.integers(0, 2, n), ((a == 0) | (s == 2)).astype(int))
+    y = np.where(rng.random(n) < noise, rng.integers(0, 2, n), ((a == 0) | (s == 2)).astype(int))
     return Table(
         name="t",
         attributes=("a", "b", SENSITIVE),
@@ -124,6 +125,30 @@ def test_a_cdtl_subtree_is_the_learner_on_the_true_leaf_rows() -> None:
     labels = {e.label for e in parties[CDBS].ledger.entries}
     assert labels <= CDBS_LABELS
     assert {e.label for e in parties["client"].ledger.entries} <= {"cdtl/leaf-instances"}
+
+
+def test_a_leaf_of_one_class_is_answered_with_its_class_and_never_refined() -> None:
+    t = table(3, noise=0.0)
+    key = ClientKey.generate()
+    prune = set(range(0, t.n_rows, 5))
+    store = CDBSStore(":memory:")
+    res, parties = run_pair(store, {"client": outsource_program(t, key, prune)}, ["client"])
+    preds, costs = res["client"]
+    loaded = store.load(t.name)
+    leaf_of = [find_bdt_leaf(loaded.bdt, r)[0] for r in rows_of(t)]
+    rows = {leaf: [i for i, x in enumerate(leaf_of) if x == leaf] for leaf in set(leaf_of)}
+    pure = {leaf for leaf, ix in rows.items() if len(set(t.target[ix].tolist())) == 1}
+    assert pure and pure != set(rows)
+    # the client refined exactly the leaves of several classes, and received no other tuples
+    assert set(store.subtree_leaves()) == set(rows) - pure
+    assert costs.subtrees_learned == len(rows) - len(pure)
+    got = {e.value["leaf"] for e in parties["client"].ledger.entries}
+    assert got == set(rows) - pure
+    # every prediction is Figure 3's: the learner on the true tuples of the instance's leaf
+    for r, p, leaf in zip(rows_of(t), preds, leaf_of, strict=True):
+        ix = rows[leaf]
+        want = learner().fit(t.subset(ix), prune_rows=[j for j, i in enumerate(ix) if i in prune])
+        assert p == predict_one(want.tree_, r)
 
 
 def test_two_clients_refining_the_same_leaf_leave_one_subtree() -> None:
@@ -232,7 +257,7 @@ def test_a_subtree_swapped_between_leaves_is_detected(tmp_path: Path) -> None:
     store = CDBSStore(tmp_path / "cdbs.sqlite")
     run_pair(store, {"client": outsource_program(t, key, set())}, ["client"])
     loaded = store.load(t.name)
-    ids = sorted({find_bdt_leaf(loaded.bdt, r)[0] for r in rows_of(t)})
+    ids = store.subtree_leaves()  # the refined leaves
     assert len(ids) >= 2
     victim, other = ids[0], ids[1]
     blob = store.subtree(t.name, other)
@@ -487,3 +512,14 @@ def test_a_staged_subtree_is_served_until_stored_and_the_first_stored_wins(
     db.close()
     again = CDBSStore(tmp_path / "cdbs.sqlite")
     assert again.subtree("t", "x") is None and again.subtree("t", "y") == b"stored"
+
+
+def test_cdtl_and_cnl_take_turns_to_run_first() -> None:
+    from parties.cdtl_system import method_order
+
+    methods = ["cdtl", "cnl", "cdbsl"]
+    orders = [method_order(methods, fold) for fold in range(10)]
+    assert all(sorted(o) == sorted(methods) and o[-1] == "cdbsl" for o in orders)
+    assert [o[0] for o in orders].count("cdtl") == [o[0] for o in orders].count("cnl") == 5
+    assert method_order(["cdtl"], 1) == ["cdtl"]
+    assert method_order(["cnl", "cdbsl"], 1) == ["cnl", "cdbsl"]
