@@ -152,16 +152,7 @@ class IdentifyingTable:
     eseq: np.ndarray
 
     def __post_init__(self) -> None:
-        n = self.table.n_rows
-        gid = _int_array(self.gid, "IT.gid")
-        eseq = np.asarray(self.eseq)
-        if gid.shape != (n,):
-            raise ProtocolError(f"IT has {n} rows but {len(gid)} GIDs; expected one per row")
-        if eseq.dtype != np.uint8 or eseq.shape != (n, ESEQ_BYTES):
-            raise ProtocolError(
-                f"IT.eseq must be a uint8 array of shape ({n}, {ESEQ_BYTES}), "
-                f"got {eseq.dtype} of shape {eseq.shape}"
-            )
+        gid, eseq = _it_arrays(self.table.n_rows, self.gid, np.asarray(self.eseq))
         object.__setattr__(self, "gid", gid)
         object.__setattr__(self, "eseq", eseq)
 
@@ -1006,8 +997,13 @@ def _wire_it(doc: Any) -> tuple[_WireColumns, np.ndarray, np.ndarray]:
     if not isinstance(eseq, np.ndarray):
         raise ProtocolError(f"IT.eseq must be a uint8 array, got {type(eseq).__name__}")
     cols = _wire_columns(d)
-    n = len(cols.codes)
-    gid = _int_array(d.get("gid"), "IT.gid")
+    gid, eseq = _it_arrays(len(cols.codes), d.get("gid"), eseq)
+    return cols, gid, eseq
+
+
+def _it_arrays(n: int, gid: Any, eseq: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """IT's GIDs (int64) and ESEQs, checked: one of each per row, ESEQs uint8 of ESEQ_BYTES."""
+    gid = _int_array(gid, "IT.gid")
     if gid.shape != (n,):
         raise ProtocolError(f"IT has {n} rows but {len(gid)} GIDs; expected one per row")
     if eseq.dtype != np.uint8 or eseq.shape != (n, ESEQ_BYTES):
@@ -1015,7 +1011,7 @@ def _wire_it(doc: Any) -> tuple[_WireColumns, np.ndarray, np.ndarray]:
             f"IT.eseq must be a uint8 array of shape ({n}, {ESEQ_BYTES}), "
             f"got {eseq.dtype} of shape {eseq.shape}"
         )
-    return cols, gid, eseq
+    return gid, eseq
 
 
 def _check_codes(codes: np.ndarray, size: int, what: str) -> None:
