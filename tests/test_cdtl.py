@@ -93,14 +93,20 @@ def outsource_program(t: Table, key: ClientKey, prune: set[int], l: int = 2):  #
     return program
 
 
-def test_a_cdtl_subtree_is_the_learner_on_the_true_leaf_rows() -> None:
-    t = table(1)
+def classify_every_row(t: Table, prune: set[int]) -> tuple[Any, ...]:
+    """Outsource ``t`` and classify each of its rows with cdtl: (predictions, client costs,
+    parties, CDBS store, the CDBS's loaded table, client key)."""
     key = ClientKey.generate()
-    prune = set(range(0, t.n_rows, 5))
     store = CDBSStore(":memory:")
     res, parties = run_pair(store, {"client": outsource_program(t, key, prune)}, ["client"])
     preds, costs = res["client"]
-    loaded = store.load(t.name)
+    return preds, costs, parties, store, store.load(t.name), key
+
+
+def test_a_cdtl_subtree_is_the_learner_on_the_true_leaf_rows() -> None:
+    t = table(1)
+    prune = set(range(0, t.n_rows, 5))
+    preds, costs, parties, store, loaded, key = classify_every_row(t, prune)
     identifying = t.select(["a", "b"])
     leaves = {find_bdt_leaf(loaded.bdt, r)[0] for r in rows_of(identifying)}
     assert costs.subtrees_learned == store.subtree_count(t.name) == len(leaves) > 0
@@ -129,12 +135,8 @@ def test_a_cdtl_subtree_is_the_learner_on_the_true_leaf_rows() -> None:
 
 def test_a_leaf_of_one_class_is_answered_with_its_class_and_never_refined() -> None:
     t = table(3, noise=0.0)
-    key = ClientKey.generate()
     prune = set(range(0, t.n_rows, 5))
-    store = CDBSStore(":memory:")
-    res, parties = run_pair(store, {"client": outsource_program(t, key, prune)}, ["client"])
-    preds, costs = res["client"]
-    loaded = store.load(t.name)
+    preds, costs, parties, store, loaded, _ = classify_every_row(t, prune)
     leaf_of = [find_bdt_leaf(loaded.bdt, r)[0] for r in rows_of(t)]
     rows = {leaf: [i for i, x in enumerate(leaf_of) if x == leaf] for leaf in set(leaf_of)}
     pure = {leaf for leaf, ix in rows.items() if len(set(t.target[ix].tolist())) == 1}
