@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from itertools import accumulate
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -133,20 +134,46 @@ class CodedTable:
         """Column ``j`` is ``(values, codes)`` for a nominal attribute (row ``i`` has the value
         ``values[codes[i]]``; ``codes`` within range) or a float64 array for a continuous
         one; ``target`` is ``(values, codes)`` too."""
-        domains: list[list[str]] = []
-        data: list[np.ndarray] = []
+        domains: list[Sequence[str]] = []
+        codes: list[np.ndarray] = []
+        continuous: list[np.ndarray] = []
         for kind, col in zip(kinds, columns, strict=True):
             if kind == "continuous":
                 assert isinstance(col, np.ndarray)
-                domains.append([])
-                data.append(np.asarray(col, dtype=np.float64))
+                continuous.append(col)
             else:
                 assert isinstance(col, tuple)
-                domain, codes = _recode(col[0], col[1], missing=True)
-                domains.append(domain)
-                data.append(codes)
-        classes, y = _recode(target[0], target[1], missing=False)
-        return cls(attributes, kinds, domains, data, classes, y)
+                domains.append(col[0])
+                codes.append(np.asarray(col[1], dtype=np.int64))
+        matrix = np.stack([*codes, np.asarray(target[1], dtype=np.int64)], axis=1)
+        return cls.from_code_matrix(attributes, kinds, [*domains, target[0]], matrix, continuous)
+
+    @classmethod
+    def from_code_matrix(
+        cls,
+        attributes: Sequence[str],
+        kinds: Sequence[str],
+        domains: Sequence[Sequence[str]],
+        codes: np.ndarray,
+        continuous: Sequence[np.ndarray],
+    ) -> CodedTable:
+        """:meth:`from_codes` with the codes of the nominal attributes, then of the class, as
+        the columns of one int matrix (``domains`` one per column; a table's columns as
+        they arrive on the wire), the continuous attributes in ``continuous``, in order."""
+        n_nominal = codes.shape[1] - 1
+        *recoded, (classes, y) = _recode_all(domains, codes, n_nominal)
+        out_domains: list[list[str]] = []
+        data: list[np.ndarray] = []
+        coded, floats = iter(recoded), iter(continuous)
+        for kind in kinds:
+            if kind == "continuous":
+                out_domains.append([])
+                data.append(np.asarray(next(floats), dtype=np.float64))
+            else:
+                domain, column = next(coded)
+                out_domains.append(domain)
+                data.append(column)
+        return cls(attributes, kinds, out_domains, data, classes, y)
 
 
 def _recode(values: Sequence[str], codes: np.ndarray, *, missing: bool) -> tuple[list, np.ndarray]:
@@ -160,6 +187,51 @@ def _recode(values: Sequence[str], codes: np.ndarray, *, missing: bool) -> tuple
     index = {v: i for i, v in enumerate(domain)}
     lookup = np.fromiter((index.get(str(v), -1) for v in values), dtype=np.int64, count=len(values))
     return domain, lookup[codes] if len(codes) else np.zeros(0, dtype=np.int64)
+
+
+def _recode_all(
+    domains: Sequence[Sequence[str]], codes: np.ndarray, n_missing: int
+) -> list[tuple[list[str], np.ndarray]]:
+    """:func:`_recode` of every column of ``codes`` (into ``domains``), the first
+    ``n_missing`` with ``missing=True``.
+
+    When every domain is str in strictly increasing order (as a table's columns arrive on
+    the wire), all columns are recoded together with a few numpy operations: a value's new
+    code is the number of values before it in its domain that occur (and are not MISSING).
+    Otherwise column by column."""
+    values = [v for domain in domains for v in domain]
+    sizes = [len(domain) for domain in domains]
+    starts = [0, *accumulate(sizes[:-1])]
+    n = len(codes)
+    if n and all(sizes) and set(map(type, values)) <= {str}:
+        # strictly increasing within each domain: only a domain's first value may be not
+        # greater than the one before it
+        firsts = set(starts)
+        increasing = enumerate(map(str.__lt__, values, values[1:]))
+        fast = all(i + 1 in firsts for i, lt in increasing if not lt)
+    else:
+        fast = False
+    if not fast:
+        return [
+            _recode(domain, codes[:, j], missing=j < n_missing) for j, domain in enumerate(domains)
+        ]
+    flat = codes + np.asarray(starts)
+    keep = np.zeros(len(values), dtype=bool)
+    keep[flat.ravel()] = True
+    n_attribute_values = starts[n_missing] if n_missing < len(domains) else len(values)
+    for i, v in enumerate(values[:n_attribute_values]):
+        if v == MISSING:
+            keep[i] = False
+    kept_through = np.cumsum(keep)  # kept values up to each value, over all columns
+    before = kept_through - keep
+    column_of = np.repeat(np.arange(len(domains)), sizes)
+    lookup = np.where(keep, before - before[starts][column_of], -1)
+    recoded = np.ascontiguousarray(lookup[flat].T)
+    kept = [v for v, k in zip(values, keep.tolist(), strict=True) if k]
+    ends = kept_through[[s + size - 1 for s, size in zip(starts, sizes, strict=True)]].tolist()
+    return [
+        (kept[a:b], recoded[j]) for j, (a, b) in enumerate(zip([0, *ends[:-1]], ends, strict=True))
+    ]
 
 
 class C45Classifier:

@@ -831,21 +831,16 @@ def _coded_restore(
 ) -> CodedTable:
     """:func:`_restore` for codes: IT's columns and the sensitive one, sorted by row."""
     order = _restore_order(row, cols.attributes, attribute, position)
-    nominal = iter(range(cols.codes.shape[1]))
-    continuous = iter(cols.continuous)
-    columns: list[tuple[Sequence[str], np.ndarray] | np.ndarray] = []
-    for k in cols.kinds:
-        if k == CONTINUOUS:
-            columns.append(next(continuous)[order])
-        else:
-            j = next(nominal)
-            columns.append((cols.domains[j], cols.codes[order, j]))
-    target_j = next(nominal)
-    columns.insert(position, (sensitive[0], sensitive[1][order]))
+    n_nominal = cols.codes.shape[1] - 1
+    # the sensitive column goes among the nominal ones where it goes among the attributes
+    at = sum(k != CONTINUOUS for k in cols.kinds[:position])
+    codes = np.insert(cols.codes[order], at, sensitive[1][order], axis=1)
+    domains = [*cols.domains[:at], sensitive[0], *cols.domains[at:]]
+    assert len(domains) == n_nominal + 2
     kinds = [*cols.kinds[:position], NOMINAL, *cols.kinds[position:]]
     attributes = [*cols.attributes[:position], attribute, *cols.attributes[position:]]
-    target = (cols.domains[target_j], cols.codes[order, target_j])
-    return CodedTable.from_codes(attributes, kinds, columns, target)
+    continuous = [c[order] for c in cols.continuous]
+    return CodedTable.from_code_matrix(attributes, kinds, domains, codes, continuous)
 
 
 # --------------------------------------------------------------------------------------------

@@ -331,3 +331,45 @@ def test_c45_tree_does_not_depend_on_how_values_and_prune_rows_are_given(
     want = to_json(C45Classifier().fit(t, prune_rows=sorted(set(prune))).tree_)
     assert to_json(C45Classifier().fit(as_numpy_str, prune_rows=sorted(set(prune))).tree_) == want
     assert to_json(C45Classifier().fit(t, prune_rows=shuffled).tree_) == want
+
+
+@settings(max_examples=150, deadline=None)
+@given(categorical_tables(), st.data())
+def test_coded_table_from_codes_equals_the_table_coded_from_its_values(
+    t: Table, data: st.DataObject
+) -> None:
+    """Columns given as codes into a list of values make the table ``from_table`` makes from
+    the values: in any order of those lists (sorted and of str: all columns recoded at once;
+    otherwise column by column), with values that never occur, and with MISSING, which is
+    no value of an attribute (code -1) but an ordinary class."""
+    from mpc.c45 import CodedTable
+
+    def as_codes(values: np.ndarray) -> tuple[list[str], np.ndarray]:
+        present = sorted(set(values.tolist()))
+        extra = data.draw(st.lists(st.sampled_from(["w", "?", "zz", "c9"]), unique=True))
+        domain = sorted(set(present) | set(extra))
+        if data.draw(st.booleans()):
+            domain = data.draw(st.permutations(domain))
+        index = {v: i for i, v in enumerate(domain)}
+        return list(domain), np.array([index[v] for v in values.tolist()], dtype=np.int32)
+
+    target = t.target.copy()
+    if data.draw(st.booleans()):
+        target[0] = "?"
+    columns = [as_codes(np.asarray(c, dtype=object)) for c in t.columns]
+    coded = CodedTable.from_codes(t.attributes, t.kinds, columns, as_codes(target))
+    plain = CodedTable.from_table(
+        Table(
+            name=t.name,
+            attributes=t.attributes,
+            kinds=t.kinds,
+            columns=t.columns,
+            target=target,
+            class_name=t.class_name,
+            source=t.source,
+        )
+    )
+    assert (coded.domains, coded.classes) == (plain.domains, plain.classes)
+    assert coded.y.tolist() == plain.y.tolist()
+    assert [c.tolist() for c in coded.data] == [c.tolist() for c in plain.data]
+    assert all(c.dtype == np.int64 for c in coded.data)
