@@ -56,6 +56,8 @@ Choices where the paper leaves room:
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import secrets
 import struct
@@ -84,6 +86,7 @@ __all__ = [
     "Candidates",
     "IdentifyingTable",
     "SensitiveTable",
+    "TableSchema",
     "anatomize",
     "group_join",
     "is_l_diverse",
@@ -317,35 +320,148 @@ class Candidates:
         """The number of (tuple, candidate value) pairs."""
         return len(self.row)
 
-    def to_wire(self) -> dict[str, Any]:
-        """A body for :mod:`mpc.codec`: the leaf's IT (see :meth:`IdentifyingTable.to_wire`)
-        and the pairs as one int64 array of rows ``(row, seq, value code)``."""
-        domain, codes = _coded(self.value)
-        value_codes = codes.astype(np.int64)
+    def to_wire(self, schema: TableSchema) -> dict[str, Any]:
+        """A body for :mod:`mpc.codec`, in the terms of the table's ``schema`` (which the
+        client holds, so only the rows travel): the leaf's IT rows as codes into the
+        schema's domains (see :meth:`IdentifyingTable.to_wire`), with their GIDs and ESEQs,
+        and the pairs as one int64 array of rows ``(row, seq, code of the value in the
+        schema's sensitive domain)``."""
+        rows = _table_to_wire(self.it.table, schema.domains)
+        index = {v: i for i, v in enumerate(schema.sensitive_domain)}
+        try:
+            value_codes = np.fromiter(
+                map(index.__getitem__, _strings(self.value)), dtype=np.int64, count=len(self.value)
+            )
+        except KeyError as exc:
+            raise ConfigError(f"leafIns: sensitive value {exc} is not in the schema") from None
         return {
-            "it": self.it.to_wire(),
-            "attribute": self.attribute,
-            "position": self.position,
-            # one int64 frame of (row, SEQ, code of the value in `domain`) per pair
+            "schema": schema.digest,
+            "codes": rows["codes"],
+            "continuous": rows["continuous"],
+            "gid": self.it.gid,
+            "eseq": self.it.eseq,
             "pairs": np.stack([self.row, self.seq, value_codes], axis=1),
-            "domain": domain,
         }
 
     @classmethod
-    def from_wire(cls, doc: Any) -> Candidates:
+    def from_wire(cls, doc: Any, schema: TableSchema) -> Candidates:
         """The inverse of :meth:`to_wire`; raises :class:`~mpc.errors.ProtocolError` if
-        ``doc`` is malformed."""
-        d = _mapping(doc, "leafIns")
-        domain = _str_array(d.get("domain"), "leafIns.domain")
-        pairs = _code_matrix(d.get("pairs"), "leafIns.pairs", 3)
+        ``doc`` is malformed or made with another schema."""
+        cols, gid, eseq, pairs = _leaf_wire(doc, schema)
+        domain = np.array(schema.sensitive_domain, dtype=object)
         return cls(
-            it=IdentifyingTable.from_wire(d.get("it")),
-            attribute=_str(d.get("attribute"), "leafIns.attribute"),
-            position=_int(d.get("position"), "leafIns.position"),
+            it=IdentifyingTable(_table_from_columns(cols), gid, eseq),
+            attribute=schema.attribute,
+            position=schema.position,
             row=pairs[:, 0],
             seq=pairs[:, 1],
-            value=_decoded(domain, pairs[:, 2], "leafIns.pairs' values"),
+            value=domain[pairs[:, 2]],
         )
+
+
+@dataclass(frozen=True)
+class TableSchema:
+    """The columns of an anatomized table without its rows: what every ``leafIns`` of the
+    table shares. IT's name, source, class, attributes and kinds, the domains of its nominal
+    columns and of the class (as :meth:`IdentifyingTable.to_wire` codes them), and ST's
+    attribute, position and domain.
+
+    The client knows it from the tables it outsourced (:meth:`of`); so ``leafIns`` carries
+    only the leaf's rows, as codes into these domains, and the schema's :attr:`digest`. A
+    client that did not outsource the table asks the CDBS for it once and checks it against
+    the digest."""
+
+    name: str
+    source: str
+    class_name: str
+    attributes: tuple[str, ...]
+    kinds: tuple[str, ...]
+    #: the domains of the nominal attributes, then of the class
+    domains: tuple[tuple[str, ...], ...]
+    attribute: str
+    position: int
+    sensitive_domain: tuple[str, ...]
+
+    @classmethod
+    def of(cls, it_wire: Mapping[str, Any], st_wire: Mapping[str, Any]) -> TableSchema:
+        """The schema of IT and ST as their ``to_wire`` made them (checked)."""
+        cols = _wire_columns(it_wire)
+        st = _mapping(st_wire, "ST")
+        return cls.from_wire(
+            {
+                "name": cols.name,
+                "source": cols.source,
+                "class_name": cols.class_name,
+                "attributes": cols.attributes,
+                "kinds": cols.kinds,
+                "domains": cols.domains,
+                "attribute": st.get("attribute"),
+                "position": st.get("position"),
+                "sensitive_domain": st.get("domain"),
+            }
+        )
+
+    @property
+    def digest(self) -> str:
+        """A digest of every field: a ``leafIns`` names the schema its codes refer to."""
+        return _schema_digest(self)
+
+    def to_wire(self) -> dict[str, Any]:
+        """A body for :mod:`mpc.codec`."""
+        return {
+            "name": self.name,
+            "source": self.source,
+            "class_name": self.class_name,
+            "attributes": list(self.attributes),
+            "kinds": list(self.kinds),
+            "domains": [list(d) for d in self.domains],
+            "attribute": self.attribute,
+            "position": self.position,
+            "sensitive_domain": list(self.sensitive_domain),
+        }
+
+    @classmethod
+    def from_wire(cls, doc: Any) -> TableSchema:
+        """The inverse of :meth:`to_wire`; raises :class:`~mpc.errors.ProtocolError` if
+        ``doc`` is malformed."""
+        d = _mapping(doc, "schema")
+        attributes = _str_list(d.get("attributes"), "schema.attributes")
+        kinds = _str_list(d.get("kinds"), "schema.kinds")
+        if len(attributes) != len(kinds) or not set(kinds) <= {NOMINAL, CONTINUOUS}:
+            raise ProtocolError(
+                f"schema: {len(attributes)} attributes need as many kinds, each "
+                f"{NOMINAL!r} or {CONTINUOUS!r}"
+            )
+        raw = d.get("domains")
+        n_nominal = kinds.count(NOMINAL)
+        if not isinstance(raw, list) or len(raw) != n_nominal + 1:
+            raise ProtocolError(
+                f"schema.domains must be a list of {n_nominal + 1} domains (the nominal "
+                "columns, then the class)"
+            )
+        attribute = _str(d.get("attribute"), "schema.attribute")
+        position = _int(d.get("position"), "schema.position")
+        if not 0 <= position <= len(attributes) or attribute in attributes:
+            raise ProtocolError(
+                f"schema: sensitive attribute {attribute!r} cannot go back at position "
+                f"{position} of IT's attributes {attributes}"
+            )
+        return cls(
+            name=_str(d.get("name"), "schema.name"),
+            source=_str(d.get("source"), "schema.source"),
+            class_name=_str(d.get("class_name"), "schema.class_name"),
+            attributes=tuple(attributes),
+            kinds=tuple(kinds),
+            domains=tuple(tuple(_str_list(x, f"schema.domains[{j}]")) for j, x in enumerate(raw)),
+            attribute=attribute,
+            position=position,
+            sensitive_domain=tuple(_str_list(d.get("sensitive_domain"), "schema.sensitive_domain")),
+        )
+
+
+def _schema_digest(schema: TableSchema) -> str:
+    text = json.dumps(schema.to_wire(), ensure_ascii=False, separators=(",", ":"))
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
 
 
 # --------------------------------------------------------------------------------------------
@@ -772,28 +888,60 @@ def _restore_order(
 # The client's tables for the learner, straight from the wire (codes, never str by str)
 
 
-def leaf_learning_table(doc: Any, key: ClientKey, *, name: str) -> tuple[CodedTable, np.ndarray]:
-    """``trueInstances`` of a ``leafIns`` received as :meth:`Candidates.to_wire` made it:
-    :func:`true_instances_with_rows`, with the same checks, but the table comes as the
-    learner's :class:`~mpc.c45.CodedTable` made from the codes on the wire (the same table,
-    so the same tree, without making the values str by str)."""
-    d = _mapping(doc, "leafIns")
-    domain = _str_list(d.get("domain"), "leafIns.domain")
-    pairs = _code_matrix(d.get("pairs"), "leafIns.pairs", 3)
-    attribute = _str(d.get("attribute"), "leafIns.attribute")
-    position = _int(d.get("position"), "leafIns.position")
-    cols, gid, eseq = _wire_it(d.get("it"))
-    n = len(gid)
-    pair_row, pair_seq, pair_code = pairs[:, 0], pairs[:, 1], pairs[:, 2]
-    if len(pair_row) and (pair_row.min() < 0 or pair_row.max() >= n):
-        raise ProtocolError(
-            f"leafIns pairs refer to tuples {pair_row.min()}..{pair_row.max()}, but the leaf "
-            f"has {n} tuples"
-        )
-    _check_codes(pair_code, len(domain), "leafIns.pairs' values")
+def leaf_learning_table(
+    doc: Any, schema: TableSchema, key: ClientKey, *, name: str
+) -> tuple[CodedTable, np.ndarray]:
+    """``trueInstances`` of a ``leafIns`` received as :meth:`Candidates.to_wire` made it
+    (with ``schema``): :func:`true_instances_with_rows`, with the same checks, but the table
+    comes as the learner's :class:`~mpc.c45.CodedTable` made from the codes on the wire (the
+    same table, so the same tree, without making the values str by str)."""
+    cols, gid, eseq, pairs = _leaf_wire(doc, schema)
     seq, row = _open_eseq(eseq, gid, name, key)
-    sensitive = pair_code[_true_pairs(pair_row, pair_seq, seq)]
-    return _coded_restore(cols, (domain, sensitive), row, attribute, position), np.sort(row)
+    sensitive = pairs[_true_pairs(pairs[:, 0], pairs[:, 1], seq), 2]
+    return (
+        _coded_restore(
+            cols, (list(schema.sensitive_domain), sensitive), row, schema.attribute, schema.position
+        ),
+        np.sort(row),
+    )
+
+
+def _leaf_wire(
+    doc: Any, schema: TableSchema
+) -> tuple[_WireColumns, np.ndarray, np.ndarray, np.ndarray]:
+    """A ``leafIns`` body, checked against ``schema``: IT's columns, GIDs, ESEQs and the
+    pairs ``(row, seq, sensitive code)``."""
+    d = _mapping(doc, "leafIns")
+    if d.get("schema") != schema.digest:
+        raise ProtocolError(
+            f"leafIns refers to schema {d.get('schema')!r}, not to {schema.digest} of table "
+            f"{schema.name!r}"
+        )
+    eseq = d.get("eseq")
+    if not isinstance(eseq, np.ndarray):
+        raise ProtocolError(f"IT.eseq must be a uint8 array, got {type(eseq).__name__}")
+    cols = _checked_rows(
+        _WireColumns(
+            name=schema.name,
+            source=schema.source,
+            class_name=schema.class_name,
+            attributes=list(schema.attributes),
+            kinds=list(schema.kinds),
+            domains=[list(x) for x in schema.domains],
+            codes=_code_matrix(d.get("codes"), "IT.codes", len(schema.domains)),
+            continuous=d.get("continuous"),  # type: ignore[arg-type]  # checked next
+        )
+    )
+    gid, eseq = _it_arrays(len(cols.codes), d.get("gid"), eseq)
+    pairs = _code_matrix(d.get("pairs"), "leafIns.pairs", 3)
+    n = len(gid)
+    if len(pairs) and (pairs[:, 0].min() < 0 or pairs[:, 0].max() >= n):
+        raise ProtocolError(
+            f"leafIns pairs refer to tuples {pairs[:, 0].min()}..{pairs[:, 0].max()}, but the "
+            f"leaf has {n} tuples"
+        )
+    _check_codes(pairs[:, 2], len(schema.sensitive_domain), "leafIns.pairs' values")
+    return cols, gid, eseq, pairs
 
 
 def joined_learning_table(
@@ -847,9 +995,18 @@ def _coded_restore(
 # Wire helpers (bodies for mpc.codec; malformed input raises ProtocolError)
 
 
-def _table_to_wire(t: Table) -> dict[str, Any]:
+def _table_to_wire(t: Table, domains: Sequence[Sequence[str]] | None = None) -> dict[str, Any]:
+    """``t`` for the wire: the nominal columns, then the class, as one int32 matrix of codes
+    with a domain per column (their distinct values, sorted; or the ``domains`` given, which
+    must hold every value), the continuous columns as float64 arrays."""
     nominal = [c for k, c in zip(t.kinds, t.columns, strict=True) if k != CONTINUOUS]
-    coded = [_coded(c) for c in (*nominal, t.target)]
+    columns = [*nominal, t.target]
+    if domains is None:
+        coded = [_coded(c) for c in columns]
+    else:
+        if len(domains) != len(columns):
+            raise ConfigError(f"{len(columns)} nominal columns need as many domains")
+        coded = [_coded_in(c, d) for c, d in zip(columns, domains, strict=True)]
     return {
         "name": t.name,
         "source": t.source,
@@ -865,6 +1022,17 @@ def _table_to_wire(t: Table) -> dict[str, Any]:
             if k == CONTINUOUS
         ],
     }
+
+
+def _coded_in(values: np.ndarray, domain: Sequence[str]) -> tuple[list[str], np.ndarray]:
+    """:func:`_coded` into a given ``domain``."""
+    index = {v: i for i, v in enumerate(domain)}
+    text = _strings(np.asarray(values, dtype=object))
+    try:
+        codes = np.fromiter(map(index.__getitem__, text), dtype=np.int32, count=len(text))
+    except KeyError as exc:
+        raise ConfigError(f"value {exc} is not in the domain {list(domain)}") from None
+    return list(domain), codes
 
 
 def _strings(values: np.ndarray) -> list[str]:
@@ -931,39 +1099,51 @@ def _wire_columns(d: Mapping[str, Any]) -> _WireColumns:
             f"IT.domains must be a list of {n_nominal + 1} domains (the nominal columns, then "
             "the class)"
         )
-    domains = [_str_list(x, f"IT.domains[{j}]") for j, x in enumerate(raw_domains)]
-    codes = _code_matrix(d.get("codes"), "IT.codes", n_nominal + 1)
-    continuous = d.get("continuous")
-    if not isinstance(continuous, list) or len(continuous) != len(kinds) - n_nominal:
-        raise ProtocolError(f"IT.continuous must be a list of {len(kinds) - n_nominal} columns")
+    return _checked_rows(
+        _WireColumns(
+            name=_str(d.get("name"), "IT.name"),
+            source=_str(d.get("source"), "IT.source"),
+            class_name=_str(d.get("class_name"), "IT.class_name"),
+            attributes=attributes,
+            kinds=kinds,
+            domains=[_str_list(x, f"IT.domains[{j}]") for j, x in enumerate(raw_domains)],
+            codes=_code_matrix(d.get("codes"), "IT.codes", n_nominal + 1),
+            continuous=d.get("continuous"),  # type: ignore[arg-type]  # checked next
+        )
+    )
+
+
+def _checked_rows(cols: _WireColumns) -> _WireColumns:
+    """``cols`` whose names, kinds and domains are checked already: every code within its
+    domain, one float64 array of as many rows per continuous attribute."""
+    codes, continuous = cols.codes, cols.continuous
+    n_continuous = len(cols.kinds) - (codes.shape[1] - 1)
+    if not isinstance(continuous, list) or len(continuous) != n_continuous:
+        raise ProtocolError(f"IT.continuous must be a list of {n_continuous} columns")
     if len(codes):  # one check of every column's codes against its domain's size
-        sizes = np.fromiter(map(len, domains), dtype=np.int64, count=len(domains))
+        sizes = np.fromiter(map(len, cols.domains), dtype=np.int64, count=len(cols.domains))
         bad = (codes.min(axis=0) < 0) | (codes.max(axis=0) >= sizes)
         if bad.any():
             j = int(np.flatnonzero(bad)[0])
             raise ProtocolError(
                 f"IT.codes[:, {j}] has codes outside its domain of {sizes[j]} values"
             )
-    continuous_attributes = [a for a, k in zip(attributes, kinds, strict=True) if k == CONTINUOUS]
+    continuous_attributes = [
+        a for a, k in zip(cols.attributes, cols.kinds, strict=True) if k == CONTINUOUS
+    ]
     for a, c in zip(continuous_attributes, continuous, strict=True):
         if not isinstance(c, np.ndarray) or c.dtype != np.float64 or c.shape != (len(codes),):
             raise ProtocolError(
                 f"IT column {a!r} is continuous: expected a float64 array of {len(codes)} rows"
             )
-    return _WireColumns(
-        name=_str(d.get("name"), "IT.name"),
-        source=_str(d.get("source"), "IT.source"),
-        class_name=_str(d.get("class_name"), "IT.class_name"),
-        attributes=attributes,
-        kinds=kinds,
-        domains=domains,
-        codes=codes,
-        continuous=continuous,
-    )
+    return cols
 
 
 def _table_from_wire(d: Mapping[str, Any]) -> Table:
-    cols = _wire_columns(d)
+    return _table_from_columns(_wire_columns(d))
+
+
+def _table_from_columns(cols: _WireColumns) -> Table:
     domains = [np.array(x, dtype=object) for x in cols.domains]
     nominal_columns = iter([domains[j][cols.codes[:, j]] for j in range(len(domains))])
     continuous_columns = iter(cols.continuous)

@@ -25,11 +25,14 @@ Protocol (every request but ``update_bdt`` one round trip, :class:`CDBSClient`):
   tuples group-joined with ``ST`` on GID (all candidate sensitive values of each tuple).
   IT, ST and the BDT never change after outsourcing, so the CDBS computes every leaf's
   ``leafIns`` once, when it loads the table (:meth:`_Loaded.prepare`), and serves it
-  ready. Two kinds of leaf cannot be refined, and the CDBS answers them with a class label
-  instead of ``leafIns``: a leaf without tuples (a value no training tuple had), with the
-  BDT's label there; and a leaf whose tuples all have one class (the class is in ``IT``), with
-  that class, which is what any tree learned on those tuples predicts (the learner makes a
-  single leaf of them). The client then neither receives tuples nor learns, and its
+  ready. ``leafIns`` carries only the leaf's rows, as codes into the domains of the table's
+  :class:`~protocols.anatomization.TableSchema` (its columns without rows), which the client
+  has from outsourcing; a client that has not (another client of the same owner) asks for it
+  once (``table_schema``). Two kinds of leaf cannot be refined, and the CDBS answers them
+  with a class label instead of ``leafIns``: a leaf without tuples (a value no training tuple
+  had), with the BDT's label there; and a leaf whose tuples all have one class (the class is
+  in ``IT``), with that class, which is what any tree learned on those tuples predicts (the
+  learner makes a single leaf of them). The client then neither receives tuples nor learns, and its
   prediction is the one Figure 3's subtree would give.
 * ``update_bdt`` — the client uploads the subtree it learned for a leaf, AES-GCM sealed under
   its key with the table and the leaf id as associated data; the CDBS stores the first subtree
@@ -91,6 +94,7 @@ from protocols.anatomization import (
     Anatomized,
     IdentifyingTable,
     SensitiveTable,
+    TableSchema,
     group_join,
     joined_learning_table,
     leaf_learning_table,
@@ -377,6 +381,8 @@ class _Loaded:
     #: the identifying attributes a query's values follow, and their digest
     attributes: tuple[str, ...] = ()
     schema: str = ""
+    #: IT's and ST's columns without their rows, which ``leafIns`` refers to
+    table_schema: TableSchema | None = None
 
     def rows_of(self, leaf: str) -> np.ndarray:
         rows = self.leaves.get(leaf)
@@ -396,14 +402,15 @@ class _Loaded:
         the wire), and the wire form of IT and ST. IT, ST and the BDT never change after
         outsourcing, so the answers are those a join per request would give; a restarted CDBS
         computes them again from the same database when it loads the table."""
+        self.tables = {"it": self.it.to_wire(), "st": self.st.to_wire()}
+        self.table_schema = TableSchema.of(self.tables["it"], self.tables["st"])
+        self.attributes = tuple(self.it.table.attributes)
+        self.schema = schema_digest(self.attributes)
         ids = np.asarray(self.leaf_ids, dtype=object)
         for leaf in dict.fromkeys(self.leaf_ids):
             self.leaves[leaf] = np.flatnonzero(ids == leaf)
             self.leaf_answer(leaf)
             self.leaf_classes(leaf)
-        self.tables = {"it": self.it.to_wire(), "st": self.st.to_wire()}
-        self.attributes = tuple(self.it.table.attributes)
-        self.schema = schema_digest(self.attributes)
 
     def final_label(self, leaf: str, node: Node) -> str | None:
         """The class a query that reaches ``leaf`` gets without refinement, or None if the
@@ -427,8 +434,11 @@ class _Loaded:
         reaches has no tuples)."""
         hit = self.answers.get(leaf)
         if hit is None:
+            if self.table_schema is None:
+                raise ConfigError("prepare() the table before answering a leaf")
             rows = self.rows_of(leaf)
-            hit = self.answers[leaf] = group_join(self.it.subset(rows), self.st).to_wire()
+            joined = group_join(self.it.subset(rows), self.st)
+            hit = self.answers[leaf] = joined.to_wire(self.table_schema)
         return hit
 
 
@@ -608,6 +618,10 @@ def _handle(party: Party, store: CDBSStore, op: str, req: Mapping[str, Any]) -> 
     if op == "get_tables":  # cnl
         loaded = store.load(name)
         return {**loaded.tables, "prune": loaded.prune}
+    if op == "table_schema":  # what leafIns refers to, for a client that did not outsource
+        schema = store.load(name).table_schema
+        assert schema is not None
+        return {"schema": schema.to_wire()}
     if op == "put_blob":
         key, blob = req.get("key"), req.get("blob")
         if not isinstance(key, str) or not isinstance(blob, bytes):
@@ -682,6 +696,8 @@ class CDBSClient:
         self._flushing: asyncio.Future[None] | None = None
         # row keys -> (identifying attributes in that order, their digest)
         self._schemas: dict[tuple[str, ...], tuple[list[str], str]] = {}
+        # table name -> the schema its leafIns refer to (from outsourcing, or asked once)
+        self._table_schemas: dict[str, TableSchema] = {}
         party.expect_restarts(cdbs, self._resend)
 
     async def _resend(self) -> None:
@@ -781,13 +797,31 @@ class CDBSClient:
             self._timer.cancel()
 
     async def outsource(self, anatomized: Anatomized, prune_positions: np.ndarray) -> dict:
-        """Upload ``IT`` and ``ST`` with the prune rows' positions in ``IT``."""
-        return await self.request(
-            "outsource",
-            it=anatomized.it.to_wire(),
-            st=anatomized.st.to_wire(),
-            prune=np.asarray(prune_positions, dtype=np.int64),
+        """Upload ``IT`` and ``ST`` with the prune rows' positions in ``IT`` (and keep their
+        schema, which the table's ``leafIns`` refer to)."""
+        it, st = anatomized.it.to_wire(), anatomized.st.to_wire()
+        schema = TableSchema.of(it, st)
+        reply = await self.request(
+            "outsource", it=it, st=st, prune=np.asarray(prune_positions, dtype=np.int64)
         )
+        self._table_schemas[schema.name] = schema
+        return reply
+
+    async def table_schema(self, name: str, digest: Any) -> TableSchema:
+        """The schema of table ``name`` whose digest is ``digest``: the one kept from
+        outsourcing, else asked for once (and checked against ``digest``)."""
+        schema = self._table_schemas.get(name)
+        if schema is not None and schema.digest == digest:
+            return schema
+        reply = await self.request("table_schema", name=name)
+        schema = TableSchema.from_wire(reply.get("schema"))
+        if schema.name != name or schema.digest != digest:
+            raise ProtocolError(
+                f"{self.cdbs} sent a schema for table {schema.name!r} with digest "
+                f"{schema.digest}, but its leafIns of table {name!r} refers to {digest!r}"
+            )
+        self._table_schemas[name] = schema
+        return schema
 
     def _query(self, row: Mapping[str, Any]) -> dict[str, Any]:
         """``sendInstance``'s body: the row's values without the sensitive value and the class,
@@ -838,7 +872,10 @@ class CDBSClient:
                 )
             return label
         else:
-            table, original = leaf_learning_table(reply.get("instances"), self.key, name=name)
+            instances = reply.get("instances")
+            digest = instances.get("schema") if isinstance(instances, dict) else None
+            schema = await self.table_schema(name, digest)
+            table, original = leaf_learning_table(instances, schema, self.key, name=name)
             if table.n_rows == 0:
                 raise ProtocolError(f"find_bdt_leaf: leafIns of leaf {leaf!r} has no tuples")
             self.party.ledger.record(

@@ -35,6 +35,7 @@ from protocols.anatomization import (
     Candidates,
     IdentifyingTable,
     SensitiveTable,
+    TableSchema,
     anatomize,
     group_join,
     is_l_diverse,
@@ -252,7 +253,10 @@ def test_anatomize_is_l_diverse_and_join_restores(counts: list[int], l: int, see
     )
     _assert_same_coded(coded, CodedTable.from_table(table))
     assert coded_rows.tolist() == rows_of_it.tolist()
-    coded, coded_rows = leaf_learning_table(_wire(candidates.to_wire()), KEY, name="t")
+    schema = TableSchema.of(it.to_wire(), st_.to_wire())
+    coded, coded_rows = leaf_learning_table(
+        _wire(candidates.to_wire(schema)), schema, KEY, name="t"
+    )
     _assert_same_coded(coded, CodedTable.from_table(table.subset(rows)))
     assert coded_rows.tolist() == rows
 
@@ -382,7 +386,8 @@ def test_an_altered_server_answer_is_detected() -> None:
     with pytest.raises(ProtocolError, match="1 tuples lack their true sensitive value"):
         true_instances(cut, KEY)
     with pytest.raises(ProtocolError, match="1 tuples lack their true sensitive value"):
-        leaf_learning_table(cut.to_wire(), KEY, name="t")
+        schema = TableSchema.of(a.it.to_wire(), a.st.to_wire())
+        leaf_learning_table(cut.to_wire(schema), schema, KEY, name="t")
     st_ = a.st
     m = len(st_.groups())
     moved = SensitiveTable("t", "s", st_.position, st_.seq, (st_.gid + 1) % m, st_.values)
@@ -401,12 +406,23 @@ def test_wire_round_trip_through_the_codec() -> None:
     w = weather()
     a = anatomize(w, "temperature", 2, KEY, rng=np.random.default_rng(3))
     leaf = group_join(a.it.subset([0, 4, 9]), a.st)
-    body = {"it": a.it.to_wire(), "st": a.st.to_wire(), "leaf": leaf.to_wire()}
+    schema = TableSchema.of(a.it.to_wire(), a.st.to_wire())
+    body = {
+        "it": a.it.to_wire(),
+        "st": a.st.to_wire(),
+        "leaf": leaf.to_wire(schema),
+        "schema": schema.to_wire(),
+    }
     got = decode(encode("msg", "upload", 0, body)).body
     it = IdentifyingTable.from_wire(got["it"])
     st_ = SensitiveTable.from_wire(got["st"])
     assert join(it, st_, KEY) == w
-    assert true_instances(Candidates.from_wire(got["leaf"]), KEY) == true_instances(leaf, KEY)
+    # the schema travels as it is, and the receiver's schema of the tables is the same
+    assert TableSchema.from_wire(got["schema"]) == schema
+    assert TableSchema.of(got["it"], got["st"]).digest == schema.digest
+    assert true_instances(Candidates.from_wire(got["leaf"], schema), KEY) == true_instances(
+        leaf, KEY
+    )
     with pytest.raises(ProtocolError, match="eseq"):
         IdentifyingTable.from_wire({**got["it"], "eseq": got["it"]["eseq"][:, :-1]})
     with pytest.raises(ProtocolError, match=r"ST\.domain"):
@@ -419,10 +435,24 @@ def test_wire_round_trip_through_the_codec() -> None:
         IdentifyingTable.from_wire({**got["it"], "domains": got["it"]["domains"][:-1]})
     with pytest.raises(ProtocolError, match=r"continuous"):
         IdentifyingTable.from_wire({**got["it"], "continuous": [np.zeros(1)]})
+    pairs = got["leaf"]["pairs"]
     with pytest.raises(ProtocolError, match=r"leafIns\.pairs"):
-        Candidates.from_wire({**got["leaf"], "pairs": got["leaf"]["pairs"][:, :2]})
-    with pytest.raises(ProtocolError, match=r"outside its domain"):
-        Candidates.from_wire({**got["leaf"], "domain": got["leaf"]["domain"][:1]})
+        Candidates.from_wire({**got["leaf"], "pairs": pairs[:, :2]}, schema)
+    wrong_value = pairs.copy()
+    wrong_value[0, 2] = len(schema.sensitive_domain)
+    with pytest.raises(ProtocolError, match=r"leafIns\.pairs' values .*outside its domain"):
+        Candidates.from_wire({**got["leaf"], "pairs": wrong_value}, schema)
+    wrong_code = got["leaf"]["codes"].copy()
+    wrong_code[0, 0] = len(schema.domains[0])
+    with pytest.raises(ProtocolError, match=r"IT\.codes\[:, 0\] .*outside its domain"):
+        Candidates.from_wire({**got["leaf"], "codes": wrong_code}, schema)
+    # a leafIns coded with another schema (here: another sensitive domain) is refused
+    other = TableSchema.from_wire({**schema.to_wire(), "sensitive_domain": ["cool", "hot"]})
+    assert other.digest != schema.digest
+    with pytest.raises(ProtocolError, match="refers to schema"):
+        Candidates.from_wire(got["leaf"], other)
+    with pytest.raises(ProtocolError, match="refers to schema"):
+        leaf_learning_table(got["leaf"], other, KEY, name=w.name)
 
 
 def test_the_wire_codes_nominal_columns_once() -> None:

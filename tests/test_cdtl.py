@@ -185,6 +185,58 @@ def test_two_clients_refining_the_same_leaf_leave_one_subtree() -> None:
     assert stored.count(True) == 1
 
 
+def test_a_client_that_did_not_outsource_asks_for_the_table_schema_once() -> None:
+    """leafIns carries only rows, coded into the table's schema: the client that outsourced
+    has it; another client of the same owner asks for it once, checks it against the digest
+    leafIns names, and predicts what Figure 3 predicts."""
+    t = table(6)
+    key = ClientKey.generate()
+    store = CDBSStore(":memory:")
+    rows = rows_of(t)
+
+    def recording(client: CDBSClient) -> list[str]:
+        ops: list[str] = []
+        request = client.request
+
+        async def recorded(op: str, **body: Any) -> dict[str, Any]:
+            ops.append(op)
+            return await request(op, **body)
+
+        client.request = recorded  # type: ignore[method-assign]
+        return ops
+
+    async def first(party: Party) -> Any:
+        client = CDBSClient(party, key, sensitive=SENSITIVE, class_name=t.class_name)
+        ops = recording(client)
+        await client.outsource(anatomize(t, SENSITIVE, 2, key), np.array([], dtype=np.int64))
+        await party.send("client2", "ready", True)
+        await client.done()
+        return ops
+
+    async def second(party: Party) -> Any:
+        await party.recv("client1", "ready")
+        client = CDBSClient(party, key, sensitive=SENSITIVE, class_name=t.class_name)
+        ops = recording(client)
+        costs = ClientCosts()
+        preds = [await client.inference(t.name, r, set(), costs) for r in rows]
+        with pytest.raises(ProtocolError, match=r"refers to '0+'"):
+            await client.table_schema(t.name, "0" * 32)  # not the digest of the CDBS's schema
+        await client.done()
+        return preds, ops, costs.subtrees_learned
+
+    res, _ = run_pair(store, {"client1": first, "client2": second}, ["client1", "client2"])
+    preds, ops, learned = res["client2"]
+    assert res["client1"] == ["outsource", "done"]
+    assert learned >= 2  # several leafIns, one schema
+    assert ops.count("table_schema") == 2  # once for leafIns, once for the wrong digest
+    assert ops.count("find_bdt_leaf") == len(rows)
+    loaded = store.load(t.name)
+    leaf_of = [find_bdt_leaf(loaded.bdt, r)[0] for r in rows]
+    for r, p, leaf in zip(rows, preds, leaf_of, strict=True):
+        ix = [i for i, x in enumerate(leaf_of) if x == leaf]
+        assert p == predict_one(learner().fit(t.subset(ix), prune_rows=[]).tree_, r)
+
+
 def test_a_posted_upload_travels_with_the_next_request_or_alone_soon() -> None:
     """updateBDT is posted, not waited for: it travels with the client's next request (or
     alone after POST_DELAY_S), the CDBS sends no message for it and puts its answer in the
@@ -454,7 +506,7 @@ def test_the_prepared_leaf_replies_are_the_group_joins_and_survive_a_restart(
     leaves = sorted(set(loaded.leaf_ids))
     assert len(leaves) >= 1 and set(loaded.answers) == set(leaves)
     for leaf in leaves:
-        got = Candidates.from_wire(loaded.answers[leaf])
+        got = Candidates.from_wire(loaded.answers[leaf], loaded.table_schema)
         want = group_join(loaded.it.subset(np.flatnonzero(np.asarray(loaded.leaf_ids) == leaf)),
                           loaded.st)  # fmt: skip
         assert got.it.table == want.it.table
@@ -467,8 +519,8 @@ def test_the_prepared_leaf_replies_are_the_group_joins_and_survive_a_restart(
     try:
         reloaded = again.load(t.name)
         for leaf in leaves:
-            a = Candidates.from_wire(reloaded.answers[leaf])
-            b = Candidates.from_wire(loaded.answers[leaf])
+            a = Candidates.from_wire(reloaded.answers[leaf], reloaded.table_schema)
+            b = Candidates.from_wire(loaded.answers[leaf], loaded.table_schema)
             assert a.it.eseq.tobytes() == b.it.eseq.tobytes()
             assert a.seq.tolist() == b.seq.tolist() and a.value.tolist() == b.value.tolist()
     finally:
