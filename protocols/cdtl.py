@@ -237,8 +237,12 @@ class CDBSStore:
         )
         self._cache: dict[str, _Loaded] = {}
         # (table, leaf) -> the stored subtree: what this process stored or read (the rows
-        # never change once stored, and only this process writes them)
+        # never change once stored, and only this process writes them); every subtree of a
+        # table in _complete (read when the table was loaded), so a miss needs no query
         self._subtrees: dict[tuple[str, str], bytes] = {}
+        self._complete: set[str] = set()
+        # (table, key) -> blob, as for subtrees: what this process stored or read
+        self._blobs: dict[tuple[str, str], bytes] = {}
         # (table, leaf) -> a subtree received but not stored yet (see stage)
         self._staged: dict[tuple[str, str], bytes] = {}
 
@@ -281,6 +285,7 @@ class CDBSStore:
                 self._db.execute("ROLLBACK")
                 raise
         self._cache.pop(it.name, None)
+        self._complete.discard(it.name)
         self._subtrees = {k: v for k, v in self._subtrees.items() if k[0] != it.name}
         self._staged = {k: v for k, v in self._staged.items() if k[0] != it.name}
 
@@ -298,6 +303,10 @@ class CDBSStore:
         bdt = from_json(json.loads(row[2]))
         loaded = _Loaded(it, st, bdt, _unpack(row[3]), leaf_of_rows(bdt, it.table))
         loaded.prepare()
+        query = "SELECT leaf, blob FROM subtrees WHERE name = ?"
+        for leaf, blob in self._db.execute(query, (name,)):
+            self._subtrees[name, leaf] = bytes(blob)
+        self._complete.add(name)
         self._cache[name] = loaded
         return loaded
 
@@ -309,6 +318,8 @@ class CDBSStore:
         hit = self._subtrees.get((name, leaf))
         if hit is not None:
             return hit
+        if name in self._complete:
+            return self._staged.get((name, leaf))
         row = self._db.execute(
             "SELECT blob FROM subtrees WHERE name = ? AND leaf = ?", (name, leaf)
         ).fetchone()
@@ -351,14 +362,19 @@ class CDBSStore:
 
     def put_blob(self, name: str, key: str, blob: bytes) -> None:
         self._tx("INSERT OR REPLACE INTO blobs VALUES (?, ?, ?)", (name, key, blob))
+        self._blobs[name, key] = blob
 
     def blob(self, name: str, key: str) -> bytes:
+        hit = self._blobs.get((name, key))
+        if hit is not None:
+            return hit
         row = self._db.execute(
             "SELECT blob FROM blobs WHERE name = ? AND key = ?", (name, key)
         ).fetchone()
         if row is None:
             raise ProtocolError(f"the CDBS holds no {key!r} for table {name!r}")
-        return bytes(row[0])
+        blob = self._blobs[name, key] = bytes(row[0])
+        return blob
 
 
 @dataclass
