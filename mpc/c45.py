@@ -309,30 +309,70 @@ class C45Classifier:
         self._codes = np.full((table.n_rows, len(self.kinds_)), -1, dtype=np.int64)
         for j in nominal_js:
             self._codes[:, j] = self._data[j]
-        rows = np.arange(table.n_rows)
-        held_out = np.array([], dtype=np.int64)
-        if self.pruning == "reduced-error" and prune_rows is not None:
-            held_out = np.unique(np.asarray(prune_rows, dtype=np.int64))
-            if len(held_out) and (held_out[0] < 0 or held_out[-1] >= table.n_rows):
-                raise ConfigError(
-                    f"prune_rows must index the table's {table.n_rows} rows, got "
-                    f"{held_out[0]}..{held_out[-1]}"
-                )
-            if len(held_out) == table.n_rows:  # nothing left to grow on: do not prune
-                held_out = np.array([], dtype=np.int64)
-            grow = np.ones(table.n_rows, dtype=bool)
-            grow[held_out] = False
-            rows = np.flatnonzero(grow)
-        elif self.pruning == "reduced-error" and table.n_rows >= 10:
-            rows, held_out = train_test_split(y, self.prune_fraction, seed=self.seed)
-        prune_rows = held_out
+        rows, held_out = self._split_rows(y, prune_rows)
         nominal = {j for j, k in enumerate(self.kinds_) if k == "nominal"}
         tree = self._build(rows, np.ones(len(rows)), nominal, 0, None)
-        if len(prune_rows):
-            tree = self._prune(tree, prune_rows)
+        if len(held_out):
+            tree = self._prune(tree, held_out)
         self.tree_ = tree
         del self._data, self._y, self._codes
         return self
+
+    def _split_rows(
+        self, y: np.ndarray, prune_rows: Sequence[int] | np.ndarray | None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(the rows the tree grows on, the held-out rows it is pruned on) of a table whose
+        class codes are ``y``."""
+        n = len(y)
+        rows = np.arange(n)
+        held_out = np.array([], dtype=np.int64)
+        if self.pruning == "reduced-error" and prune_rows is not None:
+            held_out = np.unique(np.asarray(prune_rows, dtype=np.int64))
+            if len(held_out) and (held_out[0] < 0 or held_out[-1] >= n):
+                raise ConfigError(
+                    f"prune_rows must index the table's {n} rows, got {held_out[0]}..{held_out[-1]}"
+                )
+            if len(held_out) == n:  # nothing left to grow on: do not prune
+                held_out = np.array([], dtype=np.int64)
+            grow = np.ones(n, dtype=bool)
+            grow[held_out] = False
+            rows = np.flatnonzero(grow)
+        elif self.pruning == "reduced-error" and n >= 10:
+            rows, held_out = train_test_split(y, self.prune_fraction, seed=self.seed)
+        return rows, held_out
+
+    def _stops(self, counts: np.ndarray, total: float, depth: int) -> bool:
+        """Whether a node with these class weights is a leaf before any split is tried."""
+        return bool(
+            np.count_nonzero(counts) <= 1
+            or total < 2 * self.min_leaf
+            or (self.max_depth is not None and depth >= self.max_depth)
+        )
+
+    def single_leaf_label(
+        self,
+        target: Sequence[str] | np.ndarray,
+        *,
+        prune_rows: Sequence[int] | np.ndarray | None = None,
+    ) -> str | None:
+        """The class :meth:`fit` predicts for every instance when the table's classes are
+        ``target`` (row by row; ``prune_rows`` as for :meth:`fit`) and its tree is a single
+        leaf whatever the attributes are: the rows it grows on have one class, or too little
+        weight for any split (or ``max_depth`` is 0). None when the tree may depend on the
+        attributes. So a party that knows only the classes knows the prediction of such a
+        tree."""
+        self._validate()
+        text = _texts(np.asarray(target, dtype=object))
+        if not text:
+            raise ConfigError("cannot learn a tree from an empty table")
+        classes = sorted(set(text))
+        index = {c: i for i, c in enumerate(classes)}
+        y = np.fromiter(map(index.__getitem__, text), dtype=np.int64, count=len(text))
+        rows, _ = self._split_rows(y, prune_rows)
+        counts = np.bincount(y[rows], minlength=len(classes)).astype(np.float64)
+        if not self._stops(counts, float(counts.sum()), 0):
+            return None
+        return majority({c: float(counts[i]) for i, c in enumerate(classes)})
 
     def _counts(self, rows: np.ndarray, w: np.ndarray) -> np.ndarray:
         return np.bincount(self._y[rows], weights=w, minlength=len(self.classes_))
@@ -350,11 +390,7 @@ class C45Classifier:
             assert parent is not None
             return Leaf(as_dict, parent)
         label = majority(as_dict)
-        if (
-            np.count_nonzero(counts) <= 1
-            or total < 2 * self.min_leaf
-            or (self.max_depth is not None and depth >= self.max_depth)
-        ):
+        if self._stops(counts, total, depth):
             return Leaf(as_dict, label)
         candidates = []
         batched = self.nominal_splits == "multiway"

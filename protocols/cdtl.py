@@ -30,10 +30,12 @@ Protocol (every request but ``update_bdt`` one round trip, :class:`CDBSClient`):
   has from outsourcing; a client that has not (another client of the same owner) asks for it
   once (``table_schema``). Two kinds of leaf cannot be refined, and the CDBS answers them
   with a class label instead of ``leafIns``: a leaf without tuples (a value no training tuple
-  had), with the BDT's label there; and a leaf whose tuples all have one class (the class is
-  in ``IT``), with that class, which is what any tree learned on those tuples predicts (the
-  learner makes a single leaf of them). The client then neither receives tuples nor learns, and its
-  prediction is the one Figure 3's subtree would give.
+  had), with the BDT's label there; and a leaf whose subtree is sure to be a single leaf
+  whatever the sensitive values are, because the tuples the learner grows on (those not in
+  the shared prune set) all have one class or are too few to split, with that leaf's class.
+  The CDBS knows this from IT's classes and the prune positions
+  (:meth:`~mpc.c45.C45Classifier.single_leaf_label`). The client then neither receives
+  tuples nor learns, and its prediction is the one Figure 3's subtree would give.
 * ``update_bdt`` — the client uploads the subtree it learned for a leaf, AES-GCM sealed under
   its key with the table and the leaf id as associated data; the CDBS stores the first subtree
   of a leaf and keeps it (a second upload of the same leaf is ignored), so concurrent clients
@@ -390,8 +392,9 @@ class _Loaded:
     leaves: dict[str, np.ndarray] = field(default_factory=dict)
     #: leaf id -> the wire body of its ``leafIns`` (its IT tuples group-joined with ST)
     answers: dict[str, dict[str, Any]] = field(default_factory=dict)
-    #: leaf id -> the distinct classes of its tuples
-    classes: dict[str, list[Any]] = field(default_factory=dict)
+    #: leaf id -> the class of every prediction there if the subtree is sure to be a single
+    #: leaf (:meth:`single_leaf_label`), else None
+    single: dict[str, str | None] = field(default_factory=dict)
     #: cnl's download: IT and ST as wire bodies
     tables: dict[str, Any] = field(default_factory=dict)
     #: the identifying attributes a query's values follow, and their digest
@@ -414,8 +417,8 @@ class _Loaded:
 
     def prepare(self) -> None:
         """Compute, once, what the CDBS serves from these fixed tables: every leaf's rows,
-        classes and ``leafIns`` (Figure 2's ``joinTables``, group-joined on GID and encoded for
-        the wire), and the wire form of IT and ST. IT, ST and the BDT never change after
+        single-leaf label and ``leafIns`` (Figure 2's ``joinTables``, group-joined on GID and
+        encoded for the wire), and the wire form of IT and ST. IT, ST and the BDT never change after
         outsourcing, so the answers are those a join per request would give; a restarted CDBS
         computes them again from the same database when it loads the table."""
         self.tables = {"it": self.it.to_wire(), "st": self.st.to_wire()}
@@ -426,24 +429,32 @@ class _Loaded:
         for leaf in dict.fromkeys(self.leaf_ids):
             self.leaves[leaf] = np.flatnonzero(ids == leaf)
             self.leaf_answer(leaf)
-            self.leaf_classes(leaf)
+            self.single_leaf_label(leaf)
 
     def final_label(self, leaf: str, node: Node) -> str | None:
         """The class a query that reaches ``leaf`` gets without refinement, or None if the
-        leaf is to be refined: the BDT's label at a leaf without tuples, the class of a leaf
-        whose tuples all have one (the learner grows no split on one class)."""
-        classes = self.leaf_classes(leaf)
-        if not classes:
+        leaf is to be refined: the BDT's label at a leaf without tuples, else
+        :meth:`single_leaf_label`."""
+        if not len(self.rows_of(leaf)):
             return node.label
-        return str(classes[0]) if len(classes) == 1 else None
+        return self.single_leaf_label(leaf)
 
-    def leaf_classes(self, leaf: str) -> list[Any]:
-        """The distinct classes of the leaf's tuples (computed on first use)."""
-        classes = self.classes.get(leaf)
-        if classes is None:
+    def single_leaf_label(self, leaf: str) -> str | None:
+        """The class the client's subtree of ``leaf`` predicts everywhere when the learner is
+        sure to make it a single leaf whatever the sensitive values are: the tuples it grows
+        on (those not in the shared prune set) all have one class, or are too few to split
+        (:meth:`~mpc.c45.C45Classifier.single_leaf_label`; the CDBS has every tuple's class
+        and the prune positions). None if the subtree depends on the sensitive values
+        (computed on first use)."""
+        if leaf not in self.single:
             rows = self.rows_of(leaf)
-            classes = self.classes[leaf] = sorted(set(self.it.table.target[rows].tolist()))
-        return classes
+            prune = set(np.asarray(self.prune, dtype=np.int64).tolist())
+            within = [j for j, r in enumerate(rows.tolist()) if r in prune]
+            target = self.it.table.target[rows]
+            self.single[leaf] = (
+                learner().single_leaf_label(target, prune_rows=within) if len(rows) else None
+            )
+        return self.single[leaf]
 
     def leaf_answer(self, leaf: str) -> dict[str, Any]:
         """The wire body of ``leafIns`` of ``leaf`` (computed on first use; a leaf no IT row

@@ -133,14 +133,36 @@ def test_a_cdtl_subtree_is_the_learner_on_the_true_leaf_rows() -> None:
     assert {e.label for e in parties["client"].ledger.entries} <= {"cdtl/leaf-instances"}
 
 
-def test_a_leaf_of_one_class_is_answered_with_its_class_and_never_refined() -> None:
+@pytest.mark.parametrize("flip", [False, True])
+def test_a_leaf_whose_subtree_is_one_leaf_is_answered_with_its_class_and_never_refined(
+    flip: bool,
+) -> None:
+    """The CDBS answers a leaf itself when the subtree is sure to be a single leaf: the
+    tuples grown on (not in the prune set) all have one class, or are too few to split.
+    With ``flip``, a prune tuple of the leaf of ``a0`` (class c1 throughout) has class c0:
+    the leaf has two classes, but the tuples grown on have one."""
     t = table(3, noise=0.0)
     prune = set(range(0, t.n_rows, 5))
+    if flip:
+        target = t.target.copy()
+        target[min(i for i in prune if t.columns[0][i] == "a0")] = "c0"
+        t = Table(t.name, t.attributes, t.kinds, t.columns, target, t.class_name, t.source)
     preds, costs, parties, store, loaded, _ = classify_every_row(t, prune)
     leaf_of = [find_bdt_leaf(loaded.bdt, r)[0] for r in rows_of(t)]
     rows = {leaf: [i for i, x in enumerate(leaf_of) if x == leaf] for leaf in set(leaf_of)}
-    pure = {leaf for leaf, ix in rows.items() if len(set(t.target[ix].tolist())) == 1}
+
+    def single(ix: list[int]) -> bool:
+        grow = [i for i in ix if i not in prune] or ix
+        return len(set(t.target[grow].tolist())) == 1 or len(grow) < 4
+
+    pure = {leaf for leaf, ix in rows.items() if single(ix)}
     assert pure and pure != set(rows)
+    mixed = {leaf for leaf in pure if len(set(t.target[rows[leaf]].tolist())) > 1}
+    assert bool(mixed) == flip
+    for leaf in pure:  # the learner on the leaf's true tuples makes a single leaf indeed
+        ix = rows[leaf]
+        tree = learner().fit(t.subset(ix), prune_rows=[j for j, i in enumerate(ix) if i in prune])
+        assert isinstance(tree.tree_, Leaf)
     # the client refined exactly the leaves of several classes, and received no other tuples
     assert set(store.subtree_leaves()) == set(rows) - pure
     assert costs.subtrees_learned == len(rows) - len(pure)
@@ -351,14 +373,20 @@ def test_suppression_makes_l_possible_with_the_fewest_tuples() -> None:
 # ----------------------------------------------------------------------------- processes
 
 
-@pytest.mark.processes
-@pytest.mark.timeout(150)
-def test_cdtl_system_across_processes() -> None:
+def needs_house_votes() -> None:
+    """Skip unless house-votes-84 is in the data directory (the repository's default one
+    holds it)."""
     from mpc.datasets import resolve_data_dir
 
     data_dir = resolve_data_dir(None)
     if data_dir is None or not (data_dir / "house-votes-84").exists():
         pytest.skip("house-votes-84 is not in the data directory (set MPC_DATA_DIR)")
+
+
+@pytest.mark.processes
+@pytest.mark.timeout(150)
+def test_cdtl_system_across_processes() -> None:
+    needs_house_votes()
     code, doc = run_mpc_json(
         "run", "cdtl", "--dataset", "house-votes-84", "--sensitive", "physician-fee-freeze",
         "--class", "party", "--l", "2", "--cv", "3", deadline=140,
@@ -404,9 +432,13 @@ def test_an_impossible_l_fails_before_any_party_starts() -> None:
 @pytest.mark.processes
 @pytest.mark.timeout(120)
 def test_concurrent_clients_lose_and_duplicate_no_subtree() -> None:
+    # a table with leaves to refine (on weather, every BDT leaf's subtree is sure to be a
+    # single leaf, which the CDBS answers itself)
+    needs_house_votes()
     code, doc = run_mpc_json(
-        "run", "cdbs-load", "--dataset", "weather", "--sensitive", "windy", "--clients", "3",
-        "--predictions", "30", deadline=110,
+        "run", "cdbs-load", "--dataset", "house-votes-84", "--sensitive",
+        "physician-fee-freeze", "--class", "party", "--clients", "3", "--predictions", "30",
+        deadline=110,
     )  # fmt: skip
     assert code == 0 and doc["ok"], doc
     r = doc["result"]

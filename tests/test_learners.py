@@ -373,3 +373,21 @@ def test_coded_table_from_codes_equals_the_table_coded_from_its_values(
     assert coded.y.tolist() == plain.y.tolist()
     assert [c.tolist() for c in coded.data] == [c.tolist() for c in plain.data]
     assert all(c.dtype == np.int64 for c in coded.data)
+
+
+@settings(max_examples=150, deadline=None)
+@given(categorical_tables(), st.data())
+def test_single_leaf_label_is_the_label_of_the_learned_tree_whatever_the_attributes(
+    t: Table, data: st.DataObject
+) -> None:
+    """``single_leaf_label`` needs only the classes (and the prune rows): when it names a
+    class, the learner makes a single leaf of that class from the table with any
+    attributes; when it does not, the rows grown on have two classes and enough weight."""
+    prune = data.draw(st.lists(st.integers(0, t.n_rows - 1), max_size=t.n_rows))
+    label = C45Classifier().single_leaf_label(t.target, prune_rows=prune)
+    tree = C45Classifier().fit(t, prune_rows=prune).tree_
+    if label is not None:
+        assert isinstance(tree, Leaf) and tree.label == label
+        return
+    grow = [i for i in range(t.n_rows) if i not in set(prune)] or list(range(t.n_rows))
+    assert len(set(t.target[grow].tolist())) >= 2 and len(grow) >= 4
