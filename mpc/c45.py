@@ -103,10 +103,7 @@ class CodedTable:
 
     @classmethod
     def from_table(cls, table: Table) -> CodedTable:
-        target = _texts(table.target)
-        classes = sorted(set(target))
-        class_index = {c: i for i, c in enumerate(classes)}
-        y = np.fromiter(map(class_index.__getitem__, target), dtype=np.int64, count=len(target))
+        classes, y = _class_codes(table.target)
         domains: list[list[str]] = []
         data: list[np.ndarray] = []
         for kind, col in zip(table.kinds, table.columns, strict=True):
@@ -174,6 +171,15 @@ class CodedTable:
                 out_domains.append(domain)
                 data.append(column)
         return cls(attributes, kinds, out_domains, data, classes, y)
+
+
+def _class_codes(target: np.ndarray) -> tuple[list[str], np.ndarray]:
+    """The classes (the distinct values of ``target`` as str, sorted) and each row's index
+    among them."""
+    text = _texts(target)
+    classes = sorted(set(text))
+    index = {c: i for i, c in enumerate(classes)}
+    return classes, np.fromiter(map(index.__getitem__, text), dtype=np.int64, count=len(text))
 
 
 def _recode(values: Sequence[str], codes: np.ndarray, *, missing: bool) -> tuple[list, np.ndarray]:
@@ -362,12 +368,9 @@ class C45Classifier:
         attributes. So a party that knows only the classes knows the prediction of such a
         tree."""
         self._validate()
-        text = _texts(np.asarray(target, dtype=object))
-        if not text:
+        classes, y = _class_codes(np.asarray(target, dtype=object))
+        if not len(y):
             raise ConfigError("cannot learn a tree from an empty table")
-        classes = sorted(set(text))
-        index = {c: i for i, c in enumerate(classes)}
-        y = np.fromiter(map(index.__getitem__, text), dtype=np.int64, count=len(text))
         rows, _ = self._split_rows(y, prune_rows)
         counts = np.bincount(y[rows], minlength=len(classes)).astype(np.float64)
         if not self._stops(counts, float(counts.sum()), 0):

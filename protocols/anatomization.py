@@ -63,6 +63,7 @@ import secrets
 import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -401,9 +402,10 @@ class TableSchema:
             }
         )
 
-    @property
+    @cached_property
     def digest(self) -> str:
-        """A digest of every field: a ``leafIns`` names the schema its codes refer to."""
+        """A digest of every field: a ``leafIns`` names the schema its codes refer to
+        (computed once)."""
         return _schema_digest(self)
 
     def to_wire(self) -> dict[str, Any]:

@@ -448,8 +448,7 @@ class _Loaded:
         (computed on first use)."""
         if leaf not in self.single:
             rows = self.rows_of(leaf)
-            prune = set(np.asarray(self.prune, dtype=np.int64).tolist())
-            within = [j for j, r in enumerate(rows.tolist()) if r in prune]
+            within = np.flatnonzero(np.isin(rows, self.prune)).tolist()
             target = self.it.table.target[rows]
             self.single[leaf] = (
                 learner().single_leaf_label(target, prune_rows=within) if len(rows) else None

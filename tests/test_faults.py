@@ -138,11 +138,8 @@ def _answer_from_the_store(db: Path, key: ClientKey, name: str, row: dict[str, A
     leaf, node = find_bdt_leaf(from_json(json.loads(bdt_json)), row)
     blob = _stored_subtrees(db).get((name, leaf))
     if blob is None:  # nothing refined: the BDT's label, or the class of a one-leaf subtree
-        store = CDBSStore(":memory:")
-        with contextlib.closing(sqlite3.connect(db)) as con:
-            con.backup(store._db)
-        label = store.load(name).final_label(leaf, node)
-        store.close()
+        with contextlib.closing(CDBSStore(db)) as store:
+            label = store.load(name).final_label(leaf, node)
         assert label is not None, f"leaf {leaf!r} needed a subtree but has none"
         return label
     return str(predict_one(from_json(open_json(key, blob, subtree_aad(name, leaf))), row))
