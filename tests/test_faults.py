@@ -160,7 +160,7 @@ def test_the_cdbs_process_restarted_on_its_database_serves_the_clients_on(
     )  # fmt: skip
     clients = [n for n in roles if n != "cdbs"]
     with Parties(config, roles) as run:
-        run.start("cdbs", "--kill-after", "12")  # dies right after its 12th answer
+        run.start("cdbs", "--kill-after", "30")  # dies right after its 30th answer
         for name in clients:
             run.start(name)
         assert run.wait(["cdbs"], deadline=60) == {"cdbs": -signal.SIGKILL}
