@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from functools import lru_cache
 from itertools import accumulate
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 import numpy as np
 
@@ -195,46 +196,69 @@ def _recode(values: Sequence[str], codes: np.ndarray, *, missing: bool) -> tuple
     return domain, lookup[codes] if len(codes) else np.zeros(0, dtype=np.int64)
 
 
+class _RecodePlan(NamedTuple):
+    """What :func:`_recode_all` needs of some domains, whatever the rows: their values one
+    after the other, where each domain starts and ends among them, the domain of each, and
+    which are MISSING in a column recoded with ``missing=True``."""
+
+    values: np.ndarray  # object
+    starts: np.ndarray
+    lasts: np.ndarray
+    column_of: np.ndarray
+    missing: np.ndarray  # bool
+
+
+@lru_cache(maxsize=64)
+def _recode_plan(domains: tuple[tuple[str, ...], ...], n_missing: int) -> _RecodePlan | None:
+    """The plan of ``domains`` if every one is non-empty, str and strictly increasing (as a
+    table's columns arrive on the wire), else None. Cached: a client recodes the leaves of
+    one table, all with that table's domains."""
+    values = [v for domain in domains for v in domain]
+    sizes = [len(domain) for domain in domains]
+    if not all(sizes) or not set(map(type, values)) <= {str}:
+        return None
+    starts = [0, *accumulate(sizes[:-1])]
+    # strictly increasing within each domain: only a domain's first value may be not greater
+    # than the one before it
+    firsts = set(starts)
+    increasing = enumerate(map(str.__lt__, values, values[1:]))
+    if not all(i + 1 in firsts for i, lt in increasing if not lt):
+        return None
+    n_attribute_values = starts[n_missing] if n_missing < len(domains) else len(values)
+    return _RecodePlan(
+        values=np.array(values, dtype=object),
+        starts=np.asarray(starts, dtype=np.int64),
+        lasts=np.asarray(starts, dtype=np.int64) + np.asarray(sizes, dtype=np.int64) - 1,
+        column_of=np.repeat(np.arange(len(domains)), sizes),
+        missing=np.array([i < n_attribute_values and v == MISSING for i, v in enumerate(values)]),
+    )
+
+
 def _recode_all(
     domains: Sequence[Sequence[str]], codes: np.ndarray, n_missing: int
 ) -> list[tuple[list[str], np.ndarray]]:
     """:func:`_recode` of every column of ``codes`` (into ``domains``), the first
     ``n_missing`` with ``missing=True``.
 
-    When every domain is str in strictly increasing order (as a table's columns arrive on
-    the wire), all columns are recoded together with a few numpy operations: a value's new
-    code is the number of values before it in its domain that occur (and are not MISSING).
-    Otherwise column by column."""
-    values = [v for domain in domains for v in domain]
-    sizes = [len(domain) for domain in domains]
-    starts = [0, *accumulate(sizes[:-1])]
-    n = len(codes)
-    if n and all(sizes) and set(map(type, values)) <= {str}:
-        # strictly increasing within each domain: only a domain's first value may be not
-        # greater than the one before it
-        firsts = set(starts)
-        increasing = enumerate(map(str.__lt__, values, values[1:]))
-        fast = all(i + 1 in firsts for i, lt in increasing if not lt)
-    else:
-        fast = False
-    if not fast:
+    When every domain is str in strictly increasing order (:func:`_recode_plan`), all
+    columns are recoded together with a few numpy operations: a value's new code is the
+    number of values before it in its domain that occur (and are not MISSING). Otherwise
+    column by column."""
+    plan = _recode_plan(tuple(map(tuple, domains)), n_missing) if len(codes) else None
+    if plan is None:
         return [
             _recode(domain, codes[:, j], missing=j < n_missing) for j, domain in enumerate(domains)
         ]
-    flat = codes + np.asarray(starts)
-    keep = np.zeros(len(values), dtype=bool)
+    flat = codes + plan.starts
+    keep = np.zeros(len(plan.values), dtype=bool)
     keep[flat.ravel()] = True
-    n_attribute_values = starts[n_missing] if n_missing < len(domains) else len(values)
-    for i, v in enumerate(values[:n_attribute_values]):
-        if v == MISSING:
-            keep[i] = False
+    keep &= ~plan.missing
     kept_through = np.cumsum(keep)  # kept values up to each value, over all columns
     before = kept_through - keep
-    column_of = np.repeat(np.arange(len(domains)), sizes)
-    lookup = np.where(keep, before - before[starts][column_of], -1)
+    lookup = np.where(keep, before - before[plan.starts][plan.column_of], -1)
     recoded = np.ascontiguousarray(lookup[flat].T)
-    kept = [v for v, k in zip(values, keep.tolist(), strict=True) if k]
-    ends = kept_through[[s + size - 1 for s, size in zip(starts, sizes, strict=True)]].tolist()
+    kept = plan.values[keep].tolist()
+    ends = kept_through[plan.lasts].tolist()
     return [
         (kept[a:b], recoded[j]) for j, (a, b) in enumerate(zip([0, *ends[:-1]], ends, strict=True))
     ]

@@ -35,6 +35,11 @@ def jsonable(value: Any) -> Any:
     """Convert a value (numpy, gmpy2, tuples, nested containers) to plain JSON types."""
     if type(value) in _PLAIN_TYPES:
         return value
+    if isinstance(value, dict):  # checked early: most other ledger values are dicts
+        return {
+            k if type(k) is str else str(k): v if type(v) in _PLAIN_TYPES else jsonable(v)
+            for k, v in value.items()
+        }
     if isinstance(value, bool | str | float) or value is None:
         return value
     if isinstance(value, int):
@@ -43,10 +48,8 @@ def jsonable(value: Any) -> Any:
         return value.tolist()
     if isinstance(value, np.generic):
         return value.item()
-    if isinstance(value, dict):
-        return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple | set | frozenset):
-        return [jsonable(v) for v in value]
+        return [v if type(v) in _PLAIN_TYPES else jsonable(v) for v in value]
     if isinstance(value, bytes):
         return value.hex()
     try:  # gmpy2.mpz and other int-like numbers

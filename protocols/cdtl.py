@@ -574,11 +574,14 @@ def _name(req: Mapping[str, Any]) -> str:
     return name
 
 
+_QUERY_TYPES = frozenset({str, float})
+
+
 def _query(req: Mapping[str, Any], loaded: _Loaded) -> dict[str, Any]:
     """The query's instance: its ``values`` (str, or float for a continuous attribute) in the
     order of IT's identifying attributes, which ``schema`` names (:func:`schema_digest`)."""
     values = req.get("values")
-    if not isinstance(values, list) or not all(type(v) in (str, float) for v in values):
+    if not isinstance(values, list) or not set(map(type, values)) <= _QUERY_TYPES:
         raise ProtocolError("a query needs `values`, a list of str or float")
     if req.get("schema") != loaded.schema or len(values) != len(loaded.attributes):
         raise ProtocolError(

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mpc.codec import decode, encode
 from mpc.errors import PeerAborted, PeerLost, PeerTimeout, ProtocolError
 from mpc.local import run_in_memory
+from mpc.metrics import jsonable
 from mpc.runtime import Party
 from mpc.transport import InMemoryNetwork
 from protocols.secure_sum import secure_sum
@@ -275,3 +280,49 @@ def test_the_launcher_relays_progress_lines_of_party_logs(tmp_path: Path) -> Non
     assert said[2:] == ["site1: node 75 (depth 5)"]
     _relay_progress({"missing": tmp_path / "none.log"}, {"missing": 0}, said.append)
     assert len(said) == 3
+
+
+def _plain_json(value: Any) -> Any:
+    """What the ledger must hold for ``value``, spelled out case by case."""
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, dict):
+        return {str(k): _plain_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain_json(v) for v in value]
+    if isinstance(value, bytes):
+        return value.hex()
+    return value
+
+
+_ledger_leaves = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=False),
+    st.text(max_size=5),
+    st.binary(max_size=5),
+    st.integers(-(2**31), 2**31).map(np.int64),
+    st.lists(st.integers(-9, 9), max_size=4).map(lambda x: np.asarray(x, dtype=np.int64)),
+)
+_ledger_values = st.recursive(
+    _ledger_leaves,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.lists(inner, max_size=4).map(tuple),
+        st.dictionaries(st.one_of(st.text(max_size=4), st.integers(-9, 9)), inner, max_size=4),
+    ),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_ledger_values)
+def test_a_ledger_value_is_kept_as_plain_json(value: Any) -> None:
+    """Whatever a party puts on record (dicts with int keys, tuples, numpy values, bytes,
+    nested), the ledger keeps plain JSON types with the same content."""
+    out = jsonable(value)
+    assert out == _plain_json(value)
+    assert json.loads(json.dumps(out)) == out
