@@ -984,7 +984,8 @@ def _coded_restore(
     n_nominal = cols.codes.shape[1] - 1
     # the sensitive column goes among the nominal ones where it goes among the attributes
     at = sum(k != CONTINUOUS for k in cols.kinds[:position])
-    codes = np.insert(cols.codes[order], at, sensitive[1][order], axis=1)
+    ordered = cols.codes[order]
+    codes = np.concatenate([ordered[:, :at], sensitive[1][order, None], ordered[:, at:]], axis=1)
     domains = [*cols.domains[:at], sensitive[0], *cols.domains[at:]]
     assert len(domains) == n_nominal + 2
     kinds = [*cols.kinds[:position], NOMINAL, *cols.kinds[position:]]
