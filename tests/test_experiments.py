@@ -101,3 +101,23 @@ def test_bench_quick_runs_and_writes_the_table(tmp_path: Path) -> None:
     assert all(p["peak_rss_mb"] > 0 and p["bytes_sent"] > 0 for p in fast["parties"].values())
     md = (tmp_path / "bench.md").read_text()
     assert md.count("\n| ") == 4 and "| house-votes-84 | 435 | 16 | 3 | fast |" in md
+
+
+def test_cdtl_experiment_combines_runs_by_median_ets_and_mean_accuracy() -> None:
+    exp = script("cdtl")
+    base = {"experiment": "2", "dataset": "d", "sensitive": "s", "class": "c", "rows": 9,
+            "suppressed_per_fold": [0, 0], "subtrees": 3}  # fmt: skip
+    runs = [
+        {**base, "wall_s": 2.0, "accuracy": {"cnl": acc, "cdtl": acc / 2, "cdbsl": 0.5},
+         "client_seconds": {"cnl": 1.0, "cdtl": ets, "cdbsl": 0.1}, "ets": ets,
+         "ets_cpu": ets - 0.1, "ms": 0.4, "ets_per_fold": [ets, ets], "ms_per_fold": [0.4, 0.4]}
+        for acc, ets in ((0.9, 1.02), (0.8, 0.91), (0.7, 0.95))
+    ]  # fmt: skip
+    r = exp.combine(runs)
+    assert r["runs"] == 3 and r["ets"] == 0.95 and r["ets_range"] == [0.91, 1.02]
+    assert r["ets_cpu"] == pytest.approx(0.85)
+    assert r["accuracy"]["cnl"] == pytest.approx(0.8)
+    assert r["accuracy"]["cdtl"] == pytest.approx(0.4)
+    assert sorted(r["ets_per_fold"]) == [0.91, 0.91, 0.95, 0.95, 1.02, 1.02]
+    md = exp.markdown([r])
+    assert "| 3 | 0.8000 | 0.4000 | 0.5000 | 0.950 (0.910-1.020) | 0.850 | 0.400 |" in md
