@@ -420,18 +420,18 @@ class C45Classifier:
         if self._stops(counts, total, depth):
             return Leaf(as_dict, label)
         candidates = []
-        batched = self.nominal_splits == "multiway"
-        if batched and nominal:
-            candidates.extend(self._eval_multiway_all(sorted(nominal), rows, w, total))
+        if nominal:
+            evaluate = (
+                self._eval_multiway_all
+                if self.nominal_splits == "multiway"
+                else self._eval_binary_all
+            )
+            candidates.extend(evaluate(sorted(nominal), rows, w, total))
         for j in range(len(self.attributes_)):
             if self.kinds_[j] == "continuous":
                 c = self._eval_threshold(j, rows, w, total)
-            elif j in nominal and not batched:
-                c = self._eval_binary(j, rows, w, total)
-            else:
-                c = None
-            if c is not None:
-                candidates.append(c)
+                if c is not None:
+                    candidates.append(c)
         candidates.sort(key=lambda c: c["j"])
         if not candidates:
             return Leaf(as_dict, label)
@@ -446,21 +446,6 @@ class C45Classifier:
         return self._grow(best, rows, w, nominal, depth, label, as_dict)
 
     # candidate evaluation ------------------------------------------------------------
-
-    def _branch_weights(
-        self, j: int, rows: np.ndarray, w: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """(per-branch weights of known rows, class matrix) for a multiway nominal split."""
-        codes = self._data[j][rows]
-        known = codes >= 0
-        n_classes = len(self.classes_)
-        n_values = len(self._domains[j])
-        joint = np.bincount(
-            codes[known] * n_classes + self._y[rows][known],
-            weights=w[known],
-            minlength=n_values * n_classes,
-        ).reshape(n_values, n_classes)
-        return joint.sum(axis=1), joint
 
     def _finish(
         self, j: int, joint: np.ndarray, total: float, n_missing_w: float, extra: dict[str, Any]
@@ -487,16 +472,7 @@ class C45Classifier:
         """Multiway candidates of the nominal attributes ``js`` at once: one ``bincount``
         gives every (attribute, value, class) weight; gains and split infos are computed for
         all attributes together, with :meth:`_finish`'s rules."""
-        n_classes, vmax = len(self.classes_), max(self._vmax, 1)
-        codes = self._codes[np.ix_(rows, np.asarray(js, dtype=np.int64))]  # (n, A)
-        known = codes >= 0
-        slot = (np.arange(len(js)) * vmax)[None, :] + codes
-        index = slot * n_classes + self._y[rows][:, None]
-        joint = np.bincount(
-            index[known],
-            weights=np.broadcast_to(w[:, None], codes.shape)[known],
-            minlength=len(js) * vmax * n_classes,
-        ).reshape(len(js), vmax, n_classes)
+        joint = self._joint_all(js, rows, w)
         branch_w = joint.sum(axis=2)  # (A, V)
         known_w = branch_w.sum(axis=1)  # (A,)
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -526,19 +502,63 @@ class C45Classifier:
             )
         return out
 
-    def _eval_binary(
-        self, j: int, rows: np.ndarray, w: np.ndarray, total: float
-    ) -> dict[str, Any] | None:
-        _, joint = self._branch_weights(j, rows, w)
-        missing_w = total - joint.sum()
-        everything = joint.sum(axis=0)
-        best = None
-        for v in range(joint.shape[0]):
-            pair = np.vstack([joint[v], everything - joint[v]])
-            c = self._finish(j, pair, total, missing_w, {"kind": "binary", "v": v})
-            if c is not None and (best is None or c["ratio"] > best["ratio"]):
-                best = c
-        return best
+    def _joint_all(self, js: list[int], rows: np.ndarray, w: np.ndarray) -> np.ndarray:
+        """The weight of every (attribute of ``js``, value, class) among ``rows`` with a known
+        value, from one ``bincount``: shape (len(js), largest domain, classes)."""
+        n_classes, vmax = len(self.classes_), max(self._vmax, 1)
+        codes = self._codes[np.ix_(rows, np.asarray(js, dtype=np.int64))]  # (n, A)
+        known = codes >= 0
+        slot = (np.arange(len(js)) * vmax)[None, :] + codes
+        index = slot * n_classes + self._y[rows][:, None]
+        return np.bincount(
+            index[known],
+            weights=np.broadcast_to(w[:, None], codes.shape)[known],
+            minlength=len(js) * vmax * n_classes,
+        ).reshape(len(js), vmax, n_classes)
+
+    def _eval_binary_all(
+        self, js: list[int], rows: np.ndarray, w: np.ndarray, total: float
+    ) -> list[dict[str, Any]]:
+        """Binary candidates ("value == v" against the attribute's other known values) of the
+        nominal attributes ``js`` at once, with :meth:`_finish`'s rules for every (attribute,
+        value) pair; an attribute's candidate is its value of the best gain ratio (ties: the
+        first value)."""
+        joint = self._joint_all(js, rows, w)  # (A, V, C): the "== v" side of every pair
+        rest = joint.sum(axis=1, keepdims=True) - joint  # the "!= v" side
+        take_w, rest_w = joint.sum(axis=2), rest.sum(axis=2)  # (A, V)
+        known_w = take_w + rest_w
+        missing_w = np.maximum(total - known_w, 0.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            take_h, rest_h = _entropy_rows(joint), _entropy_rows(rest)
+            cond = (take_w / known_w) * take_h + (rest_w / known_w) * rest_h
+            gain = (known_w / total) * (_entropy_rows(joint + rest) - cond)
+            parts = np.stack([take_w, rest_w, missing_w], axis=2)
+            p = np.where(parts > 0, parts / parts.sum(axis=2, keepdims=True), 1.0)
+            split_info = -(np.where(parts > 0, p * np.log2(p), 0.0)).sum(axis=2)
+            ratio = np.where(
+                (take_w >= self.min_leaf)
+                & (rest_w >= self.min_leaf)
+                & (known_w > 0)
+                & (gain > 0)
+                & (split_info > 0),
+                gain / split_info,
+                -np.inf,
+            )
+        out = []
+        for a, v in enumerate(np.argmax(ratio, axis=1).tolist()):
+            if ratio[a, v] == -np.inf:
+                continue
+            out.append(
+                {
+                    "j": js[a],
+                    "gain": float(gain[a, v]),
+                    "ratio": float(ratio[a, v]),
+                    "branch_w": np.array([take_w[a, v], rest_w[a, v]]),
+                    "kind": "binary",
+                    "v": v,
+                }
+            )
+        return out
 
     def _eval_threshold(
         self, j: int, rows: np.ndarray, w: np.ndarray, total: float

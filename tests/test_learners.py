@@ -28,6 +28,7 @@ from mpc.tree import (
     from_json,
     majority,
     node_count,
+    nodes,
     predict_one,
     to_dot,
     to_json,
@@ -215,6 +216,99 @@ def test_c45_binary_nominal_splits_and_pruning() -> None:
     assert node_count(pruned) < node_count(unpruned)
     with pytest.raises(ConfigError, match="pruning must be"):
         C45Classifier(pruning="pessimistic").fit(t)
+
+
+def _info(counts: list[float]) -> float:
+    total = sum(counts)
+    return -sum(c / total * math.log2(c / total) for c in counts if c > 0) if total else 0.0
+
+
+def _binary_root_by_hand(columns: dict[str, list[str]], y: list[str]) -> tuple[str, str] | None:
+    """The root test of a binary C4.5 tree, computed per (attribute, value) with plain floats:
+    gain of "== v" against the attribute's other known values, scaled by the known share,
+    split info over (== v, != v, unknown), J48's "gain at least the average" rule, the best
+    ratio (earliest attribute, then earliest value, on ties)."""
+    classes, n = sorted(set(y)), len(y)
+    cands = []
+    for a, col in columns.items():
+        known = [i for i in range(n) if col[i] != "?"]
+        best = None
+        for v in sorted({col[i] for i in known}):
+            sides = [[i for i in known if col[i] == v], [i for i in known if col[i] != v]]
+            if min(len(x) for x in sides) < 2:
+                continue
+            k = len(known)
+            cond = sum(len(x) / k * _info([sum(y[i] == c for i in x) for c in classes])
+                       for x in sides)  # fmt: skip
+            gain = k / n * (_info([sum(y[i] == c for i in known) for c in classes]) - cond)
+            split = _info([len(sides[0]), len(sides[1]), n - k])
+            if gain > 0 and split > 0 and (best is None or gain / split > best[2]):
+                best = (a, v, gain / split, gain)
+        if best is not None:
+            cands.append(best)
+    if not cands:
+        return None
+    average = sum(c[3] for c in cands) / len(cands)
+    eligible = [c for c in cands if c[3] >= average - 1e-3]
+    top = max(c[2] for c in eligible)
+    # a tie within rounding could go either way: the caller skips those examples
+    close = [c for c in eligible if c[2] >= top - 1e-6]
+    if len(close) > 1 or any(abs(c[3] - (average - 1e-3)) < 1e-9 for c in cands):
+        return ("tie", "")
+    return close[0][0], close[0][1]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(min_value=8, max_value=40).flatmap(
+        lambda n: st.tuples(
+            st.lists(st.lists(st.sampled_from("pqrs?"), min_size=n, max_size=n), min_size=1,
+                     max_size=3),
+            st.lists(st.sampled_from(["yes", "no", "maybe"]), min_size=n, max_size=n),
+        )
+    )
+)  # fmt: skip
+def test_c45_binary_root_is_the_best_value_test_computed_by_hand(
+    data: tuple[list[list[str]], list[str]],
+) -> None:
+    cols, y = data
+    columns = {f"a{j}": col for j, col in enumerate(cols)}
+    expected = _binary_root_by_hand(columns, y)
+    tree = (
+        C45Classifier(nominal_splits="binary", pruning="none", max_depth=1)
+        .fit(table(columns, y))
+        .tree_
+    )
+    if expected == ("tie", ""):
+        return
+    if expected is None or len(set(y)) == 1:
+        assert isinstance(tree, Leaf)
+    else:
+        assert isinstance(tree, Split) and tree.kind == "binary"
+        assert (tree.attribute, tree.value) == expected
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.integers(min_value=4, max_value=60).flatmap(
+        lambda n: st.tuples(
+            st.lists(st.lists(st.sampled_from("yn"), min_size=n, max_size=n), min_size=1,
+                     max_size=5),
+            st.lists(st.sampled_from(["d", "r"]), min_size=n, max_size=n),
+        )
+    )
+)  # fmt: skip
+def test_c45_binary_and_multiway_agree_on_two_valued_attributes(
+    data: tuple[list[list[str]], list[str]],
+) -> None:
+    """ "== v" against the rest is the same partition as the multiway split when an attribute
+    has two values (house-votes-84's case): the two trees predict alike."""
+    cols, y = data
+    t = table({f"a{j}": col for j, col in enumerate(cols)}, y)
+    multiway = C45Classifier().fit(t)
+    binary = C45Classifier(nominal_splits="binary").fit(t)
+    assert list(binary.predict(t)) == list(multiway.predict(t))
+    assert all(n.kind == "binary" for n in nodes(binary.tree_) if isinstance(n, Split))
 
 
 def test_dot_export_names_every_node() -> None:
