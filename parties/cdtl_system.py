@@ -51,6 +51,14 @@ def cdtl_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--method", choices=(*METHODS, "all"), default="all", help="(default all)")
     p.add_argument("--bins", type=int, default=4, help="bins for continuous attributes (4)")
     p.add_argument(
+        "--nominal-splits",
+        choices=("multiway", "binary"),
+        default="multiway",
+        help="how every tree (BDT, subtrees, cnl's, cdbsl's) splits a nominal attribute: a "
+        "branch per value (J48's default), or value against the rest (J48 -B, the paper's "
+        "trees on vote and australian); default multiway",
+    )
+    p.add_argument(
         "--where",
         action="append",
         default=[],
@@ -189,6 +197,7 @@ def cdtl_plan(args: argparse.Namespace) -> Any:
         "methods": methods,
         "db": str(Path(args.db).resolve()) if args.db else "",
         "clients": clients,
+        "nominal_splits": args.nominal_splits,
     }
     context = {"table": table, "folds": folds}
     return Plan(specs, params, context)
@@ -241,7 +250,13 @@ async def cdtl_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
     data = load_party_data(me)
     table = _table(data["table"])
     key = ClientKey.generate()  # never leaves this process
-    client = CDBSClient(party, key, sensitive=str(p["sensitive"]), class_name=table.class_name)
+    client = CDBSClient(
+        party,
+        key,
+        sensitive=str(p["sensitive"]),
+        class_name=table.class_name,
+        nominal_splits=str(p.get("nominal_splits", "multiway")),
+    )
     methods = [str(m) for m in p["methods"]]
     folds_out = []
     for i, fold in enumerate(data["folds"]):
@@ -345,6 +360,7 @@ def cdtl_result(reports: dict[str, dict[str, Any]], plan: Any) -> dict[str, Any]
         "class": table.class_name,
         "sensitive": plan.params["sensitive"],
         "l": plan.params["l"],
+        "nominal_splits": plan.params["nominal_splits"],
         "folds": len(plan.context["folds"]),
         "methods": {},
     }
@@ -378,7 +394,8 @@ def cdtl_result(reports: dict[str, dict[str, Any]], plan: Any) -> dict[str, Any]
 def cdtl_summary(result: dict[str, Any]) -> list[str]:
     lines = [
         f"dataset:   {result['dataset']} ({result['rows']} rows; class {result['class']!r}, "
-        f"sensitive {result['sensitive']!r}, l = {result['l']}, {result['folds']}-fold CV)",
+        f"sensitive {result['sensitive']!r}, l = {result['l']}, {result['folds']}-fold CV, "
+        f"{result['nominal_splits']} splits)",
         "method    accuracy  client CPU s  client wall s  memory (tuples)",
     ]
     for m, v in result["methods"].items():

@@ -15,9 +15,10 @@ Roles:
 Protocol (every request but ``update_bdt`` one round trip, :class:`CDBSClient`):
 
 * ``outsource`` — the client anatomizes its table and uploads ``IT`` and ``ST`` with the
-  positions of ``IT``'s prune rows (the shared reduced-error prune set); the CDBS learns the BDT
-  on ``IT``'s identifying attributes with the class (Figure 1, ``LearnDT(IT)``) and stores all
-  three in one transaction.
+  positions of ``IT``'s prune rows (the shared reduced-error prune set) and how the learner
+  splits nominal attributes (:data:`SPLITS`); the CDBS learns the BDT on ``IT``'s identifying
+  attributes with the class (Figure 1, ``LearnDT(IT)``) and stores all three in one
+  transaction.
 * ``find_bdt_leaf`` (Figure 2) — the client sends the instance without the sensitive value and
   the class (its values in IT's attribute order, with a digest of that order, which the CDBS
   checks: :func:`schema_digest`); the CDBS routes it to a BDT leaf and answers with the
@@ -105,6 +106,7 @@ from protocols.anatomization import (
 __all__ = [
     "CDBS",
     "CLIENT",
+    "SPLITS",
     "CDBSClient",
     "CDBSStore",
     "find_bdt_leaf",
@@ -122,10 +124,16 @@ POST_DELAY_S = 0.05
 _SEP = "\x1f"
 
 
-def learner(seed: int = 0) -> C45Classifier:
+#: how the learner splits a nominal attribute: one branch per value (J48's default), or
+#: "== v" against the other values (J48 ``-B``, the paper's trees on vote and australian)
+SPLITS = ("multiway", "binary")
+
+
+def learner(seed: int = 0, nominal_splits: str = "multiway") -> C45Classifier:
     """The learner of every tree here (BDT, subtrees, cnl): C4.5-style with reduced-error
-    pruning, as the paper's Weka J48 runs."""
-    return C45Classifier(pruning="reduced-error", seed=seed)
+    pruning, as the paper's Weka J48 runs; the client chooses ``nominal_splits`` (one of
+    :data:`SPLITS`) when it outsources, and the CDBS learns the BDT with it."""
+    return C45Classifier(pruning="reduced-error", nominal_splits=nominal_splits, seed=seed)
 
 
 def subtree_aad(table: str, leaf: str) -> bytes:
@@ -471,10 +479,10 @@ class _Loaded:
 # ----------------------------------------------------------------------------- the CDBS
 
 
-def learn_bdt(it: IdentifyingTable, prune: np.ndarray) -> Node:
+def learn_bdt(it: IdentifyingTable, prune: np.ndarray, nominal_splits: str = "multiway") -> Node:
     """Figure 1, ``LearnDT(IT)``: the base decision tree on the identifying attributes and
     the class (GID and ESEQ are not attributes), pruned on the shared prune rows."""
-    return learner().fit(it.table, prune_rows=prune).tree_
+    return learner(nominal_splits=nominal_splits).fit(it.table, prune_rows=prune).tree_
 
 
 async def serve_client(party: Party, store: CDBSStore, client: str) -> int:
@@ -597,14 +605,25 @@ def _handle(party: Party, store: CDBSStore, op: str, req: Mapping[str, Any]) -> 
         it = IdentifyingTable.from_wire(req.get("it"))
         st = SensitiveTable.from_wire(req.get("st"))
         prune = np.asarray(req.get("prune"), dtype=np.int64)
-        bdt = learn_bdt(it, prune)
+        splits = req.get("splits", "multiway")
+        if splits not in SPLITS:
+            raise ProtocolError(
+                f"outsource: `splits` must be one of {list(SPLITS)}, got {splits!r}"
+            )
+        bdt = learn_bdt(it, prune, splits)
         store.put_tables(it, st, bdt, prune)
         loaded = store.load(it.name)
         sizes = loaded.leaf_sizes()
         groups = len(np.unique(st.gid))
         ledger.record(
             "cdtl/anatomized",
-            {"name": it.name, "rows": it.n_rows, "groups": groups, "sensitive": st.attribute},
+            {
+                "name": it.name,
+                "rows": it.n_rows,
+                "groups": groups,
+                "sensitive": st.attribute,
+                "splits": splits,
+            },
             step="outsource",
         )
         ledger.record("cdtl/bdt", {"name": it.name, "tree": to_json(bdt)}, step="outsource")
@@ -671,12 +690,14 @@ def _handle(party: Party, store: CDBSStore, op: str, req: Mapping[str, Any]) -> 
 # ----------------------------------------------------------------------------- the client
 
 
-def learn_subtree(table: CodedTable, original: np.ndarray, prune_rows: set[int]) -> Node:
+def learn_subtree(
+    table: CodedTable, original: np.ndarray, prune_rows: set[int], nominal_splits: str = "multiway"
+) -> Node:
     """``learnDT`` of Figure 3 on ``trueInstances`` (the leaf's true tuples with the sensitive
     attribute, whose original rows are ``original``): pruned on the leaf's share of the
     shared prune set."""
     prune = [i for i, r in enumerate(original.tolist()) if r in prune_rows]
-    return learner().fit(table, prune_rows=prune).tree_
+    return learner(nominal_splits=nominal_splits).fit(table, prune_rows=prune).tree_
 
 
 @dataclass
@@ -713,10 +734,24 @@ class CDBSClient:
     :meth:`~mpc.runtime.Party.expect_restarts`)."""
 
     def __init__(
-        self, party: Party, key: ClientKey, *, cdbs: str = CDBS, sensitive: str, class_name: str
+        self,
+        party: Party,
+        key: ClientKey,
+        *,
+        cdbs: str = CDBS,
+        sensitive: str,
+        class_name: str,
+        nominal_splits: str = "multiway",
     ) -> None:
+        if nominal_splits not in SPLITS:
+            raise ConfigError(
+                f"nominal_splits must be one of {list(SPLITS)}, got {nominal_splits!r}"
+            )
         self.party, self.key, self.cdbs = party, key, cdbs
         self.sensitive, self.class_name = sensitive, class_name
+        #: how every tree of this client's tables splits nominal attributes (the CDBS learns
+        #: the BDT so too: it comes with the outsourcing)
+        self.nominal_splits = nominal_splits
         self._seq = 0
         self._posted: dict[int, str] = {}  # number -> op posted, not acknowledged yet
         self._unanswered: dict[int, dict[str, Any]] = {}  # sent, no reply or ack read yet
@@ -831,7 +866,11 @@ class CDBSClient:
         it, st = anatomized.it.to_wire(), anatomized.st.to_wire()
         schema = TableSchema.of(it, st)
         reply = await self.request(
-            "outsource", it=it, st=st, prune=np.asarray(prune_positions, dtype=np.int64)
+            "outsource",
+            it=it,
+            st=st,
+            prune=np.asarray(prune_positions, dtype=np.int64),
+            splits=self.nominal_splits,
         )
         self._table_schemas[schema.name] = schema
         return reply
@@ -912,7 +951,7 @@ class CDBSClient:
                 step="inference",
             )  # fmt: skip
             costs.tuples = max(costs.tuples, table.n_rows)
-            subtree = learn_subtree(table, original, prune_rows)
+            subtree = learn_subtree(table, original, prune_rows, self.nominal_splits)
             costs.subtrees_learned += 1
             blob = seal_json(self.key, to_json(subtree), subtree_aad(name, leaf))
             # posted: its answer ("stored", or "another client's subtree won") comes with the
@@ -936,7 +975,7 @@ class CDBSClient:
         )
         prune_it = set(np.asarray(reply.get("prune"), dtype=np.int64).tolist())
         prune_rows = sorted(int(original[i]) for i in prune_it)
-        tree = learner().fit(table, prune_rows=prune_rows).tree_
+        tree = learner(nominal_splits=self.nominal_splits).fit(table, prune_rows=prune_rows).tree_
         costs.tuples = max(costs.tuples, table.n_rows)
         await self.request(
             "put_blob",

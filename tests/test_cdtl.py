@@ -22,7 +22,7 @@ from mpc.local import run_in_memory
 from mpc.metrics import Ledger
 from mpc.runtime import Party
 from mpc.sealed import ClientKey, open_json
-from mpc.tree import Leaf, Split, predict_one, to_json
+from mpc.tree import Leaf, Split, from_json, nodes, predict_one, to_json
 from protocols.anatomization import anatomize, open_eseq, suppress_for_l
 from protocols.cdtl import (
     CDBS,
@@ -79,9 +79,17 @@ def run_pair(
     return asyncio.run(run_in_memory(names, {**programs, CDBS: cdbs}, roles=roles, timeout=30))
 
 
-def outsource_program(t: Table, key: ClientKey, prune: set[int], l: int = 2):  # noqa: E741
+def outsource_program(
+    t: Table,
+    key: ClientKey,
+    prune: set[int],
+    l: int = 2,  # noqa: E741
+    nominal_splits: str = "multiway",
+):
     async def program(party: Party) -> Any:
-        client = CDBSClient(party, key, sensitive=SENSITIVE, class_name=t.class_name)
+        client = CDBSClient(
+            party, key, sensitive=SENSITIVE, class_name=t.class_name, nominal_splits=nominal_splits
+        )
         an = anatomize(t, SENSITIVE, l, key)
         _, original = open_eseq(an.it, key)
         await client.outsource(an, np.flatnonzero(np.isin(original, list(prune))))
@@ -93,20 +101,26 @@ def outsource_program(t: Table, key: ClientKey, prune: set[int], l: int = 2):  #
     return program
 
 
-def classify_every_row(t: Table, prune: set[int]) -> tuple[Any, ...]:
+def classify_every_row(
+    t: Table, prune: set[int], nominal_splits: str = "multiway"
+) -> tuple[Any, ...]:
     """Outsource ``t`` and classify each of its rows with cdtl: (predictions, client costs,
     parties, CDBS store, the CDBS's loaded table, client key)."""
     key = ClientKey.generate()
     store = CDBSStore(":memory:")
-    res, parties = run_pair(store, {"client": outsource_program(t, key, prune)}, ["client"])
+    program = outsource_program(t, key, prune, nominal_splits=nominal_splits)
+    res, parties = run_pair(store, {"client": program}, ["client"])
     preds, costs = res["client"]
     return preds, costs, parties, store, store.load(t.name), key
 
 
-def test_a_cdtl_subtree_is_the_learner_on_the_true_leaf_rows() -> None:
+@pytest.mark.parametrize("splits", ["multiway", "binary"])
+def test_a_cdtl_subtree_is_the_learner_on_the_true_leaf_rows(splits: str) -> None:
     t = table(1)
     prune = set(range(0, t.n_rows, 5))
-    preds, costs, parties, store, loaded, key = classify_every_row(t, prune)
+    preds, costs, parties, store, loaded, key = classify_every_row(t, prune, splits)
+    kinds = {n.kind for n in nodes(loaded.bdt) if isinstance(n, Split)}
+    assert kinds == {splits}  # the CDBS learned the BDT as the client asked
     identifying = t.select(["a", "b"])
     leaves = {find_bdt_leaf(loaded.bdt, r)[0] for r in rows_of(identifying)}
     assert costs.subtrees_learned == store.subtree_count(t.name) == len(leaves) > 0
@@ -114,7 +128,7 @@ def test_a_cdtl_subtree_is_the_learner_on_the_true_leaf_rows() -> None:
         rows = [
             i for i, r in enumerate(rows_of(identifying)) if find_bdt_leaf(loaded.bdt, r)[0] == leaf
         ]
-        want = learner().fit(
+        want = learner(nominal_splits=splits).fit(
             t.subset(rows), prune_rows=[j for j, i in enumerate(rows) if i in prune]
         )
         blob = store.subtree(t.name, leaf)
@@ -125,8 +139,6 @@ def test_a_cdtl_subtree_is_the_learner_on_the_true_leaf_rows() -> None:
         leaf, _ = find_bdt_leaf(loaded.bdt, r)
         blob = store.subtree(t.name, leaf)
         assert blob is not None
-        from mpc.tree import from_json
-
         assert p == predict_one(from_json(open_json(key, blob, subtree_aad(t.name, leaf))), r)
     labels = {e.label for e in parties[CDBS].ledger.entries}
     assert labels <= CDBS_LABELS
@@ -385,11 +397,12 @@ def needs_house_votes() -> None:
 
 @pytest.mark.processes
 @pytest.mark.timeout(150)
-def test_cdtl_system_across_processes() -> None:
+@pytest.mark.parametrize("splits", ["multiway", "binary"])
+def test_cdtl_system_across_processes(splits: str) -> None:
     needs_house_votes()
     code, doc = run_mpc_json(
         "run", "cdtl", "--dataset", "house-votes-84", "--sensitive", "physician-fee-freeze",
-        "--class", "party", "--l", "2", "--cv", "3", deadline=140,
+        "--class", "party", "--l", "2", "--cv", "3", "--nominal-splits", splits, deadline=140,
     )  # fmt: skip
     if code == 2 and "data directory" in str(doc):
         pytest.skip("house-votes-84 is not in the data directory")
@@ -405,7 +418,12 @@ def test_cdtl_system_across_processes() -> None:
     for fold in r["per_fold"]:
         assert fold["cdtl"]["tuples_held"] <= fold["max_leaf"] <= fold["train"]
     assert r["cdbs"]["subtrees"] > 0
-    assert {e["label"] for e in doc["parties"]["cdbs"]["ledger"]} <= CDBS_LABELS
+    cdbs_ledger = doc["parties"]["cdbs"]["ledger"]
+    assert {e["label"] for e in cdbs_ledger} <= CDBS_LABELS
+    # every fold's BDT was learned with the splits the client chose
+    bdts = [from_json(e["value"]["tree"]) for e in cdbs_ledger if e["label"] == "cdtl/bdt"]
+    assert len(bdts) == 3
+    assert {n.kind for b in bdts for n in nodes(b) if isinstance(n, Split)} == {splits}
 
 
 @pytest.mark.processes

@@ -106,7 +106,7 @@ def test_bench_quick_runs_and_writes_the_table(tmp_path: Path) -> None:
 def test_cdtl_experiment_combines_runs_by_median_ets_and_mean_accuracy() -> None:
     exp = script("cdtl")
     base = {"experiment": "2", "dataset": "d", "sensitive": "s", "class": "c", "rows": 9,
-            "suppressed_per_fold": [0, 0], "subtrees": 3}  # fmt: skip
+            "nominal_splits": "binary", "suppressed_per_fold": [0, 0], "subtrees": 3}  # fmt: skip
     runs = [
         {**base, "wall_s": 2.0, "accuracy": {"cnl": acc, "cdtl": acc / 2, "cdbsl": 0.5},
          "client_seconds": {"cnl": 1.0, "cdtl": ets, "cdbsl": 0.1}, "ets": ets,
@@ -120,4 +120,4 @@ def test_cdtl_experiment_combines_runs_by_median_ets_and_mean_accuracy() -> None
     assert r["accuracy"]["cdtl"] == pytest.approx(0.4)
     assert sorted(r["ets_per_fold"]) == [0.91, 0.91, 0.95, 0.95, 1.02, 1.02]
     md = exp.markdown([r])
-    assert "| 3 | 0.8000 | 0.4000 | 0.5000 | 0.950 (0.910-1.020) | 0.850 | 0.400 |" in md
+    assert "| binary | 3 | 0.8000 | 0.4000 | 0.5000 | 0.950 (0.910-1.020) | 0.850 | 0.400 |" in md
