@@ -60,9 +60,10 @@ the tuples it is compared with always agree.
 What each party learns (ledger):
 
 * the CDBS: the anatomized tables (``cdtl/anatomized``: names, sizes, the learner's kind of
-  nominal split; groups' sensitive multisets are in ``ST``), the BDT it learned (``cdtl/bdt``), every query instance without its
-  sensitive value and class (``cdtl/query``), which leaf each query reached and whether it was
-  refined (``cdtl/visited-leaf``), and the sizes of the ciphertexts it stores (``cdtl/ciphertext``);
+  nominal split; groups' sensitive multisets are in ``ST``), the BDT it learned
+  (``cdtl/bdt``), every query instance without its sensitive value and class
+  (``cdtl/query``), which leaf each query reached and whether it was refined
+  (``cdtl/visited-leaf``), and the sizes of the ciphertexts it stores (``cdtl/ciphertext``);
   cnl: that the client downloaded everything; cdbsl: the queries and its own predictions;
 * the client: the leaves' candidate tuples it receives (``cdtl/leaf-instances``, which it could
   compute itself from its own table), nothing it did not own.
