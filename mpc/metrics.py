@@ -125,9 +125,13 @@ class Ledger:
 
     entries: list[LedgerEntry] = field(default_factory=list)
 
-    def record(self, label: str, value: Any, *, step: str = "") -> None:
-        """Put on record that this party learned ``value``; call it wherever a value opens."""
-        self.entries.append(LedgerEntry(label, jsonable(value), step))
+    def record(self, label: str, value: Any, *, step: str = "", plain: bool = False) -> None:
+        """Put on record that this party learned ``value``; call it wherever a value opens.
+
+        The ledger keeps a plain-JSON copy of ``value`` (:func:`jsonable`). ``plain=True``
+        says that ``value`` is plain JSON already, made for this record and not changed
+        afterwards (as a value per request on a hot path): it is kept as it is."""
+        self.entries.append(LedgerEntry(label, value if plain else jsonable(value), step))
 
     def labels(self) -> list[str]:
         return [e.label for e in self.entries]

@@ -634,12 +634,16 @@ def _handle(party: Party, store: CDBSStore, op: str, req: Mapping[str, Any]) -> 
         loaded = store.load(name)
         ins = _query(req, loaded)
         leaf, node = find_bdt_leaf(loaded.bdt, ins)
-        ledger.record("cdtl/query", {"name": name, "instance": ins}, step="find_bdt_leaf")
+        # both values plain JSON, made here: names and leaf ids are str, the query's values
+        # str or float (checked by _query)
+        ledger.record(
+            "cdtl/query", {"name": name, "instance": ins}, step="find_bdt_leaf", plain=True
+        )
         final = loaded.final_label(leaf, node)
         blob = None if final is not None else store.subtree(name, leaf)
         ledger.record(
             "cdtl/visited-leaf", {"name": name, "leaf": leaf, "refined": blob is not None},
-            step="find_bdt_leaf",
+            step="find_bdt_leaf", plain=True,
         )  # fmt: skip
         if final is not None:  # nothing to refine: the class every subtree would predict
             return {"leaf": leaf, "label": final}

@@ -326,3 +326,17 @@ def test_a_ledger_value_is_kept_as_plain_json(value: Any) -> None:
     out = jsonable(value)
     assert out == _plain_json(value)
     assert json.loads(json.dumps(out)) == out
+
+
+def test_the_ledger_copies_a_value_unless_it_is_declared_plain() -> None:
+    from mpc.metrics import Ledger
+
+    ledger = Ledger()
+    value = {"name": "t", "instance": {"a": "x", "b": 1.5}}
+    ledger.record("p/copied", value, step="s")
+    ledger.record("p/plain", value, step="s", plain=True)
+    value["instance"]["a"] = "changed"  # a caller that breaks the promise of plain=True
+    copied, plain = ledger.entries
+    assert copied.value == {"name": "t", "instance": {"a": "x", "b": 1.5}}
+    assert plain.value is value
+    assert ledger.to_list()[0] == {"label": "p/copied", "value": copied.value, "step": "s"}
