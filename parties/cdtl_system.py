@@ -27,7 +27,7 @@ from mpc.config import DeploymentConfig, PartyConfig
 from mpc.errors import ConfigError, ProtocolError
 from mpc.launcher import PartySpec
 from mpc.runtime import Party
-from protocols.cdtl import CDBS, CLIENT
+from protocols.cdtl import CDBS, CLIENT, SPLITS
 
 __all__ = ["METHODS", "cdtl_args", "cdtl_plan", "cdtl_result", "cdtl_run", "cdtl_summary"]
 
@@ -52,11 +52,11 @@ def cdtl_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bins", type=int, default=4, help="bins for continuous attributes (4)")
     p.add_argument(
         "--nominal-splits",
-        choices=("multiway", "binary"),
+        choices=SPLITS,
         default="multiway",
-        help="how every tree (BDT, subtrees, cnl's, cdbsl's) splits a nominal attribute: a "
-        "branch per value (J48's default), or value against the rest (J48 -B, the paper's "
-        "trees on vote and australian); default multiway",
+        help="how every tree (the BDT, which cdbsl predicts with, the subtrees, cnl's tree) "
+        "splits a nominal attribute: a branch per value (J48's default), or a value against "
+        "the rest (J48 -B, the paper's trees on vote and australian); default multiway",
     )
     p.add_argument(
         "--where",
