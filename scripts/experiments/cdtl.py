@@ -195,14 +195,15 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     for e in exps:
         print(f"[experiments] {e[0]}: {e[1]}, sensitive {e[2]}, class {e[3]} ...", flush=True)
-        runs = []
-        for _ in range(1 if e[0] in ONCE else args.repeats):
+        runs: list[dict[str, Any]] = []
+        repeats = 1 if e[0] in ONCE else args.repeats
+        for k in range(repeats):
             runs.append(run(e, cv, args.l, args.timeout))
             r = runs[-1]
             a = r["accuracy"]
-            print(f"[experiments]    cnl {a['cnl']:.4f} cdtl {a['cdtl']:.4f} "
-                  f"cdbsl {a['cdbsl']:.4f} ets {r['ets']:.3f} ms {r['ms']:.3f} "
-                  f"({r['wall_s']} s)", flush=True)  # fmt: skip
+            print(f"[experiments]    run {k + 1}/{repeats}: cnl {a['cnl']:.4f} "
+                  f"cdtl {a['cdtl']:.4f} cdbsl {a['cdbsl']:.4f} ets {r['ets']:.3f} "
+                  f"ms {r['ms']:.3f} ({r['wall_s']} s)", flush=True)  # fmt: skip
         results.append(combine(runs))
     md = markdown(results)
     (out / "table.md").write_text(md)
