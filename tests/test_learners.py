@@ -258,16 +258,25 @@ def _binary_root_by_hand(columns: dict[str, list[str]], y: list[str]) -> tuple[s
     return close[0][0], close[0][1]
 
 
-@settings(max_examples=60, deadline=None)
-@given(
-    st.integers(min_value=8, max_value=40).flatmap(
+def _nominal_tables(
+    values: str, classes: list[str], rows: tuple[int, int], attributes: int
+) -> st.SearchStrategy[tuple[list[list[str]], list[str]]]:
+    """Random tables: 1 to ``attributes`` columns of ``values`` (``?`` is unknown) and a
+    class of ``classes``, with ``rows[0]`` to ``rows[1]`` rows."""
+    return st.integers(min_value=rows[0], max_value=rows[1]).flatmap(
         lambda n: st.tuples(
-            st.lists(st.lists(st.sampled_from("pqrs?"), min_size=n, max_size=n), min_size=1,
-                     max_size=3),
-            st.lists(st.sampled_from(["yes", "no", "maybe"]), min_size=n, max_size=n),
+            st.lists(
+                st.lists(st.sampled_from(values), min_size=n, max_size=n),
+                min_size=1,
+                max_size=attributes,
+            ),
+            st.lists(st.sampled_from(classes), min_size=n, max_size=n),
         )
     )
-)  # fmt: skip
+
+
+@settings(max_examples=60, deadline=None)
+@given(_nominal_tables("pqrs?", ["yes", "no", "maybe"], (8, 40), 3))
 def test_c45_binary_root_is_the_best_value_test_computed_by_hand(
     data: tuple[list[list[str]], list[str]],
 ) -> None:
@@ -289,15 +298,7 @@ def test_c45_binary_root_is_the_best_value_test_computed_by_hand(
 
 
 @settings(max_examples=40, deadline=None)
-@given(
-    st.integers(min_value=4, max_value=60).flatmap(
-        lambda n: st.tuples(
-            st.lists(st.lists(st.sampled_from("yn"), min_size=n, max_size=n), min_size=1,
-                     max_size=5),
-            st.lists(st.sampled_from(["d", "r"]), min_size=n, max_size=n),
-        )
-    )
-)  # fmt: skip
+@given(_nominal_tables("yn", ["d", "r"], (4, 60), 5))
 def test_c45_binary_and_multiway_agree_on_two_valued_attributes(
     data: tuple[list[list[str]], list[str]],
 ) -> None:
