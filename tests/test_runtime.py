@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from mpc.codec import decode, encode
 from mpc.errors import PeerAborted, PeerLost, PeerTimeout, ProtocolError
 from mpc.local import run_in_memory
-from mpc.metrics import jsonable
+from mpc.metrics import Ledger, jsonable
 from mpc.runtime import Party
 from mpc.transport import InMemoryNetwork
 from protocols.secure_sum import secure_sum
@@ -329,8 +329,6 @@ def test_a_ledger_value_is_kept_as_plain_json(value: Any) -> None:
 
 
 def test_the_ledger_copies_a_value_unless_it_is_declared_plain() -> None:
-    from mpc.metrics import Ledger
-
     ledger = Ledger()
     value = {"name": "t", "instance": {"a": "x", "b": 1.5}}
     ledger.record("p/copied", value, step="s")
