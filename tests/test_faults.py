@@ -131,18 +131,27 @@ def _stored_subtrees(db: Path) -> dict[tuple[str, str], bytes]:
         }
 
 
-def _answer_from_the_store(db: Path, key: ClientKey, name: str, row: dict[str, Any]) -> str:
-    """The class the stored BDT and the stored subtree of the row's leaf give ``row``."""
+def _answers_from_the_store(
+    db: Path, key: ClientKey, name: str, rows: list[dict[str, Any]]
+) -> list[str]:
+    """The class the stored BDT and the stored subtree of each row's leaf give the row."""
     with contextlib.closing(sqlite3.connect(db)) as con:
         (bdt_json,) = con.execute("SELECT bdt FROM outsourced WHERE name = ?", (name,)).fetchone()
-    leaf, node = find_bdt_leaf(from_json(json.loads(bdt_json)), row)
-    blob = _stored_subtrees(db).get((name, leaf))
-    if blob is None:  # nothing refined: the BDT's label, or the class of a one-leaf subtree
-        with contextlib.closing(CDBSStore(db)) as store:
-            label = store.load(name).final_label(leaf, node)
-        assert label is not None, f"leaf {leaf!r} needed a subtree but has none"
-        return label
-    return str(predict_one(from_json(open_json(key, blob, subtree_aad(name, leaf))), row))
+    bdt, subtrees = from_json(json.loads(bdt_json)), _stored_subtrees(db)
+    answers = []
+    with contextlib.closing(CDBSStore(db)) as store:
+        loaded = store.load(name)
+        for row in rows:
+            leaf, node = find_bdt_leaf(bdt, row)
+            blob = subtrees.get((name, leaf))
+            if blob is None:  # nothing refined: the BDT's label, or a one-leaf subtree's class
+                label = loaded.final_label(leaf, node)
+                assert label is not None, f"leaf {leaf!r} needed a subtree but has none"
+                answers.append(label)
+            else:
+                subtree = from_json(open_json(key, blob, subtree_aad(name, leaf)))
+                answers.append(str(predict_one(subtree, row)))
+    return answers
 
 
 def test_the_cdbs_process_restarted_on_its_database_serves_the_clients_on(
@@ -155,12 +164,23 @@ def test_the_cdbs_process_restarted_on_its_database_serves_the_clients_on(
     needs_house_votes()
     db = tmp_path / "cdbs.sqlite"
     config, roles = plan_deployment(
-        tmp_path / "run", "cdbs-load", *HOUSE_VOTES, "--clients", "3", "--predictions", "20",
+        tmp_path / "run", "cdbs-load", *HOUSE_VOTES, "--clients", "3", "--predictions", "1",
         "--db", str(db), timeout=15,
     )  # fmt: skip
     clients = [n for n in roles if n != "cdbs"]
+    # every client asks about every row twice over, all in the same order. The CDBS dies right
+    # after its answer to the outsourcing and n answers more (about a third of each client's
+    # first pass), so the second pass, served by the new process, reaches every leaf refined
+    # before the restart, whatever BDT the random grouping gave
+    data = json.loads((config.parent / "data" / f"{clients[0]}.json").read_text())
+    rows = rows_of(_table(data["table"]))
+    for client in clients:
+        path = config.parent / "data" / f"{client}.json"
+        mine = json.loads(path.read_text())
+        mine["queries"] = [*range(len(rows)), *range(len(rows))]
+        path.write_text(json.dumps(mine))
     with Parties(config, roles) as run:
-        run.start("cdbs", "--kill-after", "30")  # dies right after its 30th answer
+        run.start("cdbs", "--kill-after", str(1 + len(rows)))
         for name in clients:
             run.start(name)
         assert run.wait(["cdbs"], deadline=60) == {"cdbs": -signal.SIGKILL}
@@ -174,29 +194,28 @@ def test_the_cdbs_process_restarted_on_its_database_serves_the_clients_on(
     for name in clients:
         assert "cdbs was restarted; carrying on with the new process" in run.log(name)
     # every answer is what the stored BDT and subtrees say
-    data = json.loads((config.parent / "data" / f"{clients[0]}.json").read_text())
     key = ClientKey.from_bytes(bytes.fromhex(data["key"]))
-    rows = rows_of(_table(data["table"]))
     name = data["table"]["name"]
+    expected = _answers_from_the_store(db, key, name, rows)
     for client in clients:
         result = reports[client]["result"]
-        assert len(result["predictions"]) == 20
+        assert len(result["predictions"]) == 2 * len(rows)
         for q, pred in zip(result["queries"], result["predictions"], strict=True):
-            assert pred == _answer_from_the_store(db, key, name, rows[int(q)]), (client, q)
+            assert pred == expected[int(q)], (client, q)
     # subtrees stored before the restart are kept byte for byte and served from the store
     after = _stored_subtrees(db)
     assert all(after[k] == blob for k, blob in before.items())
     ledger = reports["cdbs-2"]["ledger"]
     served = {(e["value"]["name"], e["value"]["leaf"]) for e in ledger
               if e["label"] == "cdtl/visited-leaf" and e["value"]["refined"]}  # fmt: skip
-    assert served & set(before), "no subtree stored before the restart was served after it"
+    assert set(before) <= served, "a subtree stored before the restart was not served after it"
     uploads = [e["value"] for e in ledger if e["label"] == "cdtl/ciphertext"]
     stored = [(u["name"], u["leaf"]) for u in uploads if u["stored"]]
     assert not set(stored) & set(before)  # a leaf refined before the restart got nothing new
     assert len(stored) == len(set(stored)) == len(after) - len(before)
 
 
-def _flip_a_byte(db: Path, leaves: list[tuple[str, str]]) -> None:
+def _flip_a_byte(db: Path) -> None:
     """Change the last byte (inside the GCM tag) of every stored subtree."""
     with contextlib.closing(sqlite3.connect(db)) as con, con:
         for (name, leaf), blob in _stored_subtrees(db).items():
@@ -206,16 +225,14 @@ def _flip_a_byte(db: Path, leaves: list[tuple[str, str]]) -> None:
             )
 
 
-def _move_subtrees(db: Path, leaves: list[tuple[str, str]]) -> None:
-    """Give every leaf of the BDT the subtree sealed for another leaf (where there is one)."""
-    stored = _stored_subtrees(db)
+def _move_subtrees(db: Path) -> None:
+    """Give every leaf that has a subtree the subtree sealed for the next such leaf."""
+    stored = sorted(_stored_subtrees(db).items())
     with contextlib.closing(sqlite3.connect(db)) as con, con:
-        for name, leaf in leaves:
-            other = next((b for (n, x), b in stored.items() if (n, x) != (name, leaf)), None)
-            if other is not None:
-                con.execute(
-                    "INSERT OR REPLACE INTO subtrees VALUES (?, ?, ?, 0)", (name, leaf, other)
-                )
+        for ((name, leaf), _), (_, other) in zip(stored, stored[1:] + stored[:1], strict=True):
+            con.execute(
+                "UPDATE subtrees SET blob = ? WHERE name = ? AND leaf = ?", (other, name, leaf)
+            )
 
 
 @pytest.mark.parametrize("tamper", [_flip_a_byte, _move_subtrees], ids=["flipped", "moved"])
@@ -229,23 +246,32 @@ def test_a_cdbs_serving_a_tampered_subtree_is_caught_by_the_client(
     needs_house_votes()
     db = tmp_path / "cdbs.sqlite"
     config, roles = plan_deployment(
-        tmp_path / "run", "cdbs-load", *HOUSE_VOTES, "--clients", "1", "--predictions", "40",
+        tmp_path / "run", "cdbs-load", *HOUSE_VOTES, "--clients", "1", "--predictions", "1",
         "--db", str(db), timeout=15,
     )  # fmt: skip
-    data = json.loads((config.parent / "data" / "client1.json").read_text())
+    # the client asks about every row twice over. The CDBS dies right after its answer to the
+    # outsourcing and the n answers of the first pass, when every leaf that needs refining has
+    # its subtree stored; the second pass, served by the new process, reaches them all again,
+    # whatever BDT the random grouping gave
+    path = config.parent / "data" / "client1.json"
+    data = json.loads(path.read_text())
     name = data["table"]["name"]
+    rows = rows_of(_table(data["table"]))
+    data["queries"] = [*range(len(rows)), *range(len(rows))]
+    path.write_text(json.dumps(data))
     with Parties(config, roles) as run:
-        run.start("cdbs", "--kill-after", "20")
+        run.start("cdbs", "--kill-after", str(1 + len(rows)))
         run.start("client1")
         assert run.wait(["cdbs"], deadline=60) == {"cdbs": -signal.SIGKILL}
         with contextlib.closing(sqlite3.connect(db)) as con:
             (bdt_json,) = con.execute("SELECT bdt FROM outsourced").fetchone()
         bdt = from_json(json.loads(bdt_json))
-        leaves = sorted({(name, find_bdt_leaf(bdt, r)[0]) for r in rows_of(_table(data["table"]))})
-        assert _stored_subtrees(db) and len(leaves) >= 2
-        tamper(db, leaves)
+        leaves = sorted({(name, find_bdt_leaf(bdt, r)[0]) for r in rows})
+        assert len(_stored_subtrees(db)) >= 2  # so that moving changes every subtree
+        tamper(db)
         run.start("cdbs", label="cdbs-2")
-        assert run.wait(["client1", "cdbs-2"], deadline=60) == {"client1": 1, "cdbs-2": 1}
+        codes = run.wait(["client1", "cdbs-2"], deadline=60)
+        assert codes == {"client1": 1, "cdbs-2": 1}, {n: run.log(n) for n in codes}
         client, cdbs = run.report("client1")["error"], run.report("cdbs-2")["error"]
     assert processes_mentioning(str(config)) == []
     assert client["type"] == "AuthenticationError", client
