@@ -43,7 +43,7 @@ import signal
 from collections import defaultdict, deque
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from mpc.codec import DEFAULT_MAX_FRAME_BYTES, PROTOCOL_VERSION, decode, encode
 from mpc.config import DEFAULT_TIMEOUT
@@ -67,10 +67,12 @@ PROBE_TIMEOUT_S = 2.0
 
 @dataclass(frozen=True)
 class Fault:
-    """Fault injection for tests and demos: kill this process (SIGKILL) after it has sent
-    ``kill_after`` protocol messages."""
+    """Fault injection for tests and demos, once this party has sent ``after`` protocol
+    messages: ``"kill"`` flushes them and SIGKILLs the process; ``"stop"`` SIGSTOPs it (a
+    party frozen at a known point of the protocol, to be resumed with SIGCONT)."""
 
-    kill_after: int
+    after: int
+    action: Literal["kill", "stop"] = "kill"
 
 
 class Party:
@@ -122,6 +124,7 @@ class Party:
         self._reader: asyncio.Task[None] | None = None
         self._seen_depth = 0
         self._sent_total = 0
+        self._fault_fired = False
         self._step = "startup"
 
     # ------------------------------------------------------------------ lifecycle
@@ -133,8 +136,8 @@ class Party:
         await self._transport.start()
         self._reader = asyncio.create_task(self._read_loop(), name=f"{self.name}-reader")
         await self._handshake()
-        if self._fault is not None and self._fault.kill_after == 0:
-            await self._die()
+        if self._fault is not None and self._fault.after == 0:
+            await self._inject_fault()
 
     async def close(self, *, linger_s: float = CLOSE_LINGER_S) -> None:
         """End the run: unless it failed, say BYE to every peer and wait (at most one
@@ -376,6 +379,9 @@ class Party:
             raise ProtocolError(f"{self.name}: {peer!r} is not a peer; peers are {self.peers}")
 
     async def _send_raw(self, peer: str, kind: str, tag: str, obj: Any, *, count: bool) -> None:
+        if self._fault_fired and self._fault is not None and self._fault.action == "kill":
+            # dying: the N messages are flushing, and a concurrent send must not join them
+            await asyncio.get_running_loop().create_future()
         depth = self._seen_depth + 1 if count else 0
         frames = encode(kind, tag, depth, obj, max_frame_bytes=self._max_frame)
         try:
@@ -395,16 +401,25 @@ class Party:
             self.metrics.bytes_sent[peer] += sum(len(f) for f in frames)
             self.metrics.messages_sent[peer] += 1
             self._sent_total += 1
-            if self._fault is not None and self._sent_total >= self._fault.kill_after:
-                await self._die()
+            if self._fault is not None and self._sent_total >= self._fault.after:
+                await self._inject_fault()
 
-    async def _die(self) -> None:
-        """Fault injection: flush what was sent so far, then SIGKILL this process."""
+    async def _inject_fault(self) -> None:
+        """Fault injection, once: flush what was sent so far, then SIGKILL this process; or
+        SIGSTOP it where it stands (its sockets stay open, so SIGCONT lets it go on)."""
+        if self._fault is None or self._fault_fired:
+            return
+        self._fault_fired = True
+        verb = "killing" if self._fault.action == "kill" else "stopping"
         log.error(
-            "%s: fault injection: killing this process after %d messages",
+            "%s: fault injection: %s this process after %d messages",
             self.name,
+            verb,
             self._sent_total,
         )
+        if self._fault.action == "stop":
+            os.kill(os.getpid(), signal.SIGSTOP)
+            return
         await self._transport.close(linger_s=FAULT_FLUSH_S)
         os.kill(os.getpid(), signal.SIGKILL)
 

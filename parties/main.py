@@ -82,12 +82,21 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="plaintext, unauthenticated ZeroMQ (debugging only; every party must agree)",
     )
-    p.add_argument(
+    faults = p.add_mutually_exclusive_group()
+    faults.add_argument(
         "--kill-after",
         type=int,
         default=None,
         metavar="N",
         help="fault injection: SIGKILL this process after it sent N protocol messages",
+    )
+    faults.add_argument(
+        "--stop-after",
+        type=int,
+        default=None,
+        metavar="N",
+        help="fault injection: SIGSTOP this process after it sent N protocol messages (it "
+        "goes on when sent SIGCONT)",
     )
     p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     return p
@@ -169,6 +178,14 @@ def _error_dict(exc: BaseException) -> dict[str, Any]:
     return err
 
 
+def _fault(args: argparse.Namespace) -> Fault | None:
+    if args.kill_after is not None:
+        return Fault(args.kill_after, "kill")
+    if args.stop_after is not None:
+        return Fault(args.stop_after, "stop")
+    return None
+
+
 def _transport(cfg: DeploymentConfig, me: PartyConfig, args: argparse.Namespace) -> ZmqTransport:
     if args.insecure:
         log.warning(
@@ -226,7 +243,7 @@ async def _run(
 ) -> int:
     system = get_system(cfg.protocol)
     transport = _transport(cfg, me, args)
-    fault = Fault(args.kill_after) if args.kill_after is not None else None
+    fault = _fault(args)
     party = Party(
         me.name,
         me.role,

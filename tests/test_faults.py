@@ -63,6 +63,9 @@ def test_the_dealer_killed_mid_run_ends_every_other_party(
     assert parties["dealer"]["exit_code"] == -9
     others = [n for n in parties if n != "dealer"]
     assert len(others) >= 2
+    # exactly the dealer's first 10 messages left it, so none of the others can have finished
+    from_dealer = [parties[n]["metrics"]["per_peer"]["dealer"]["messages_received"] for n in others]
+    assert sum(from_dealer) <= 10, from_dealer
     for name in others:
         assert parties[name]["exit_code"] == 1, parties[name]
         err = _named_error(parties[name], "dealer", step)
@@ -93,17 +96,15 @@ def test_a_client_killed_mid_run_ends_the_cdbs(tmp_path: Path) -> None:
 def test_a_party_paused_past_the_deadline_is_named_by_every_other(
     tmp_path: Path, system: str, args: list[str], paused: str
 ) -> None:
-    """SIGSTOP one party once all run the protocol: the others end with PeerTimeout naming
-    it (or an abort that relays such a timeout) within the deadline; resumed after they
-    left, the paused party ends too."""
+    """One party SIGSTOPs itself after its fifth protocol message, long before its part is
+    done: the others end with PeerTimeout naming it (or an abort that relays such a
+    timeout) within the deadline; resumed after they left, the paused party ends too."""
     config, roles = plan_deployment(tmp_path, system, *args, timeout=3)
     others = [n for n in roles if n != paused]
     with Parties(config, roles) as run:
         for name in roles:
-            run.start(name)
-        for name in roles:  # every handshake done: the protocol runs
-            run.wait_for_log(name, f"running {system}", deadline=30)
-        run.signal(paused, signal.SIGSTOP)
+            run.start(name, *(["--stop-after", "5"] if name == paused else []))
+        run.wait_for_log(paused, "fault injection: stopping", deadline=30)
         codes = run.wait(others, deadline=30)
         assert codes == dict.fromkeys(others, 1), {n: run.log(n) for n in others}
         errors = {n: _named_error(run.report(n), paused, "") for n in others}
