@@ -324,7 +324,24 @@ def encode(
 def decode(
     frames: Sequence[bytes | memoryview], *, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES
 ) -> Envelope:
-    """Unpack and validate one message; raises ``ProtocolError`` on any violation."""
+    """Unpack and validate one message; raises ``ProtocolError`` on any violation.
+
+    Whatever the frames hold, the only exception this raises is :class:`ProtocolError`: a
+    failure no check foresaw (a bug, or an input no test has tried yet) is turned into one
+    too, so a receiver can always reject the message and go on."""
+    try:
+        return _decode(frames, max_frame_bytes)
+    except ProtocolError:
+        raise
+    except MemoryError:
+        raise ProtocolError("message rejected: decoding it ran out of memory") from None
+    except Exception as exc:  # never a reason for a receiver to stop reading
+        raise ProtocolError(
+            f"malformed message: decoding failed with {type(exc).__name__}: {exc}"
+        ) from exc
+
+
+def _decode(frames: Sequence[bytes | memoryview], max_frame_bytes: int) -> Envelope:
     if not frames:
         raise ProtocolError("empty message: expected at least a header frame")
     if len(frames) > MAX_FRAMES:
@@ -369,22 +386,35 @@ def decode(
     if not isinstance(header, list) or len(header) != 5:
         raise ProtocolError("malformed envelope: expected [version, kind, tag, depth, body]")
     version, kind, tag, depth, body = header
-    if version != PROTOCOL_VERSION:
+    # types first: an array or a list compared with == or looked up in a set would raise
+    # something other than ProtocolError
+    if type(version) is not int or version != PROTOCOL_VERSION:
         raise ProtocolError(
-            f"protocol version mismatch: expected {PROTOCOL_VERSION}, received {version!r}; "
-            "run the same release of the framework on every party"
+            f"protocol version mismatch: expected {PROTOCOL_VERSION}, received "
+            f"{_short(version)}; run the same release of the framework on every party"
         )
-    if kind not in KINDS:
-        raise ProtocolError(f"unknown message kind {kind!r}; expected one of {sorted(KINDS)}")
-    if not isinstance(tag, str) or len(tag) > MAX_TAG_CHARS:
+    if type(kind) is not str or kind not in KINDS:
+        raise ProtocolError(f"unknown message kind {_short(kind)}; expected one of {sorted(KINDS)}")
+    if type(tag) is not str or len(tag) > MAX_TAG_CHARS:
         raise ProtocolError(f"message tag must be a str of at most {MAX_TAG_CHARS} characters")
-    if not isinstance(depth, int) or isinstance(depth, bool) or depth < 0:
-        raise ProtocolError(f"message depth must be a non-negative int, received {depth!r}")
+    if type(depth) is not int or depth < 0:
+        raise ProtocolError(f"message depth must be a non-negative int, received {_short(depth)}")
     if len(used) != len(frames) - 1:
         raise ProtocolError(
             f"message has {len(frames) - 1} array frames but references {len(used)} of them"
         )
     return Envelope(kind, tag, depth, body)
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    """``repr`` of a received value for an error message, cut to ``limit`` characters (a
+    hostile value may be large; the message must stay one line)."""
+    if isinstance(value, np.ndarray):
+        return f"an array of shape {value.shape}"
+    text = repr(value) if isinstance(value, str | int | float | bool | None) else None
+    if text is None:
+        return f"a {type(value).__name__}"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _array_from(data: bytes, frames: Sequence[bytes | memoryview], used: set[int]) -> np.ndarray:

@@ -24,7 +24,16 @@ import gmpy2
 import numpy as np
 from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
 
-__all__ = ["ELEMENT_BYTES", "X25519Key", "elligator2", "hash_ids", "hash_to_curve"]
+from mpc.errors import ProtocolError
+
+__all__ = [
+    "ELEMENT_BYTES",
+    "InvalidPoint",
+    "X25519Key",
+    "elligator2",
+    "hash_ids",
+    "hash_to_curve",
+]
 
 P = gmpy2.mpz(2**255 - 19)
 A = gmpy2.mpz(486662)
@@ -72,6 +81,15 @@ def hash_ids(ids: Iterable[int], domain: bytes = b"mpc/psi-ca/v1") -> np.ndarray
     return np.frombuffer(b"".join(rows), dtype=np.uint8).reshape(-1, ELEMENT_BYTES).copy()
 
 
+class InvalidPoint(ProtocolError):
+    """A received element is a low-order point (its product with any key is the identity,
+    which X25519 refuses): no honest party sends one. ``row`` is its position."""
+
+    def __init__(self, message: str, *, row: int) -> None:
+        super().__init__(message)
+        self.row = row
+
+
 class X25519Key:
     """One party's secret key of one invocation. Never serialised, never reused."""
 
@@ -88,7 +106,11 @@ class X25519Key:
         return "X25519Key(<secret>)"
 
     def encrypt(self, element: bytes) -> bytes:
-        return self._key.exchange(X25519PublicKey.from_public_bytes(element))
+        """``E_K(element)``; raises :class:`InvalidPoint` for a low-order point."""
+        try:
+            return self._key.exchange(X25519PublicKey.from_public_bytes(element))
+        except ValueError:
+            raise _invalid(element, 0) from None
 
     def encrypt_many(self, elements: np.ndarray | Sequence[bytes]) -> np.ndarray:
         """Encrypt an ``(n, 32)`` uint8 array (or a sequence of 32-byte strings) row by row."""
@@ -98,5 +120,23 @@ class X25519Key:
         else:
             items = list(elements)
         exchange, load = self._key.exchange, X25519PublicKey.from_public_bytes
-        out = b"".join(exchange(load(x)) for x in items)
+        try:
+            out = b"".join(exchange(load(x)) for x in items)
+        except ValueError:  # a low-order point (or a row of the wrong length): find it
+            for row, x in enumerate(items):
+                try:
+                    exchange(load(x))
+                except ValueError:
+                    raise _invalid(x, row) from None
+            raise  # not reached: some row failed above
         return np.frombuffer(out, dtype=np.uint8).reshape(-1, ELEMENT_BYTES).copy()
+
+
+def _invalid(element: bytes, row: int) -> InvalidPoint:
+    if len(element) != ELEMENT_BYTES:
+        return InvalidPoint(f"element {row} has {len(element)} bytes, not {ELEMENT_BYTES}", row=row)
+    return InvalidPoint(
+        f"element {row} (u = {bytes(element[:4]).hex()}...) is a low-order point of "
+        "Curve25519; every key maps it to the identity",
+        row=row,
+    )

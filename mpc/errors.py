@@ -12,6 +12,9 @@
           ├── PeerTimeout         the peer stayed silent past the receive deadline
           ├── PeerLost            the connection to the peer broke and did not come back
           │                       (process died, link cut), or the peer left early
+          ├── PeerMisbehaved      the peer sent what no honest party sends (a flood beyond
+          │                       the buffer bounds, a message on a link that carries none,
+          │                       an invalid curve point)
           └── PeerAborted         the peer (or a party that saw a failure) broadcast an abort
 
 Every message says what was expected, what was received and what to do about it.
@@ -26,6 +29,7 @@ __all__ = [
     "PeerAborted",
     "PeerError",
     "PeerLost",
+    "PeerMisbehaved",
     "PeerTimeout",
     "ProtocolError",
 ]
@@ -62,6 +66,10 @@ class PeerTimeout(PeerError):
 
 class PeerLost(PeerError):
     """The connection to ``peer`` is gone (or it finished and left) while ``step`` needed it."""
+
+
+class PeerMisbehaved(PeerError):
+    """``peer`` sent, at ``step``, what the protocol never sends; the run ends blaming it."""
 
 
 class PeerAborted(PeerError):

@@ -58,6 +58,10 @@ def jsonable(value: Any) -> Any:
         return str(value)
 
 
+#: How many rejected messages a party describes in its report; the rest are only counted.
+MAX_REJECTED_NOTES = 100
+
+
 @dataclass
 class Metrics:
     """What one party paid. All counters are cumulative over the party's run."""
@@ -68,9 +72,19 @@ class Metrics:
     messages_received: Counter[str] = field(default_factory=Counter)
     crypto: Counter[str] = field(default_factory=Counter)
     phases: defaultdict[str, float] = field(default_factory=lambda: defaultdict(float))
+    #: the first :data:`MAX_REJECTED_NOTES` rejected messages, one line each (:meth:`reject`)
     rejected: list[str] = field(default_factory=list)
+    #: every rejected message, counted (a flood of bad messages costs a counter, not memory)
+    rejected_total: int = 0
     rounds: int = 0
     started: float = field(default_factory=time.perf_counter)
+
+    def reject(self, note: str) -> None:
+        """Put a rejected message on record: counted always, described while fewer than
+        :data:`MAX_REJECTED_NOTES` are described."""
+        self.rejected_total += 1
+        if len(self.rejected) < MAX_REJECTED_NOTES:
+            self.rejected.append(note)
 
     def count(self, operation: str, n: int = 1) -> None:
         """Add ``n`` crypto operations of kind ``operation`` (e.g. ``"modexp"``)."""
@@ -107,6 +121,7 @@ class Metrics:
             "cpu_s": round(time.process_time(), 3),  # this process's CPU time, user + system
             "peak_rss_mb": _peak_rss_mb(),
             "rejected_messages": list(self.rejected),
+            "rejected_total": self.rejected_total,
         }
 
 

@@ -47,7 +47,15 @@ from typing import Any, Literal
 
 from mpc.codec import DEFAULT_MAX_FRAME_BYTES, PROTOCOL_VERSION, decode, encode
 from mpc.config import DEFAULT_TIMEOUT
-from mpc.errors import MPCError, PeerAborted, PeerError, PeerLost, PeerTimeout, ProtocolError
+from mpc.errors import (
+    MPCError,
+    PeerAborted,
+    PeerError,
+    PeerLost,
+    PeerMisbehaved,
+    PeerTimeout,
+    ProtocolError,
+)
 from mpc.metrics import Ledger, Metrics
 from mpc.transport import Transport, is_monitor
 
@@ -63,6 +71,17 @@ ABORT_LINGER_S = 1.0
 FAULT_FLUSH_S = 2.0
 #: How long a timed-out party waits for each answer while it traces who holds the run up.
 PROBE_TIMEOUT_S = 2.0
+#: Messages that arrive before their ``recv`` wait in a buffer, at most this many per peer
+#: and (see :class:`Party`'s ``max_buffered_bytes``) this many bytes per peer; a peer that
+#: goes past either has flooded this party, and the run ends blaming it.
+MAX_BUFFERED_MESSAGES = 65536
+#: The default byte bound of a peer's early messages: this many frames of the largest size.
+BUFFERED_FRAMES = 4
+#: A monitor's message is a PING of a few dozen bytes: anything over this is refused unread.
+MAX_MONITOR_MESSAGE_BYTES = 1024
+#: At most this many PINGs are answered per second (a token bucket of this depth); the rest
+#: are counted and dropped, so a monitor cannot keep a party busy.
+MAX_PINGS_PER_S = 20.0
 
 
 @dataclass(frozen=True)
@@ -79,6 +98,14 @@ class Party:
     """One party of a deployment: ``name``, ``role``, the ordered list of all party names.
 
     ``parties`` is the deployment order (P1 ... Pk) and must contain ``name``.
+    ``max_buffered_bytes`` bounds the bytes of one peer's messages waiting for their
+    ``recv`` (default: :data:`BUFFERED_FRAMES` frames of ``max_frame_bytes``).
+
+    Nothing a peer or a monitor sends can stop this party reading: a message that fails to
+    decode or to be dispatched is rejected and recorded (``metrics.rejected``) and the reader
+    goes on; a peer that floods the buffer, or sends what no honest party sends, ends the run
+    with :class:`~mpc.errors.PeerMisbehaved` naming it; and should the reader itself ever
+    stop, the run fails at once with an error saying so, never silently at a deadline.
     """
 
     def __init__(
@@ -91,6 +118,7 @@ class Party:
         timeout: float = DEFAULT_TIMEOUT,
         max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
         fault: Fault | None = None,
+        max_buffered_bytes: int | None = None,
     ) -> None:
         if name not in parties:
             raise ValueError(f"party {name!r} is not in the deployment {list(parties)}")
@@ -107,7 +135,15 @@ class Party:
         self._transport = transport
         self._max_frame = max_frame_bytes
         self._fault = fault
-        self._buffer: defaultdict[tuple[str, str], deque[tuple[int, Any]]] = defaultdict(deque)
+        self._buffer: defaultdict[tuple[str, str], deque[tuple[int, Any, int]]] = defaultdict(deque)
+        self._buffered_bytes: defaultdict[str, int] = defaultdict(int)
+        self._buffered_count: defaultdict[str, int] = defaultdict(int)
+        self._max_buffered_bytes = (
+            BUFFERED_FRAMES * max_frame_bytes if max_buffered_bytes is None else max_buffered_bytes
+        )
+        self._ping_tokens = MAX_PINGS_PER_S
+        self._ping_stamp = 0.0
+        self.pings_dropped = 0
         self._waiters: dict[tuple[str, str], asyncio.Future[tuple[int, Any]]] = {}
         self._hello: dict[str, dict[str, Any]] = {}
         self._hello_event = asyncio.Event()
@@ -135,6 +171,7 @@ class Party:
         self._transport.set_peer_lost_handler(self._peer_lost)
         await self._transport.start()
         self._reader = asyncio.create_task(self._read_loop(), name=f"{self.name}-reader")
+        self._reader.add_done_callback(self._reader_done)
         await self._handshake()
         if self._fault is not None and self._fault.after == 0:
             await self._inject_fault()
@@ -258,8 +295,7 @@ class Party:
             raise self._failure
         key = (peer, tag)
         if self._buffer.get(key):
-            depth, body = self._buffer[key].popleft()
-            return self._consume(depth, body)
+            return self._unbuffer(key)
         if peer in self._left:
             raise self._left_error(peer, tag)
         if key in self._waiters:
@@ -275,10 +311,9 @@ class Party:
         except TimeoutError:
             blamed, chain = await self._trace_blame(peer)
             if self._buffer.get(key):  # it arrived while we were asking around
-                depth, body = self._buffer[key].popleft()
-                return self._consume(depth, body)
+                return self._unbuffer(key)
             link = self._transport.describe_peer(blamed)
-            rejected = [r for r in self.metrics.rejected if r.startswith(f"{peer}:")]
+            rejected = [r for r in self.metrics.rejected if r.startswith(f"{peer}: ")]
             err = PeerTimeout(
                 f"{self.name}: no message from {peer} for step {tag!r} within {limit:g}s; "
                 + "; ".join(chain)
@@ -348,15 +383,19 @@ class Party:
 
     def _on_probe(self, sender: str, body: Any) -> None:
         probe_id = body.get("id") if isinstance(body, dict) else None
+        if type(probe_id) is not int:
+            self.metrics.reject(f"{sender}: a PROBE without an id (int)")
+            return
         reply = {"id": probe_id, **self._status()}
         task = asyncio.create_task(self._send_raw(sender, "status", "status", reply, count=False))
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
-    def _on_status(self, body: Any) -> None:
-        if not isinstance(body, dict):
+    def _on_status(self, sender: str, body: Any) -> None:
+        if not isinstance(body, dict) or type(body.get("id")) is not int:
+            self.metrics.reject(f"{sender}: a STATUS without an id (int)")
             return
-        fut = self._probes.get(body.get("id"))  # type: ignore[arg-type]
+        fut = self._probes.get(body["id"])
         waiting = body.get("waiting")
         if fut is None or fut.done() or not isinstance(waiting, list):
             return
@@ -368,6 +407,51 @@ class Party:
         peers = list(peers)
         bodies = await asyncio.gather(*(self.recv(p, tag) for p in peers))
         return dict(zip(peers, bodies, strict=True))
+
+    def _unbuffer(self, key: tuple[str, str]) -> Any:
+        """Take the oldest early message under ``key`` out of the buffer."""
+        queue = self._buffer[key]
+        depth, body, size = queue.popleft()
+        if not queue:
+            del self._buffer[key]  # tags are many over a run: keep no empty queue
+        self._buffered_bytes[key[0]] -= size
+        self._buffered_count[key[0]] -= 1
+        return self._consume(depth, body)
+
+    def _buffer_early(self, sender: str, tag: str, depth: int, body: Any, size: int) -> None:
+        """Keep a message that came before its ``recv``; a peer past the bounds has flooded
+        this party, and the run ends blaming it."""
+        count = self._buffered_count[sender] + 1
+        total = self._buffered_bytes[sender] + size
+        if count > MAX_BUFFERED_MESSAGES or total > self._max_buffered_bytes:
+            what = f"{count} messages" if count > MAX_BUFFERED_MESSAGES else f"{total} bytes"
+            err = PeerMisbehaved(
+                f"{self.name}: {sender} flooded this party: {what} of its messages wait for a "
+                f"receive, over the bounds of {MAX_BUFFERED_MESSAGES} messages and "
+                f"{self._max_buffered_bytes} bytes per peer (last tag {tag[:80]!r})",
+                peer=sender,
+                step=self._step,
+            )
+            self.metrics.reject(f"{sender}: flooded the receive buffer ({what})")
+            self._buffer = defaultdict(deque)  # let the memory go now
+            self._buffered_bytes.clear()
+            self._buffered_count.clear()
+            self._fail_soon(err)
+            return
+        self._buffered_count[sender] = count
+        self._buffered_bytes[sender] = total
+        self._buffer[(sender, tag)].append((depth, body, size))
+
+    def _fail_soon(self, err: MPCError) -> None:
+        """Fail the run from a callback that cannot await (the reader): every pending receive
+        fails now, the abort notice goes out in the background."""
+        if self._failure is not None:
+            return
+        log.error("%s", err)
+        self._set_failure(err)
+        task = asyncio.create_task(self._fail(err))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     def _consume(self, depth: int, body: Any) -> Any:
         self._seen_depth = max(self._seen_depth, depth)
@@ -446,12 +530,7 @@ class Party:
             return
         waiting = [tag for (p, tag) in self._waiters if p == peer] or [t for _, t in self._waiters]
         step = waiting[0] if waiting else self._step
-        err = PeerLost(f"{self.name}: {detail} (step {step!r})", peer=peer, step=step)
-        log.error("%s", err)
-        self._set_failure(err)
-        task = asyncio.create_task(self._fail(err))
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
+        self._fail_soon(PeerLost(f"{self.name}: {detail} (step {step!r})", peer=peer, step=step))
 
     def _check_all_left(self) -> None:
         if all(p in self._left for p in self.peers):
@@ -465,10 +544,26 @@ class Party:
                 fut.set_exception(self._left_error(peer, tag))
 
     def _transport_failed(self, exc: BaseException) -> None:
+        if isinstance(exc, PeerError):  # e.g. a peer sent what no honest party sends
+            self._fail_soon(exc)
+            return
         self._set_failure(
             ProtocolError(
                 f"{self.name}: the transport failed at step {self._step!r}: "
                 f"{type(exc).__name__}: {exc}"
+            )
+        )
+
+    def _reader_done(self, task: asyncio.Task[None]) -> None:
+        """The reader never stops while the party runs; if it ever does, say so now."""
+        if task.cancelled() or self._failure is not None:
+            return
+        exc = task.exception()
+        detail = f"{type(exc).__name__}: {exc}" if exc is not None else "it returned"
+        self._fail_soon(
+            ProtocolError(
+                f"{self.name}: the message reader stopped at step {self._step!r} ({detail}); "
+                "no message can be received any more"
             )
         )
 
@@ -481,37 +576,49 @@ class Party:
             except Exception as exc:  # the socket is gone: every pending receive must fail
                 self._transport_failed(exc)
                 return
-            if is_monitor(sender):
-                self._on_ping(sender, frames)
-                continue
-            if sender not in self.peers:
-                self.metrics.rejected.append(f"{sender}: not a peer of this deployment")
-                continue
             try:
-                env = decode(frames, max_frame_bytes=self._max_frame)
-            except ProtocolError as exc:
-                self.metrics.rejected.append(f"{sender}: {exc}")
-                log.error("%s: rejected a message from %s: %s", self.name, sender, exc)
-                continue
-            if env.kind == "hello":
-                self._on_hello(sender, env.body)
-            elif env.kind == "abort":
-                self._on_abort(sender, env.body)
-            elif env.kind == "bye":
-                self._on_bye(sender)
-            elif env.kind == "probe":
-                self._on_probe(sender, env.body)
-            elif env.kind == "status":
-                self._on_status(env.body)
+                self._dispatch(sender, frames)
+            except Exception as exc:  # a message must never stop the reader: reject it
+                note = f"{type(exc).__name__}: {exc}"
+                self.metrics.reject(f"{sender}: could not be handled: {note[:300]}")
+                log.error("%s: rejected a message from %s: %s", self.name, sender, note[:300])
+
+    def _dispatch(self, sender: str, frames: list[bytes | memoryview]) -> None:
+        """Handle one message from the transport (runs in the reader; must not await)."""
+        if is_monitor(sender):
+            self._on_ping(sender, frames)
+            return
+        if sender not in self.peers:
+            self.metrics.reject(f"{sender}: not a peer of this deployment")
+            return
+        try:
+            env = decode(frames, max_frame_bytes=self._max_frame)
+        except ProtocolError as exc:
+            self.metrics.reject(f"{sender}: {exc}")
+            log.error("%s: rejected a message from %s: %s", self.name, sender, exc)
+            return
+        if env.kind == "hello":
+            self._on_hello(sender, env.body)
+        elif env.kind == "abort":
+            self._on_abort(sender, env.body)
+        elif env.kind == "bye":
+            self._on_bye(sender)
+        elif env.kind == "probe":
+            self._on_probe(sender, env.body)
+        elif env.kind == "status":
+            self._on_status(sender, env.body)
+        elif env.kind == "msg":
+            size = sum(len(f) for f in frames)
+            self.metrics.bytes_received[sender] += size
+            self.metrics.messages_received[sender] += 1
+            key = (sender, env.tag)
+            waiter = self._waiters.get(key)
+            if waiter is not None and not waiter.done():
+                waiter.set_result((env.depth, env.body))
             else:
-                self.metrics.bytes_received[sender] += sum(len(f) for f in frames)
-                self.metrics.messages_received[sender] += 1
-                key = (sender, env.tag)
-                waiter = self._waiters.get(key)
-                if waiter is not None and not waiter.done():
-                    waiter.set_result((env.depth, env.body))
-                else:
-                    self._buffer[key].append((env.depth, env.body))
+                self._buffer_early(sender, env.tag, env.depth, env.body, size)
+        else:  # ping / pong come from monitors only
+            self.metrics.reject(f"{sender}: a peer sent a {env.kind!r} message")
 
     def state(self) -> str:
         """``handshake``, ``running``, ``closing`` or ``failed``: what a PONG reports."""
@@ -522,14 +629,31 @@ class Party:
         return "handshake" if not self._hello_event.is_set() else "running"
 
     def _on_ping(self, sender: str, frames: list[bytes | memoryview]) -> None:
-        """A monitor's health check: answer PONG, accept nothing else from it."""
+        """A monitor's health check: answer PONG, accept nothing else from it.
+
+        A monitor cannot disturb the party: a message over :data:`MAX_MONITOR_MESSAGE_BYTES`
+        is refused unread, at most :data:`MAX_PINGS_PER_S` PINGs a second are answered (the
+        rest are counted in ``pings_dropped``), and nothing it sends reaches the protocol."""
+        size = sum(len(f) for f in frames)
+        if size > MAX_MONITOR_MESSAGE_BYTES:
+            self.metrics.reject(f"{sender}: a monitor sent {size} bytes; a PING is small")
+            return
+        now = asyncio.get_running_loop().time()
+        self._ping_tokens = min(
+            MAX_PINGS_PER_S, self._ping_tokens + (now - self._ping_stamp) * MAX_PINGS_PER_S
+        )
+        self._ping_stamp = now
+        if self._ping_tokens < 1.0:
+            self.pings_dropped += 1
+            return
+        self._ping_tokens -= 1.0
         try:
             env = decode(frames, max_frame_bytes=self._max_frame)
         except ProtocolError as exc:
-            self.metrics.rejected.append(f"{sender}: {exc}")
+            self.metrics.reject(f"{sender}: {exc}")
             return
         if env.kind != "ping":
-            self.metrics.rejected.append(f"{sender}: a monitor may only ping, sent {env.kind!r}")
+            self.metrics.reject(f"{sender}: a monitor may only ping, sent {env.kind!r}")
             return
         pong = {
             "version": PROTOCOL_VERSION,
@@ -550,14 +674,17 @@ class Party:
         task.add_done_callback(self._background.discard)
 
     def _on_hello(self, sender: str, body: Any) -> None:
-        if not isinstance(body, dict) or body.get("version") != PROTOCOL_VERSION:
-            version = body.get("version") if isinstance(body, dict) else body
+        version = body.get("version") if isinstance(body, dict) else body
+        if not isinstance(body, dict) or type(version) is not int or version != PROTOCOL_VERSION:
             self._set_failure(
                 ProtocolError(
-                    f"{self.name}: {sender} speaks protocol version {version!r}, this party "
-                    f"speaks {PROTOCOL_VERSION}; run the same release everywhere"
+                    f"{self.name}: {sender} speaks protocol version {str(version)[:40]}, "
+                    f"this party speaks {PROTOCOL_VERSION}; run the same release everywhere"
                 )
             )
+            return
+        if type(body.get("incarnation")) not in (str, type(None)):
+            self.metrics.reject(f"{sender}: a HELLO whose incarnation is not a str")
             return
         previous = self._hello.get(sender)
         if previous is not None and previous.get("incarnation") != body.get("incarnation"):
@@ -667,6 +794,8 @@ class Party:
         transport refused (``refused_connections``: unknown CurveZMQ keys)."""
         metrics = self.metrics.to_dict()
         metrics["refused_connections"] = self._transport.refused_connections()
+        metrics["refused_total"] = self._transport.refused_total()
+        metrics["pings_dropped"] = self.pings_dropped
         return {
             "name": self.name,
             "role": self.role,

@@ -11,6 +11,14 @@ Two implementations share one interface:
   the deployment's monitor key (``monitor_key``). It is not a peer: its routing id starts
   with :data:`MONITOR_ID`, the runtime answers only its ``ping`` (through :meth:`reply`),
   and it can neither send protocol messages nor receive any.
+* Routing ids are ``NAME/RANDOM``: a fresh random suffix per DEALER, so that nobody who
+  does not know it (a monitor, say) can connect under a peer's routing id and take over
+  its connection (the ROUTER hands an id over to the newest connection, which a restarted
+  peer needs). The sender of a message is the authenticated name, never the routing id.
+* Nothing is ever sent back over a DEALER (peers answer through their own DEALER), so a
+  DEALER admits only tiny messages (:data:`DEALER_MAX_MESSAGE_BYTES`) and a peer that sends
+  one anyway fails the run as :class:`~mpc.errors.PeerMisbehaved`: a peer cannot fill an
+  unread queue.
 * :class:`InMemoryNetwork` — all parties in one event loop, for fast protocol tests and
   debugging. The same codec and :class:`~mpc.runtime.Party` run on top of it.
 """
@@ -20,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import secrets
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
@@ -30,7 +39,7 @@ import zmq.asyncio
 from zmq.utils import z85
 from zmq.utils.monitor import parse_monitor_message
 
-from mpc.errors import AuthenticationError, ProtocolError
+from mpc.errors import AuthenticationError, PeerMisbehaved, ProtocolError
 
 __all__ = [
     "MONITOR_ID",
@@ -56,6 +65,14 @@ _ZAP_ENDPOINT = "inproc://zeromq.zap.01"
 #: The identity bound to the monitor key, and the prefix of a monitor's routing ids
 #: (``~monitor/<random>``); ``~`` cannot start a party name, so a monitor is never a peer.
 MONITOR_ID = "~monitor"
+#: The largest message a DEALER accepts (none is ever sent to one; libzmq drops the
+#: connection of a peer that sends more) and how many it queues.
+DEALER_MAX_MESSAGE_BYTES = 256
+DEALER_RCVHWM = 4
+#: Refused connections (unknown keys) described in a report; the rest are only counted.
+MAX_REFUSED_NOTES = 20
+#: A refused connection is logged at most once per this many seconds (with a count).
+REFUSED_LOG_INTERVAL_S = 10.0
 
 
 def is_monitor(sender: str) -> bool:
@@ -96,8 +113,13 @@ class Transport(ABC):
         raise ProtocolError(f"{self.name}: this transport cannot answer a monitor ({sender})")
 
     def refused_connections(self) -> list[str]:
-        """One line per connection the transport refused (e.g. an unknown CurveZMQ key)."""
+        """One line per connection the transport refused (e.g. an unknown CurveZMQ key), for
+        the first :data:`MAX_REFUSED_NOTES` of them."""
         return []
+
+    def refused_total(self) -> int:
+        """How many connections the transport refused in all."""
+        return 0
 
     def set_failure_handler(self, handler: Callable[[BaseException], None]) -> None:
         """Call ``handler`` if a background task of the transport dies."""
@@ -219,6 +241,9 @@ class ZmqTransport(Transport):
         self._links = {p: _LinkState(events=[]) for p in self._peers}
         self._known_keys: dict[bytes, str] = {}
         self.refused: list[str] = []
+        self.refused_count = 0
+        self._refused_logged_at = -REFUSED_LOG_INTERVAL_S
+        self._refused_unlogged = 0
         if keypair is not None:
             for peer, addr in self._peers.items():
                 if addr.public_key is None:
@@ -238,6 +263,28 @@ class ZmqTransport(Transport):
 
     def refused_connections(self) -> list[str]:
         return list(self.refused)
+
+    def refused_total(self) -> int:
+        return self.refused_count
+
+    def _refuse(self, note: str) -> None:
+        """Record a refused connection: counted always, described for the first
+        :data:`MAX_REFUSED_NOTES`, logged at most once per :data:`REFUSED_LOG_INTERVAL_S`."""
+        self.refused_count += 1
+        if len(self.refused) < MAX_REFUSED_NOTES:
+            self.refused.append(note)
+        now = time.monotonic()
+        if now - self._refused_logged_at < REFUSED_LOG_INTERVAL_S:
+            self._refused_unlogged += 1
+            return
+        more = (
+            f" ({self._refused_unlogged} more refused since the last such line)"
+            if self._refused_unlogged
+            else ""
+        )
+        log.warning("%s: %s%s", self.name, note, more)
+        self._refused_logged_at = now
+        self._refused_unlogged = 0
 
     async def start(self) -> None:
         ctx = self._ctx
@@ -267,7 +314,9 @@ class ZmqTransport(Transport):
         for peer, addr in self._peers.items():
             dealer = ctx.socket(zmq.DEALER)
             dealer.linger = 0
-            dealer.routing_id = self.name.encode()
+            dealer.routing_id = f"{self.name}/{secrets.token_hex(8)}".encode()
+            dealer.setsockopt(zmq.MAXMSGSIZE, DEALER_MAX_MESSAGE_BYTES)
+            dealer.setsockopt(zmq.RCVHWM, DEALER_RCVHWM)
             dealer.setsockopt(zmq.HEARTBEAT_IVL, HEARTBEAT_IVL_MS)
             dealer.setsockopt(zmq.HEARTBEAT_TIMEOUT, HEARTBEAT_TIMEOUT_MS)
             dealer.setsockopt(zmq.HEARTBEAT_TTL, HEARTBEAT_TIMEOUT_MS)
@@ -290,6 +339,22 @@ class ZmqTransport(Transport):
             )
             dealer.connect(addr.endpoint)
             self._dealers[peer] = dealer
+            self._tasks.append(
+                self._watch(asyncio.create_task(self._guard(peer, dealer), name=f"guard-{peer}"))
+            )
+
+    async def _guard(self, peer: str, dealer: zmq.asyncio.Socket) -> None:
+        """Nothing is ever sent back over a DEALER: a message there is a peer misbehaving."""
+        try:
+            parts = await dealer.recv_multipart(copy=False)
+        except zmq.ZMQError:
+            return
+        raise PeerMisbehaved(
+            f"{self.name}: {peer} sent a message ({sum(len(p) for p in parts)} bytes) over "
+            "the link this party sends on; no honest party does",
+            peer=peer,
+            step="transport",
+        )
 
     async def _zap_loop(self, zap: zmq.asyncio.Socket) -> None:
         """RFC 27 ZAP handler: admit a CURVE client only if its key is in the deployment."""
@@ -311,8 +376,7 @@ class ZmqTransport(Transport):
                     status, text = b"400", b"unknown public key"
                     source = address.decode(errors="replace")
                     note = f"refused a connection from {source} with unknown key {key.decode()}"
-                    self.refused.append(note)
-                    log.warning("%s: %s", self.name, note)
+                    self._refuse(note)
                 else:
                     status, text, user = b"200", b"OK", peer.encode()
             await zap.send_multipart([b"1.0", request_id, status, text, user, b""])
@@ -372,8 +436,8 @@ class ZmqTransport(Transport):
         parts = [f"link to {peer}: {state}"]
         if link.events:
             parts.append("events: " + "; ".join(link.events))
-        if self.refused:
-            parts.append(f"{len(self.refused)} connection(s) with unknown keys refused")
+        if self.refused_count:
+            parts.append(f"{self.refused_count} connection(s) with unknown keys refused")
         return ", ".join(parts)
 
     async def send(self, peer: str, frames: Frames) -> None:
@@ -390,33 +454,34 @@ class ZmqTransport(Transport):
             parts = await self._router.recv_multipart(copy=False)
             routing_id = bytes(parts[0].bytes).decode(errors="replace")
             frames = parts[1:]
-            if is_monitor(routing_id):
-                monitor_user = frames[0].get("User-Id") if frames and self._keypair else MONITOR_ID
-                if monitor_user == MONITOR_ID:
-                    return routing_id, [f.buffer for f in frames]
-                log.warning(
-                    "%s: dropped a message from %r: a monitor's routing id without the "
-                    "monitor key (authenticated as %r)",
-                    self.name,
-                    routing_id,
-                    monitor_user,
-                )
-                continue
-            if self._keypair is not None:
-                user = frames[0].get("User-Id") if frames else None
-                if user is None or user != routing_id:
-                    log.warning(
-                        "%s: dropped a message whose routing id %r does not match its "
-                        "authenticated key (%r)",
-                        self.name,
-                        routing_id,
-                        user,
-                    )
-                    continue
-            elif routing_id not in self._peers:
-                log.warning("%s: dropped a message from unknown sender %r", self.name, routing_id)
-                continue
-            return routing_id, [f.buffer for f in frames]
+            sender = self._sender(routing_id, frames)
+            if sender is not None:
+                return sender, [f.buffer for f in frames]
+
+    def _sender(self, routing_id: str, frames: list[zmq.Frame]) -> str | None:
+        """Who sent a message that came in under ``routing_id``: the party name bound to its
+        authenticated key (the routing id must be ``NAME/...`` of that name), a monitor
+        (returned with its routing id, to be answered through :meth:`reply`), or ``None``
+        (dropped, logged)."""
+        name = routing_id.split("/", 1)[0]
+        if self._keypair is None:  # insecure: nothing is authenticated, the id is believed
+            user: str | None = MONITOR_ID if is_monitor(routing_id) else name
+        else:
+            got = frames[0].get("User-Id") if frames else None
+            user = got if isinstance(got, str) else None
+        if is_monitor(routing_id):
+            if user == MONITOR_ID:
+                return routing_id
+        elif user is not None and user == name and name in self._peers:
+            return name
+        log.warning(
+            "%s: dropped a message whose routing id %r does not match its sender "
+            "(authenticated as %r)",
+            self.name,
+            routing_id[:80],
+            user,
+        )
+        return None
 
     async def reply(self, sender: str, frames: Frames) -> None:
         if self._router is None or not is_monitor(sender):
