@@ -4,7 +4,12 @@
 ``mpc run SYSTEM`` starts one OS process per party on this machine over CurveZMQ, waits for
 them and prints a summary (``--json``: one JSON document
 ``{"system", "ok", "result", "parties": {NAME: {"role", "metrics", "ledger", ...}}}``).
-Its exit code is 0 only when every party succeeded.
+Its exit code is 0 only when every party succeeded. SIGINT (Ctrl-C) or SIGTERM stops any
+command with one line on stderr and exit code 128 + the signal number (130, 143); a stopped
+``mpc run`` first kills its parties and removes its temporary deployment.
+
+What the commands write for one party's eyes (keys, private inputs, reports, ledgers) is
+mode 0600 in folders of mode 0700 (:mod:`mpc.files`).
 """
 
 from __future__ import annotations
@@ -12,14 +17,16 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import signal
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from mpc.errors import MPCError
+from mpc.files import write_private
 from mpc.keys import write_keypair
+from mpc.launcher import Stopped, stop_on_signals
 
 __all__ = ["main"]
 
@@ -99,7 +106,21 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     kg = sub.add_parser("keygen", help="write CurveZMQ key pairs (NAME.public, NAME.secret)")
-    kg.add_argument("--out", type=Path, required=True, metavar="DIR", help="output directory")
+    kg.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        metavar="DIR",
+        help="output directory (made with mode 0700 unless --secrets takes the secret keys)",
+    )
+    kg.add_argument(
+        "--secrets",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="write each NAME.secret to DIR/NAME/ instead, a folder of its own to hand to "
+        "that party alone; --out then holds only the public keys",
+    )
     kg.add_argument("names", nargs="+", metavar="NAME", help="party names")
 
     run = sub.add_parser(
@@ -193,6 +214,14 @@ def _add_deploy(p: argparse.ArgumentParser) -> None:
         help="admit the monitor key KEYS/monitor.public: its holder may ping every party "
         "(health checks, `mpc ping`) and do nothing else",
     )
+    g.add_argument(
+        "--private",
+        default=None,
+        metavar="DIR",
+        help="write each party's private input to DIR/NAME/SYSTEM.json, a folder of its own "
+        "to hand to that party alone (DIR as the parties see it; relative to --out), instead "
+        "of --out/data/NAME.json; --out then holds only the deployment file",
+    )
 
 
 def _deploy(args: argparse.Namespace) -> int:
@@ -219,8 +248,14 @@ def _deploy(args: argparse.Namespace) -> int:
     path = write_deployment(
         args.out, system.name, plan.params, plan.parties, timeout=args.timeout,
         insecure=args.insecure, endpoints=endpoints, keys=args.keys, monitor=args.monitor,
+        private=args.private,
     )  # fmt: skip
-    print(f"wrote {path} and {len(names)} private input files in {args.out / 'data'}")
+    if args.private is None:
+        inputs = f"in {args.out / 'data'}"
+    else:
+        folder = os.path.normpath(args.out / args.private)
+        inputs = f"as {folder}/NAME/{system.name}.json (a folder per party)"
+    print(f"wrote {path} and {len(names)} private input files {inputs}")
     keys = args.keys if Path(args.keys).is_absolute() else str(args.out / args.keys)
     everyone = " ".join([*names, "monitor"] if args.monitor else names)
     print(f"keys: mpc keygen --out {keys} {everyone}  (each party keeps its .secret)")
@@ -288,8 +323,6 @@ def _run(args: argparse.Namespace) -> int:
         raise MPCError(f"--after must be >= 0, got {args.after}")
     if args.timeout <= 0:
         raise MPCError(f"--timeout must be > 0 seconds, got {args.timeout}")
-    # a launcher stopped with SIGTERM still kills its parties (the finally in launch)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     progress = (
         None
         if args.json or args.quiet
@@ -333,7 +366,7 @@ def _run(args: argparse.Namespace) -> int:
         doc["deployment"] = str(res.directory)
     text = json.dumps(doc, indent=2)
     if args.report:
-        args.report.write_text(text + "\n")
+        write_private(args.report, text + "\n")
     if args.json:
         print(text)
     else:
@@ -359,29 +392,38 @@ def main(argv: list[str] | None = None) -> int:
         return ping_main(argv[1:])
     args = build_parser().parse_args(argv)
     try:
-        if args.command == "datasets":
-            from mpc.train import run_datasets
-
-            return run_datasets(args)
-        if args.command == "train":
-            from mpc.train import run_train
-
-            return run_train(args)
-        if args.command == "deploy":
-            return _deploy(args)
-        if args.command == "sanitize":
-            from mpc.sanitize import run_sanitize
-
-            return run_sanitize(args)
-        if args.command == "keygen":
-            for name in args.names:
-                pair = write_keypair(args.out, name)
-                print(
-                    f"{name}: {args.out / (name + '.public')} (public {pair.public.decode()}), "
-                    f"{args.out / (name + '.secret')} (secret, mode 0600)"
-                )
-            return 0
-        return _run(args)
+        with stop_on_signals():
+            return _dispatch(args)
+    except Stopped as exc:
+        print(f"mpc: {exc}", file=sys.stderr)
+        return exc.exit_code
     except MPCError as exc:
         print(f"mpc: error: {exc}", file=sys.stderr)
         return 2
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    if args.command == "datasets":
+        from mpc.train import run_datasets
+
+        return run_datasets(args)
+    if args.command == "train":
+        from mpc.train import run_train
+
+        return run_train(args)
+    if args.command == "deploy":
+        return _deploy(args)
+    if args.command == "sanitize":
+        from mpc.sanitize import run_sanitize
+
+        return run_sanitize(args)
+    if args.command == "keygen":
+        for name in args.names:
+            pair = write_keypair(args.out, name, secret_dir=args.secrets)
+            secret = (args.secrets / name if args.secrets else args.out) / f"{name}.secret"
+            print(
+                f"{name}: {args.out / (name + '.public')} (public {pair.public.decode()}), "
+                f"{secret} (secret, mode 0600)"
+            )
+        return 0
+    return _run(args)

@@ -7,12 +7,14 @@ A party's key pair lives in two files written by ``mpc keygen``::
 
 Both are TOML so they can carry comments. The deployment file names every party's public
 key; a party's own secret key comes from its ``secret_key`` entry, ``--secret-key FILE`` or
-the ``MPC_SECRET_KEY_FILE`` environment variable (for container secrets).
+the ``MPC_SECRET_KEY_FILE`` environment variable (for container secrets). A folder made for
+secret keys has mode 0700; with ``secret_dir`` each secret key gets a folder of its own
+(``SECRET_DIR/NAME/NAME.secret``), to hand to that party alone, and the public keys stay in a
+folder anyone may read.
 """
 
 from __future__ import annotations
 
-import os
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +22,7 @@ from pathlib import Path
 import zmq
 
 from mpc.errors import AuthenticationError
+from mpc.files import private_dir, write_private
 
 __all__ = ["KeyPair", "generate_keypair", "load_public_key", "load_secret_key", "write_keypair"]
 
@@ -86,22 +89,28 @@ def load_secret_key(path: Path) -> KeyPair:
     return KeyPair(zmq.curve_public(secret), secret)
 
 
-def write_keypair(out_dir: Path, name: str, pair: KeyPair | None = None) -> KeyPair:
-    """Write ``NAME.public`` and ``NAME.secret`` (mode 0600) into ``out_dir``."""
+def write_keypair(
+    out_dir: Path, name: str, pair: KeyPair | None = None, *, secret_dir: Path | None = None
+) -> KeyPair:
+    """Write ``NAME.public`` into ``out_dir`` and ``NAME.secret`` (mode 0600) next to it, or
+    with ``secret_dir`` into ``secret_dir/NAME/`` (a folder of mode 0700 for that key alone).
+
+    A folder made here for a secret key has mode 0700; ``out_dir`` holding only public keys
+    (with ``secret_dir``) is made as any folder is.
+    """
     pair = pair or generate_keypair()
-    out_dir.mkdir(parents=True, exist_ok=True)
-    public_path = out_dir / f"{name}.public"
-    secret_path = out_dir / f"{name}.secret"
-    public_path.write_text(
+    if secret_dir is None:
+        secret_path = private_dir(out_dir) / f"{name}.secret"
+    else:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        secret_path = private_dir(secret_dir / name, tighten=True) / f"{name}.secret"
+    (out_dir / f"{name}.public").write_text(
         f"# CurveZMQ public key of party {name!r}; list it in the deployment file\n"
         f'public-key = "{pair.public.decode()}"\n'
     )
-    if secret_path.exists():
-        secret_path.unlink()
-    fd = os.open(secret_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w") as fh:
-        fh.write(
-            f"# CurveZMQ SECRET key of party {name!r}; keep it on that party's host only\n"
-            f'secret-key = "{pair.secret.decode()}"\n'
-        )
+    write_private(
+        secret_path,
+        f"# CurveZMQ SECRET key of party {name!r}; keep it on that party's host only\n"
+        f'secret-key = "{pair.secret.decode()}"\n',
+    )
     return pair

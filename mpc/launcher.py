@@ -5,6 +5,12 @@ one private input file per party), starts one OS process per party on 127.0.0.1
 (``python -m parties ROLE --config ... --name ...``), waits for all of them, and collects
 their JSON reports. Every child runs in its own process group and is killed when the
 launcher leaves, whatever happens, so no process outlives a run.
+
+What a run writes is private (:mod:`mpc.files`): secret keys, private inputs, logs and
+reports are mode 0600 in folders of mode 0700; only the deployment file and the ``.public``
+keys may be read by others. A temporary deployment is removed when the run ends, however it
+ends. SIGINT (Ctrl-C) and SIGTERM stop a run: :func:`launch` kills its parties, removes its
+temporary deployment and raises :class:`Stopped`.
 """
 
 from __future__ import annotations
@@ -18,16 +24,79 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from mpc.errors import ConfigError
+from mpc.files import open_private, private_dir, write_private
 from mpc.keys import write_keypair
 
-__all__ = ["LaunchResult", "PartySpec", "free_ports", "launch", "write_deployment"]
+__all__ = [
+    "STOP_SIGNALS",
+    "LaunchResult",
+    "PartySpec",
+    "Stopped",
+    "free_ports",
+    "launch",
+    "stop_on_signals",
+    "write_deployment",
+]
+
+#: the signals that stop a run (Ctrl-C, and what ``kill`` or a service manager sends)
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class Stopped(BaseException):
+    """The launcher was stopped by a signal (SIGINT or SIGTERM) before its run ended.
+
+    Derived from :class:`BaseException`, as :class:`KeyboardInterrupt` is, so that no
+    ``except Exception`` on the way up swallows it. :func:`launch` raises it once its parties
+    are killed and its temporary deployment is removed; ``str()`` is the line to show and
+    :attr:`exit_code` the conventional exit code (128 + the signal number: 130 for SIGINT,
+    143 for SIGTERM).
+    """
+
+    def __init__(
+        self,
+        signum: int,
+        *,
+        killed: int | None = None,
+        directory: Path | None = None,
+        kept: bool = False,
+    ) -> None:
+        self.signum = signum
+        self.killed = killed
+        self.directory = directory
+        self.kept = kept
+        super().__init__(signum)
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signum
+
+    def __str__(self) -> str:
+        text = f"stopped by {_signal_name(self.signum)}"
+        if self.killed is None:
+            return text
+        text += f": {self.killed} {'party' if self.killed == 1 else 'parties'} killed"
+        if self.directory is not None:
+            text += (
+                f", the deployment kept in {self.directory}"
+                if self.kept
+                else f", {self.directory} removed with its keys and private inputs"
+            )
+        return text
+
+
+def _signal_name(signum: int) -> str:
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
 
 
 @dataclass(frozen=True)
@@ -92,6 +161,7 @@ def write_deployment(
     endpoints: Sequence[tuple[str, str]] | None = None,
     keys: str | None = None,
     monitor: bool = False,
+    private: str | None = None,
 ) -> Path:
     """Write per-party data and ``deployment.toml`` into ``directory``; return its path.
 
@@ -101,8 +171,20 @@ def write_deployment(
     ``NAME.public``), the file describes parties on other hosts whose keys were made
     elsewhere (``mpc keygen``); no key is written and no secret key is named: each party
     gets its own with ``--secret-key`` or ``MPC_SECRET_KEY_FILE``. ``monitor`` (with ``keys``)
-    admits ``keys/monitor.public`` as the deployment's monitor key (health checks)."""
-    directory.mkdir(parents=True, exist_ok=True)
+    admits ``keys/monitor.public`` as the deployment's monitor key (health checks).
+
+    Each party's private input goes to ``directory/data/NAME.json``, or with ``private`` (a
+    folder, as the parties see it; relative to ``directory`` like ``keys``) to
+    ``private/NAME/PROTOCOL.json``: one folder per party, to hand to that party alone (a
+    volume of its own in docker-compose.yml). Private inputs and secret keys are mode 0600 in
+    folders of mode 0700; ``directory`` is made with mode 0700 when it holds any of them."""
+    holds_private = (keys is None and not insecure) or (
+        private is None and any(spec.data is not None for spec in parties)
+    )
+    if holds_private:
+        private_dir(directory)
+    else:
+        directory.mkdir(parents=True, exist_ok=True)
     if endpoints is None:
         endpoints = [(f"tcp://{host}:{port}", "") for port in free_ports(len(parties), host)]
     lines = [
@@ -128,6 +210,7 @@ def write_deployment(
         if bind:
             lines.append(f"bind = {_toml_value(bind)}")
         if not insecure and keys is None:
+            private_dir(directory / "keys", tighten=True)
             write_keypair(directory / "keys", spec.name)
             lines += [
                 f'public_key = "keys/{spec.name}.public"',
@@ -135,11 +218,15 @@ def write_deployment(
             ]
         elif not insecure:
             lines.append(f"public_key = {_toml_value(f'{keys}/{spec.name}.public')}")
-        if spec.data is not None:
-            data_path = directory / "data" / f"{spec.name}.json"
-            data_path.parent.mkdir(exist_ok=True)
-            data_path.write_text(json.dumps(spec.data))
+        if spec.data is not None and private is None:
+            private_dir(directory / "data", tighten=True)
+            write_private(directory / "data" / f"{spec.name}.json", json.dumps(spec.data))
             lines.append(f'data = "data/{spec.name}.json"')
+        elif spec.data is not None and private is not None:
+            folder = private_dir(directory / private / spec.name, tighten=True)
+            write_private(folder / f"{protocol}.json", json.dumps(spec.data))
+            named = f"{private.rstrip('/')}/{spec.name}/{protocol}.json"
+            lines.append(f"data = {_toml_value(named)}")
         if spec.columns:
             lines.append(f"columns = {_toml_value(list(spec.columns))}")
     path = directory / "deployment.toml"
@@ -174,28 +261,119 @@ def launch(
     ``timeout`` is the per-receive deadline of every party. ``kill = (name, n)`` makes that
     party SIGKILL itself after sending ``n`` messages (fault injection). ``progress`` is
     a callable taking a line of text, or None.
+
+    The deployment goes to a temporary folder (mode 0700), removed when the run ends however
+    it ends, or to ``keep``. Called from the main thread, :func:`launch` handles SIGINT and
+    SIGTERM while it runs: it kills every party, removes the temporary folder and raises
+    :class:`Stopped` (the handlers in place before are restored first).
     """
     say = progress or (lambda line: None)
-    directory = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="mpc-run-"))
-    if keep and directory.exists() and any(directory.iterdir()):
-        if not (directory / "deployment.toml").exists():
+    if keep and keep.exists() and any(keep.iterdir()):
+        if not (keep / "deployment.toml").exists():
             raise ConfigError(
-                f"--keep {directory}: the directory exists and is not a previous "
+                f"--keep {keep}: the directory exists and is not a previous "
                 "deployment; give a new or empty directory"
             )
         for old in ("keys", "data", "reports", "logs"):
-            shutil.rmtree(directory / old, ignore_errors=True)
+            shutil.rmtree(keep / old, ignore_errors=True)
     started = time.perf_counter()
+    directory: Path | None = None
+    killed: int | None = None
+    with _recorded(STOP_SIGNALS) as signals:
+        try:
+            if keep:
+                directory = private_dir(keep, tighten=True)
+            else:
+                directory = Path(tempfile.mkdtemp(prefix="mpc-run-"))
+            codes, logs, killed = _run_parties(
+                directory, protocol, params, parties, timeout=timeout, insecure=insecure,
+                kill=kill, say=say, signals=signals,
+            )  # fmt: skip
+            if not signals:  # (signals only accumulate: if none now, none came before)
+                result = _collect(directory, parties, codes, logs, started)
+        finally:
+            if directory is not None and keep is None:
+                shutil.rmtree(directory, ignore_errors=True)
+    if signals:
+        raise Stopped(signals[0], killed=killed or 0, directory=directory, kept=keep is not None)
+    return result
+
+
+@contextlib.contextmanager
+def stop_on_signals() -> Iterator[None]:
+    """While the block runs, SIGINT and SIGTERM raise :class:`Stopped` (rather than
+    :class:`KeyboardInterrupt` with its traceback, or an exit that skips every ``finally``).
+    :func:`launch` inside the block takes them over while its parties run. Signals the
+    process was told to ignore stay ignored."""
+
+    def stop(signum: int, frame: object) -> None:
+        raise Stopped(signum)
+
+    with _handlers(stop):
+        yield
+
+
+@contextlib.contextmanager
+def _recorded(signums: Sequence[signal.Signals]) -> Iterator[list[int]]:
+    """While the block runs, the signals ``signums`` are recorded in the list it yields
+    rather than acted on, so that the launcher stops at a point of its choosing (never between
+    starting a party and taking note of it). Outside the main thread (where Python cannot set
+    handlers) nothing is recorded."""
+    got: list[int] = []
+
+    def record(signum: int, frame: object) -> None:
+        got.append(signum)
+
+    with _handlers(record, signums):
+        yield got
+
+
+@contextlib.contextmanager
+def _handlers(
+    handler: Callable[[int, Any], None], signums: Sequence[signal.Signals] = STOP_SIGNALS
+) -> Iterator[None]:
+    """``handler`` for ``signums`` while the block runs, the previous handlers after it. Only
+    in the main thread (the only one Python lets set handlers), and never for a signal the
+    process was told to ignore (a shell's background job ignores SIGINT), as Python does."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    handled = [s for s in signums if signal.getsignal(s) is not signal.SIG_IGN]
+    previous = {s: signal.signal(s, handler) for s in handled}
+    try:
+        yield
+    finally:
+        for s, old in previous.items():
+            signal.signal(s, old if old is not None else signal.SIG_DFL)
+
+
+def _run_parties(
+    directory: Path,
+    protocol: str,
+    params: dict[str, Any],
+    parties: Sequence[PartySpec],
+    *,
+    timeout: float,
+    insecure: bool,
+    kill: tuple[str, int] | None,
+    say: Callable[[str], None],
+    signals: list[int],
+) -> tuple[dict[str, int | None], dict[str, Path], int]:
+    """Write the deployment, start every party, wait for them (or for a stop signal) and
+    kill what is left; return the exit codes, the log files and how many were killed."""
     procs: dict[str, subprocess.Popen[bytes]] = {}
     logs: dict[str, Path] = {}
+    killed = 0
     try:
         config = write_deployment(
             directory, protocol, params, parties, timeout=timeout, insecure=insecure
         )
-        (directory / "reports").mkdir(exist_ok=True)
-        (directory / "logs").mkdir(exist_ok=True)
+        private_dir(directory / "reports", tighten=True)
+        private_dir(directory / "logs", tighten=True)
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         for spec in parties:
+            if signals:
+                break
             cmd = [
                 sys.executable,
                 "-m",
@@ -213,7 +391,7 @@ def launch(
             if kill is not None and kill[0] == spec.name:
                 cmd += ["--kill-after", str(kill[1])]
             logs[spec.name] = directory / "logs" / f"{spec.name}.log"
-            with logs[spec.name].open("wb") as log_file:
+            with open_private(logs[spec.name], "wb") as log_file:
                 procs[spec.name] = subprocess.Popen(
                     cmd,
                     stdout=log_file,
@@ -222,14 +400,15 @@ def launch(
                     env=env,
                     start_new_session=True,
                 )
-        say(f"started {len(procs)} parties ({', '.join(procs)}) in {directory}")
+        if not signals:
+            say(f"started {len(procs)} parties ({', '.join(procs)}) in {directory}")
         # Every party ends by itself within its deadlines; this guard only catches a
         # party that misbehaves after the others have failed.
         first_failure: float | None = None
         grace = 2 * timeout + 15
         offsets = dict.fromkeys(logs, 0)
         last_relay = time.perf_counter()
-        while any(p.poll() is None for p in procs.values()):
+        while not signals and any(p.poll() is None for p in procs.values()):
             time.sleep(0.05)
             if time.perf_counter() - last_relay > 1.0:
                 last_relay = time.perf_counter()
@@ -244,10 +423,21 @@ def launch(
     finally:
         for p in procs.values():
             if p.poll() is None:
+                killed += 1
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(p.pid, signal.SIGKILL)
                 p.wait()
-    codes = {n: p.returncode for n, p in procs.items()}
+    return {n: p.returncode for n, p in procs.items()}, logs, killed
+
+
+def _collect(
+    directory: Path,
+    parties: Sequence[PartySpec],
+    codes: dict[str, int | None],
+    logs: dict[str, Path],
+    started: float,
+) -> LaunchResult:
+    """Every party's report (or, for a party that wrote none, why), its log and exit code."""
     reports: dict[str, dict[str, Any]] = {}
     log_text: dict[str, str] = {}
     for spec in parties:
@@ -275,10 +465,7 @@ def launch(
         report["exit_code"] = codes.get(spec.name)
         reports[spec.name] = report
     ok = all(c == 0 for c in codes.values()) and all(r.get("ok") for r in reports.values())
-    result = LaunchResult(ok, reports, codes, directory, time.perf_counter() - started, log_text)
-    if keep is None:
-        shutil.rmtree(directory, ignore_errors=True)
-    return result
+    return LaunchResult(ok, reports, codes, directory, time.perf_counter() - started, log_text)
 
 
 #: a party's log line with this marker is shown on the launching terminal while it runs

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from mpc.errors import ConfigError
+from mpc.files import open_private
 
 __all__ = ["add_sanitize_parser", "read_mask", "run_sanitize", "write_release"]
 
@@ -43,7 +44,14 @@ def add_sanitize_parser(sub: Any) -> None:
     which.add_argument(
         "--mask", type=Path, metavar="FILE", help="CSV of confidential cells: row,attribute"
     )
-    p.add_argument("--seed", type=int, default=0, help="seed of --confidential (default 0)")
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seed of the draw of the --confidential cells (default 0): the data owner's "
+        "choice for an experiment; whoever knows the seed knows which cells are confidential, "
+        "so name them with --mask for a real release",
+    )
     p.add_argument(
         "--threshold",
         type=float,
@@ -109,9 +117,9 @@ def read_mask(path: Path, attributes: list[str], n_rows: int) -> np.ndarray:
 
 
 def write_release(path: Path, attributes: list[str], released: np.ndarray) -> None:
-    """The release as CSV with a header row (``"?"`` for every hidden value)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="", encoding="utf-8") as fh:
+    """The release as CSV with a header row (``"?"`` for every hidden value); mode 0600, as
+    the data owner decides whom to give it to."""
+    with open_private(path, "w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
         w.writerow(attributes)
         w.writerows(released.tolist())

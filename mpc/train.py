@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from mpc.errors import ConfigError
+from mpc.files import write_private
 
 __all__ = ["add_datasets_parser", "add_train_parser", "run_datasets", "run_train"]
 
@@ -58,7 +59,13 @@ def add_train_parser(sub: Any) -> None:
     )
     add_data_options(p)
     p.add_argument("--cv", type=int, default=None, metavar="K", help="K-fold cross-validation")
-    p.add_argument("--seed", type=int, default=0, help="seed of the folds and pruning split")
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seed of the cross-validation folds and the pruning split (default 0); a plain "
+        "local learner, no secret randomness",
+    )
     p.add_argument(
         "--bins",
         type=int,
@@ -222,9 +229,9 @@ def run_train(args: argparse.Namespace) -> int:
         wall_s=round(time.perf_counter() - started, 3),
     )
     if args.tree_out:
-        args.tree_out.write_text(json.dumps(to_json(tree), indent=2) + "\n")
+        write_private(args.tree_out, json.dumps(to_json(tree), indent=2) + "\n")
     if args.dot:
-        args.dot.write_text(to_dot(tree, name=train.name))
+        write_private(args.dot, to_dot(tree, name=train.name))
     if args.json:
         doc["tree"] = to_json(tree)
         print(json.dumps(doc, indent=2))

@@ -25,6 +25,7 @@ import numpy as np
 
 from mpc.config import DeploymentConfig, PartyConfig
 from mpc.errors import ConfigError, ProtocolError
+from mpc.files import open_private
 from mpc.launcher import PartySpec
 from mpc.runtime import Party
 from protocols.cdtl import CDBS, CLIENT, SPLITS
@@ -65,7 +66,14 @@ def cdtl_args(p: argparse.ArgumentParser) -> None:
         metavar="COL!=VALUE",
         help="keep only rows where COL != VALUE (or COL=VALUE); repeatable",
     )
-    p.add_argument("--seed", type=int, default=0, help="seed of folds and prune sets (0)")
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seed of the public choices of the experiment: the cross-validation folds and "
+        "prune sets (0); never of the client's secret randomness (anatomization groups, GIDs, "
+        "SEQs, salts, keys and nonces come from the OS)",
+    )
     p.add_argument(
         "--db",
         default=None,
@@ -320,6 +328,10 @@ async def _serve_cdbs(party: Party, cfg: DeploymentConfig, clients: list[str]) -
     from protocols.cdtl import CDBSStore, serve_client
 
     db = str(cfg.params.get("db") or "") or str(cfg.path.parent / "cdbs.sqlite")
+    if db != ":memory:":
+        # what the CDBS stores for its clients is for it alone: the file (and its folder, if
+        # made here) private before SQLite opens it; SQLite gives its WAL files the same mode
+        open_private(db, "ab").close()
     store = CDBSStore(db)
     try:
         started = time.perf_counter()
@@ -436,7 +448,13 @@ def load_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--clients", type=int, default=4, help="concurrent client processes (4)")
     p.add_argument("--predictions", type=int, default=100, help="predictions per client (100)")
     p.add_argument("--bins", type=int, default=4, help="bins for continuous attributes (4)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the query rows (0)")
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seed of the demo workload: the rows the clients ask about (0); never of any "
+        "secret randomness (anatomization, salts, keys and nonces come from the OS)",
+    )
     p.add_argument("--db", default=None, metavar="FILE", help="the CDBS's SQLite database")
 
 

@@ -3,9 +3,10 @@
 
 The process reads the deployment file, loads its own secret key and the peers' public keys,
 opens the ZeroMQ runtime (CurveZMQ unless ``--insecure``), runs the configured system's
-party program and writes a JSON report (result, error, metrics, ledger). Exit codes: 0 on
-success, 1 when the protocol failed (peer silent or dead, abort, protocol error), 2 when the
-configuration or input is wrong (nothing was started).
+party program and writes a JSON report (result, error, metrics, ledger; mode 0600, as it is
+the party's private output). Exit codes: 0 on success, 1 when the protocol failed (peer silent
+or dead, abort, protocol error), 2 when the configuration or input is wrong (nothing was
+started).
 
 ``python -m parties ping --config FILE --name NAME`` is the health check of a running party:
 it sends a PING with the deployment's monitor key (``--secret-key`` or
@@ -27,6 +28,7 @@ from typing import Any
 
 from mpc.config import DeploymentConfig, PartyConfig, load_config
 from mpc.errors import ConfigError, MPCError, PeerError
+from mpc.files import write_private
 from mpc.keys import load_public_key, load_secret_key
 from mpc.metrics import jsonable
 from mpc.runtime import Fault, Party
@@ -309,11 +311,8 @@ def main(argv: list[str] | None = None) -> int:
         report["error"] = _error_dict(exc)
         rc = 2
     text = json.dumps(report, indent=2)
-    if args.report:
-        args.report.parent.mkdir(parents=True, exist_ok=True)
-        tmp = args.report.with_suffix(".tmp")
-        tmp.write_text(text)
-        tmp.replace(args.report)
+    if args.report:  # private (0600, its folder 0700 if made here) and written atomically
+        write_private(args.report, text)
     else:
         print(text)
     return rc

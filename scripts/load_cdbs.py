@@ -10,6 +10,11 @@ query got the same answer from every client. A lost or duplicated subtree fails 
 
     python scripts/load_cdbs.py                       # N = 1, 2, 4, 8 with M = 200
     python scripts/load_cdbs.py --clients 4 --predictions 1000
+
+Each run's deployment, with the data owner's AES key in every client's private input file
+(mode 0600), lives in a temporary folder (mode 0700) that ``mpc run`` removes when it ends.
+Ctrl-C reaches ``mpc run`` too: this script waits for it to kill its parties and remove that
+folder, then exits 130.
 """
 
 from __future__ import annotations
@@ -40,11 +45,15 @@ def main(argv: list[str] | None = None) -> int:
             "--predictions", str(args.predictions), "--dataset", args.dataset,
             "--sensitive", args.sensitive, "--timeout", str(args.timeout), "--json",
         ]  # fmt: skip
-        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=1800)
         try:
-            doc = json.loads(proc.stdout)
+            code, out, err = _run(cmd, timeout=1800)
+        except KeyboardInterrupt:
+            print("load_cdbs: interrupted", file=sys.stderr)
+            return 130
+        try:
+            doc = json.loads(out)
         except json.JSONDecodeError:
-            print(f"run with {n} clients failed (exit {proc.returncode}):\n{proc.stderr}")
+            print(f"run with {n} clients failed (exit {code}):\n{err}")
             return 1
         r = doc.get("result") or {}
         if not doc.get("ok") or r.get("duplicated_subtrees") or not r.get("consistent_predictions"):
@@ -56,6 +65,25 @@ def main(argv: list[str] | None = None) -> int:
               f"{r.get('subtrees_learned_by_clients')!s:>8} {r.get('duplicated_subtrees')!s:>4} "
               f"{r.get('consistent_predictions')!s:>10}", flush=True)  # fmt: skip
     return 1 if failed else 0
+
+
+def _run(cmd: list[str], *, timeout: float) -> tuple[int, str, str]:
+    """Run ``mpc run`` and return (exit code, stdout, stderr). On Ctrl-C (which reaches the
+    child as well) or at the deadline the child gets time to stop its parties and remove its
+    deployment; it is never killed outright, which would leave both behind."""
+    with subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+        text=True, cwd=ROOT,
+    ) as proc:  # fmt: skip
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.terminate()  # SIGTERM: mpc run kills its parties and cleans up
+            out, err = proc.communicate(timeout=60)
+        except KeyboardInterrupt:
+            proc.communicate(timeout=60)
+            raise
+    return proc.returncode, out, err
 
 
 if __name__ == "__main__":

@@ -4,7 +4,9 @@ Only what the tests need, read with PyYAML (its safe loader resolves the ``<<`` 
 and anchors): variable interpolation as Compose does it (``$$``, ``$VAR``, ``${VAR}``,
 ``${VAR:-default}``, ``${VAR-default}``, ``${VAR:?error}``, ``${VAR?error}``), and for each
 service its profiles, command, environment, volumes, network aliases, dependencies and
-healthcheck. CI checks the same file with ``docker-compose config -q``.
+healthcheck. :func:`parse_services` reads the same from what ``docker-compose config``
+prints (already interpolated); CI checks the file with ``docker-compose config -q``.
+:meth:`Service.where` says which volume a container path of a service lies in.
 """
 
 from __future__ import annotations
@@ -80,6 +82,23 @@ class Service:
     depends_on: dict[str, str] = field(default_factory=dict)
     healthcheck: tuple[str, ...] = ()
 
+    def where(self, path: str) -> tuple[Volume, str] | None:
+        """The volume a container path of this service lies in and the path inside it
+        (``None`` when it is in the container's own file system, lost when it exits)."""
+        best: Volume | None = None
+        for v in self.volumes:
+            if (path == v.target or path.startswith(v.target.rstrip("/") + "/")) and (
+                best is None or len(v.target) > len(best.target)
+            ):
+                best = v
+        if best is None:
+            return None
+        return best, path[len(best.target) :].lstrip("/")
+
+    def option(self, name: str) -> str | None:
+        """The value of ``name`` (``--out``, say) in the command, or None."""
+        return self.command[self.command.index(name) + 1] if name in self.command else None
+
 
 def _volume(spec: str) -> Volume:
     parts = spec.split(":")
@@ -94,8 +113,14 @@ def _volume(spec: str) -> Volume:
 def load_services(path: Path, env: Mapping[str, str]) -> dict[str, Service]:
     """The services of the compose file at ``path``, interpolated with ``env``."""
     doc = yaml.safe_load(path.read_text())
+    return parse_services(_interpolate_all(doc["services"], env))
+
+
+def parse_services(raw_services: Mapping[str, Any]) -> dict[str, Service]:
+    """The services of an interpolated ``services:`` mapping (the compose file's, or the one
+    ``docker-compose config`` prints)."""
     services: dict[str, Service] = {}
-    for name, raw in _interpolate_all(doc["services"], env).items():
+    for name, raw in raw_services.items():
         command = raw.get("command")
         if not isinstance(command, list) or not all(isinstance(c, str) for c in command):
             raise ComposeError(f"service {name}: expected the command as a list of strings")

@@ -4,9 +4,13 @@ Each party service of docker-compose.yml runs its own ``command`` inside its own
 namespace (``ip netns exec``), with its own address on a private bridge (10.231.x.y, in a
 namespace of its own too, so the host's interfaces are not touched) and the service names in
 ``/etc/netns/<ns>/hosts``. The one-shot services (keygen, plan) run first, as Compose runs
-them; the container paths of the volumes are mapped to temporary directories. So the parties
+them; the container paths of the volumes are mapped to temporary directories (a named volume
+mounted at ``/secrets/site1`` is ``fs/secrets/site1``, so ``/secrets`` is ``fs/secrets``, as in
+the one-shot service's container that mounts every party's folder below it). So the parties
 find each other by service name, over real TCP between network stacks, with the keys and the
 deployment the compose file's own commands wrote, and the healthcheck is the compose file's.
+Each party's own volumes hold its own files and nothing else (who mounts which volume is
+checked in test_compose.py).
 
 The tests need root and iproute2; where a namespace cannot be made they skip, saying why.
 Namespaces, links, the bridge and ``/etc/netns/<ns>`` are removed whatever happens, and every
@@ -141,13 +145,18 @@ class ComposeRun:
         self.tmp = tmp
         self.one_shot = one_shot(self.services)
         self.parties = [n for n in self.services if n not in self.one_shot]
-        # every volume target (container path) -> a directory here
+        # every volume target (container path) -> a directory here: a named volume's mirrors
+        # its container path under fs/, a host folder is itself
+        self.fs = tmp / "fs"
         self.mounts: dict[str, Path] = {}
+        targets: dict[str, str] = {}  # named volume -> its one container path
         for s in self.services.values():
             for v in s.volumes:
-                host = tmp / "volumes" / v.source if v.named else Path(v.source)
+                host = self.fs / v.target.lstrip("/") if v.named else Path(v.source)
                 if self.mounts.setdefault(v.target, host) != host:
                     raise RuntimeError(f"{v.target} is mounted from two sources")
+                if v.named and targets.setdefault(v.source, v.target) != v.target:
+                    raise RuntimeError(f"volume {v.source} is mounted at two container paths")
                 host.mkdir(parents=True, exist_ok=True)
         (tmp / "logs").mkdir(exist_ok=True)
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
@@ -156,10 +165,15 @@ class ComposeRun:
         return self.mounts[target]
 
     def mapped(self, value: str) -> str:
-        """A container path as the path of its volume here; anything else unchanged."""
+        """A container path as the path of its volume here (a folder above mount points as
+        its folder under fs/); anything else unchanged."""
         for target in sorted(self.mounts, key=len, reverse=True):
             if value == target or value.startswith(target + "/"):
                 return str(self.mounts[target]) + value[len(target) :]
+        if value.startswith("/") and any(
+            t.startswith(value.rstrip("/") + "/") for t in self.mounts
+        ):
+            return str(self.fs / value.lstrip("/"))
         return value
 
     def argv(self, name: str, command: tuple[str, ...] | None = None) -> list[str]:
@@ -269,6 +283,15 @@ def compose(lab: Lab, tmp_path: Path) -> Iterator[Any]:
             run.kill()
 
 
+def _files(folder: Path) -> dict[str, int]:
+    """Every file below ``folder`` and its mode."""
+    return {
+        str(p.relative_to(folder)): p.stat().st_mode & 0o777
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
 def _data_dir() -> Path:
     from mpc.datasets import resolve_data_dir
 
@@ -308,8 +331,15 @@ def test_ppid3_sites_on_separate_hosts(
     )
     assert run.parties == parties
     run.prepare()
-    config = run.volume("/deploy") / "ppid3" / "deployment.toml"
+    config = run.volume("/public") / "ppid3" / "deployment.toml"
     assert 'endpoint = "tcp://site2:5701"' in config.read_text()  # a service name, not an IP
+    # each party's volumes hold its own key and input, the public one neither keys nor inputs
+    for name in parties:
+        party = run.services[name].environment["MPC_PARTY"]
+        assert _files(run.volume(f"/secrets/{party}")) == {f"{party}.secret": 0o600}
+        assert _files(run.volume(f"/private/{party}")) == {"ppid3.json": 0o600}
+    public = _files(run.volume("/public"))
+    assert not [f for f in public if not f.endswith((".public", "deployment.toml"))], public
     run.start("site1")
     # the compose healthcheck: a CurveZMQ ping answered by site1 while it waits for its peers
     assert run.healthy("site1", deadline_s=30), run.log("site1")

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -571,3 +574,75 @@ def test_a_stranger_with_an_unknown_key_is_refused_and_reported_while_the_run_go
     assert refused and all(f"unknown key {stranger.public.decode()}" in r for r in refused)
     assert run.report("site3")["metrics"]["refused_connections"] == []
     assert processes_mentioning(str(config)) == []
+
+
+def _stderr_until(proc: subprocess.Popen[bytes], text: str, *, deadline_s: float) -> str:
+    """What ``proc`` wrote to stderr up to the line holding ``text`` (fails at the deadline)."""
+    import selectors
+
+    assert proc.stderr is not None
+    seen = b""
+    deadline = time.monotonic() + deadline_s
+    with selectors.DefaultSelector() as sel:
+        sel.register(proc.stderr, selectors.EVENT_READ)
+        while text.encode() not in seen or not seen.endswith(b"\n"):
+            left = deadline - time.monotonic()
+            assert left > 0, f"no {text!r} on stderr within {deadline_s}s: {seen.decode()}"
+            if sel.select(timeout=left):
+                chunk = os.read(proc.stderr.fileno(), 65536)
+                assert chunk, f"stderr closed before {text!r}: {seen.decode()}"
+                seen += chunk
+    return seen.decode()
+
+
+def _party_pids(directory: Path, n: int, *, deadline_s: float) -> list[int]:
+    """The pids of the ``n`` party processes whose command line names ``directory``."""
+    deadline = time.monotonic() + deadline_s
+    while True:
+        pids = [int(p.split(":", 1)[0]) for p in processes_mentioning(str(directory))]
+        if len(pids) >= n:
+            return pids
+        assert time.monotonic() < deadline, f"{len(pids)} of {n} parties started"
+        time.sleep(0.05)  # polling /proc, with a deadline
+
+
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_stopped_launcher_kills_its_parties_and_removes_its_keys(
+    signum: signal.Signals, code: int
+) -> None:
+    """`mpc run` stopped by SIGTERM or Ctrl-C (SIGINT) while its parties run: every party
+    process is killed, the temporary deployment (secret keys, private inputs) is removed, and
+    the launcher says so in one line, without a traceback, exiting 128 + the signal number.
+    The parties are frozen (SIGSTOP) first, so the run cannot end on its own before the
+    signal arrives."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mpc", "run", "secure-sum", "--parties", "3", "--timeout", "30"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, cwd=ROOT,
+        start_new_session=True,
+    )  # fmt: skip
+    pids: list[int] = []
+    try:
+        started = _stderr_until(proc, "started 3 parties", deadline_s=60)
+        line = next(ln for ln in started.splitlines() if "started 3 parties" in ln)
+        directory = Path(line.rsplit(" in ", 1)[1])
+        assert (directory / "keys" / "site1.secret").exists()
+        pids = _party_pids(directory, 3, deadline_s=30)
+        for pid in pids:
+            os.kill(pid, signal.SIGSTOP)
+        proc.send_signal(signum)
+        _, rest = proc.communicate(timeout=30)
+        err = started + rest.decode()
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+        for pid in pids:  # whatever the launcher did, no party outlives the test
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+    assert proc.returncode == code, err
+    assert "Traceback" not in err, err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith(f"mpc: stopped by {signum.name}"), err
+    assert "3 parties killed" in last and str(directory) in last, last
+    assert not directory.exists()
+    assert processes_mentioning(str(directory)) == []
