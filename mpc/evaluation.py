@@ -1,7 +1,8 @@
 """Evaluation harness shared by every experiment: splits, cross-validation, metrics.
 
 All splits are seeded (``numpy.random.default_rng(seed)``) so an experiment is reproducible
-from its report.
+from its report. A split is a public choice of the experiment: no secret randomness of any
+party may come from these seeds.
 """
 
 from __future__ import annotations

@@ -1,7 +1,9 @@
 """The ``dot-product`` system: secure dot products of random vectors between processes.
 
 ``mpc run dot-product --n N [--method dealer|paillier] [--batch M] [--seed S]`` draws Alice's
-``M`` vectors and Bob's ``L`` vectors of length ``N`` from the seed, writes each party only its
+``M`` vectors and Bob's ``L`` vectors of length ``N`` from the seed (demo input, which the
+launcher knows anyway; the protocol's masks and keys come from each party's OS randomness,
+never from the seed), writes each party only its
 own vectors, and runs :func:`protocols.dot_product.dot_products` with the product revealed to
 Alice (the commodity server ``dealer`` joins for the dealer method). The launcher generated
 both inputs, so it checks Alice's result against the plain product mod 2^64 (``correct``);
@@ -71,7 +73,13 @@ def dot_product_args(p: argparse.ArgumentParser) -> None:
         metavar="BITS",
         help="Paillier modulus size (default 2048)",
     )
-    p.add_argument("--seed", type=int, default=0, help="seed of the random vectors (default 0)")
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seed of the demo input: both parties' random vectors, drawn by the launcher "
+        "(default 0); never of the protocol's masks or keys, which come from the OS",
+    )
 
 
 def dot_product_plan(args: argparse.Namespace) -> Any:

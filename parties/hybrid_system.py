@@ -14,12 +14,24 @@ own columns only. The parties then:
 Both parties hold every tree (they are the paper's output); accuracy on the held-out rows is the
 launcher's audit (classification is not part of Teng & Du's protocol), as is the check that the
 SMC-only tree equals plain ID3 on the joined data.
+
+Public and private randomness. ``--seed`` seeds the public choices only: the train/test split,
+the Alice/Bob attribute partition and the randomization groups (the partition and the groups
+are in the deployment file that every party reads). The randomized-response coins protect a
+party's data from the other party, so each party draws its own from its OS CSPRNG; nothing in
+the deployment file says anything about them. For reproducible experiments a party may take a
+*coin seed* from its own private input file (``coin_seed`` in ``data/<name>.json``; ``mpc run
+hybrid-id3 --coin-seeds A,B`` writes Alice's value into Alice's file and Bob's into Bob's). A
+coin seed never enters the deployment file, the other party's file or any report: each party
+reports only where its coins came from, ``"os"`` or ``"seeded (private)"``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import logging
+import numbers
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -33,6 +45,9 @@ from mpc.runtime import Party
 from protocols.hybrid_id3 import ALICE, BOB, DEALER, HybridSetup
 
 __all__ = [
+    "COINS_OS",
+    "COINS_SEEDED",
+    "COIN_SEED_KEY",
     "TREES",
     "hybrid_args",
     "hybrid_plan",
@@ -40,8 +55,12 @@ __all__ = [
     "hybrid_run",
     "hybrid_summary",
     "make_setup",
+    "parse_coin_seeds",
+    "party_coins",
     "split_attributes",
 ]
+
+log = logging.getLogger("mpc.hybrid")
 
 #: the trees every run builds, in order: (mode, tag prefix)
 TREES = (
@@ -49,6 +68,11 @@ TREES = (
     ("hybrid", "hybrid/hybrid"),
     ("smc-only", "hybrid/smc"),
 )
+
+#: the key of a party's coin seed in its own private input file (never in the deployment file)
+COIN_SEED_KEY = "coin_seed"
+#: where a party's randomized-response coins came from, as its report says
+COINS_OS, COINS_SEEDED = "os", "seeded (private)"
 
 
 def hybrid_args(p: argparse.ArgumentParser) -> None:
@@ -80,7 +104,24 @@ def hybrid_args(p: argparse.ArgumentParser) -> None:
         default="paired",
         help="binary code of nominal values (paired: a flip maps a value to its partner)",
     )
-    p.add_argument("--seed", type=int, default=None, help="seed of split, partition and coins")
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="seed of the public choices only: the train/test split, the Alice/Bob attribute "
+        "partition and the randomization groups (default 0); every party sees these choices. "
+        "It never seeds the randomized-response coins: each party draws its own from its OS "
+        "randomness, unless --coin-seeds gives it a private coin seed",
+    )
+    p.add_argument(
+        "--coin-seeds",
+        default=None,
+        metavar="A,B",
+        help="for reproducible experiments only: Alice's and Bob's coin seeds (two different "
+        "non-negative integers). Each value goes only into that party's own private input "
+        "file, never into the deployment file; whoever knows a party's coin seed can undo its "
+        "disguise (default: coins from each party's OS randomness)",
+    )
     p.add_argument(
         "--test-split", type=float, default=0.2, metavar="F", help="held-out fraction (0.2)"
     )
@@ -92,7 +133,8 @@ def hybrid_args(p: argparse.ArgumentParser) -> None:
 
 def split_attributes(attributes: Sequence[str], seed: int) -> tuple[list[str], list[str]]:
     """The paper's partition: the attributes divided at random into two halves of the same
-    size (Alice gets the smaller half when the count is odd), each kept in column order."""
+    size (Alice gets the smaller half when the count is odd), each kept in column order.
+    ``seed`` is the run's public seed: the partition is public."""
     rng = np.random.default_rng(seed)
     order = list(rng.permutation(len(attributes)))
     half = len(attributes) // 2
@@ -123,7 +165,7 @@ def make_setup(
 ) -> HybridSetup:
     """The public setup for a training table: domains (the values seen in training, sorted as
     plain ID3 sorts them), Alice's and Bob's randomization groups (Bob's columns include the
-    class), θ and the code."""
+    class, dealt at random with the public ``seed``), θ and the code."""
     if groups < 1:
         raise ConfigError(f"--groups must be at least 1, got {groups}")
     domains = {a: sorted({str(v) for v in table.column(a)}) for a in (*alice, *bob)}
@@ -153,6 +195,57 @@ def party_codes(setup: HybridSetup, table: Any, party: str) -> np.ndarray:
     return out
 
 
+def parse_coin_seeds(text: str | None) -> dict[str, int] | None:
+    """``--coin-seeds A,B``: Alice's and Bob's private coin seeds, or ``None`` (OS coins).
+
+    The two values must differ: with equal seeds each party could rebuild the other's coins
+    from its own."""
+    if text is None:
+        return None
+    parts = [t.strip() for t in text.split(",")]
+    try:
+        values = [int(t) for t in parts]
+    except ValueError:
+        values = []
+    if len(values) != 2 or any(v < 0 for v in values):
+        raise ConfigError(
+            f"--coin-seeds: expected two non-negative integers A,B (Alice's, then Bob's), "
+            f"got {text!r}"
+        )
+    if values[0] == values[1]:
+        raise ConfigError(
+            "--coin-seeds: Alice's and Bob's coin seeds are equal, so each party could rebuild "
+            "the other's coins from its own; give two different values"
+        )
+    return {ALICE: values[0], BOB: values[1]}
+
+
+def party_coins(data: dict[str, Any], me: PartyConfig) -> tuple[np.random.Generator | None, str]:
+    """Where this party's randomized-response coins come from: its own private input file's
+    ``coin_seed`` when there is one (a reproducible experiment), else the OS (``None``).
+    Returns the generator for :func:`protocols.hybrid_id3.exchange_disguised` and the label
+    the party reports (:data:`COINS_OS` or :data:`COINS_SEEDED`; never the seed itself)."""
+    if COIN_SEED_KEY not in data:
+        return None, COINS_OS
+    seed = data[COIN_SEED_KEY]
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+        # the message names the kind of value only: a report or log must not hold a coin seed
+        got = "a negative integer" if isinstance(seed, numbers.Integral) else type(seed).__name__
+        raise ConfigError(
+            f"party {me.name!r}: data file {me.data}: `{COIN_SEED_KEY}` must be a non-negative "
+            f"integer, got {got}"
+        )
+    if me.data is not None and me.data.stat().st_mode & 0o077:
+        log.warning(
+            "%s: coin seed read from %s, which other users of this host can read (mode %o); "
+            "whoever reads it can undo this party's disguise",
+            me.name,
+            me.data,
+            me.data.stat().st_mode & 0o777,
+        )
+    return np.random.default_rng(int(seed)), COINS_SEEDED
+
+
 def hybrid_plan(args: argparse.Namespace) -> Any:
     from mpc.datasets import Discretizer, load_dataset, resolve_data_dir
     from mpc.evaluation import train_test_split
@@ -165,7 +258,8 @@ def hybrid_plan(args: argparse.Namespace) -> Any:
         raise ConfigError(f"--bins must be at least 2, got {args.bins}")
     if args.max_depth is not None and args.max_depth < 1:
         raise ConfigError(f"--max-depth must be at least 1, got {args.max_depth}")
-    seed = 0 if args.seed is None else args.seed
+    coin_seeds = parse_coin_seeds(args.coin_seeds)
+    seed = 0 if args.seed is None else args.seed  # public choices only, never the coins
     table, extra = load_dataset(args.dataset or "weather", resolve_data_dir(args.data_dir))
     if extra is not None:  # adult ships a separate test file: pool the rows, split 80/20
         table = _concat(table, extra)
@@ -179,15 +273,12 @@ def hybrid_plan(args: argparse.Namespace) -> Any:
     setup = make_setup(
         train, alice, bob, theta=args.theta, groups=args.groups, seed=seed, code=args.code
     )
-    specs = [
-        PartySpec(
-            p,
-            p,
-            {"codes": party_codes(setup, train, p).tolist()},
-            tuple(a for a, o in setup.attributes if o == p),
-        )
-        for p in (ALICE, BOB)
-    ]
+    specs = []
+    for p in (ALICE, BOB):
+        data: dict[str, Any] = {"codes": party_codes(setup, train, p).tolist()}
+        if coin_seeds is not None:  # into this party's own private input file only
+            data[COIN_SEED_KEY] = coin_seeds[p]
+        specs.append(PartySpec(p, p, data, tuple(a for a, o in setup.attributes if o == p)))
     if args.dot_product == "dealer":
         specs.append(PartySpec(DEALER, DEALER, {}))
     started = time.perf_counter()
@@ -198,7 +289,6 @@ def hybrid_plan(args: argparse.Namespace) -> Any:
         "window": args.window,
         "method": args.dot_product,
         "max_depth": args.max_depth or 0,
-        "seed": -1 if args.seed is None else args.seed,
         "rows": train.n_rows,
     }
     context = {
@@ -208,6 +298,7 @@ def hybrid_plan(args: argparse.Namespace) -> Any:
         "plain": plain,
         "plain_s": time.perf_counter() - started,
         "setup": setup,
+        "seed": seed,
         "discretizer": discretizer.to_dict() if discretizer else None,
     }
     return Plan(specs, params, context)
@@ -257,12 +348,11 @@ async def hybrid_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> An
     want = (int(p["rows"]), len(setup.columns_of(me.role)))
     if codes.shape != want:
         raise ConfigError(f"{me.name}: data file holds a {codes.shape} table, expected {want}")
-    seed = int(p.get("seed", -1))
-    rng = None if seed < 0 else seed * 2 + (0 if me.role == ALICE else 1)
+    rng, coins = party_coins(data, me)
     view = await exchange_disguised(party, setup, codes, rng=rng)
     estimator = Estimator(setup, me.role, codes, view)
     max_depth = int(p.get("max_depth", 0)) or None
-    out: dict[str, Any] = {}
+    out: dict[str, Any] = {"coins": coins}
     for mode, prefix in TREES:
         started = time.perf_counter()
         dot: Any = None
@@ -332,6 +422,8 @@ def hybrid_result(reports: dict[str, dict[str, Any]], plan: Any) -> dict[str, An
         "window": int(plan.params["window"]),
         "method": plan.params["method"],
         "discretizer": ctx["discretizer"],
+        "seed": ctx["seed"],
+        "coins": {ALICE: a.get("coins"), BOB: b.get("coins")},
         "accuracy": acc["hybrid"],
         "randomization_only_accuracy": acc["randomization-only"],
         "smc_only_accuracy": acc["smc-only"],
@@ -374,6 +466,8 @@ def hybrid_summary(result: dict[str, Any]) -> list[str]:
         f"groups:    {groups}",
         f"theta:     {result['theta']}   window: {result['window']}   "
         f"dot products: {result['method']}",
+        f"seed:      {result['seed']} (split, partition, groups)   coins: "
+        + ", ".join(f"{p} {c}" for p, c in result["coins"].items()),
         f"accuracy:  hybrid {result['accuracy']:.4f}, randomization-only "
         f"{result['randomization_only_accuracy']:.4f}, SMC-only {result['smc_only_accuracy']:.4f}"
         f" (plain ID3 {result['plain_accuracy']:.4f}); A = {result['accuracy_gain_A']:+.4f}",

@@ -49,7 +49,8 @@ def ppid3_args(p: argparse.ArgumentParser) -> None:
         "--partition",
         default="contiguous",
         metavar="SCHEME",
-        help="contiguous (default), round-robin, random:SEED, or an explicit 'a,b;c;d'",
+        help="contiguous (default), round-robin, random:SEED (a seeded shuffle of the columns "
+        "over the sites: a public choice), or an explicit 'a,b;c;d'",
     )
     p.add_argument(
         "--class-site",
@@ -69,7 +70,13 @@ def ppid3_args(p: argparse.ArgumentParser) -> None:
         help="train on every row of the dataset, its own test file included (adult: all "
         "48,842 rows); no test accuracy",
     )
-    p.add_argument("--seed", type=int, default=0, help="seed of the test split (default 0)")
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seed of the public choice of the test split (default 0); never of any party's "
+        "secret randomness (keys and masks always come from each party's OS randomness)",
+    )
     p.add_argument(
         "--bins", type=int, default=4, help="equal-frequency bins for continuous columns (4)"
     )

@@ -227,7 +227,11 @@ def _psi_args(p: argparse.ArgumentParser) -> None:
         help="with --random: the fraction of the N elements common to all parties (default 0.5)",
     )
     p.add_argument(
-        "--seed", type=int, default=None, help="with --random: seed of the random sets (default 0)"
+        "--seed",
+        type=int,
+        default=None,
+        help="with --random: seed of the demo input, every party's random set, drawn by the "
+        "launcher (default 0); never of the protocol's keys, which come from the OS",
     )
     p.add_argument(
         "--receiver",

@@ -47,6 +47,11 @@ What each party learns (ledger):
 * ``hybrid/tree`` — the tree, which both parties hold;
 * the dealer: ``dot-product/shape`` of every batch (how many counts a node asks for), nothing
   about the data.
+
+What stays secret: each party's true columns, and the coins of its disguise. The coins are the
+whole protection of a disguised table (whoever knows them undoes the flips), so each party
+draws its own, from its OS CSPRNG by default; a reproducible run may seed them, but only from a
+value that party alone holds (:func:`exchange_disguised`), never from a public or shared seed.
 """
 
 from __future__ import annotations
@@ -228,7 +233,11 @@ async def exchange_disguised(
     """Step 1: disguise this party's columns (``codes``: rows x :meth:`HybridSetup.columns_of`,
     value positions) with MRR and swap disguised tables with the other party.
 
-    ``rng`` ``None`` draws the coins from the OS; a seed makes experiments reproducible."""
+    ``rng`` is this party's own source of coins: ``None`` (the default) draws them from the
+    OS CSPRNG; a seed or ``Generator`` makes an experiment reproducible, and must be one that
+    only this party knows. A seed that the other party, the dealer, a shared file or a log can
+    see or derive (a run's public seed, say) lets them rebuild the coins and read the true
+    table through the disguise."""
     me = party.name
     other = BOB if me == ALICE else ALICE
     with party.phase(tag):

@@ -18,7 +18,9 @@ What is revealed, and to whom:
   with probability ``1 - θ``; the receiver also learns ``n`` and the record order (the rows are
   aligned with the other party's by the common transaction ids of the vertical partition).
 * Public: ``θ``, the grouping, the attributes, their domains and the bit layout
-  (:class:`BitLayout`). Nothing else leaves the owner; the coin flips stay with it.
+  (:class:`BitLayout`). Nothing else leaves the owner; the coin flips stay with it, and so
+  does whatever seeds them: the coins come from the owner's OS CSPRNG, or, for a
+  reproducible experiment, from a seed that the owner alone holds.
 * ``θ = 1`` sends the true data and ``θ = 0`` its exact complement: both reveal everything.
   ``θ = 0.5`` reveals nothing about a record but makes estimation impossible (Theorem 2).
 * Attributes of one group share their coin: whoever learns one of them in a record learns
@@ -279,7 +281,9 @@ def disguise(
     groups would leave undisguised). ``rng`` ``None`` draws the coins straight from the OS
     CSPRNG (``secrets``): a statistical generator's state can be recovered from its outputs,
     and a receiver who knows some true records knows their coins. An ``int`` seed or a numpy
-    ``Generator`` makes the coins reproducible, for experiments only.
+    ``Generator`` makes the coins reproducible, for experiments only, and must be the owner's
+    alone: whoever knows the seed rebuilds the coins and undoes the disguise, so never pass a
+    seed that the receiver can see or derive (a public or shared seed, one in a shared file).
     Returns a new ``uint8`` matrix."""
     X = _as_bits(bits, "bits")
     theta = _check_theta(theta, estimating=False)

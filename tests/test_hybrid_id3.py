@@ -1,10 +1,18 @@
 """Hybrid-ID3: the estimator agrees with Theorem 1's fast method, SMC counts equal the true
 counts, ω = all (and SMC-only) gives plain ID3's tree, ledgers hold only what Section 3.2
-allows, and the ``hybrid-id3`` system runs across three processes."""
+allows, the ``hybrid-id3`` system runs across three processes, and no party but Alice can
+rebuild Alice's coins (``--seed`` seeds public choices only; a coin seed stays in its party's own
+input file)."""
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
+import re
+import tomllib
+from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -12,13 +20,28 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mpc.datasets import Table, weather
+from mpc.cli import build_parser
+from mpc.codec import decode
+from mpc.config import PartyConfig, load_config
+from mpc.datasets import Table, resolve_data_dir, weather
 from mpc.errors import ConfigError
 from mpc.id3 import ID3Classifier
 from mpc.local import run_in_memory
 from mpc.runtime import Party
+from mpc.transport import InMemoryNetwork
 from mpc.tree import to_json
-from parties.hybrid_system import make_setup, party_codes, split_attributes
+from parties.hybrid_system import (
+    COIN_SEED_KEY,
+    COINS_OS,
+    COINS_SEEDED,
+    hybrid_plan,
+    hybrid_run,
+    make_setup,
+    parse_coin_seeds,
+    party_codes,
+    party_coins,
+    split_attributes,
+)
 from protocols.hybrid_id3 import (
     ALICE,
     BOB,
@@ -32,7 +55,7 @@ from protocols.hybrid_id3 import (
     serve_dealer,
 )
 from protocols.ppid3 import check_tree_equal
-from protocols.randomized_response import binary_encode, estimate_counts
+from protocols.randomized_response import binary_encode, disguise, estimate_counts
 
 from .conftest import run_mpc, run_mpc_json
 
@@ -336,3 +359,235 @@ def test_theta_one_half_fails_before_any_party_starts() -> None:
     code, out, err = run_mpc("run", "hybrid-id3", "--theta", "0.5", deadline=50)
     assert code == 2
     assert "Theorem 2" in err and "started" not in out + err
+
+
+# ----------------------------------------------------------------------------- the coins
+#
+# Alice's disguise protects her data from Bob (and from the dealer) only while her coins are
+# hers alone. The attacker below is Bob or the dealer: it reads every file its party can read
+# in the deployment and everything its party received, takes every integer it finds there as
+# a candidate seed (and the seeds a party might derive from one: x, x + 1, 2x, 2x + 1, ...),
+# rebuilds Alice's coins from each with the release's own coin code, and un-flips the disguised
+# table it holds. Without the coins it can do no better than read the disguised table as it is,
+# which is right in a fraction θ of the groups.
+
+
+def _alice_bits(cfg_dir: Path) -> tuple[np.ndarray, list[list[int]], HybridSetup]:
+    """Alice's true bit table (the test's oracle: her own private input file), her bit groups
+    and the public setup, from a kept deployment."""
+    params = tomllib.loads((cfg_dir / "deployment.toml").read_text())["protocol"]["params"]
+    setup = HybridSetup.from_dict(json.loads(params["setup"]))
+    codes = np.asarray(json.loads((cfg_dir / "data" / "alice.json").read_text())["codes"])
+    cols = setup.columns_of(ALICE)
+    bits, layout = binary_encode(
+        {a: [setup.domains[a][c] for c in codes[:, j]] for j, a in enumerate(cols)},
+        {a: list(setup.domains[a]) for a in cols},
+        code=setup.code,
+    )
+    return bits, layout.groups(setup.groups[ALICE]), setup
+
+
+def _views(cfg_dir: Path, names: Iterable[str]) -> dict[str, str]:
+    """Every file the parties ``names`` can read in a kept deployment: the deployment file,
+    their own input files, reports and logs."""
+    paths = [cfg_dir / "deployment.toml"]
+    for n in names:
+        paths += [cfg_dir / d / f"{n}.{x}" for d, x in (("data", "json"), ("reports", "json"))]
+        paths.append(cfg_dir / "logs" / f"{n}.log")
+    return {str(p.relative_to(cfg_dir)): p.read_text() for p in paths if p.exists()}
+
+
+def _candidate_seeds(texts: Iterable[str]) -> set[int]:
+    """Every integer written in ``texts`` and the seeds a party might derive from it."""
+    found = {int(t) for text in texts for t in re.findall(r"\d+", text) if len(t) <= 18}
+    out: set[int] = set()
+    for x in found:
+        out |= {x, x + 1, max(x - 1, 0), 2 * x, 2 * x + 1, 2 * x + 2, 3 * x, x * x}
+    return out
+
+
+def _rebuilt(received: np.ndarray, groups: list[list[int]], theta: float, seed: int) -> np.ndarray:
+    """Alice's bits as an attacker who takes ``seed`` for her coin seed reads them: her coins
+    drawn as :func:`protocols.randomized_response.disguise` draws seeded coins, then undone."""
+    group_of = np.empty(received.shape[1], dtype=np.intp)
+    for k, g in enumerate(groups):
+        group_of[g] = k
+    truth = np.random.default_rng(seed).random(received.shape[0] * len(groups)) < theta
+    flip = ~truth.reshape(received.shape[0], len(groups))[:, group_of]
+    return np.asarray(received ^ flip.astype(np.uint8))
+
+
+def _received_by_bob(cfg_dir: Path) -> np.ndarray:
+    """The disguised table Alice sends Bob, tapped off the wire of a run of the party programs
+    (:func:`parties.hybrid_system.hybrid_run`, what each party process runs) over the kept
+    deployment file and input files, on the in-memory transport."""
+    cfg = load_config(cfg_dir / "deployment.toml")
+    network = InMemoryNetwork()
+    seen: list[np.ndarray] = []
+
+    def tap(sender: str, receiver: str, frames: list[bytes]) -> None:
+        env = decode(frames)
+        if (sender, receiver) == (ALICE, BOB) and env.tag == "hybrid/disguise":
+            seen.append(env.body)
+
+    network.taps.append(tap)
+
+    def program(me: PartyConfig) -> Any:
+        return lambda party: hybrid_run(party, cfg, me)
+
+    asyncio.run(
+        run_in_memory(
+            cfg.names,
+            {p.name: program(p) for p in cfg.parties},
+            roles={p.name: p.role for p in cfg.parties},
+            timeout=60,
+            network=network,
+        )
+    )
+    assert len(seen) == 1
+    return seen[0]
+
+
+def _needs(dataset: str) -> None:
+    data_dir = resolve_data_dir(None)
+    if data_dir is None or not (data_dir / dataset).exists():
+        pytest.skip(f"{dataset} is not in the data directory (set MPC_DATA_DIR)")
+
+
+@pytest.mark.processes
+@pytest.mark.timeout(180)
+def test_bob_and_the_dealer_cannot_rebuild_alices_coins_from_what_they_see(
+    tmp_path: Path,
+) -> None:
+    """``mpc run hybrid-id3 --seed 5``: no seed that Bob or the dealer can find in the files
+    they can read or in what they receive rebuilds Alice's coins. The process run is checked
+    through Bob's ledger (the digest of the table he received); the fraction of Alice's bits
+    an attacker recovers is measured on a tapped run of the same party programs over the same
+    deployment: about θ (reading the disguised table as it is), far from 1."""
+    _needs("house-votes-84")
+    theta = 0.7
+    run = tmp_path / "run"
+    code, out, err = run_mpc(
+        "run", "hybrid-id3", "--dataset", "house-votes-84", "--seed", "5", "--groups", "3",
+        "--theta", str(theta), "--max-depth", "2", "--keep", str(run), "--json", deadline=150,
+    )  # fmt: skip
+    doc = json.loads(out)
+    assert code == 0 and doc["ok"], err
+    true_bits, groups, _ = _alice_bits(run)
+    views = _views(run, [BOB, DEALER])
+    assert {"deployment.toml", "data/bob.json", "reports/bob.json", "logs/bob.log"} <= set(views)
+    candidates = _candidate_seeds([*views.values(), out, err])
+    assert {5, 10, 11} <= candidates
+
+    # the process run: Bob's ledger has the digest of the disguised table he received
+    (entry,) = [e for e in doc["parties"][BOB]["ledger"] if e["label"] == "hybrid/disguised"]
+    digest = entry["value"]["sha256"]
+    rebuilt = [
+        c for c in candidates
+        if hashlib.sha256(disguise(true_bits, groups, theta, c).tobytes()).hexdigest() == digest
+    ]  # fmt: skip
+    assert rebuilt == [], f"Alice's coins rebuilt from the seeds {rebuilt} Bob/dealer can see"
+
+    # the bits: what Bob receives, un-flipped with every candidate's coins
+    received = _received_by_bob(run)
+    as_is = float((received == true_bits).mean())
+    best = max(
+        float((_rebuilt(received, groups, theta, c) == true_bits).mean()) for c in candidates
+    )
+    assert abs(as_is - theta) < 0.06  # the disguise: right in a fraction θ of the groups
+    assert best < theta + 0.06, f"an attacker recovers {best:.1%} of Alice's bits"
+    params = tomllib.loads((run / "deployment.toml").read_text())["protocol"]["params"]
+    assert not {k for k in params if "seed" in k or "coin" in k}, params
+    assert doc["result"]["coins"] == {ALICE: COINS_OS, BOB: COINS_OS}
+
+
+@pytest.mark.processes
+@pytest.mark.timeout(120)
+def test_a_coin_seed_is_only_in_its_partys_own_input_file(tmp_path: Path) -> None:
+    """``--coin-seeds A,B``: Alice's value is in Alice's input file and nowhere else in the
+    deployment (deployment file, other input files, keys, reports, logs) nor in ``mpc run``'s
+    output; likewise Bob's. The reports say only that the coins were seeded."""
+    run = tmp_path / "run"
+    seeds = {ALICE: "918273645", BOB: "564738291"}
+    code, out, err = run_mpc(
+        "run", "hybrid-id3", "--seed", "3", "--coin-seeds", f"{seeds[ALICE]},{seeds[BOB]}",
+        "--keep", str(run), "--json", deadline=100,
+    )  # fmt: skip
+    doc = json.loads(out)
+    assert code == 0 and doc["ok"], err
+    assert doc["result"]["coins"] == {ALICE: COINS_SEEDED, BOB: COINS_SEEDED}
+    for name in (ALICE, BOB):
+        assert doc["parties"][name]["result"]["coins"] == COINS_SEEDED
+    files = sorted(p for p in run.rglob("*") if p.is_file())
+    assert run / "deployment.toml" in files and run / "reports" / "bob.json" in files
+    for name, value in seeds.items():
+        own = run / "data" / f"{name}.json"
+        assert json.loads(own.read_text())[COIN_SEED_KEY] == int(value)
+        holders = [str(p.relative_to(run)) for p in files if value.encode() in p.read_bytes()]
+        assert holders == [str(own.relative_to(run))], (name, holders)
+        assert value not in out + err
+
+
+@pytest.mark.processes
+@pytest.mark.timeout(150)
+def test_coin_seeds_reproduce_the_disguised_tables_and_os_coins_do_not() -> None:
+    """Two runs with the same ``--coin-seeds`` send the same disguised tables (the digests in
+    the receivers' ledgers); two runs without send different ones."""
+
+    def digests(*extra: str) -> tuple[str, str]:
+        code, doc = run_mpc_json(
+            "run", "hybrid-id3", "--seed", "2", "--groups", "2", "--test-split", "0.2", *extra,
+            deadline=60,
+        )  # fmt: skip
+        assert code == 0 and doc["ok"], doc["parties"]
+        got = []
+        for name in (ALICE, BOB):
+            (e,) = [e for e in doc["parties"][name]["ledger"] if e["label"] == "hybrid/disguised"]
+            got.append(e["value"]["sha256"])
+        return got[0], got[1]
+
+    seeded = [digests("--coin-seeds", "101,202") for _ in range(2)]
+    assert seeded[0] == seeded[1]
+    # another seed of Bob's changes Bob's table (received by Alice) and nothing of Alice's
+    other = digests("--coin-seeds", "101,203")
+    assert other[1] == seeded[0][1] and other[0] != seeded[0][0]
+    os_coins = [digests() for _ in range(2)]
+    assert os_coins[0][0] != os_coins[1][0] and os_coins[0][1] != os_coins[1][1]
+
+
+def _plan(*args: str) -> Any:
+    return hybrid_plan(build_parser().parse_args(["run", "hybrid-id3", *args]))
+
+
+def test_the_public_seed_goes_to_public_choices_and_coin_seeds_to_their_owners_only() -> None:
+    """``--seed`` changes the split, partition and groups and nothing in a party's input file
+    but its columns; ``--coin-seeds`` adds each party's own value to its own input file only,
+    and the deployment's parameters hold neither."""
+    plain = _plan("--seed", "4", "--groups", "2")
+    seeded = _plan("--seed", "4", "--groups", "2", "--coin-seeds", "17,29")
+    assert plain.params == seeded.params
+    assert not {k for k in seeded.params if "seed" in k or "coin" in k}
+    data = {s.name: s.data for s in seeded.parties}
+    assert data[ALICE][COIN_SEED_KEY] == 17 and data[BOB][COIN_SEED_KEY] == 29
+    assert COIN_SEED_KEY not in data[DEALER]
+    assert all(COIN_SEED_KEY not in s.data for s in plain.parties if s.data is not None)
+    assert "17" not in json.dumps([seeded.params, data[BOB], data[DEALER]])
+    assert plain.params["setup"] != _plan("--seed", "5", "--groups", "2").params["setup"]
+
+
+def test_coin_seeds_are_checked() -> None:
+    assert parse_coin_seeds(None) is None
+    assert parse_coin_seeds("3, 4") == {ALICE: 3, BOB: 4}
+    for bad in ("3", "3,4,5", "a,b", "-1,4", ""):
+        with pytest.raises(ConfigError, match="two non-negative integers"):
+            parse_coin_seeds(bad)
+    with pytest.raises(ConfigError, match="rebuild the other's coins"):
+        parse_coin_seeds("7,7")
+    me = PartyConfig("alice", "alice", "tcp://127.0.0.1:1", "", None)
+    assert party_coins({"codes": []}, me) == (None, COINS_OS)
+    rng, label = party_coins({COIN_SEED_KEY: 12}, me)
+    assert label == COINS_SEEDED and rng is not None
+    assert rng.random() == np.random.default_rng(12).random()
+    for bad_seed in (-1, True, "12", 1.5):
+        with pytest.raises(ConfigError, match=COIN_SEED_KEY):
+            party_coins({COIN_SEED_KEY: bad_seed}, me)

@@ -145,6 +145,24 @@ def test_seeded_disguise_is_reproducible_and_os_randomness_is_not() -> None:
     assert not np.array_equal(disguise(bits, groups, 0.5), disguise(bits, groups, 0.5))
 
 
+def test_whoever_holds_the_seed_undoes_the_disguise_and_nobody_undoes_os_coins() -> None:
+    """Why a coin seed must stay with its owner: the receiver who knows it rebuilds the coins
+    and reads every true bit; with OS coins, a guessed seed is no better than the disguise."""
+    n, theta = 4000, 0.7
+    truth = np.random.default_rng(5).integers(0, 2, size=(n, 2), dtype=np.uint8)
+
+    def undone(sent: np.ndarray, seed: int) -> np.ndarray:
+        kept = np.random.default_rng(seed).random(n) < theta
+        return np.asarray(sent ^ (~kept)[:, None].astype(np.uint8))
+
+    seeded = disguise(truth, [[0, 1]], theta, 1234)
+    assert np.array_equal(undone(seeded, 1234), truth)
+    os_coins = disguise(truth, [[0, 1]], theta)
+    bound = theta + 4 * np.sqrt(theta * (1 - theta) / n)
+    assert (os_coins == truth).mean() < bound  # read as it is: right in about θ
+    assert max((undone(os_coins, s) == truth).mean() for s in range(50)) < bound
+
+
 def test_os_coins_are_bernoulli_theta() -> None:
     n = 20_000
     out = disguise(np.zeros((n, 1), dtype=np.uint8), [[0]], 0.3)

@@ -15,6 +15,14 @@ sockets). Runs are spread over the machine's cores.
 * **table1** — A (hybrid minus randomization-only accuracy) and C (SMC dot products of the
   hybrid over those of SMC-only) for ω = 2, 3, 4 at θ = 0.45 with 4 groups.
 
+Seeds. A run's public seed (``1000 + repeat``) chooses its split, partition and groups, as
+``mpc run hybrid-id3 --seed`` does. The randomized-response coins never come from it: each
+party's coins come from a seed of its own, drawn for every run from its own spawned child of one
+``numpy.random.SeedSequence`` (``--coin-entropy``, fresh OS entropy by default and recorded in
+``results.json``). Running the three parties in one process is a shortcut of the experiments,
+not the shipped path; the per-party coin seeds keep the separation the shipped path has, where
+a party's coin seed lives only in its own private input file.
+
 Writes ``results.json``, ``table1.md`` and one PNG per figure and dataset to ``--out``.
 
     python scripts/experiments/hybrid_id3.py --quick          # a smoke run, about a minute
@@ -34,6 +42,8 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
@@ -75,7 +85,10 @@ def load(name: str, data_dir: str | None, bins: int) -> Any:
 
 def one_run(job: dict[str, Any]) -> dict[str, Any]:
     """One split, one disguise: the randomization-only tree and one hybrid tree per ω
-    (and, when asked, the SMC-only tree), with test accuracy and dot-product counts."""
+    (and, when asked, the SMC-only tree), with test accuracy and dot-product counts.
+
+    ``job["seed"]`` is the public seed (split, partition, groups); ``job["coin_seeds"]``, when
+    given, maps each party to its own coin seed, else each party's coins come from the OS."""
     table = load(job["dataset"], job["data_dir"], job["bins"])
     seed = int(job["seed"])
     tr, te = train_test_split(table.target, 0.2, seed=seed)
@@ -96,7 +109,9 @@ def one_run(job: dict[str, Any]) -> dict[str, Any]:
     async def program(party: Party) -> Any:
         if party.name == DEALER:
             return await serve_dealer(party, smc_tags)
-        rng = seed * 7919 + (0 if party.name == ALICE else 1) + int(job["theta"] * 1000)
+        # this party's coins from its own seed only (or the OS), never from the public seed
+        own = (job.get("coin_seeds") or {}).get(party.name)
+        rng = None if own is None else np.random.default_rng(own)
         view = await exchange_disguised(party, setup, codes[party.name], rng=rng)
         est = Estimator(setup, party.name, codes[party.name], view)
         out = {}
@@ -120,7 +135,7 @@ def one_run(job: dict[str, Any]) -> dict[str, Any]:
         )
     )  # fmt: skip
     out = {
-        **{k: v for k, v in job.items() if k != "data_dir"},
+        **{k: v for k, v in job.items() if k not in ("data_dir", "coin_seeds")},
         "seconds": round(time.perf_counter() - started, 2),
     }
     for tag, res in results[ALICE].items():
@@ -134,7 +149,16 @@ def one_run(job: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def coin_seeds(coins: np.random.SeedSequence) -> dict[str, list[int]]:
+    """One run's coin seeds: Alice's and Bob's, each from its own newly spawned child of
+    ``coins`` (independent of each other and of the run's public seed)."""
+    alice, bob = coins.spawn(2)
+    return {ALICE: alice.generate_state(4).tolist(), BOB: bob.generate_state(4).tolist()}
+
+
 def plan(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """Every run of the experiments; ``args.coins`` (a ``SeedSequence``) gives each run's
+    per-party coin seeds."""
     jobs: list[dict[str, Any]] = []
     for ds in args.datasets:
         depth = args.max_depth if args.max_depth is not None else DEFAULT_DEPTH.get(ds)
@@ -149,7 +173,8 @@ def plan(args: argparse.Namespace) -> list[dict[str, Any]]:
                     jobs.append(
                         {**base, "dataset": ds, "seed": seed, "theta": theta, "groups": g,
                          "windows": windows, "rand": True,
-                         "smc": g == 4 and abs(theta - 0.45) < 1e-9}
+                         "smc": g == 4 and abs(theta - 0.45) < 1e-9,
+                         "coin_seeds": coin_seeds(args.coins)}
                     )  # fmt: skip
     return jobs
 
@@ -304,7 +329,19 @@ def main(argv: list[str] | None = None) -> int:
         "--max-depth", type=int, default=None, help="depth limit for every tree (adult: 3)"
     )
     p.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="parallel runs")
+    p.add_argument(
+        "--coin-entropy",
+        type=int,
+        default=None,
+        metavar="N",
+        help="entropy of the SeedSequence whose spawned children seed each party's coins, one "
+        "child per party and run (default: fresh from the OS; results.json records it). It "
+        "never seeds a public choice: the runs' split, partition and groups come from the "
+        "public seeds 1000, 1001, ...",
+    )
     args = p.parse_args(argv)
+    args.coins = np.random.SeedSequence(args.coin_entropy)
+    args.coin_entropy = args.coins.entropy  # recorded in results.json: --coin-entropy repeats it
     if args.quick:
         args.datasets = (args.datasets or "tic-tac-toe,mushroom").split(",")
         args.repeats = args.repeats or 1
@@ -341,7 +378,7 @@ def main(argv: list[str] | None = None) -> int:
         "machine": f"{platform.machine()}, {os.cpu_count()} cores",
         "date": time.strftime("%Y-%m-%d"),
         "seconds": round(time.perf_counter() - started, 1),
-        "args": {k: v for k, v in vars(args).items()},
+        "args": {k: v for k, v in vars(args).items() if k != "coins"},
         "table1": {ds: {str(w): v for w, v in by.items()} for ds, by in t1.items()},
         "summary": summary,
         "runs": runs,
