@@ -25,7 +25,23 @@ constraint sets of two different attributes. What each site learns (Lemmas 2-4):
   node where ``A`` is a candidate (and their sub-intersection sizes);
 * every site: the sizes of all constraint sets (the sets travel past it, encrypted).
 
-Faster backends (e.g. secret sharing with a dealer) implement the same two methods.
+**Class order.** Only the class site knows which class is which (Section 1 of the paper:
+another site must not learn whether a class at one node is the same class as one at another
+node). So the class site puts its per-class sets in a fresh order at every node, drawn from
+the OS generator (:func:`protocols.psi_ca.os_permutation`), and undoes the order on the counts
+it receives. Every other site sees the class site's sets, and the owner of an attribute its
+count matrix's class columns, in an order that is a fresh uniform permutation at each node
+(one for the node's distribution counts, another for its attribute counts). What remains
+visible are the values. A class whose count is unique at two nodes can still be matched by it
+(the paper's "except to the extent that this can be deduced from the tree and its own
+attributes"). And in this backend a class whose set size ``|Y_k ∩ class|`` is unique can be
+matched by its size between nodes where the class site's own constraint set ``Y_k`` is the
+same: set sizes are the set-intersection protocol's leakage (padding the class site's sets
+with dummy elements to one size would hide them, at the price of more encryptions). Gains do
+not depend on the order: :func:`gain_in_any_class_order`.
+
+Faster backends (e.g. secret sharing with a dealer) implement the same two methods, with the
+same contract about the class order.
 """
 
 from __future__ import annotations
@@ -38,8 +54,9 @@ import numpy as np
 
 from mpc.curve25519 import hash_ids
 from mpc.errors import ConfigError, ProtocolError
+from mpc.id3 import information_gain
 from mpc.runtime import Party
-from protocols.psi_ca import GroupInput, set_intersection_cardinality
+from protocols.psi_ca import GroupInput, os_permutation, set_intersection_cardinality
 
 __all__ = [
     "Constraints",
@@ -47,7 +64,9 @@ __all__ = [
     "PSICountOracle",
     "SiteView",
     "form_trans_set",
+    "gain_in_any_class_order",
     "is_same_class",
+    "unpermute_classes",
 ]
 
 
@@ -142,6 +161,27 @@ def is_same_class(counts: np.ndarray) -> bool:
     return int(np.count_nonzero(counts)) == 1
 
 
+def gain_in_any_class_order(counts: np.ndarray) -> float:
+    """ComputeInfoGain (Algorithm 6, line 8) of a ``(values x classes)`` count matrix whose
+    class columns come in an order only the class site knows.
+
+    The gain does not depend on the order of the classes, but its floating-point rounding
+    does; the columns are sorted (lexicographically) first, so every order of the same matrix
+    gives the same float, and every count backend the same gains."""
+    joint = np.asarray(counts)
+    if joint.ndim == 2 and joint.shape[1] > 1:
+        joint = joint[:, np.lexsort(joint[::-1])]
+    return information_gain(joint)
+
+
+def unpermute_classes(counts: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """The class site's inverse of its class order: ``counts[..., i]`` is the count of class
+    ``order[i]``; the result has the classes in their own order."""
+    out = np.empty_like(counts)
+    out[..., order] = counts
+    return out
+
+
 class CountOracle(ABC):
     """The counts a PPID3 node needs; every site calls each method at the same point."""
 
@@ -171,7 +211,12 @@ class CountOracle(ABC):
 
 
 class PSICountOracle(CountOracle):
-    """Every count by commutative-encryption set-intersection cardinality (the paper's way)."""
+    """Every count by commutative-encryption set-intersection cardinality (the paper's way).
+
+    The class site submits its per-class sets in a fresh class order at every call (one per
+    node and kind of count); the owner of an attribute receives its count matrix with the
+    class columns in that order. (The ``psi-ca/counts`` entries of every ledger, the class
+    site's included, hold the tensors as they were counted, in that order.)"""
 
     name = "psi"
 
@@ -184,16 +229,19 @@ class PSICountOracle(CountOracle):
     ) -> np.ndarray | None:
         view = constraints.view
         base = form_trans_set(constraints)  # line 2: Y_i
+        order: np.ndarray | None = None
         if view.is_class_site:
             assert view.y is not None and view.classes is not None
-            # lines 5-6: the class restriction, one set per class
-            sets = [view.hashed[base & (view.y == c)] for c in range(len(view.classes))]
+            # lines 5-6: the class restriction, one set per class, in a fresh class order
+            order = os_permutation(len(view.classes))
+            sets = [view.hashed[base & (view.y == c)] for c in order]
         else:
             sets = [view.hashed[base]]
         (counts,) = await self._run(party, [GroupInput(class_site, sets, "class")], tag)
         if counts is None:
             return None
-        return self._class_axis(party, counts, class_site)
+        assert order is not None  # the class site is the receiver
+        return unpermute_classes(self._class_axis(party, counts, class_site), order)
 
     async def attribute_counts(
         self,
@@ -211,9 +259,11 @@ class PSICountOracle(CountOracle):
             raise ConfigError("remaining_per_site needs one entry per site")
         base = form_trans_set(constraints)
         class_sets: list[np.ndarray] | None = None
+        order = np.zeros(0, dtype=np.int64)
         if view.is_class_site:
             assert view.y is not None and view.classes is not None
-            class_sets = [view.hashed[base & (view.y == c)] for c in range(len(view.classes))]
+            order = os_permutation(len(view.classes))  # this node's class order
+            class_sets = [view.hashed[base & (view.y == c)] for c in order]
         groups: list[GroupInput] = []
         mine: list[int] = []
         for s, owner in enumerate(names):
@@ -224,12 +274,11 @@ class PSICountOracle(CountOracle):
                     values = range(len(view.domains[j]))
                     column = view.codes[:, j]
                     if class_sets is not None:  # the owner is the class site: (value, class)
-                        assert view.y is not None and view.classes is not None
-                        p = len(view.classes)
+                        assert view.y is not None
                         sets = [
                             view.hashed[base & (column == a) & (view.y == c)]
                             for a in values
-                            for c in range(p)
+                            for c in order
                         ]
                     else:
                         sets = [view.hashed[base & (column == a)] for a in values]
@@ -250,7 +299,7 @@ class PSICountOracle(CountOracle):
             n_values = len(view.domains[j])
             if view.is_class_site:
                 assert view.classes is not None
-                out[j] = counts.reshape(n_values, len(view.classes))
+                out[j] = unpermute_classes(counts.reshape(n_values, len(view.classes)), order)
             else:
                 me, k_site = names.index(party.name), names.index(class_site)
                 moved = np.moveaxis(counts, (me, k_site), (0, 1))

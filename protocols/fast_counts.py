@@ -27,18 +27,38 @@ of steps whose sites' constraint sets are unchanged since the previous node. Eac
 a constant number of rounds (one to announce which sites have constraints, at most
 ``k - 1`` for the products, two for the counts), all vectorised with numpy.
 
+**Class order.** The owner ``s`` of an attribute must not see the classes in the same order
+at every node (Section 1 of the paper: only the class site knows which class is which). The
+class site draws a fresh permutation ``π`` of the classes for every node (OS generator,
+:func:`protocols.psi_ca.os_permutation`) and ``s`` gets ``X_s^T Z`` with its class columns
+permuted by ``π``, by a *permuted opening* (:func:`open_permuted_owner`,
+:func:`open_permuted_class_site`): in the dot product with ``s``, the class site subtracts a
+fresh uniform ``T`` from its share, so ``s`` ends with ``a = X_s^T Z - T``; the dealer gives
+``s`` uniform ``K, L`` (as a seed) and the class site ``Kπ - L``; ``s`` sends ``a - K``, the
+class site answers ``(a - K + T)π + Kπ - L``, and ``s`` adds ``L``: ``(X_s^T Z)π``. The class
+site sees ``a - K`` (uniform), ``s`` nothing but the permuted counts; the dealer knows ``π``
+but sees no count. Gains do not depend on the order
+(:func:`protocols.distribution_counts.gain_in_any_class_order`).
+
 What each party learns (ledger):
 
 * the class site: the class distribution of every node (``fast-counts/distribution``), as
   with the paper's protocol;
 * the owner of an attribute: its ``|A| x p`` count matrix at every node where it is a
-  candidate (``fast-counts/attribute-counts``);
+  candidate (``fast-counts/attribute-counts``), its class columns in a fresh order per node
+  that only the class site (and the dealer, which sees no count) knows;
 * every site: which sites have a constraint on the current path and when a site's
   constraint set changes (``fast-counts/active``; version numbers and context ids), which
   the public tree structure already tells it, and the number of values of the other sites'
   remaining attributes (the shapes of the products; the set-intersection backend reveals as
   much, one set per value);
-* the dealer: the public shapes it is asked for; it receives no data.
+* the dealer: every request, as received (``fast-counts/request``): which two sites multiply
+  (the requester and its peer), the kind of product, its shape (the number of rows and
+  classes and, for a dot product, the number of values of the owner's remaining attributes)
+  and context numbers; and that a seed of a site's mask or the class site's permutations came
+  with it (``withheld``: randomness drawn for this product, independent of the data, named in
+  the ledger but not copied into it, since whoever reads a copy could unmask the product).
+  Each site's closing message (``fast-counts/done``) is recorded too. It receives no data.
 
 Compared with the set-intersection backend, no site learns the sizes of the other sites'
 constraint sets or any sub-intersection size. The extra trust assumption: **the dealer
@@ -50,6 +70,7 @@ masked with fresh uniform randomness, or a share that is itself uniform.
 from __future__ import annotations
 
 import asyncio
+import math
 import secrets
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any, cast
@@ -61,13 +82,20 @@ from mpc.errors import ConfigError, ProtocolError
 from mpc.runtime import Party
 from protocols.distribution_counts import Constraints, CountOracle, form_trans_set
 from protocols.dot_product import _pack, _unpack, os_random_words
+from protocols.psi_ca import os_permutation
 
 __all__ = [
     "DEALER",
     "FastCountOracle",
     "Sites",
+    "deal_permuted_open",
     "elementwise_product",
+    "open_permuted_class_site",
+    "open_permuted_owner",
+    "permute_blocks",
+    "prg_array",
     "prg_words",
+    "request_record",
     "serve_count_dealer",
     "serve_dealer_requests",
 ]
@@ -114,6 +142,13 @@ def prg_words(seed: bytes, k: int) -> np.ndarray:
     return np.frombuffer(out, dtype="<u8", count=n // 8).astype(np.uint64, copy=False)
 
 
+def prg_array(seed: bytes, shape: Sequence[int], dtype: Any) -> np.ndarray:
+    """A uniform array of ``shape`` in the ring of ``dtype`` (an unsigned integer type)
+    expanded from a 32-byte ``seed``: the low bits of :func:`prg_words`."""
+    dims = tuple(int(d) for d in shape)
+    return prg_words(seed, math.prod(dims)).astype(dtype).reshape(dims)
+
+
 async def elementwise_product(
     party: Party,
     x: np.ndarray,
@@ -156,6 +191,84 @@ async def _deal_elementwise(party: Party, shape: tuple[int, ...], a: str, b: str
     rb = Ra * prg_words(seed_b, size) - ra
     await party.send(a, f"{tag}/dealer", {"seed": seed_a})
     await party.send(b, f"{tag}/dealer", {"seed": seed_b, "r": _pack(rb.reshape(shape))})
+
+
+# ----------------------------------------------------------------------------- class order
+
+
+def permute_blocks(x: np.ndarray, perms: np.ndarray) -> np.ndarray:
+    """``x`` (``m x B*p``: ``B`` blocks of ``p`` class columns) with the columns of block
+    ``b`` in the order ``perms[b]``: ``out[:, b*p + i] = x[:, b*p + perms[b, i]]``."""
+    B, p = perms.shape
+    return x[:, (np.arange(B)[:, None] * p + perms).reshape(-1)]
+
+
+def _check_perms(value: object, B: int, p: int, sender: str) -> np.ndarray:
+    if not (
+        isinstance(value, list)
+        and len(value) == B
+        and all(isinstance(r, list) and sorted(r) == list(range(p)) for r in value)
+    ):
+        raise ProtocolError(f"{sender} sent the dealer {value!r}, not {B} permutations of {p}")
+    return np.asarray(value, dtype=np.int64).reshape(B, p)
+
+
+async def deal_permuted_open(
+    party: Party, site: str, peer: str, tag: str, shape: Sequence[int], req: dict[str, Any],
+    dtype: Any,
+) -> None:  # fmt: skip
+    """The dealer's part of a permuted opening asked for by the class site ``site`` with the
+    owner ``peer``: ``shape = (m, B, p)`` and ``req["perms"]`` (``B`` permutations of
+    ``p``). ``peer`` gets uniform ``K, L`` as a seed, ``site`` gets ``Kπ - L``."""
+    m, B, p = (int(d) for d in shape)
+    perms = _check_perms(req.get("perms"), B, p, site)
+    seed = secrets.token_bytes(32)
+    K, L = prg_array(seed, (2, m, B * p), dtype)
+    await party.send(peer, f"{tag}/dealer", {"seed": seed})
+    await party.send(site, f"{tag}/dealer", {"d": _pack(permute_blocks(K, perms) - L)})
+
+
+async def open_permuted_owner(
+    party: Party, a: np.ndarray, *, class_site: str, dealer: str, tag: str
+) -> np.ndarray:
+    """The owner's side of a permuted opening: ``a`` (``m x B*p``) is its counts minus the
+    class site's mask ``T``; returns ``(a + T)`` with each block's class columns in the class
+    site's order for that block. Sends ``a - K`` (``K`` from the dealer, uniform)."""
+    got = await party.recv(dealer, f"{tag}/dealer")
+    if not isinstance(got, dict) or not isinstance(got.get("seed"), bytes):
+        raise ProtocolError(f"{dealer} sent no randomness for the permuted opening {tag}")
+    K, L = prg_array(got["seed"], (2, *a.shape), a.dtype)
+    await party.send(class_site, f"{tag}/a-K", _pack(a - K))
+    y = _unpack(await party.recv(class_site, f"{tag}/open"), a.dtype, a.shape, class_site,
+                "permuted counts")  # fmt: skip
+    return y + L
+
+
+async def open_permuted_class_site(
+    party: Party,
+    T: np.ndarray,
+    perms: np.ndarray,
+    *,
+    owner: str,
+    ask: Callable[[dict[str, Any]], Awaitable[None]],
+    dealer: str,
+    tag: str,
+) -> None:
+    """The class site's side of a permuted opening with ``owner``: ``T`` (``m x B*p``) is
+    the mask it subtracted from its share of the owner's counts, ``perms`` (``B x p``) the
+    class order of each block. Asks the dealer (through ``ask``) for ``Kπ - L``, receives
+    ``a - K`` (uniform) and answers ``(a - K + T)π + Kπ - L``."""
+    B, p = perms.shape
+    m, cols = T.shape
+    if cols != B * p:
+        raise ConfigError(f"a permuted opening of {cols} columns needs {cols // p} blocks")
+    await ask({"kind": "perm", "peer": owner, "tag": tag, "shape": [m, B, p],
+               "perms": perms.tolist()})  # fmt: skip
+    got = await party.recv(dealer, f"{tag}/dealer")
+    d = _unpack(got.get("d") if isinstance(got, dict) else None, T.dtype, (m, cols), dealer,
+                "K pi - L")  # fmt: skip
+    x = _unpack(await party.recv(owner, f"{tag}/a-K"), T.dtype, (m, cols), owner, "a - K")
+    await party.send(owner, f"{tag}/open", _pack(permute_blocks(x + T, perms) + d))
 
 
 class _LRU:
@@ -210,8 +323,17 @@ async def _xdot_owner(
 
 
 async def _xdot_holder(
-    party: Party, z: np.ndarray, owner: str, cache: _LRU, dealer: str, tag: str
-) -> None:
+    party: Party,
+    z: np.ndarray,
+    owner: str,
+    cache: _LRU,
+    dealer: str,
+    tag: str,
+    *,
+    mask_out: bool = False,
+) -> np.ndarray | None:
+    """The holder's side of ``X^T z``. With ``mask_out`` (the class site, before a permuted
+    opening) it subtracts a fresh uniform ``T`` from the share it sends and returns ``T``."""
     head = await party.recv(owner, f"{tag}/head")
     if not isinstance(head, dict) or not isinstance(head.get("context"), int):
         raise ProtocolError(f"{owner} sent no context for {tag}")
@@ -231,10 +353,36 @@ async def _xdot_holder(
     Rb = prg_words(got["seed"], n * p).reshape(n, p)
     rb = _unpack(got.get("rb"), np.uint64, (a_hat.shape[0], p), dealer, "rb")
     await party.send(owner, f"{tag}/masked", _pack(z + Rb))
-    await party.send(owner, f"{tag}/share", _pack(a_hat @ z + rb))
+    T = os_random_words(a_hat.shape[0] * p).reshape(a_hat.shape[0], p) if mask_out else None
+    share = a_hat @ z + rb
+    await party.send(owner, f"{tag}/share", _pack(share - T if T is not None else share))
+    return T
 
 
 DealerHandler = Callable[[str, str, str, str, list[int], dict[str, Any]], Awaitable[None]]
+
+
+#: request fields that carry a site's randomness (a mask seed, the class permutations): the
+#: dealer's ledger names them but does not copy their values
+WITHHELD_FIELDS = ("seed", "perms")
+
+
+def request_record(site: str, req: dict[str, Any]) -> dict[str, Any]:
+    """What the dealer puts on record for a request from ``site``: every field as received,
+    its ``tag`` aside (the ledger entry's step), and the names of the randomness fields
+    (:data:`WITHHELD_FIELDS`) under ``withheld``."""
+    entry: dict[str, Any] = {"site": site}
+    withheld = []
+    for key in sorted(req):
+        if key == "tag":
+            continue
+        if key in WITHHELD_FIELDS:
+            withheld.append(key)
+        else:
+            entry[key] = req[key]
+    if withheld:
+        entry["withheld"] = withheld
+    return entry
 
 
 async def serve_dealer_requests(
@@ -243,8 +391,10 @@ async def serve_dealer_requests(
     """A dealer's service loop: every site's numbered requests (``<prefix>/<n>``, the sites
     served concurrently, each in order) until the site says ``done``. Each request is checked
     — a dict naming the product (``kind``), another site (``peer``), a ``tag`` and a public
-    ``shape`` of positive ints — put on the dealer's ledger (``fast-counts/shape``) and passed
-    to ``handle(site, kind, peer, tag, shape, request)``. Returns the number handled."""
+    ``shape`` of positive ints —, put on the dealer's ledger as received
+    (``fast-counts/request``, :func:`request_record`) and passed to ``handle(site, kind,
+    peer, tag, shape, request)``. A site's ``done`` is recorded as ``fast-counts/done``.
+    Returns the number handled."""
     dealt = 0
 
     async def serve(site: str) -> None:
@@ -254,6 +404,8 @@ async def serve_dealer_requests(
             req = await party.recv(site, f"{prefix}/{n}")
             n += 1
             if req == "done":
+                party.ledger.record("fast-counts/done", {"site": site, "requests": n - 1},
+                                    step=f"{prefix}/{n - 1}")  # fmt: skip
                 return
             if not isinstance(req, dict):
                 raise ProtocolError(f"{site} sent the dealer {type(req).__name__}, not a request")
@@ -266,8 +418,8 @@ async def serve_dealer_requests(
                 isinstance(d, int) and not isinstance(d, bool) and d >= 1 for d in shape
             ):
                 raise ProtocolError(f"{site} asked the dealer for shape {shape!r}")
+            party.ledger.record("fast-counts/request", request_record(site, req), step=tag)
             await handle(site, kind, peer, tag, shape, req)
-            party.ledger.record("fast-counts/shape", {"kind": kind, "shape": shape}, step=tag)
             dealt += 1
 
     await asyncio.gather(*(serve(s) for s in sites))
@@ -278,9 +430,9 @@ async def serve_count_dealer(
     party: Party, sites: Sequence[str], *, words: RandomWords | None = None
 ) -> int:
     """The dealer's side: serve every site's numbered requests (``fast/req/<n>``) until each
-    says ``done``. A request names the product (``mul`` or ``dot``), the peer, the public
-    shape and the tag; the dealer deals correlated randomness to both. Returns the number of
-    products dealt."""
+    says ``done``. A request names the product (``mul``, ``xdot`` or ``perm``), the peer,
+    the public shape and the tag; the dealer deals correlated randomness to both. Returns the
+    number of products dealt."""
     gen = words or os_random_words
     caches: dict[tuple[str, str], _LRU] = {}
 
@@ -305,6 +457,8 @@ async def serve_count_dealer(
             ra = gen(m * p).reshape(m, p)
             await party.send(site, f"{tag}/dealer", {"ra": _pack(ra)})
             await party.send(peer, f"{tag}/dealer", {"seed": seed_b, "rb": _pack(Ra @ Rb - ra)})
+        elif kind == "perm" and len(shape) == 3:
+            await deal_permuted_open(party, site, peer, tag, shape, req, np.uint64)
         else:
             raise ProtocolError(f"{site} asked the dealer for {kind!r} of shape {shape}")
 
@@ -339,17 +493,18 @@ class FastCountOracle(CountOracle):
     async def _ask(
         self, party: Party, kind: str, peer: str, shape: Sequence[int], tag: str
     ) -> None:
-        await party.send(
-            self.dealer,
-            f"fast/req/{self._requests}",
-            {"kind": kind, "peer": peer, "shape": [int(d) for d in shape], "tag": tag},
+        await self._request(
+            party, {"kind": kind, "peer": peer, "shape": [int(d) for d in shape], "tag": tag}
         )
-        self._requests += 1
+
+    async def _request(self, party: Party, body: dict[str, Any]) -> None:
+        n, self._requests = self._requests, self._requests + 1  # before the await: tasks
+        await party.send(self.dealer, f"fast/req/{n}", body)  # running side by side share it
 
     async def close(self, party: Party) -> None:
         """Tell the dealer this site is done."""
-        await party.send(self.dealer, f"fast/req/{self._requests}", "done")
-        self._requests += 1
+        n, self._requests = self._requests, self._requests + 1
+        await party.send(self.dealer, f"fast/req/{n}", "done")
 
     # -- the node's shares
 
@@ -511,17 +666,28 @@ class FastCountOracle(CountOracle):
                 }
                 if new:
                     request["seed"] = seed
-                await party.send(self.dealer, f"fast/req/{self._requests}", request)
-                self._requests += 1
+                await self._request(party, request)
                 tasks.append(_xdot_owner(party, xt, seed, ctx, new, h, self.dealer, t))
         n_mine = len(tasks)
+        is_class = party.name == class_site
+        # the class site's order of the classes at this node, for every owner's counts
+        order = os_permutation(p)[None, :] if is_class else None
+
+        async def as_holder(z: np.ndarray, owner: str, cache: _LRU, t: str) -> None:
+            T = await _xdot_holder(party, z, owner, cache, self.dealer, t, mask_out=is_class)
+            if T is not None:
+                assert order is not None
+                await open_permuted_class_site(
+                    party, T, order, owner=owner, ask=lambda body: self._request(party, body),
+                    dealer=self.dealer, tag=f"{t}/perm",
+                )  # fmt: skip
+
         if party.name in holders and share is not None:
             for s_index, owner in enumerate(names):
                 if owner == party.name or remaining_per_site[s_index] == 0:
                     continue
                 cache = self._holder_ctx.setdefault(owner, _LRU(CONTEXTS))
-                t = f"{tag}/x{s_index}/{party.name}"
-                tasks.append(_xdot_holder(party, share, owner, cache, self.dealer, t))
+                tasks.append(as_holder(share, owner, cache, f"{tag}/x{s_index}/{party.name}"))
         outs = await asyncio.gather(*tasks)
         self.dot_batches += n_mine
         out: dict[int, np.ndarray] = {}
@@ -530,6 +696,11 @@ class FastCountOracle(CountOracle):
             for o in outs[:n_mine]:
                 assert o is not None
                 total = total + o
+            if not is_class:  # total = X^T Z - T: open it with the classes permuted
+                t = f"{tag}/x{names.index(party.name)}/{class_site}/perm"
+                total = await open_permuted_owner(
+                    party, total, class_site=class_site, dealer=self.dealer, tag=t
+                )
             counts = total.astype(np.int64)
             offset = 0
             for j, size in zip(remaining, sizes, strict=True):

@@ -21,15 +21,21 @@ The result is a *distributed tree*: each site stores only its own interior nodes
 value -> child), the class site the leaves (class distribution) and the distributions of all
 nodes; node ids are random tokens. Who owns each node and each node's branching factor are
 public. The tree equals :class:`mpc.id3.ID3Classifier` on the joined data with the attributes in
-site order (the same gains, from the same integer counts, with the same tie rules).
+site order (the same gains, from the same integer counts, with the same tie rules; a site that
+sees the classes in a permuted order sums the same terms in another order, a difference of a
+few units in the last place, far inside the tie tolerance :data:`mpc.id3.GAIN_TIE`).
 
 Leakage (Theorem 1), as recorded in the ledgers:
 
 * class site: the class distribution of every node (``ppid3/node-counts``, and the PSI-CA
   entries), the best gain of every site at every interior node (``ppid3/best-gains``);
-* the owner of an attribute: its ``|S_a|`` per class at every node where it is a candidate;
+* the owner of an attribute: its ``|S_a|`` per class at every node where it is a candidate,
+  with the classes in a fresh random order at each node that only the class site knows (so it
+  cannot tell whether a class at one node is a class at another, Section 1); its gains do not
+  depend on that order (:func:`protocols.distribution_counts.gain_in_any_class_order`);
 * every site: the tree structure (``ppid3/structure``: owner and branching of every node), the
-  IsREmpty answers, the sizes of the encrypted constraint sets that pass through it.
+  IsREmpty answers, the sizes of the encrypted constraint sets that pass through it (the class
+  site's per-class sets in a fresh order at each node).
 """
 
 from __future__ import annotations
@@ -42,10 +48,16 @@ from typing import Any
 import numpy as np
 
 from mpc.errors import ConfigError, ProtocolError
-from mpc.id3 import best_site_attribute, information_gain
+from mpc.id3 import best_site_attribute
 from mpc.runtime import Party
 from mpc.tree import majority
-from protocols.distribution_counts import Constraints, CountOracle, SiteView, is_same_class
+from protocols.distribution_counts import (
+    Constraints,
+    CountOracle,
+    SiteView,
+    gain_in_any_class_order,
+    is_same_class,
+)
 from protocols.is_r_empty import is_r_empty
 
 __all__ = ["DistributedTree", "NodeRef", "ppid3"]
@@ -176,7 +188,7 @@ async def ppid3(
             class_site=class_site,
             tag=f"{t}/gain",
         )
-        gains = [information_gain(counts_by_attr[j]) for j in remaining]
+        gains = [gain_in_any_class_order(counts_by_attr[j]) for j in remaining]
         local = best_site_attribute([gains])[1] if gains else -1  # column order breaks ties
         my_best = float(gains[local]) if gains else None
         if is_class:

@@ -31,13 +31,23 @@ else 32), of the ``N x p`` matrix ``Z^ν[t, c] = [row t reaches ν][class of t i
    transfer per (attribute, node) with the dealer's precomputed randomness (Beaver's OT
    precomputation): ``s`` receives ``h``'s share of a remaining attribute and a zero block
    for a used one, ``h`` learns a uniformly random bit.
-4. **Best gains** (Algorithm 5): each site sends the class site its best gain per node; the
-   class site announces the winning site of each node (site order breaks ties).
+   **Class order**: the owner must not see the classes in the same order at every node
+   (Section 1 of the paper). The class site draws a fresh permutation ``π_ν`` of the classes
+   for every interior node (OS generator) and subtracts a fresh uniform mask ``T`` from the
+   share of the counts it hands the owner, and a *permuted opening*
+   (:func:`protocols.fast_counts.open_permuted_owner`: one exchange between the owner and the
+   class site per level, the dealer giving the owner ``K, L`` and the class site ``Kπ - L``)
+   gives the owner ``X_s^T Z^ν`` with its class columns in the order ``π_ν``. The class site
+   sees a uniformly masked array; the dealer knows the permutations but sees no count.
+4. **Best gains** (Algorithm 5): each site sends the class site its best gain per node (gains
+   do not depend on the class order:
+   :func:`protocols.distribution_counts.gain_in_any_class_order`); the class site announces
+   the winning site of each node (site order breaks ties).
 5. **Branching** (lines 11-19): each winner announces its nodes' number of children, and sends
    the class site the class distributions of the children — the rows of the winning
-   attribute's count matrix, which it has already (Theorem 1 lets the class site learn every
-   node's class distribution; the depth-first driver gets the same numbers with a
-   DistributedCounts call per child).
+   attribute's count matrix, which it has already, in the node's class order, which the class
+   site undoes (Theorem 1 lets the class site learn every node's class distribution; the
+   depth-first driver gets the same numbers with a DistributedCounts call per child).
 
 Finally each site tells the owner of every parent of its nodes the nodes' random ids, and the
 public structure is numbered depth first as in :mod:`protocols.ppid3`, so classification
@@ -48,11 +58,16 @@ What each party learns (ledger):
 * the class site: the class distribution of every node (``ppid3/node-counts``) and each
   site's best gain at every interior node (``ppid3/best-gains``) — Theorem 1;
 * the owner of an attribute: its ``|A| x p`` count matrix at every node where it is a
-  candidate (``fast-counts/attribute-counts``) — Theorem 1's ``|S_a|`` per class;
+  candidate (``fast-counts/attribute-counts``) — Theorem 1's ``|S_a|`` per class, with the
+  class columns in a fresh order per node that it does not know;
 * every site: the public structure (``ppid3/structure``) and which sites hold shares of each
   node (the owners on its path: the structure tells it); every message from another site is
   a masked array, a share, or an OT choice bit, each uniform on its own;
-* the dealer: the public shapes it is asked for (``fast-counts/shape``), nothing else.
+* the dealer: every request as received (``fast-counts/request``): which two sites multiply,
+  the shapes (rows, classes, the number of nodes of a batch), the fan-outs (the parent of
+  each child in an outer product), the domain sizes of the owner's attributes (``blocks``) and
+  the number of classes; that a mask seed or the class site's permutations came with a
+  request (named, not copied); each site's ``fast-counts/done``. Never a count or a row.
 
 No site learns the size of another site's constraint set, any sub-intersection size, or which
 of another site's attributes were used on a path. Extra trust assumption: **the dealer
@@ -71,13 +86,24 @@ import numpy as np
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
 from mpc.errors import ConfigError, ProtocolError
-from mpc.id3 import best_site_attribute, information_gain
+from mpc.id3 import best_site_attribute
 from mpc.runtime import Party
 from mpc.tree import majority
-from protocols.distribution_counts import SiteView, is_same_class
+from protocols.distribution_counts import (
+    SiteView,
+    gain_in_any_class_order,
+    is_same_class,
+    unpermute_classes,
+)
 from protocols.dot_product import _pack, _unpack
-from protocols.fast_counts import serve_dealer_requests
+from protocols.fast_counts import (
+    deal_permuted_open,
+    open_permuted_class_site,
+    open_permuted_owner,
+    serve_dealer_requests,
+)
 from protocols.ppid3 import DistributedTree, check_sites
+from protocols.psi_ca import os_permutation
 
 __all__ = [
     "DEALER",
@@ -218,8 +244,9 @@ async def _outer(
 async def serve_level_dealer(party: Party, sites: Sequence[str], *, dtype: Any) -> int:
     """The dealer: serve every site's numbered requests (``levels/req/<n>``) until each says
     ``done``. ``outer``: correlated randomness for :func:`_outer`; ``xdot``: for the owner's
-    dot products and the oblivious transfer of the holder's share. Returns the number of
-    products dealt. It receives shapes and seeds of its own randomness, never data."""
+    dot products and the oblivious transfer of the holder's share; ``perm``: for the permuted
+    opening of an owner's counts. Returns the number of products dealt. It receives shapes,
+    fan-outs, domain sizes, seeds of masks and the class permutations, never data."""
     contexts: dict[tuple[str, str], Left] = {}  # (owner, holder) -> its Ra, prepared
 
     async def handle(
@@ -272,6 +299,8 @@ async def serve_level_dealer(party: Party, sites: Sequence[str], *, dtype: Any) 
                 site, f"{tag}/dealer", {"seed": seed_r, "c": _pack(c), "Rc": _pack(Rc)}
             )
             await party.send(peer, f"{tag}/dealer", {"seed": seed_b, "r": _pack(rb), "ot": seed_ot})
+        elif kind == "perm" and len(shape) == 3:
+            await deal_permuted_open(party, site, peer, tag, shape, req, dtype)
         else:
             raise ProtocolError(f"{site} asked the dealer for {kind!r} of shape {shape}")
 
@@ -306,6 +335,7 @@ class _Node:
     label: str | None = None  # majority class (class site)
     by_attr: dict[int, np.ndarray] = field(default_factory=dict)  # attribute counts (owner)
     gains: dict[str, float | None] | None = None  # every site's best gain (class site)
+    perm: np.ndarray | None = None  # the node's class order, fresh (class site)
 
 
 class _Requests:
@@ -412,17 +442,20 @@ async def ppid3_levels(
             await _child_shares(party, nodes, inner, shares, view, requests, p, dealer, t, cost)
         for k in [k for k in shares if nodes[k].depth < depth]:
             del shares[k]
-        # 3. attribute counts
+        # 3. attribute counts, each owner's with the classes in a fresh order per node
+        if is_class:
+            for node in inner:
+                node.perm = os_permutation(p)
         await _attribute_counts(
             party, nodes, inner, shares, view, xt, offsets, requests, prepared, xt_hat,
-            xt_blocks, p, dealer, t, cost,
+            xt_blocks, p, dealer, class_site, t, cost,
         )  # fmt: skip
         # 4. best gains -> winners
         best: list[float | None] = []
         local: list[int] = []
         for node in inner:
             remaining = [j for j in range(len(view.attributes)) if j not in node.used]
-            gains = [information_gain(node.by_attr[j]) for j in remaining]
+            gains = [gain_in_any_class_order(node.by_attr[j]) for j in remaining]
             i = best_site_attribute([gains])[1] if gains else -1
             best.append(float(gains[i]) if gains else None)
             local.append(remaining[i] if gains else -1)
@@ -491,6 +524,9 @@ async def ppid3_levels(
                 child = _Node(len(nodes), depth + 1, node.key, v, holders, left, used=used)
                 if is_class:
                     child.counts = _dist_row(dist, v, nb, p, w)
+                    if w != party.name:  # the winner's counts come in the node's class order
+                        assert node.perm is not None
+                        child.counts = unpermute_classes(child.counts, node.perm)
                 nodes.append(child)
                 node.children.append(child.key)
                 frontier.append(child.key)
@@ -620,24 +656,38 @@ async def _attribute_counts(
     xt_blocks: dict[str, list[int]],
     p: int,
     dealer: str,
+    class_site: str,
     t: str,
     cost: dict[str, int],
 ) -> None:
     """Step 3: every site's count matrices of its remaining attributes at every node of
-    ``inner`` (``node.by_attr``)."""
+    ``inner`` (``node.by_attr``); a site other than the class site gets them with the class
+    columns in each node's class order (``node.perm`` at the class site)."""
     names = list(party.parties)
     me = names.index(party.name)
+    is_class = party.name == class_site
     m = xt.shape[0]
     sizes = [int(x) for x in np.diff(offsets)]
     mine = [node for node in inner if node.left[me] > 0]
     totals: dict[int, np.ndarray] = {}
-    # the own share, locally
+    # the own share, locally (a zero block for an attribute used on the path)
     local = [node for node in mine if party.name in node.holders]
     for chunk in _chunks([node.key for node in local], lambda k: p):
         z = np.concatenate([shares[k] for k in chunk], axis=0)
         prod = ring_matmul(xt, z.T)
         for i, k in enumerate(chunk):
-            totals[k] = prod[:, i * p : (i + 1) * p]
+            block = prod[:, i * p : (i + 1) * p]
+            for j in nodes[k].used:
+                block[offsets[j] : offsets[j + 1]] = 0
+            totals[k] = block
+    masks: dict[str, np.ndarray] = {}  # the class site: owner -> T it subtracted
+
+    async def as_holder(h: str, keys: list[int]) -> None:
+        T = await _xdot_holder(party, keys, shares, h, xt_hat, xt_blocks, p, dealer, t,
+                               mask=is_class)  # fmt: skip
+        if T is not None:
+            masks[h] = T
+
     tasks = []
     for h in names:
         if h == party.name:
@@ -652,8 +702,31 @@ async def _attribute_counts(
         keys = [node.key for node in inner if node.left[s] > 0 and party.name in node.holders
                 and h != party.name]  # fmt: skip
         if keys:
-            tasks.append(_xdot_holder(party, keys, shares, h, xt_hat, xt_blocks, p, dealer, t))
+            tasks.append(as_holder(h, keys))
     await asyncio.gather(*tasks)
+    # the permuted openings: every other owner's counts with the classes in the node's order
+    openings = []
+    if is_class:
+        for s, owner in enumerate(names):
+            keys = [node.key for node in inner if node.left[s] > 0]
+            if owner == party.name or not keys:
+                continue
+            perms = np.stack([_perm_of(nodes[k]) for k in keys])
+            openings.append(open_permuted_class_site(
+                party, masks[owner], perms, owner=owner, ask=requests.ask, dealer=dealer,
+                tag=f"{t}/p{s}",
+            ))  # fmt: skip
+    elif mine:
+        a = np.concatenate([totals[node.key] for node in mine], axis=1)
+
+        async def as_owner() -> None:
+            opened = await open_permuted_owner(party, a, class_site=class_site, dealer=dealer,
+                                               tag=f"{t}/p{me}")  # fmt: skip
+            for i, node in enumerate(mine):
+                totals[node.key] = opened[:, i * p : (i + 1) * p]
+
+        openings.append(as_owner())
+    await asyncio.gather(*openings)
     for node in mine:
         total = totals.get(node.key)
         if total is None:
@@ -738,11 +811,16 @@ async def _xdot_holder(
     p: int,
     dealer: str,
     t: str,
-) -> None:
+    *,
+    mask: bool = False,
+) -> np.ndarray | None:
     """The holder's side: send ``Z_h + Rb``; compute its share ``(X^T + Ra) Z_h + rb`` of
     every attribute's counts and hand it over by oblivious transfer (the owner's choice bits
-    arrive xor-ed with the dealer's, so they are uniform here)."""
+    arrive xor-ed with the dealer's, so they are uniform here). With ``mask`` (the class site)
+    both transfer messages carry a fresh uniform ``-T`` too; returns ``T`` (``m x len(keys)*p``),
+    for the permuted opening."""
     names = list(party.parties)
+    masks: list[np.ndarray] = []
     for c, chunk in enumerate(_chunks(keys, lambda k: p)):
         tag = f"{t}/x{names.index(owner)}.{names.index(party.name)}.{c}"
         z = np.concatenate([shares[k] for k in chunk], axis=0)
@@ -783,10 +861,22 @@ async def _xdot_holder(
         if e.shape[0] != len(blocks):
             raise ProtocolError(f"{owner} sent {e.shape[0]} choice rows, not {len(blocks)}")
         flip = _expand(e, blocks, p)
-        # y_0 = 0 + R_e, y_1 = v + R_{1-e}
+        # y_0 = 0 + R_e, y_1 = v + R_{1-e} (each minus T for the class site)
         y0 = np.where(flip, R1, R0)
         y1 = v + np.where(flip, R0, R1)
+        if mask:
+            T = ring_random(secrets.token_bytes(32), (m, cols), z.dtype)
+            masks.append(T)
+            y0 -= T
+            y1 -= T
         await party.send(owner, f"{tag}/ot", _pack(np.stack([y0, y1])))
+    return np.concatenate(masks, axis=1) if mask and masks else None
+
+
+def _perm_of(node: _Node) -> np.ndarray:
+    if node.perm is None:
+        raise ConfigError(f"node {node.key} has no class order")
+    return node.perm
 
 
 async def _finish(

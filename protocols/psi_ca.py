@@ -29,6 +29,14 @@ Leakage (semi-honest, DDH on Curve25519's prime-order subgroup):
 * nothing else: ciphertexts under fresh keys are uniform to a party missing one key, shuffling
   at every hop hides which ciphertext came from which element, and keys never leave a party.
 
+The order of a party's *sets* within a group is the caller's: the sets travel in that order,
+so every party sees which position each size has. A caller whose positions mean something (the
+class site's per-class sets in PPID3) must put its sets in a fresh random order each time
+(:func:`os_permutation`) and undo it on its counts.
+
+Randomness: keys from :meth:`X25519Key.generate`, shuffles from :func:`os_permutation`; both
+read the OS generator (``secrets``), never a seeded or statistical generator.
+
 Cost per group: each party performs one X25519 per element of every set of the group (its own
 and the ``k - 1`` others it forwards), so ``k * sum(|sets|)`` operations in all.
 """
@@ -42,11 +50,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mpc.curve25519 import ELEMENT_BYTES, X25519Key
-from mpc.errors import ConfigError, ProtocolError
+from mpc.curve25519 import ELEMENT_BYTES, InvalidPoint, X25519Key
+from mpc.errors import ConfigError, PeerMisbehaved, ProtocolError
 from mpc.runtime import Party
 
-__all__ = ["GroupInput", "count_tensor", "set_intersection_cardinality"]
+__all__ = ["GroupInput", "count_tensor", "os_permutation", "set_intersection_cardinality"]
 
 
 @dataclass(frozen=True)
@@ -59,8 +67,27 @@ class GroupInput:
     label: str = ""
 
 
-def _shuffled(rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    return rows[rng.permutation(len(rows))] if len(rows) > 1 else rows
+def os_permutation(n: int) -> np.ndarray:
+    """A uniformly random permutation of ``0 .. n-1`` (``int64``) from the OS generator.
+
+    It sorts ``n`` fresh 64-bit keys from :func:`secrets.token_bytes`; when two keys are
+    equal (probability below ``n^2 / 2^65``, ``2^-25`` for a million elements) it draws all
+    keys again, so that the order is exactly uniform. Vectorised: 50,000 elements take about
+    4 ms, against seconds for their X25519 encryptions."""
+    if n < 0:
+        raise ConfigError(f"a permutation needs n >= 0 elements, got {n}")
+    if n < 2:
+        return np.arange(n, dtype=np.int64)
+    while True:
+        keys = np.frombuffer(secrets.token_bytes(8 * n), dtype=np.uint64)
+        order = np.argsort(keys)  # equal keys are redrawn, so no sort needs to be stable
+        ranked = keys[order]
+        if not (ranked[1:] == ranked[:-1]).any():
+            return order.astype(np.int64, copy=False)
+
+
+def _shuffled(rows: np.ndarray) -> np.ndarray:
+    return rows[os_permutation(len(rows))] if len(rows) > 1 else rows
 
 
 def _check_bundle(obj: object, n_groups: int, sender: str, what: str) -> list[list[np.ndarray]]:
@@ -155,7 +182,6 @@ async def set_intersection_cardinality(
         for s in g.sets:
             if s.dtype != np.uint8 or s.ndim != 2 or s.shape[1] != ELEMENT_BYTES:
                 raise ConfigError("PSI-CA: every set must be an (m, 32) uint8 array")
-    rng = np.random.default_rng(secrets.randbits(128))
     keys = [X25519Key.generate() for _ in groups]  # fresh keys, one per group
     nxt, prev = names[(me + 1) % k], names[(me - 1) % k]
 
@@ -165,7 +191,7 @@ async def set_intersection_cardinality(
         for key, sets in zip(keys, bundle, strict=True):
             enc = []
             for s in sets:
-                enc.append(_shuffled(key.encrypt_many(s), rng) if len(s) else s)
+                enc.append(_shuffled(key.encrypt_many(s)) if len(s) else s)
                 ops += len(s)
             out.append(enc)
         party.metrics.count("x25519", ops)
@@ -182,7 +208,14 @@ async def set_intersection_cardinality(
             if any(g is None for g in got):
                 raise ProtocolError(f"PSI-CA: {prev} sent an incomplete bundle at hop {t}")
             sizes[origin] = [[len(s) for s in sets] for sets in got]
-            bundle = encrypt(got)
+            try:
+                bundle = encrypt(got)
+            except InvalidPoint as exc:  # no honest party sends one: blame the sender
+                raise PeerMisbehaved(
+                    f"{party.name}: PSI-CA: {prev} sent, at {tag}/hop{t}, a set whose {exc}",
+                    peer=prev,
+                    step=f"{tag}/hop{t}",
+                ) from None
         # ``bundle`` is now the fully encrypted sets of the party after me (origin me + 1)
         origin_index = (me + 1) % k
         for r in names:

@@ -17,6 +17,7 @@ from mpc.datasets import Partition, Table, load_dataset, partition, resolve_data
 from mpc.errors import ConfigError
 from mpc.id3 import ID3Classifier
 from mpc.local import run_in_memory
+from mpc.transport import InMemoryNetwork
 from mpc.tree import to_json
 from protocols.classify_instance import classify_instances, tree_depth
 from protocols.fast_counts import Sites
@@ -33,7 +34,12 @@ from .test_ppid3 import _opened, _views, run_ppid3, tables
 
 
 def run_levels(
-    table: Table, part: Partition, *, max_depth: int | None = None, mss: int | None = None
+    table: Table,
+    part: Partition,
+    *,
+    max_depth: int | None = None,
+    mss: int | None = None,
+    network: InMemoryNetwork | None = None,
 ) -> dict[str, Any]:
     """PPID3 by levels + classification of the training rows, in memory, with a dealer."""
     views = _views(table, part)
@@ -62,7 +68,9 @@ def run_levels(
         )  # fmt: skip
         return tree, pred
 
-    results, parties = asyncio.run(run_in_memory([*names, DEALER], program, timeout=60))
+    results, parties = asyncio.run(
+        run_in_memory([*names, DEALER], program, timeout=60, network=network)
+    )
     results.pop(DEALER)
     view = assemble(
         {n: r[0].to_dict() for n, r in results.items()}, {n: i for i, n in enumerate(names)}
@@ -86,7 +94,7 @@ def _assert_ledgers(out: dict[str, Any], part: Partition) -> None:
     for name, party in out["parties"].items():
         labels = set(party.ledger.labels())
         if name == DEALER:
-            assert labels <= {"fast-counts/shape"}, labels
+            assert labels <= {"fast-counts/request", "fast-counts/done"}, labels
             continue
         allowed = {"ppid3/structure", "fast-counts/attribute-counts", "classify/instances"}
         if name == out["class_site"]:

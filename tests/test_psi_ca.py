@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -13,10 +14,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy.stats import chisquare
 
 from mpc.cli import build_parser
 from mpc.codec import decode
-from mpc.curve25519 import hash_ids
+from mpc.curve25519 import X25519Key, hash_ids
 from mpc.errors import ConfigError, MPCError, ProtocolError
 from mpc.local import run_in_memory
 from mpc.runtime import Party
@@ -26,6 +28,7 @@ from protocols.psi_ca import (
     GroupInput,
     _check_bundle,
     count_tensor,
+    os_permutation,
     set_intersection_cardinality,
 )
 
@@ -176,6 +179,83 @@ def test_the_wire_carries_only_encrypted_rows() -> None:
     # holds it at the end (p2 ends with p3's elements, p3 with p1's)
     assert rows["hop"] == 2 * sum(map(sum, sizes))
     assert rows["final"] == sum(sizes[0]) - sizes[0][2] + sum(sizes[1]) - sizes[1][0]
+
+
+# --------------------------------------------------------------------------- shuffles
+
+
+@given(st.integers(0, 3000))
+def test_os_permutation_is_a_permutation(n: int) -> None:
+    perm = os_permutation(n)
+    assert perm.dtype == np.int64 and perm.shape == (n,)
+    assert np.array_equal(np.sort(perm), np.arange(n))
+
+
+def test_os_permutation_is_uniform() -> None:
+    """24,000 permutations of 4 elements: each of the 24 orders about 1,000 times (chi-square
+    with 23 degrees of freedom; a uniform shuffle has p < 1e-9 with probability 1e-9). The
+    same check rejects a shuffle that never puts element 0 first. And on 50,000 elements the
+    first half of the positions holds each sixteenth of the elements about equally often (a
+    shuffle that moves little fails it)."""
+    draws = Counter(tuple(os_permutation(4).tolist()) for _ in range(24_000))
+    orders = list(itertools.permutations(range(4)))
+    assert set(draws) <= set(orders)
+    assert chisquare([draws[o] for o in orders]).pvalue > 1e-9
+    biased = [0 if o[0] == 0 else 1_000 * 24 // 18 for o in orders]
+    assert chisquare(biased).pvalue < 1e-9
+    n = 50_000
+    first_half = os_permutation(n)[: n // 2]
+    assert chisquare(np.bincount(first_half * 16 // n, minlength=16)).pvalue > 1e-9
+    assert chisquare(np.bincount(np.arange(n // 2) * 16 // n, minlength=16)).pvalue < 1e-9
+
+
+def test_psi_ca_draws_no_numpy_generator(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keys and shuffles come from the OS generator: with numpy's generators refused, PSI-CA
+    still runs and counts right."""
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("PSI-CA drew from a numpy random generator")
+
+    for name in ("default_rng", "permutation", "shuffle", "Generator", "RandomState"):
+        monkeypatch.setattr(np.random, name, refuse)
+    groups = [[[list(range(12)), [20, 21]], [list(range(6, 18))], [list(range(3, 15))]]]
+    results, _ = run_groups(groups, ["p2"])
+    np.testing.assert_array_equal(results["p2"][0], plain_counts(groups[0]))
+
+
+def test_every_hop_shuffles_the_sets(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What p2 receives from p1 at the first hop is p1's set encrypted under p1's key, in an
+    order unrelated to p1's: the same rows, not in the same order (a 200-element set keeps
+    its order under a uniform shuffle with probability 1/200!)."""
+    keys: list[X25519Key] = []
+    generate = X25519Key.generate.__func__  # type: ignore[attr-defined]
+
+    def recording(cls: type[X25519Key]) -> X25519Key:
+        key = generate(cls)
+        keys.append(key)
+        return key
+
+    monkeypatch.setattr(X25519Key, "generate", classmethod(recording))
+    received: list[np.ndarray] = []
+    network = InMemoryNetwork()
+
+    def tap(sender: str, receiver: str, frames: list[bytes]) -> None:
+        env = decode(frames)
+        if sender == "p1" and env.tag == "psi-ca/hop1":
+            received.append(env.body[0][0])
+
+    network.taps.append(tap)
+    elements = list(range(200))
+    run_groups([[[elements], [elements]]], ["p2"], network=network)
+    (got,) = received
+    rows = [bytes(r) for r in got]
+    for key in keys:
+        mine = [bytes(r) for r in key.encrypt_many(hash_ids(elements))]
+        if set(mine) == set(rows):  # p1's key
+            assert mine != rows
+            break
+    else:
+        pytest.fail("no key encrypts p1's set to what p2 received")
 
 
 # --------------------------------------------------------------------------- malformed input
