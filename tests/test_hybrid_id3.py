@@ -456,8 +456,17 @@ def _needs(dataset: str) -> None:
 
 @pytest.mark.processes
 @pytest.mark.timeout(180)
+@pytest.mark.parametrize(
+    ("theta", "options"),
+    [
+        (0.7, ["--groups", "3"]),
+        (0.7, ["--code", "onehot", "--groups", "1", "--window", "1"]),
+        (0.8, ["--groups", "16", "--test-split", "0.5", "--bins", "3"]),
+    ],
+    ids=["paired-3-groups", "onehot-1-group", "16-groups-theta-0.8"],
+)
 def test_bob_and_the_dealer_cannot_rebuild_alices_coins_from_what_they_see(
-    tmp_path: Path,
+    tmp_path: Path, theta: float, options: list[str]
 ) -> None:
     """``mpc run hybrid-id3 --seed 5``: no seed that Bob or the dealer can find in the files
     they can read or in what they receive rebuilds Alice's coins. The process run is checked
@@ -465,10 +474,9 @@ def test_bob_and_the_dealer_cannot_rebuild_alices_coins_from_what_they_see(
     an attacker recovers is measured on a tapped run of the same party programs over the same
     deployment: about θ (reading the disguised table as it is), far from 1."""
     _needs("house-votes-84")
-    theta = 0.7
     run = tmp_path / "run"
     code, out, err = run_mpc(
-        "run", "hybrid-id3", "--dataset", "house-votes-84", "--seed", "5", "--groups", "3",
+        "run", "hybrid-id3", "--dataset", "house-votes-84", "--seed", "5", *options,
         "--theta", str(theta), "--max-depth", "2", "--keep", str(run), "--json", deadline=150,
     )  # fmt: skip
     doc = json.loads(out)
