@@ -13,6 +13,7 @@ peer; or it fails within its deadline with an error naming site2.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import secrets
 import time
@@ -131,20 +132,38 @@ class ScriptedPeer:
         raise AssertionError(f"{self.name}: nothing under {tag!r} within {deadline}s")
 
 
-@pytest.fixture
-def secure_sum(tmp_path: Path) -> Iterator[tuple[Parties, ScriptedPeer, Path]]:
-    """site1 (a process, inputs 20) and the scripted site2 of a secure sum mod 1000."""
-    config, roles = plan_deployment(
-        tmp_path, "secure-sum", "--parties", "2", "--inputs", "20,22", "--modulus", "1000",
-        timeout=TIMEOUT,
-    )  # fmt: skip
+@contextlib.contextmanager
+def against_site2(
+    directory: Path, *plan: str, deployment: str = "", greet: bool = True
+) -> Iterator[tuple[Parties, ScriptedPeer, Path]]:
+    """Plan ``mpc run PLAN`` with two sites (``deployment`` lines added to its
+    ``[deployment]`` table), start site1 as a process and play site2 against it; ``greet``:
+    exchange HELLOs first. Every process and socket is gone when the block ends."""
+    config, roles = plan_deployment(directory, *plan, timeout=TIMEOUT)
+    if deployment:
+        text = config.read_text().replace("[deployment]\n", f"[deployment]\n{deployment}\n")
+        config.write_text(text)
     with Parties(config, roles) as run:
         peer = ScriptedPeer(config, "site2", "site1")
         try:
             run.start("site1")
+            if greet:
+                peer.hello()
+                peer.expect("hello")
             yield run, peer, config
         finally:
             peer.close()
+
+
+#: a secure sum of site1's 20 and site2's 22 mod 1000
+SUM = ("secure-sum", "--parties", "2", "--inputs", "20,22", "--modulus", "1000")
+
+
+@pytest.fixture
+def secure_sum(tmp_path: Path) -> Iterator[tuple[Parties, ScriptedPeer, Path]]:
+    """site1 (a process) and the scripted site2 of a secure sum mod 1000, HELLOs exchanged."""
+    with against_site2(tmp_path, *SUM) as started:
+        yield started
 
 
 def _finish_sum(peer: ScriptedPeer, x: int = 22, m: int = 1000) -> int:
@@ -166,8 +185,6 @@ def test_malformed_messages_are_rejected_and_the_party_goes_on(
     secure_sum: tuple[Parties, ScriptedPeer, Path],
 ) -> None:
     run, peer, _ = secure_sum
-    peer.hello()
-    peer.expect("hello")
     for frames in HOSTILE.values():
         peer.send(frames)
     result = _finish_sum(peer)
@@ -185,25 +202,13 @@ def test_malformed_messages_are_rejected_and_the_party_goes_on(
 def test_a_flood_of_early_messages_fails_the_run_naming_the_peer(tmp_path: Path) -> None:
     """Messages under tags nobody receives pile up in the buffer of early arrivals: past its
     bound (4 frames of the deployment's 64 KiB limit here) the run ends blaming site2."""
-    config, roles = plan_deployment(
-        tmp_path, "secure-sum", "--parties", "2", "--inputs", "20,22", timeout=TIMEOUT
-    )
-    text = config.read_text().replace("[deployment]\n", "[deployment]\nmax_frame_bytes = 65536\n")
-    config.write_text(text)
-    with Parties(config, roles) as run:
-        peer = ScriptedPeer(config, "site2", "site1")
-        try:
-            run.start("site1")
-            peer.hello()
-            peer.expect("hello")
-            chunk = np.zeros(60_000, dtype=np.uint8)
-            started = time.monotonic()
-            for i in range(8):
-                peer.send([bytes(f) for f in encode("msg", f"flood/{i}", 1, chunk)])
-            codes = run.wait(["site1"], deadline=3 * TIMEOUT)
-            took = time.monotonic() - started
-        finally:
-            peer.close()
+    with against_site2(tmp_path, *SUM, deployment="max_frame_bytes = 65536") as (run, peer, _):
+        chunk = np.zeros(60_000, dtype=np.uint8)
+        started = time.monotonic()
+        for i in range(8):
+            peer.send([bytes(f) for f in encode("msg", f"flood/{i}", 1, chunk)])
+        codes = run.wait(["site1"], deadline=3 * TIMEOUT)
+        took = time.monotonic() - started
     log = run.log("site1")
     assert codes == {"site1": 1}, log
     assert "site2 flooded this party" in log and "PeerMisbehaved" in log, log
@@ -216,8 +221,6 @@ def test_a_message_over_the_outgoing_link_fails_the_run_naming_the_peer(
     """site1 sends on its DEALER and never reads it; a peer that writes back into it anyway
     (a flood there would sit in an unread queue) ends the run, blamed."""
     run, peer, _ = secure_sum
-    peer.hello()
-    peer.expect("hello")
     peer.inbox.send_multipart([peer.target_link, b"x" * 100])
     started = time.monotonic()
     codes = run.wait(["site1"], deadline=3 * TIMEOUT)
@@ -227,31 +230,20 @@ def test_a_message_over_the_outgoing_link_fails_the_run_naming_the_peer(
     assert time.monotonic() - started < TIMEOUT
 
 
-def test_the_monitor_key_cannot_disturb_a_party(
-    tmp_path: Path,
-) -> None:
+def test_the_monitor_key_cannot_disturb_a_party(tmp_path: Path) -> None:
     """Whoever holds the monitor key (every healthcheck does) sends malformed pings, big
     messages, protocol messages, a flood of pings, and tries to connect under site2's
     routing id: site1 answers pings while it runs, and the sum with site2 still comes out."""
-    config, roles = plan_deployment(
-        tmp_path, "secure-sum", "--parties", "2", "--inputs", "20,22", "--modulus", "1000",
-        timeout=TIMEOUT,
-    )  # fmt: skip
-    write_keypair(config.parent / "keys", "monitor")
-    text = config.read_text().replace(
-        "[deployment]\n", '[deployment]\nmonitor_key = "keys/monitor.public"\n'
-    )
-    config.write_text(text)
-    cfg = load_config(config)
-    site1 = cfg.party("site1")
-    assert site1.public_key is not None
-    monitor_keys = load_secret_key(config.parent / "keys" / "monitor.secret")
-    with Parties(config, roles) as run:
-        peer = ScriptedPeer(config, "site2", "site1")
-        ctx = zmq.Context()
-        socks = []
-        try:
-            run.start("site1")
+    write_keypair(tmp_path / "keys", "monitor")
+    monitor_keys = load_secret_key(tmp_path / "keys" / "monitor.secret")
+    monitor_line = 'monitor_key = "keys/monitor.public"'
+    ctx = zmq.Context()
+    socks: list[zmq.Socket[bytes]] = []
+    try:
+        with against_site2(tmp_path, *SUM, deployment=monitor_line, greet=False) as started:
+            run, peer, config = started
+            site1 = load_config(config).party("site1")
+            assert site1.public_key is not None
             # site2's routing id is site2/<random>: the monitor can only guess the suffix
             guess = f"site2/{secrets.token_hex(8)}".encode()
             for rid in (f"{MONITOR_ID}/x".encode(), b"site2", guess):
@@ -276,18 +268,13 @@ def test_the_monitor_key_cannot_disturb_a_party(
                 monitor.send_multipart(encode("ping", f"ping/{i}", 0, {"version": 1}))
             peer.hello()
             peer.expect("hello")
-            time.sleep(1.5)  # the ping bucket fills again
-            monitor.send_multipart(encode("ping", "ping/last", 0, {"version": 1}))
-            pongs = []
-            while monitor.poll(2000):
-                pongs.append(decode(monitor.recv_multipart()))
+            pongs = _ping_until_answered(monitor, "ping/last", deadline=3 * TIMEOUT)
             result = _finish_sum(peer)
             codes = run.wait(["site1"], deadline=3 * TIMEOUT)
-        finally:
-            for sock in socks:
-                sock.close(0)
-            ctx.term()
-            peer.close()
+    finally:
+        for sock in socks:
+            sock.close(0)
+        ctx.term()
     assert codes == {"site1": 0}, run.log("site1")
     assert result == 42 and run.report("site1")["result"] == 42
     assert any(p.tag == "ping/last" and p.body["state"] == "running" for p in pongs)
@@ -298,30 +285,41 @@ def test_the_monitor_key_cannot_disturb_a_party(
     assert "Traceback" not in run.log("site1")
 
 
+def _ping_until_answered(sock: zmq.Socket[bytes], tag: str, *, deadline: float) -> list[Envelope]:
+    """Collect the PONGs ``sock`` receives, pinging under ``tag`` whenever none comes for
+    half a second (the rate limit drops pings while its bucket is empty), until the PONG for
+    ``tag`` arrives; fail after ``deadline`` seconds."""
+    pongs: list[Envelope] = []
+    end = time.monotonic() + deadline
+    while time.monotonic() < end:
+        if not sock.poll(500):
+            sock.send_multipart(encode("ping", tag, 0, {"version": 1}))
+            continue
+        pongs.append(decode(sock.recv_multipart()))
+        if pongs[-1].tag == tag:
+            return pongs
+    raise AssertionError(f"no PONG for {tag} within {deadline}s; {len(pongs)} others")
+
+
 def test_a_low_order_curve_point_fails_the_run_naming_the_peer_and_the_step(
     tmp_path: Path,
 ) -> None:
     """PSI-CA between two sites: site2 sends, as its encrypted set, points of order 8 that
     every key maps to the identity. site1 does not crash on X25519's ValueError; it fails
     with an error naming site2 and the hop."""
-    config, roles = plan_deployment(
-        tmp_path, "psi-ca", "--random", "5", "--parties", "2", timeout=TIMEOUT
-    )
-    with Parties(config, roles) as run:
-        peer = ScriptedPeer(config, "site2", "site1")
-        try:
-            run.start("site1")
-            peer.hello()
-            peer.expect("hello")
-            points = np.zeros((5, 32), dtype=np.uint8)
-            points[1, 0] = 1  # u = 1 is of order 4: also refused
-            peer.send([bytes(f) for f in encode("msg", "psi-ca/hop1", 1, [[points]])])
-            codes = run.wait(["site1"], deadline=3 * TIMEOUT)
-        finally:
-            peer.close()
+    psi = ("psi-ca", "--random", "5", "--parties", "2")
+    with against_site2(tmp_path, *psi) as (run, peer, _):
+        points = np.zeros((5, 32), dtype=np.uint8)
+        points[1, 0] = 1  # u = 1 is of order 4: also refused
+        peer.send([bytes(f) for f in encode("msg", "psi-ca/hop1", 1, [[points]])])
+        codes = run.wait(["site1"], deadline=3 * TIMEOUT)
     log = run.log("site1")
     assert codes == {"site1": 1}, log
     assert "low-order point" in log and "site2" in log and "psi-ca/hop1" in log, log
     assert "Traceback" not in log and "ValueError" not in log, log
-    report = json.loads(run.report_path("site1").read_text())
-    assert report.get("error", {}).get("peer", "site2") == "site2"
+    error = json.loads(run.report_path("site1").read_text())["error"]
+    assert (error["type"], error["peer"], error["step"]) == (
+        "PeerMisbehaved",
+        "site2",
+        "psi-ca/hop1",
+    ), error
