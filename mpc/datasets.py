@@ -54,12 +54,12 @@ import numpy as np
 from mpc.errors import ConfigError
 
 __all__ = [
+    "FEW_VALUES",
     "KNOWN_DATASETS",
     "MISSING",
     "DataError",
     "DatasetInfo",
     "Discretizer",
-    "FEW_VALUES",
     "Partition",
     "PartyTable",
     "SiteData",
@@ -70,8 +70,8 @@ __all__ = [
     "join_sites",
     "kinds_warning",
     "load_csv",
-    "load_party_csv",
     "load_dataset",
+    "load_party_csv",
     "partition",
     "resolve_data_dir",
     "split_vertically",
@@ -955,11 +955,7 @@ def _csv_records(
                     )
             for w, what in wanted:
                 if w not in names:
-                    hint = (
-                        f"; is the delimiter {shown}? (--delimiter)"
-                        if len(names) == 1
-                        else ""
-                    )
+                    hint = f"; is the delimiter {shown}? (--delimiter)" if len(names) == 1 else ""
                     raise DataError(
                         f"the {what} is not in the header; the columns are {names}{hint}",
                         file=path,

@@ -134,7 +134,7 @@ def read_model(path: str | Path, system: str | tuple[str, ...]) -> SavedModel:
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ModelError(f"model file {path} is not JSON: {exc}") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        raise ModelError(f"{path} is not a model file (no \"format\": \"{FORMAT}\")")
+        raise ModelError(f'{path} is not a model file (no "format": "{FORMAT}")')
     version = doc.get("version")
     if version != VERSION:
         raise ModelError(
