@@ -20,8 +20,19 @@ Example::
     bind = "tcp://0.0.0.0:5701"         # optional; defaults to endpoint
     public_key = "keys/site1.public"
     secret_key = "keys/site1.secret"    # optional here; only site1 needs it
-    data = "data/site1.json"            # optional: this party's private input
-    columns = []                        # optional: the data columns this party owns
+    data = "site1.csv"                  # optional: this party's own file (a path on its host)
+    id = "id"                           # optional: the record id column of its CSV
+    delimiter = ","                     # optional: the CSV's delimiter (default ",")
+    columns = ["outlook", "temp"]       # optional: the attributes this party owns (public)
+    nominal = ["grade"]                 # optional: numeric columns to read as categories
+    continuous = ["income"]             # optional: columns to read as numbers
+    model_out = "site1.model.json"      # optional: where training saves this party's model
+    model = "site1.model.json"          # optional: the saved model part to classify with
+    predictions = "predictions.csv"     # optional: where predictions go (if this party gets them)
+
+Every per-party field can also be given (or overridden) on the party's command line:
+``python -m parties ROLE --config FILE --name NAME --data FILE.csv --id COLUMN ...``; a
+party's file paths are its own business, the deployment file need not name them.
 
 Relative paths are relative to the deployment file. :func:`load_config` validates
 everything before any socket opens and names the offending field in its error.
@@ -57,6 +68,17 @@ class PartyConfig:
     secret_key: Path | None = None
     data: Path | None = None
     columns: tuple[str, ...] = ()
+    #: the record id column of this party's CSV (None: rows are numbered in file order)
+    id_column: str | None = None
+    delimiter: str = ","
+    #: numeric columns read as categories, and columns read as numbers (None: inferred)
+    nominal: tuple[str, ...] = ()
+    continuous: tuple[str, ...] | None = None
+    #: where training writes this party's model part, and the part it classifies with
+    model_out: Path | None = None
+    model: Path | None = None
+    #: where this party writes predictions it receives
+    predictions: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -95,6 +117,16 @@ def _path(base: Path, value: Any, where: str) -> Path:
     _expect(value, str, where, "a file path (string)")
     p = Path(value)
     return p if p.is_absolute() else base / p
+
+
+def _names(raw: dict[str, Any], key: str, where: str) -> list[str] | None:
+    """A list of column names, or None when ``key`` is absent."""
+    if key not in raw:
+        return None
+    names = _expect(raw[key], list, f"{where}.{key}", "a list of column names")
+    for c in names:
+        _expect(c, str, f"{where}.{key}", "column names (strings)")
+    return list(names)
 
 
 def load_config(path: str | Path) -> DeploymentConfig:
@@ -179,6 +211,13 @@ def load_config(path: str | Path) -> DeploymentConfig:
         "secret_key",
         "data",
         "columns",
+        "id",
+        "delimiter",
+        "nominal",
+        "continuous",
+        "model_out",
+        "model",
+        "predictions",
     }
     for i, raw in enumerate(raw_parties):
         where = f"{path}: party[{i}]"
@@ -222,13 +261,24 @@ def load_config(path: str | Path) -> DeploymentConfig:
             _path(base, raw["secret_key"], f"{where}.secret_key") if "secret_key" in raw else None
         )
         data = _path(base, raw["data"], f"{where}.data") if "data" in raw else None
-        columns = _expect(
-            raw.get("columns", []), list, f"{where}.columns", "a list of column names"
-        )
-        for c in columns:
-            _expect(c, str, f"{where}.columns", "column names (strings)")
+        columns = _names(raw, "columns", where) or []
+        id_column = _expect(raw.get("id", ""), str, f"{where}.id", "a column name") or None
+        delimiter = _expect(raw.get("delimiter", ","), str, f"{where}.delimiter", "a character")
+        if len(delimiter) != 1:
+            raise ConfigError(f"{where}.delimiter: expected one character, got {delimiter!r}")
+        nominal = _names(raw, "nominal", where) or []
+        continuous = _names(raw, "continuous", where)
+        files = {
+            key: _path(base, raw[key], f"{where}.{key}") if key in raw else None
+            for key in ("model_out", "model", "predictions")
+        }
         parties.append(
-            PartyConfig(pname, role, endpoint, bind, public_key, secret_key, data, tuple(columns))
+            PartyConfig(
+                pname, role, endpoint, bind, public_key, secret_key, data, tuple(columns),
+                id_column, delimiter, tuple(nominal),
+                tuple(continuous) if continuous is not None else None,
+                files["model_out"], files["model"], files["predictions"],
+            )  # fmt: skip
         )
     return DeploymentConfig(
         path, tuple(parties), name, dict(params), float(timeout), insecure, max_frame, monitor_key

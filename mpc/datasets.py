@@ -106,8 +106,11 @@ class DataError(ConfigError):
         line: int | None = None,
         column: str | None = None,
         index: int | None = None,
+        public: str | None = None,
     ) -> None:
         self.file = None if file is None else str(file)
+        #: what is wrong, in words that quote no value of the file (for a party's peers)
+        self.public = public
         self.line = line
         self.column = column
         self.index = index
@@ -961,6 +964,7 @@ def _csv_records(
                         file=path,
                         line=header_line,
                         column=w,
+                        public=f"its data file has no {what} {w!r}",
                     )
             for row in reader:
                 if not row or not any(f.strip() for f in row):
@@ -1110,6 +1114,7 @@ def load_party_csv(
             + ")",
             file=path,
             line=header_line,
+            public="its data file has columns that the deployment file does not list for it",
         )
     if class_column is None:
         names = [*names, ""]
@@ -1128,8 +1133,9 @@ def load_party_csv(
         for i, v in enumerate(ids):
             if v == "":
                 raise DataError(
-                    "empty record id", file=path, line=line_nos[i], column=id_column, index=j
-                )
+                    "empty record id", file=path, line=line_nos[i], column=id_column, index=j,
+                    public="its data file has an empty record id",
+                )  # fmt: skip
             first = seen.setdefault(v, i)
             if first != i:
                 raise DataError(
@@ -1139,6 +1145,7 @@ def load_party_csv(
                     line=line_nos[i],
                     column=id_column,
                     index=j,
+                    public="its data file repeats a record id",
                 )
         kinds[j] = _Column(id_column, NOMINAL)
     else:

@@ -4,6 +4,8 @@
 
     MPCError                      anything this framework raises on purpose
      ├── ConfigError              a deployment file, key file, data file or parameter is wrong
+     │    └── InputError          a party's own input is wrong, found after the handshake:
+     │                            its peers are told only a public description
      ├── ProtocolError            a message broke the contract (malformed, oversized, unknown
      │                            type, wrong version, unexpected sender) or a protocol
      │                            invariant failed
@@ -25,6 +27,7 @@ from __future__ import annotations
 __all__ = [
     "AuthenticationError",
     "ConfigError",
+    "InputError",
     "MPCError",
     "PeerAborted",
     "PeerError",
@@ -41,6 +44,17 @@ class MPCError(Exception):
 
 class ConfigError(MPCError):
     """A configuration value, input file or parameter is invalid (raised before any protocol)."""
+
+
+class InputError(ConfigError):
+    """A party's own input (its data file, its saved model) is wrong, found once the run has
+    started. ``str()`` is the full message for the party itself, which may quote its private
+    data (a repeated record id, a value); ``public`` is what its peers are told in the abort
+    notice (what is wrong, never a value of the data)."""
+
+    def __init__(self, message: str, *, public: str) -> None:
+        super().__init__(message)
+        self.public = public
 
 
 class ProtocolError(MPCError):

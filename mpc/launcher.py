@@ -101,12 +101,20 @@ def _signal_name(signum: int) -> str:
 
 @dataclass(frozen=True)
 class PartySpec:
-    """One party to launch: its name, role, private input (JSON) and owned columns."""
+    """One party to launch: its name, role, private input and owned columns.
+
+    The private input is either ``data`` (a JSON object: the toy systems' inputs) or ``csv``
+    (the text of the party's own CSV file, written as ``NAME.csv`` where its JSON would go).
+    ``entries`` are further per-party fields of the deployment file (``id``, ``nominal``,
+    ``model_out``, ...; see :mod:`mpc.config`); a relative path among them is relative to
+    the deployment file."""
 
     name: str
     role: str
     data: dict[str, Any] | None = None
     columns: tuple[str, ...] = ()
+    csv: str | None = None
+    entries: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -179,7 +187,7 @@ def write_deployment(
     volume of its own in docker-compose.yml). Private inputs and secret keys are mode 0600 in
     folders of mode 0700; ``directory`` is made with mode 0700 when it holds any of them."""
     holds_private = (keys is None and not insecure) or (
-        private is None and any(spec.data is not None for spec in parties)
+        private is None and any(spec.data is not None or spec.csv is not None for spec in parties)
     )
     if holds_private:
         private_dir(directory)
@@ -218,17 +226,22 @@ def write_deployment(
             ]
         elif not insecure:
             lines.append(f"public_key = {_toml_value(f'{keys}/{spec.name}.public')}")
-        if spec.data is not None and private is None:
+        text = spec.csv if spec.csv is not None else None
+        if text is None and spec.data is not None:
+            text = json.dumps(spec.data)
+        suffix = "csv" if spec.csv is not None else "json"
+        if text is not None and private is None:
             private_dir(directory / "data", tighten=True)
-            write_private(directory / "data" / f"{spec.name}.json", json.dumps(spec.data))
-            lines.append(f'data = "data/{spec.name}.json"')
-        elif spec.data is not None and private is not None:
+            write_private(directory / "data" / f"{spec.name}.{suffix}", text)
+            lines.append(f'data = "data/{spec.name}.{suffix}"')
+        elif text is not None and private is not None:
             folder = private_dir(directory / private / spec.name, tighten=True)
-            write_private(folder / f"{protocol}.json", json.dumps(spec.data))
-            named = f"{private.rstrip('/')}/{spec.name}/{protocol}.json"
+            write_private(folder / f"{protocol}.{suffix}", text)
+            named = f"{private.rstrip('/')}/{spec.name}/{protocol}.{suffix}"
             lines.append(f"data = {_toml_value(named)}")
         if spec.columns:
             lines.append(f"columns = {_toml_value(list(spec.columns))}")
+        lines += [f"{key} = {_toml_value(value)}" for key, value in spec.entries.items()]
     path = directory / "deployment.toml"
     path.write_text("\n".join(lines) + "\n")
     return path

@@ -48,6 +48,7 @@ from typing import Any, Literal
 from mpc.codec import DEFAULT_MAX_FRAME_BYTES, PROTOCOL_VERSION, decode, encode
 from mpc.config import DEFAULT_TIMEOUT
 from mpc.errors import (
+    InputError,
     MPCError,
     PeerAborted,
     PeerError,
@@ -777,7 +778,12 @@ class Party:
         if self._aborted_sent:
             return
         self._aborted_sent = True
-        notice = {"peer": peer, "step": step, "reason": f"{type(exc).__name__}: {exc}"}
+        reason = (
+            f"{type(exc).__name__}: {exc.public}"  # never this party's private input
+            if isinstance(exc, InputError)
+            else f"{type(exc).__name__}: {exc}"
+        )
+        notice = {"peer": peer, "step": step, "reason": reason}
         frames = encode("abort", "abort", 0, notice, max_frame_bytes=self._max_frame)
         gone = self._left | ({peer} if isinstance(exc, PeerLost) else set())
 

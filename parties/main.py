@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import logging
 import os
@@ -27,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from mpc.config import DeploymentConfig, PartyConfig, load_config
-from mpc.errors import ConfigError, MPCError, PeerError
+from mpc.errors import ConfigError, InputError, MPCError, PeerError
 from mpc.files import write_private
 from mpc.keys import load_public_key, load_secret_key
 from mpc.metrics import jsonable
@@ -35,7 +36,7 @@ from mpc.runtime import Fault, Party
 from mpc.transport import PeerAddress, ZmqTransport
 from parties.systems import get_system
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "main", "own_files"]
 
 log = logging.getLogger("mpc.party")
 
@@ -83,6 +84,63 @@ def build_parser() -> argparse.ArgumentParser:
         "--insecure",
         action="store_true",
         help="plaintext, unauthenticated ZeroMQ (debugging only; every party must agree)",
+    )
+    own = p.add_argument_group(
+        "this party's own files (each overrides the party's entry in the deployment file)"
+    )
+    own.add_argument(
+        "--data",
+        type=Path,
+        default=None,
+        metavar="FILE.csv",
+        help="this party's own CSV file with a header row: its record id column, its "
+        "attributes and (on the party that holds it) the class; the process reads no other "
+        "party's file",
+    )
+    own.add_argument(
+        "--id",
+        dest="id_column",
+        default=None,
+        metavar="COLUMN",
+        help="the record id column of --data: every party holds the same records under the "
+        "same ids, in any row order (checked before training without revealing the ids)",
+    )
+    own.add_argument(
+        "--delimiter", default=None, metavar="C", help="the CSV's field delimiter (default ',')"
+    )
+    own.add_argument(
+        "--nominal",
+        default=None,
+        metavar="COL,...",
+        help="numeric columns to read as categories (coded grades, 0/1 flags)",
+    )
+    own.add_argument(
+        "--continuous",
+        default=None,
+        metavar="COL,...",
+        help="columns to read as numbers (binned for the ID3 family); other numeric columns "
+        "are continuous too unless --nominal names them",
+    )
+    own.add_argument(
+        "--model-out",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="after training, write this party's part of the model here (private JSON)",
+    )
+    own.add_argument(
+        "--model",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="classify --data's records with this saved model part (no training)",
+    )
+    own.add_argument(
+        "--predictions-out",
+        type=Path,
+        default=None,
+        metavar="FILE.csv",
+        help="where this party writes the predictions (id, class) if it receives them",
     )
     faults = p.add_mutually_exclusive_group()
     faults.add_argument(
@@ -171,6 +229,34 @@ def ping_main(argv: list[str]) -> int:
         f"{pong.version}, {pong.round_trip_s * 1000:.1f} ms"
     )
     return 1 if pong.state == "failed" else 0
+
+
+def _column_list(text: str, flag: str) -> tuple[str, ...]:
+    names = tuple(c.strip() for c in text.split(","))
+    if not all(names):
+        raise ConfigError(f"{flag}: expected comma-separated column names, got {text!r}")
+    return names
+
+
+def own_files(me: PartyConfig, args: argparse.Namespace) -> PartyConfig:
+    """This party's entry with its command-line file options applied over the deployment's."""
+    changes: dict[str, Any] = {}
+    for key, flag in (("data", "data"), ("model_out", "model_out"), ("model", "model")):
+        if getattr(args, flag, None) is not None:
+            changes[key] = getattr(args, flag)
+    if getattr(args, "predictions_out", None) is not None:
+        changes["predictions"] = args.predictions_out
+    if getattr(args, "id_column", None) is not None:
+        changes["id_column"] = args.id_column or None
+    if getattr(args, "delimiter", None) is not None:
+        if len(args.delimiter) != 1:
+            raise ConfigError(f"--delimiter: expected one character, got {args.delimiter!r}")
+        changes["delimiter"] = args.delimiter
+    if getattr(args, "nominal", None) is not None:
+        changes["nominal"] = _column_list(args.nominal, "--nominal")
+    if getattr(args, "continuous", None) is not None:
+        changes["continuous"] = _column_list(args.continuous, "--continuous")
+    return dataclasses.replace(me, **changes)
 
 
 def _error_dict(exc: BaseException) -> dict[str, Any]:
@@ -265,7 +351,7 @@ async def _run(
     except MPCError as exc:
         log.error("%s: %s: %s", me.name, type(exc).__name__, exc)
         report["error"] = _error_dict(exc)
-        rc = 1
+        rc = 2 if isinstance(exc, InputError) else 1  # this party's own input is wrong
     except Exception as exc:
         log.error("%s: unexpected error:\n%s", me.name, traceback.format_exc())
         report["error"] = _error_dict(exc)
@@ -294,7 +380,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     try:
         cfg = load_config(args.config)
-        me = cfg.party(args.name)
+        me = own_files(cfg.party(args.name), args)
         system = get_system(cfg.protocol)
         if me.role != args.role:
             raise ConfigError(
