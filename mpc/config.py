@@ -272,14 +272,13 @@ def load_config(path: str | Path) -> DeploymentConfig:
             key: _path(base, raw[key], f"{where}.{key}") if key in raw else None
             for key in ("model_out", "model", "predictions")
         }
-        parties.append(
-            PartyConfig(
-                pname, role, endpoint, bind, public_key, secret_key, data, tuple(columns),
-                id_column, delimiter, tuple(nominal),
-                tuple(continuous) if continuous is not None else None,
-                files["model_out"], files["model"], files["predictions"],
-            )  # fmt: skip
-        )
+        party = PartyConfig(
+            pname, role, endpoint, bind, public_key, secret_key, data, tuple(columns),
+            id_column, delimiter, tuple(nominal),
+            tuple(continuous) if continuous is not None else None,
+            files["model_out"], files["model"], files["predictions"],
+        )  # fmt: skip
+        parties.append(party)
     return DeploymentConfig(
         path, tuple(parties), name, dict(params), float(timeout), insecure, max_frame, monitor_key
     )
