@@ -146,6 +146,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_datasets_parser(sub)
     add_train_parser(sub)
 
+    from mpc.predict import add_predict_parser
+
+    add_predict_parser(sub)
+
     from mpc.sanitize import add_sanitize_parser
 
     add_sanitize_parser(sub)
@@ -250,12 +254,17 @@ def _deploy(args: argparse.Namespace) -> int:
         insecure=args.insecure, endpoints=endpoints, keys=args.keys, monitor=args.monitor,
         private=args.private,
     )  # fmt: skip
-    if args.private is None:
-        inputs = f"in {args.out / 'data'}"
+    inputs = [p for p in plan.parties if p.data is not None or p.csv is not None]
+    if not inputs:
+        print(f"wrote {path} (public: endpoints, keys, parameters; no data)")
+    elif args.private is None:
+        print(f"wrote {path} and {len(inputs)} private input files in {args.out / 'data'}")
     else:
         folder = os.path.normpath(args.out / args.private)
-        inputs = f"as {folder}/NAME/{system.name}.json (a folder per party)"
-    print(f"wrote {path} and {len(names)} private input files {inputs}")
+        print(
+            f"wrote {path} and {len(inputs)} private input files as "
+            f"{folder}/NAME/{system.name}.* (a folder per party)"
+        )
     keys = args.keys if Path(args.keys).is_absolute() else str(args.out / args.keys)
     everyone = " ".join([*names, "monitor"] if args.monitor else names)
     print(f"keys: mpc keygen --out {keys} {everyone}  (each party keeps its .secret)")
@@ -411,6 +420,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         from mpc.train import run_train
 
         return run_train(args)
+    if args.command == "predict":
+        from mpc.predict import run_predict
+
+        return run_predict(args)
     if args.command == "deploy":
         return _deploy(args)
     if args.command == "sanitize":

@@ -2,9 +2,12 @@
 
 ``mpc train`` evaluates a plain learner the way every experiment of this project does:
 with ``--cv K`` by stratified K-fold cross-validation (discretisation learned per fold on the
-training part only); on a dataset with its own test split (adult) by training on the
-training file and testing on the test file; otherwise by 10-fold cross-validation. The tree
-it prints (and exports with ``--tree-out`` / ``--dot``) is learned on all training rows.
+training part only); on a test set of its own (adult's test file, or ``--test FILE`` with
+``--csv``) by training on all training rows and testing on the test set; otherwise by 10-fold
+cross-validation. The tree it prints (and exports with ``--tree-out`` / ``--dot`` /
+``--model-out``) is learned on all training rows: with a test set, it is the very tree that
+was tested, so ``mpc predict --model FILE`` on the test file gives ``--predictions-out``'s
+predictions.
 """
 
 from __future__ import annotations
@@ -14,10 +17,13 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mpc.errors import ConfigError
 from mpc.files import write_private
+
+if TYPE_CHECKING:
+    from mpc.datasets import Discretizer, Table
 
 __all__ = ["add_datasets_parser", "add_train_parser", "run_datasets", "run_train"]
 
@@ -58,7 +64,28 @@ def add_train_parser(sub: Any) -> None:
         "discretised); c45: gain ratio, thresholds, reduced-error pruning",
     )
     add_data_options(p)
+    p.add_argument(
+        "--nominal",
+        metavar="COL,...",
+        help="--csv columns read as nominal values even when they look like numbers "
+        "(integer-coded categories); other columns keep their inferred kind",
+    )
+    p.add_argument(
+        "--continuous",
+        metavar="COL,...",
+        help="--csv columns read as numbers (id3 bins them, c45 splits on thresholds)",
+    )
+    p.add_argument(
+        "--delimiter", metavar="C", help="the field delimiter of --csv and --test (default ,)"
+    )
     p.add_argument("--cv", type=int, default=None, metavar="K", help="K-fold cross-validation")
+    p.add_argument(
+        "--test",
+        type=Path,
+        metavar="FILE",
+        help="with --csv: evaluate on this CSV file (the class column and every attribute of "
+        "--csv, read with the same kinds) instead of by cross-validation",
+    )
     p.add_argument(
         "--seed",
         type=int,
@@ -93,6 +120,21 @@ def add_train_parser(sub: Any) -> None:
     )
     p.add_argument("--tree-out", type=Path, metavar="FILE", help="write the tree as JSON")
     p.add_argument("--dot", type=Path, metavar="FILE", help="write the tree as Graphviz DOT")
+    p.add_argument(
+        "--model-out",
+        type=Path,
+        metavar="FILE",
+        help="save the model (the printed tree, its columns and their kinds, id3's cut points) "
+        "for `mpc predict`; private, mode 0600",
+    )
+    p.add_argument(
+        "--predictions-out",
+        type=Path,
+        metavar="FILE",
+        help="write the test set's predictions as CSV id,class (id: the row number in the "
+        "test file, from 0), made by the printed and saved tree; needs a test set of its own "
+        "(adult, or --csv with --test) and no --cv",
+    )
     p.add_argument("--json", action="store_true", help="print a JSON summary")
 
 
@@ -136,16 +178,82 @@ def _info_dict(info: Any) -> dict[str, Any]:
     return d
 
 
-def _load(args: argparse.Namespace) -> tuple[Any, Any]:
-    from mpc.datasets import load_csv, load_dataset, resolve_data_dir
+def _columns(value: str | None, option: str) -> list[str] | None:
+    """The column names of ``--nominal A,B`` (None when the option is not given)."""
+    if value is None:
+        return None
+    names = [c.strip() for c in value.split(",") if c.strip()]
+    if not names:
+        raise ConfigError(f"{option} needs column names separated by commas, got {value!r}")
+    return names
 
-    if args.csv is not None:
-        if not args.class_column:
-            raise ConfigError("--csv needs --class COLUMN naming the class column")
-        return load_csv(args.csv, args.class_column), None
-    if args.class_column:
-        raise ConfigError("--class goes with --csv; a named dataset knows its class column")
-    return load_dataset(args.dataset, resolve_data_dir(args.data_dir))
+
+#: the options that only a --csv file takes, and why a named dataset does without them
+_CSV_ONLY = {
+    "class_column": ("--class", "a named dataset knows its class column"),
+    "nominal": ("--nominal", "a named dataset's schema declares its column kinds"),
+    "continuous": ("--continuous", "a named dataset's schema declares its column kinds"),
+    "delimiter": ("--delimiter", "a named dataset's schema declares its delimiter"),
+    "test": ("--test", "a named dataset brings its own test split, if it has one"),
+}
+
+
+def _load(args: argparse.Namespace) -> tuple[Table, Table | None]:
+    """The training table and the test table (None: none of its own) that ``args`` name;
+    ``args`` has the options of :func:`add_data_options` and may have those of ``mpc train``
+    (``--nominal``, ``--continuous``, ``--delimiter``, ``--test``)."""
+    from mpc.datasets import load_csv, load_dataset, resolve_data_dir
+    from mpc.predict import read_rows
+
+    given = {dest: getattr(args, dest, None) for dest in _CSV_ONLY}
+    if args.csv is None:
+        for dest, (option, reason) in _CSV_ONLY.items():
+            if given[dest] is not None:
+                raise ConfigError(f"{option} goes with --csv; {reason}")
+        return load_dataset(args.dataset, resolve_data_dir(args.data_dir))
+    if not args.class_column:
+        raise ConfigError("--csv needs --class COLUMN naming the class column")
+    nominal = _columns(given["nominal"], "--nominal")
+    continuous = _columns(given["continuous"], "--continuous")
+    if continuous is not None and nominal is None:
+        nominal = []  # the columns not listed keep their inferred kind
+    delimiter = "," if given["delimiter"] is None else given["delimiter"]
+    train = load_csv(
+        args.csv, args.class_column, nominal=nominal, continuous=continuous, delimiter=delimiter
+    )
+    if given["test"] is None:
+        return train, None
+    rows = read_rows(
+        given["test"], train.attributes, train.kinds, train.class_name, delimiter=delimiter,
+        need_class=True,
+    )  # fmt: skip
+    return train, rows.table
+
+
+def _column_summary(table: Table, disc: Discretizer | None) -> list[dict[str, Any]]:
+    """Each attribute's name and kind; a nominal one's number of values, a binned one's cut
+    points and bin labels."""
+    from mpc.datasets import MISSING
+
+    out: list[dict[str, Any]] = []
+    for a, kind, col in zip(table.attributes, table.kinds, table.columns, strict=True):
+        entry: dict[str, Any] = {"name": a, "kind": kind}
+        if kind == "nominal":
+            entry["values"] = len(set(col.tolist()) - {MISSING})
+        elif disc is not None:
+            entry["cut_points"] = list(disc.edges[a])
+            entry["bins"] = list(disc.labels(a))
+        out.append(entry)
+    return out
+
+
+def _describe(column: dict[str, Any]) -> str:
+    if column["kind"] == "nominal":
+        return f"nominal, {column['values']} values"
+    if "bins" in column:
+        n = len(column["bins"])
+        return f"continuous, {n} bin{'s' if n != 1 else ''}: {', '.join(column['bins'])}"
+    return "continuous, threshold splits"
 
 
 def _learner(args: argparse.Namespace) -> Any:
@@ -163,8 +271,9 @@ def _learner(args: argparse.Namespace) -> Any:
 
 
 def run_train(args: argparse.Namespace) -> int:
-    from mpc.datasets import Discretizer, Table
+    from mpc.datasets import Discretizer, kinds_warning
     from mpc.evaluation import accuracy, confusion_matrix, cross_validate
+    from mpc.predict import PlainModel, save_plain_model, write_predictions
     from mpc.tree import depth, leaf_count, node_count, render, to_dot, to_json
 
     say = (lambda line: None) if args.json else (lambda line: print(line, file=sys.stderr))
@@ -172,13 +281,35 @@ def run_train(args: argparse.Namespace) -> int:
         raise ConfigError(f"--cv must be at least 2, got {args.cv}")
     if args.bins < 2:
         raise ConfigError(f"--bins must be at least 2, got {args.bins}")
+    if args.test is not None and args.cv is not None:
+        raise ConfigError("--test and --cv are two ways to evaluate; give one of them")
     started = time.perf_counter()
+    no_test = (
+        "--predictions-out writes the predictions of a test set, and this run has none "
+        "(cross-validation predicts each row with a tree of its own fold): use a dataset "
+        "with a test split (adult) or --csv with --test FILE, without --cv"
+    )
+    if args.predictions_out is not None and (
+        args.cv is not None or (args.csv is not None and args.test is None)
+    ):
+        raise ConfigError(no_test)
     train, test = _load(args)
+    if args.predictions_out is not None and test is None:
+        raise ConfigError(no_test)
+    if args.csv is not None:
+        warning = kinds_warning(train)
+        if warning is not None:
+            print(warning, file=sys.stderr)
     say(
         f"loaded {train.name}: {train.n_rows} rows, {len(train.attributes)} attributes"
         + (f", test split {test.n_rows} rows" if test is not None else "")
     )
     needs_bins = args.learner == "id3" and "continuous" in train.kinds
+
+    def fit(tr: Table) -> tuple[Any, Discretizer | None]:
+        """The learner fitted on ``tr`` (for id3, binned with cut points learned on ``tr``)."""
+        disc = Discretizer.fit(tr, args.bins) if needs_bins else None
+        return _learner(args).fit(tr if disc is None else disc.transform(tr)), disc
 
     def prepare(tr: Table, te: Table) -> tuple[Table, Table]:
         if not needs_bins:
@@ -200,43 +331,56 @@ def run_train(args: argparse.Namespace) -> int:
             confusion=res.confusion.tolist(),
             test_rows=train.n_rows,
         )
+        model, disc = fit(train)
     else:
-        tr, te = prepare(train, test)
-        model = _learner(args).fit(tr)
-        predicted = model.predict(te)
-        classes = sorted({str(c) for c in tr.target} | {str(c) for c in te.target})
+        # learned on all training rows: the tree tested here is the one printed and saved
+        model, disc = fit(train)
+        predicted = model.predict(test if disc is None else disc.transform(test))
+        classes = sorted({str(c) for c in train.target} | {str(c) for c in test.target})
         doc.update(
             evaluation=f"train on {train.n_rows} rows, test on {test.n_rows} rows",
-            accuracy=accuracy(te.target, predicted),
+            accuracy=accuracy(test.target, predicted),
             classes=classes,
-            confusion=confusion_matrix(te.target, predicted, classes).tolist(),
+            confusion=confusion_matrix(test.target, predicted, classes).tolist(),
             test_rows=test.n_rows,
         )
-    final_train = train
-    disc_doc = None
-    if needs_bins:
-        disc = Discretizer.fit(train, args.bins)
-        final_train = disc.transform(train)
-        disc_doc = disc.to_dict()
-    model = _learner(args).fit(final_train)
+        if args.predictions_out is not None:
+            ids = [str(i) for i in range(test.n_rows)]
+            write_predictions(args.predictions_out, ids, predicted)
+            doc["predictions_out"] = str(args.predictions_out)
     tree = model.tree_
     doc.update(
+        columns=_column_summary(train, disc),
         nodes=node_count(tree),
         leaves=leaf_count(tree),
         depth=depth(tree),
-        discretizer=disc_doc,
+        discretizer=None if disc is None else disc.to_dict(),
         params=model.get_params(),
-        wall_s=round(time.perf_counter() - started, 3),
     )
+    if args.model_out:
+        training = {
+            "data": train.name,
+            "source": train.source,
+            "rows": train.n_rows,
+            "bins": None if disc is None else args.bins,
+        }
+        plain = PlainModel.from_fitted(args.learner, model, train, disc, training=training)
+        saved = save_plain_model(args.model_out, plain)
+        doc.update(model_out=str(args.model_out), model_id=saved.model_id)
     if args.tree_out:
         write_private(args.tree_out, json.dumps(to_json(tree), indent=2) + "\n")
     if args.dot:
         write_private(args.dot, to_dot(tree, name=train.name))
+    doc["wall_s"] = round(time.perf_counter() - started, 3)
     if args.json:
         doc["tree"] = to_json(tree)
         print(json.dumps(doc, indent=2))
         return 0
     print(f"dataset:    {train.name} ({train.n_rows} rows, class {train.class_name!r})")
+    print(f"columns:    {len(train.attributes)} attributes")
+    width = max((len(c["name"]) for c in doc["columns"]), default=0)
+    for column in doc["columns"]:
+        print(f"  {column['name']:<{width}}  {_describe(column)}")
     print(f"learner:    {args.learner} {model.get_params()}")
     print(f"evaluation: {doc['evaluation']}")
     print(f"accuracy:   {doc['accuracy']:.4f}")
@@ -246,7 +390,7 @@ def run_train(args: argparse.Namespace) -> int:
     for c, row in zip(doc["classes"], doc["confusion"], strict=True):
         print(f"{c:>{width}}" + "".join(f"{n:>{width}}" for n in row))
     print(
-        f"tree (learned on all {final_train.n_rows} training rows): {doc['nodes']} nodes, "
+        f"tree (learned on all {train.n_rows} training rows): {doc['nodes']} nodes, "
         f"{doc['leaves']} leaves, depth {doc['depth']}"
     )
     text = render(tree)
@@ -254,4 +398,8 @@ def run_train(args: argparse.Namespace) -> int:
     print("\n".join(lines[:60]))
     if len(lines) > 60:
         print(f"... ({len(lines) - 60} more lines; --tree-out FILE writes the whole tree)")
+    if args.model_out:
+        print(f"model:      {args.model_out} (for mpc predict; model id {doc['model_id']})")
+    if args.predictions_out is not None:
+        print(f"predicted:  {args.predictions_out} (id,class of the {doc['test_rows']} test rows)")
     return 0

@@ -81,6 +81,33 @@ def test_train_on_a_csv_with_a_class_column(tmp_path: Path) -> None:
     assert summary["accuracy"] == 1.0  # the class is a function of column a
 
 
+def test_the_summary_lists_each_column_kind_and_the_bins(tmp_path: Path) -> None:
+    rows = ["age,colour,label"] + [
+        f"{a},{c},{'y' if a > 20 else 'n'}" for a in range(40) for c in "pq"
+    ]
+    csv = tmp_path / "people.csv"
+    csv.write_text("\n".join(rows) + "\n")
+    code, out, err = run_mpc("train", "--csv", str(csv), "--class", "label", "--cv", "2")
+    assert code == 0, err
+    assert "  age     continuous, 4 bins: <=9.5, (9.5,19.5], (19.5,29.5], >29.5" in out
+    assert "  colour  nominal, 2 values" in out
+    code, out, _ = run_mpc("train", "--learner", "c45", "--csv", str(csv), "--class", "label")
+    assert "  age     continuous, threshold splits" in out
+    # --continuous alone sets the kind of the columns it lists; the others keep theirs
+    code, summary = run_mpc_json(
+        "train", "--csv", str(csv), "--class", "label", "--continuous", "age"
+    )
+    assert summary["columns"] == [
+        {
+            "name": "age",
+            "kind": "continuous",
+            "cut_points": [9.5, 19.5, 29.5],
+            "bins": ["<=9.5", "(9.5,19.5]", "(19.5,29.5]", ">29.5"],
+        },
+        {"name": "colour", "kind": "nominal", "values": 2},
+    ]
+
+
 def test_malformed_csv_is_a_one_line_error_with_exit_code_2(tmp_path: Path) -> None:
     csv = tmp_path / "broken.csv"
     csv.write_text("a,b,label\n1,2,x\n3,y\n5,6,x\n")
