@@ -29,6 +29,7 @@ Example::
     model_out = "site1.model.json"      # optional: where training saves this party's model
     model = "site1.model.json"          # optional: the saved model part to classify with
     predictions = "predictions.csv"     # optional: where predictions go (if this party gets them)
+    test = "site1.test.csv"             # optional: held-out records to classify after training
 
 Every per-party field can also be given (or overridden) on the party's command line:
 ``python -m parties ROLE --config FILE --name NAME --data FILE.csv --id COLUMN ...``; a
@@ -79,6 +80,8 @@ class PartyConfig:
     model: Path | None = None
     #: where this party writes predictions it receives
     predictions: Path | None = None
+    #: held-out records (same columns as ``data``) classified right after training
+    test: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -218,6 +221,7 @@ def load_config(path: str | Path) -> DeploymentConfig:
         "model_out",
         "model",
         "predictions",
+        "test",
     }
     for i, raw in enumerate(raw_parties):
         where = f"{path}: party[{i}]"
@@ -270,13 +274,13 @@ def load_config(path: str | Path) -> DeploymentConfig:
         continuous = _names(raw, "continuous", where)
         files = {
             key: _path(base, raw[key], f"{where}.{key}") if key in raw else None
-            for key in ("model_out", "model", "predictions")
+            for key in ("model_out", "model", "predictions", "test")
         }
         party = PartyConfig(
             pname, role, endpoint, bind, public_key, secret_key, data, tuple(columns),
             id_column, delimiter, tuple(nominal),
             tuple(continuous) if continuous is not None else None,
-            files["model_out"], files["model"], files["predictions"],
+            files["model_out"], files["model"], files["predictions"], files["test"],
         )  # fmt: skip
         parties.append(party)
     return DeploymentConfig(

@@ -964,7 +964,12 @@ def _csv_records(
                         file=path,
                         line=header_line,
                         column=w,
-                        public=f"its data file has no {what} {w!r}",
+                        public=(
+                            f"its data file has no column {w!r}, which the deployment file "
+                            "lists for it"
+                            if what.startswith("column the deployment")
+                            else f"its data file has no {what} {w!r}"
+                        ),
                     )
             for row in reader:
                 if not row or not any(f.strip() for f in row):

@@ -107,7 +107,8 @@ class PartySpec:
     (the text of the party's own CSV file, written as ``NAME.csv`` where its JSON would go).
     ``entries`` are further per-party fields of the deployment file (``id``, ``nominal``,
     ``model_out``, ...; see :mod:`mpc.config`); a relative path among them is relative to
-    the deployment file."""
+    the deployment file. ``files`` are further private files of the party, by the field that
+    names them (``{"test": CSV_TEXT}``): written next to its input, named in its entry."""
 
     name: str
     role: str
@@ -115,6 +116,7 @@ class PartySpec:
     columns: tuple[str, ...] = ()
     csv: str | None = None
     entries: dict[str, Any] = field(default_factory=dict)
+    files: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -239,6 +241,16 @@ def write_deployment(
             write_private(folder / f"{protocol}.{suffix}", text)
             named = f"{private.rstrip('/')}/{spec.name}/{protocol}.{suffix}"
             lines.append(f"data = {_toml_value(named)}")
+        for key, body in spec.files.items():
+            if private is None:
+                private_dir(directory / "data", tighten=True)
+                write_private(directory / "data" / f"{spec.name}.{key}.csv", body)
+                lines.append(f"{key} = {_toml_value(f'data/{spec.name}.{key}.csv')}")
+            else:
+                folder = private_dir(directory / private / spec.name, tighten=True)
+                write_private(folder / f"{protocol}.{key}.csv", body)
+                named = f"{private.rstrip('/')}/{spec.name}/{protocol}.{key}.csv"
+                lines.append(f"{key} = {_toml_value(named)}")
         if spec.columns:
             lines.append(f"columns = {_toml_value(list(spec.columns))}")
         lines += [f"{key} = {_toml_value(value)}" for key, value in spec.entries.items()]

@@ -16,9 +16,15 @@ No party can build that view: a site knows only its own nodes and the public str
 from __future__ import annotations
 
 import argparse
+import csv
+import dataclasses
+import io
 import logging
 import math
+import sys
 import time
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -30,7 +36,22 @@ from mpc.runtime import Party
 
 log = logging.getLogger("mpc.ppid3")
 
-__all__ = ["ppid3_args", "ppid3_plan", "ppid3_result", "ppid3_run", "ppid3_summary"]
+__all__ = [
+    "ID_COLUMN",
+    "classify_args",
+    "classify_plan",
+    "classify_result",
+    "classify_summary",
+    "ppid3_args",
+    "ppid3_plan",
+    "ppid3_result",
+    "ppid3_run",
+    "ppid3_summary",
+    "site_files",
+]
+
+#: the record id column of the demo files that `mpc run` and `mpc deploy --split-demo` write
+ID_COLUMN = "id"
 
 
 def ppid3_args(p: argparse.ArgumentParser) -> None:
@@ -89,6 +110,21 @@ def ppid3_args(p: argparse.ArgumentParser) -> None:
         help="do not split nodes with fewer rows: a count (e.g. 20) or a fraction of the "
         "training rows (e.g. 0.05); plain ID3 gets the same count",
     )
+    _kind_arguments(p)
+    p.add_argument(
+        "--model-out",
+        metavar="DIR",
+        default=None,
+        help="save the trained tree: each site writes its own part to DIR/SITE.model.json "
+        "(private; a site's part holds only its own nodes, the class site's the leaves)",
+    )
+    p.add_argument(
+        "--split-demo",
+        action="store_true",
+        help="with mpc deploy: split the demo table (--dataset/--csv) into one CSV file per "
+        "site (id column, its columns, rows in its own order) beside the deployment; without "
+        "it, mpc deploy reads no data and needs --partition 'a,b;c;d' and --class",
+    )
     p.add_argument(
         "--counts",
         choices=("psi", "fast"),
@@ -96,6 +132,25 @@ def ppid3_args(p: argparse.ArgumentParser) -> None:
         help="psi: every count by set-intersection cardinality, one node at a time (the "
         "paper's way, default); fast: additive secret sharing with a commodity server (a "
         "'dealer' process that must collude with no site), a whole tree level per exchange",
+    )
+
+
+def _kind_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--nominal",
+        metavar="COL,...",
+        default=None,
+        help="numeric columns to read as categories (coded grades, 0/1 flags), never binned",
+    )
+    p.add_argument(
+        "--continuous",
+        metavar="COL,...",
+        default=None,
+        help="columns to read as numbers and bin; other numeric columns are continuous too "
+        "unless --nominal names them",
+    )
+    p.add_argument(
+        "--delimiter", metavar="C", default=None, help="the CSV's field delimiter (default ',')"
     )
 
 
@@ -118,31 +173,62 @@ def _load(args: argparse.Namespace) -> tuple[Any, Any]:
     if args.csv is not None:
         if not args.class_column:
             raise ConfigError("--csv needs --class COLUMN naming the class column")
-        return load_csv(args.csv, args.class_column), None
+        return load_csv(args.csv, args.class_column, **_kind_options(args)), None
     if args.class_column:
         raise ConfigError("--class goes with --csv; a named dataset knows its class column")
+    for flag in ("nominal", "continuous", "delimiter"):
+        if getattr(args, flag, None) is not None:
+            raise ConfigError(f"--{flag} goes with --csv; a named dataset has its schema")
     return load_dataset(args.dataset or "weather", resolve_data_dir(args.data_dir))
 
 
-def _site_data(sd: Any, test_sd: Any | None, is_class: bool) -> dict[str, Any]:
-    t = sd.table
-    doc: dict[str, Any] = {
-        "attributes": list(t.attributes),
-        "columns": [[str(v) for v in c] for c in t.columns],
-        "tids": sd.tids.tolist(),
-        "target": [str(v) for v in t.target] if is_class else None,
-    }
-    if test_sd is not None:
-        doc["test"] = {
-            "ids": test_sd.tids.tolist(),
-            "columns": [[str(v) for v in c] for c in test_sd.table.columns],
-            "target": [str(v) for v in test_sd.table.target] if is_class else None,
-        }
-    return doc
+def _csv_text(
+    ids: Sequence[str], table: Any, *, id_column: str, with_class: bool, order: np.ndarray
+) -> str:
+    """One site's CSV file: the id column, its attributes (continuous values as numbers, a
+    missing one as ``?``) and, if ``with_class``, the class; rows in ``order``."""
+    from mpc.datasets import CONTINUOUS, MISSING
+
+    buf = io.StringIO()
+    out = csv.writer(buf, lineterminator="\n")
+    out.writerow([id_column, *table.attributes, *([table.class_name] if with_class else [])])
+    cols = []
+    for kind, col in zip(table.kinds, table.columns, strict=True):
+        if kind == CONTINUOUS:
+            cols.append([MISSING if math.isnan(x) else repr(float(x)) for x in col])
+        else:
+            cols.append([str(v) for v in col])
+    if with_class:
+        cols.append([str(v) for v in table.target])
+    for r in order:
+        out.writerow([ids[r], *(c[r] for c in cols)])
+    return buf.getvalue()
+
+
+def site_files(
+    table: Any, part: Any, *, seed: int, id_column: str = ID_COLUMN, prefix: str = ""
+) -> list[str]:
+    """The demo split: each site's own CSV text (id column, its columns, the class on the class
+    site), every site's rows in its own seeded order. A demo of what organisations hold; the
+    order is a public choice of the demo, never secret."""
+    ids = [f"{prefix}{i}" for i in range(table.n_rows)]
+    texts = []
+    for i, attrs in enumerate(part.sites):
+        order = np.random.default_rng([seed, i]).permutation(table.n_rows)
+        texts.append(
+            _csv_text(
+                ids,
+                table.select(list(attrs)),
+                id_column=id_column,
+                with_class=i == part.class_site,
+                order=order,
+            )
+        )
+    return texts
 
 
 def ppid3_plan(args: argparse.Namespace) -> Any:
-    from mpc.datasets import Discretizer, partition, split_vertically
+    from mpc.datasets import Discretizer, kinds_warning, partition
     from mpc.evaluation import train_test_split
     from mpc.id3 import ID3Classifier
     from parties.systems import Plan
@@ -153,6 +239,8 @@ def ppid3_plan(args: argparse.Namespace) -> Any:
         raise ConfigError(f"--bins must be at least 2, got {args.bins}")
     if args.max_depth is not None and args.max_depth < 1:
         raise ConfigError(f"--max-depth must be at least 1, got {args.max_depth}")
+    if getattr(args, "command", "run") == "deploy" and not getattr(args, "split_demo", False):
+        return _public_plan(args)
     train, test = _load(args)
     if args.all_rows and test is not None:
         train, test = train.concat(test), None
@@ -162,7 +250,7 @@ def ppid3_plan(args: argparse.Namespace) -> Any:
     elif args.test is not None:
         from mpc.datasets import DataError, load_csv
 
-        test = load_csv(args.test, train.class_name)
+        test = load_csv(args.test, train.class_name, **_kind_options(args))
         if test.attributes != train.attributes:
             raise DataError(
                 f"the test file's columns {list(test.attributes)} are not the training "
@@ -170,11 +258,11 @@ def ppid3_plan(args: argparse.Namespace) -> Any:
                 file=args.test,
                 line=1,
             )
-    discretizer = None
-    if "continuous" in train.kinds:
-        discretizer = Discretizer.fit(train, args.bins)
-        train = discretizer.transform(train)
-        test = discretizer.transform(test) if test is not None else None
+    warning = kinds_warning(train)
+    if warning and not getattr(args, "quiet", False):
+        print(f"[mpc] {warning}", file=sys.stderr)
+    discretizer = Discretizer.fit(train, args.bins) if "continuous" in train.kinds else None
+    binned = discretizer.transform(train) if discretizer else train
     if args.sites > len(train.attributes):
         raise ConfigError(
             f"--sites {args.sites}: {train.name} has only {len(train.attributes)} attributes"
@@ -183,80 +271,235 @@ def ppid3_plan(args: argparse.Namespace) -> Any:
         args.min_samples_split = max(1, math.ceil(args.min_samples_split * train.n_rows))
     part = partition(train.attributes, args.sites, args.partition, class_site=args.class_site)
     names = [f"site{i + 1}" for i in range(part.k)]
-    sites = split_vertically(train, part)
-    test_sites = split_vertically(test, part) if test is not None else None
-    specs = [
-        PartySpec(
-            names[i],
-            "site",
-            _site_data(sd, test_sites[i] if test_sites else None, i == part.class_site),
-            tuple(part.sites[i]),
+    texts = site_files(train, part, seed=args.seed)
+    test_texts = site_files(test, part, seed=args.seed + 1, prefix="t") if test else None
+    model_dir = getattr(args, "model_out", None)
+    specs = []
+    for i, name in enumerate(names):
+        entries: dict[str, Any] = {"id": ID_COLUMN, **_kind_entries(train, part.sites[i])}
+        if model_dir is not None:
+            entries["model_out"] = str(Path(model_dir).resolve() / f"{name}.model.json")
+        specs.append(
+            PartySpec(
+                name,
+                "site",
+                columns=tuple(part.sites[i]),
+                csv=texts[i],
+                entries=entries,
+                files={"test": test_texts[i]} if test_texts else {},
+            )
         )
-        for i, sd in enumerate(sites)
-    ]
+    if model_dir is not None:
+        from mpc.files import private_dir
+
+        private_dir(model_dir)
     if args.counts == "fast":
         from protocols.fast_counts import DEALER
 
-        specs.append(PartySpec(DEALER, DEALER, {}))
+        specs.append(PartySpec(DEALER, DEALER))
     started = time.perf_counter()
     site_of = {a: i for i, s in enumerate(part.sites) for a in s}
     plain = ID3Classifier(max_depth=args.max_depth, min_samples_split=args.min_samples_split)
-    plain.fit(train, attribute_order=list(part.attributes), sites=site_of)
+    plain.fit(binned, attribute_order=list(part.attributes), sites=site_of)
     plain_s = time.perf_counter() - started
-    params = {
-        "class_site": names[part.class_site],
-        "attribute_counts": [len(s) for s in part.sites],
-        "max_depth": args.max_depth or 0,
-        "min_samples_split": args.min_samples_split or 0,
-        "counts": args.counts,
-        "sites": names,
-        "rows": train.n_rows,
-    }
+    params = _params(args, names, part, train.class_name)
     context = {
         "dataset": train.name,
-        "train": train,
-        "test": test,
+        "train": binned,
+        "test": discretizer.transform(test) if discretizer and test else test,
         "partition": part,
         "names": names,
         "plain": plain,
         "plain_s": plain_s,
         "discretizer": discretizer.to_dict() if discretizer else None,
+        "kinds": dict(zip(train.attributes, train.kinds, strict=True)),
     }
     return Plan(specs, params, context)
 
 
+def _params(args: argparse.Namespace, names: list[str], part: Any, class_name: str) -> dict:
+    return {
+        "class_site": names[part.class_site],
+        "class": class_name,
+        "attribute_counts": [len(s) for s in part.sites],
+        "max_depth": args.max_depth or 0,
+        "min_samples_split": args.min_samples_split or 0,
+        "counts": args.counts,
+        "sites": names,
+        "bins": args.bins,
+    }
+
+
+def _kind_options(args: argparse.Namespace) -> dict[str, Any]:
+    nominal = _columns_option(getattr(args, "nominal", None))
+    continuous = _columns_option(getattr(args, "continuous", None))
+    return {
+        "nominal": nominal,
+        "continuous": continuous,
+        "delimiter": getattr(args, "delimiter", None) or ",",
+    }
+
+
+def _columns_option(text: str | None) -> list[str] | None:
+    return None if text is None else [c.strip() for c in text.split(",") if c.strip()]
+
+
+def _kind_entries(table: Any, attrs: Sequence[str]) -> dict[str, Any]:
+    """A site's column kinds for its deployment entry: its numeric columns read as categories
+    stay so in its own file (``nominal``), the rest are inferred as they were here."""
+    from mpc.datasets import CONTINUOUS
+
+    kinds = dict(zip(table.attributes, table.kinds, strict=True))
+    return {
+        "nominal": [a for a in attrs if kinds[a] != CONTINUOUS],
+        "continuous": [a for a in attrs if kinds[a] == CONTINUOUS],
+    }
+
+
+def _public_plan(args: argparse.Namespace) -> Any:
+    """``mpc deploy ppid3`` without a demo table: only public things, from the options."""
+    from mpc.datasets import partition
+    from parties.systems import Plan
+
+    for flag in ("dataset", "csv", "test", "test_split"):
+        if getattr(args, flag, None) is not None:
+            raise ConfigError(
+                f"mpc deploy reads no data: --{flag.replace('_', '-')} goes with `mpc run`, or "
+                "with --split-demo to split a demo table into one file per party"
+            )
+    if not args.class_column or ";" not in args.partition:
+        raise ConfigError(
+            "mpc deploy ppid3 writes only public things: give the sites' attributes with "
+            "--partition 'a,b;c;d' (sites in order, ';' between sites) and the class column "
+            "with --class COLUMN; or --split-demo DATASET to split a demo table"
+        )
+    attrs = [a.strip() for s in args.partition.split(";") for a in s.split(",") if a.strip()]
+    part = partition(attrs, args.partition.count(";") + 1, args.partition,
+                     class_site=args.class_site)  # fmt: skip
+    names = [f"site{i + 1}" for i in range(part.k)]
+    specs = [
+        PartySpec(n, "site", columns=tuple(part.sites[i]), entries={"id": ID_COLUMN})
+        for i, n in enumerate(names)
+    ]
+    if args.counts == "fast":
+        from protocols.fast_counts import DEALER
+
+        specs.append(PartySpec(DEALER, DEALER))
+    return Plan(specs, _params(args, names, part, args.class_column), {"public_only": True})
+
+
+# --------------------------------------------------------------------------- one site
+
+
+def _bin_columns(
+    name: str, table: Any, bins: int | None, edges: dict[str, list[float]] | None
+) -> tuple[Any, dict[str, list[float]]]:
+    """This site's continuous columns binned: on its own training rows (``bins``) or with the
+    cut points its saved model holds (``edges``); returns the nominal table and the edges."""
+    from mpc.datasets import Discretizer
+
+    if "continuous" not in table.kinds:
+        return table, {}
+    if edges is None:
+        assert bins is not None
+        disc = Discretizer.fit(table, bins)
+    else:
+        disc = Discretizer(bins or 2, {a: tuple(e) for a, e in edges.items()})
+    return disc.transform(table), {a: list(e) for a, e in disc.edges.items()}
+
+
+def _columns_doc(table: Any, edges: dict[str, list[float]]) -> list[dict[str, Any]]:
+    return [
+        {"name": a, "kind": k, **({"bins": edges[a]} if a in edges else {})}
+        for a, k in zip(table.attributes, table.kinds, strict=True)
+    ]
+
+
+async def _align(site: Party, own: Any, tag: str) -> Any:
+    """Record alignment among the sites; returns this site's table in the common order."""
+    from protocols.record_alignment import align_records
+
+    alignment = await align_records(site, [str(i) for i in own.ids], tag=tag)
+    return own.table.subset(alignment.order), own.ids[alignment.order]
+
+
+def _as_view(name: str, table: Any) -> Any:
+    from protocols.distribution_counts import SiteView
+
+    target = [str(v) for v in table.target] if table.class_name else None
+    return SiteView.encode(
+        name, list(table.attributes), [[str(v) for v in c] for c in table.columns],
+        list(range(table.n_rows)), target,
+    )  # fmt: skip
+
+
 async def ppid3_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
-    from parties.systems import load_party_data
-    from protocols.classify_instance import classify_instances, tree_depth
-    from protocols.distribution_counts import PSICountOracle, SiteView
     from protocols.fast_counts import Sites
-    from protocols.ppid3 import ppid3
-    from protocols.ppid3_levels import DEALER, ppid3_levels, ring_dtype, serve_level_dealer
+    from protocols.ppid3_levels import DEALER, ring_dtype, serve_level_dealer
 
     sites = [str(n) for n in cfg.params.get("sites") or party.parties]
+    class_site = str(cfg.params["class_site"])
     if me.role == DEALER:
         started = time.perf_counter()
-        rows = cfg.params.get("rows")
-        if not isinstance(rows, int) or isinstance(rows, bool) or rows < 1:
-            raise ConfigError(
-                f"the deployment's ppid3 params need 'rows' (the training rows) for the "
-                f"dealer's share ring, got {rows!r}; write the deployment with mpc deploy"
-            )
+        rows = await party.recv(class_site, "ppid3/rows")
+        if not isinstance(rows, int) or isinstance(rows, bool) or rows < 0:
+            raise ProtocolError(f"{class_site} sent a malformed row count at ppid3/rows")
+        if rows == 0:  # the sites classify with saved models: nothing to deal
+            return {"dealt": 0, "seconds": 0.0}
         dealt = await serve_level_dealer(party, sites, dtype=ring_dtype(rows))
         return {"dealt": dealt, "seconds": round(time.perf_counter() - started, 3)}
+    site = Sites(party, sites).as_party()
     fast = cfg.params.get("counts") == "fast"
-    site = Sites(party, sites).as_party() if fast else party
-    data = load_party_data(me)
-    class_site = str(cfg.params["class_site"])
+    mode = "classify" if me.model is not None or cfg.protocol == "ppid3-classify" else "train"
+    await site.broadcast("ppid3/mode", mode)
+    for peer in site.peers:
+        theirs = await site.recv(peer, "ppid3/mode")
+        if theirs != mode:
+            raise ConfigError(
+                f"{party.name} was started to {mode}, {peer} to {theirs}; start every site "
+                "with --model FILE to classify, or every site without it to train"
+            )
+    dealer_present = DEALER in party.parties
+    if mode == "classify":
+        if dealer_present and party.name == class_site:
+            await party.send(DEALER, "ppid3/rows", 0)
+        return await _classify_run(site, cfg, me, class_site)
+    return await _train_run(party, site, cfg, me, class_site, fast, dealer_present)
+
+
+async def _train_run(
+    party: Party,
+    site: Party,
+    cfg: DeploymentConfig,
+    me: PartyConfig,
+    class_site: str,
+    fast: bool,
+    dealer_present: bool,
+) -> dict[str, Any]:
+    from parties.own_data import read_own_table
+    from protocols.classify_instance import classify_instances, tree_depth
+    from protocols.distribution_counts import PSICountOracle
+    from protocols.ppid3 import ppid3
+    from protocols.ppid3_levels import DEALER, ppid3_levels
+
+    is_class = party.name == class_site
+    class_column = str(cfg.params.get("class", "")) or None
+    if is_class and class_column is None:
+        raise ConfigError("the deployment's ppid3 params need 'class' (the class column)")
     counts = [int(c) for c in cfg.params["attribute_counts"]]
     max_depth = int(cfg.params.get("max_depth", 0)) or None
     mss = int(cfg.params.get("min_samples_split", 0)) or None
-    attrs = list(data["attributes"])
-    if list(me.columns) and list(me.columns) != attrs:
-        raise ConfigError(f"{me.name}: data columns {attrs} differ from the deployment's")
-    view = SiteView.encode(me.name, attrs, data["columns"], data["tids"], data.get("target"))
+    bins = int(cfg.params.get("bins", 4))
+    own, warning = read_own_table(me, class_column=class_column if is_class else None)
+    if warning:
+        log.warning("%s: %s", party.name, warning)
+    table, _ = await _align(site, own, "record-alignment")
+    table, edges = _bin_columns(party.name, table, bins, None)
+    if fast and dealer_present and is_class:
+        await party.send(DEALER, "ppid3/rows", table.n_rows)
+    view = _as_view(party.name, table)
+    attrs = list(view.attributes)
     started = time.perf_counter()
-
     shown = [started]
 
     def progress(msg: str) -> None:
@@ -270,47 +513,67 @@ async def ppid3_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any
             msg, time.perf_counter() - started, party.metrics.to_dict()["bytes_sent"] / 1e6,
         )  # fmt: skip
 
-    shown_progress = progress if party.name == class_site else None
+    shown_progress = progress if is_class else None
     if fast:  # every node of a level per exchange, on additive shares
         tree, fast_cost = await ppid3_levels(
-            site,
-            view,
-            class_site=class_site,
-            attribute_counts=counts,
-            max_depth=max_depth,
-            min_samples_split=mss,
-            progress=shown_progress,
-        )
+            site, view, class_site=class_site, attribute_counts=counts, max_depth=max_depth,
+            min_samples_split=mss, progress=shown_progress,
+        )  # fmt: skip
     else:  # the paper's depth-first Algorithm 7 with set-intersection counts
         oracle = PSICountOracle()
         tree = await ppid3(
-            site,
-            view,
-            oracle,
-            class_site=class_site,
-            attribute_counts=counts,
-            max_depth=max_depth,
-            min_samples_split=mss,
-            progress=shown_progress,
-        )
+            site, view, oracle, class_site=class_site, attribute_counts=counts,
+            max_depth=max_depth, min_samples_split=mss, progress=shown_progress,
+        )  # fmt: skip
     train_s = time.perf_counter() - started
     depth = tree_depth(tree.structure)
-    columns = {a: c for a, c in zip(attrs, data["columns"], strict=True)}
-    out: dict[str, Any] = {"tree": tree.to_dict(), "train_s": round(train_s, 3)}
+    columns: dict[str, Sequence[str]] = {
+        a: [str(v) for v in c] for a, c in zip(attrs, table.columns, strict=True)
+    }
+    out: dict[str, Any] = {
+        "tree": tree.to_dict(),
+        "train_s": round(train_s, 3),
+        "columns": _columns_doc(own.table, edges),
+        "rows": table.n_rows,
+    }
+    tids = list(range(table.n_rows))
     pred = await classify_instances(
-        site, tree, columns, data["tids"], class_site=class_site, depth=depth, tag="classify/train"
+        site, tree, columns, tids, class_site=class_site, depth=depth, tag="classify/train"
     )
     if pred is not None:
-        out["train_accuracy"] = _accuracy(pred, data["tids"], data["target"])
-    if "test" in data:
-        t = data["test"]
-        tcols = {a: c for a, c in zip(attrs, t["columns"], strict=True)}
+        out["train_accuracy"] = _accuracy(pred, tids, [str(v) for v in table.target])
+    if me.test is not None:
+        test_own, _ = read_own_table(
+            dataclasses.replace(me, data=me.test), class_column=class_column if is_class else None
+        )
+        ttable, tids_text = await _align(site, test_own, "record-alignment/test")
+        ttable, _ = _bin_columns(party.name, ttable, None, edges)
+        tcols: dict[str, Sequence[str]] = {
+            a: [str(v) for v in c] for a, c in zip(attrs, ttable.columns, strict=True)
+        }
+        ttids = list(range(ttable.n_rows))
         pred = await classify_instances(
-            site, tree, tcols, t["ids"], class_site=class_site, depth=depth, tag="classify/test"
+            site, tree, tcols, ttids, class_site=class_site, depth=depth, tag="classify/test"
         )
         if pred is not None:
-            out["test_accuracy"] = _accuracy(pred, t["ids"], t["target"])
-            out["test_predictions"] = [pred[int(i)] for i in t["ids"]]
+            out["test_accuracy"] = _accuracy(pred, ttids, [str(v) for v in ttable.target])
+            out["test_predictions"] = dict(sorted((str(tids_text[t]), pred[t]) for t in ttids))
+    body = {
+        "sites": list(site.parties),
+        "class_site": class_site,
+        "class": class_column if is_class else None,
+        "id_column": me.id_column,
+        "attributes": attrs,
+        "columns": _columns_doc(own.table, edges),
+        "tree": tree.to_dict(),
+        "depth": depth,
+    }
+    model_id, parts = await _bind_parts(site, body)
+    if me.model_out is not None:
+        from mpc.model_file import SavedModel, write_model
+
+        write_model(me.model_out, SavedModel("ppid3", party.name, model_id, body, parts))
+        out["model"] = {"file": str(me.model_out), "model_id": model_id}
     if fast:
         out["cost"] = {
             "intersections": 0,
@@ -322,6 +585,112 @@ async def ppid3_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any
     else:
         out["cost"] = {"intersections": oracle.intersections,
                        "psi_invocations": oracle.invocations}  # fmt: skip
+    return out
+
+
+async def _bind_parts(site: Party, body: dict[str, Any]) -> tuple[str, dict[str, str]]:
+    """One model id for the run (drawn by the first site) and every site's part digest: what
+    binds the parts of one tree together. Reveals digests of bodies with random node ids."""
+    from mpc.model_file import body_digest, new_model_id
+
+    first = site.parties[0]
+    if site.name == first:
+        model_id = new_model_id()
+        await site.broadcast("ppid3/model-id", model_id)
+    else:
+        model_id = await site.recv(first, "ppid3/model-id")
+        if not isinstance(model_id, str) or len(model_id) != 32:
+            raise ProtocolError(f"{first} sent a malformed model id")
+    mine = body_digest(body)
+    await site.broadcast("ppid3/part-digest", mine)
+    parts = {site.name: mine}
+    for peer in site.peers:
+        got = await site.recv(peer, "ppid3/part-digest")
+        if not isinstance(got, str) or len(got) != 64:
+            raise ProtocolError(f"{peer} sent a malformed part digest")
+        parts[peer] = got
+    return model_id, dict(sorted(parts.items()))
+
+
+async def _classify_run(
+    site: Party, cfg: DeploymentConfig, me: PartyConfig, class_site: str
+) -> dict[str, Any]:
+    """Algorithm 8 on new, unlabelled records with this site's saved model part."""
+    from mpc.datasets import CONTINUOUS
+    from mpc.errors import InputError
+    from mpc.model_file import ModelError, read_model
+    from parties.own_data import read_own_table, write_predictions
+    from protocols.classify_instance import classify_instances
+    from protocols.ppid3 import DistributedTree
+
+    assert me.model is not None
+    try:
+        model = read_model(me.model, "ppid3")
+        if model.party != site.name:
+            raise ModelError(
+                f"model file {me.model} is {model.party!r}'s part, not {site.name!r}'s"
+            )
+    except ModelError as exc:
+        raise InputError(f"{site.name}: {exc}", public=f"{site.name}: its model file is "
+                         "not a valid part of a saved tree") from None  # fmt: skip
+    body = model.body
+    if list(body["sites"]) != list(site.parties) or body["class_site"] != class_site:
+        raise ConfigError(
+            f"{site.name}: the model was trained by sites {body['sites']} with class site "
+            f"{body['class_site']}; this deployment has {list(site.parties)}, {class_site}"
+        )
+    await site.broadcast("ppid3/model", [model.model_id, model.parts])
+    for peer in site.peers:
+        got = await site.recv(peer, "ppid3/model")
+        if got != [model.model_id, model.parts]:
+            raise ConfigError(
+                f"{site.name}: {peer}'s model part is from another training run (or was "
+                "changed since); every site must use its part of the same saved tree"
+            )
+    columns_doc = body["columns"]
+    cont = [c["name"] for c in columns_doc if c["kind"] == CONTINUOUS]
+    me = dataclasses.replace(
+        me, nominal=tuple(c["name"] for c in columns_doc if c["kind"] != CONTINUOUS),
+        continuous=tuple(cont),
+        id_column=me.id_column or body.get("id_column"),
+        columns=tuple(body["attributes"]),
+    )  # fmt: skip
+    own, _ = read_own_table(me, class_column=None)
+    table, ids = await _align(site, own, "record-alignment")
+    edges = {c["name"]: c["bins"] for c in columns_doc if "bins" in c}
+    table, _ = _bin_columns(site.name, table, None, edges)
+    tree = DistributedTree.from_dict(body["tree"])
+    cols: dict[str, Sequence[str]] = {
+        a: [str(v) for v in c] for a, c in zip(table.attributes, table.columns, strict=True)
+    }
+    tids = list(range(table.n_rows))
+    started = time.perf_counter()
+    pred = await classify_instances(
+        site, tree, cols, tids, class_site=class_site, depth=int(body["depth"]), tag="classify"
+    )
+    deliver_to = str(cfg.params.get("deliver_to") or class_site)
+    if deliver_to not in site.parties:
+        raise ConfigError(f"deliver_to {deliver_to!r} is not one of the sites {site.parties}")
+    if site.name == class_site and deliver_to != class_site:
+        assert pred is not None
+        await site.send(deliver_to, "ppid3/predictions", [pred[t] for t in tids])
+    out: dict[str, Any] = {"classified": len(tids), "model_id": model.model_id,
+                           "classify_s": round(time.perf_counter() - started, 3)}  # fmt: skip
+    if site.name == deliver_to:
+        labels = (
+            [pred[t] for t in tids] if pred is not None
+            else await site.recv(class_site, "ppid3/predictions")
+        )  # fmt: skip
+        if not isinstance(labels, list) or len(labels) != len(tids):
+            raise ProtocolError(f"{class_site} sent malformed predictions")
+        site.ledger.record("ppid3/predictions", len(labels), step="ppid3/predictions")
+        path = me.predictions or Path("predictions.csv")
+        by_id = {str(i): str(c) for i, c in zip(ids, labels, strict=True)}
+        file_order = [str(i) for i in own.ids]
+        write_predictions(path, file_order, [by_id[i] for i in file_order],
+                          id_column=me.id_column)  # fmt: skip
+        out["predictions_file"] = str(path)
+        out["predictions"] = [[i, by_id[i]] for i in file_order]
     return out
 
 
@@ -354,9 +723,10 @@ def ppid3_result(reports: dict[str, dict[str, Any]], plan: Any) -> dict[str, Any
         acc["test"] = cls.get("test_accuracy")
         plain_pred = plain.predict(test)
         plain_acc["test"] = accuracy(test.target, plain_pred)
-        acc["test_predictions_equal_plain"] = list(map(str, plain_pred)) == cls.get(
-            "test_predictions"
-        )
+        got = cls.get("test_predictions") or {}
+        acc["test_predictions_equal_plain"] = list(map(str, plain_pred)) == [
+            got.get(f"t{i}") for i in range(test.n_rows)
+        ]
     structure = results[names[0]]["tree"]["structure"]
     q = len(structure)
     c = len(plain.classes_)
@@ -402,6 +772,8 @@ def ppid3_result(reports: dict[str, dict[str, Any]], plan: Any) -> dict[str, Any
         "rows": {"train": train.n_rows, "test": test.n_rows if test is not None else 0},
         "partition": {**part.to_dict(), "site_names": names},
         "discretizer": ctx["discretizer"],
+        "columns": {n: results[n].get("columns", []) for n in names},
+        "models": {n: results[n]["model"] for n in names if "model" in results[n]},
         "identical": check_tree_equal(view, plain_json),
         "nodes": node_count(assembled),
         "depth": tree_depth_of(assembled),
@@ -424,6 +796,7 @@ def ppid3_summary(result: dict[str, Any]) -> list[str]:
             f"{n}{' (class)' if i == part['class_site'] else ''}: {', '.join(s)}"
             for i, (n, s) in enumerate(zip(part["site_names"], part["sites"], strict=True))
         ),
+        *_columns_lines(result),
         f"tree:      {result['nodes']} nodes, depth {result['depth']} "
         "(assembled from every site's own nodes for this audit; no site holds it)",
         f"identical: {result['identical']}  (PPID3 tree == plain ID3 on the joined data)",
@@ -439,6 +812,31 @@ def ppid3_summary(result: dict[str, Any]) -> list[str]:
     ]
     lines += render_distributed(result["tree"], part["site_names"], part["class_site"])
     return lines
+
+
+def _columns_lines(result: dict[str, Any]) -> list[str]:
+    """Each site's columns as it read them: kind, and the cut points of a binned one."""
+    lines = []
+    for name, cols in result.get("columns", {}).items():
+        described = [
+            f"{c['name']} ({c['kind']}"
+            + (f", bins at {', '.join(_short_number(x) for x in c['bins'])})" if c.get("bins")
+               else ")")
+            for c in cols
+        ]  # fmt: skip
+        lines.append(f"columns:   {name}: " + "; ".join(described))
+    models = result.get("models") or {}
+    if models:
+        first = next(iter(models.values()))
+        lines.append(
+            f"models:    {', '.join(m['file'] for m in models.values())} "
+            f"(model id {first['model_id'][:12]}...)"
+        )
+    return lines
+
+
+def _short_number(x: float) -> str:
+    return np.format_float_positional(float(x), precision=6, trim="-")
 
 
 def _cost_line(result: dict[str, Any]) -> str:
@@ -472,3 +870,191 @@ def render_distributed(tree: dict[str, Any], names: list[str], class_site: int) 
 
     visit(tree, "", "")
     return out
+
+
+# --------------------------------------------------------------------------- ppid3-classify
+
+
+def classify_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--model",
+        required=True,
+        metavar="DIR",
+        help="the folder of saved model parts (SITE.model.json) written by "
+        "`mpc run ppid3 --model-out DIR`",
+    )
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument(
+        "--csv",
+        metavar="FILE",
+        help="new records, one table with every site's columns (no class needed): split into "
+        "one file per site as the model's parts list them (a local demo)",
+    )
+    src.add_argument(
+        "--data",
+        metavar="FILE1,FILE2,...",
+        help="one file per site, in site order, each with the id column and that site's "
+        "columns only: what organisations hold (each site's process reads its own)",
+    )
+    p.add_argument(
+        "--id",
+        dest="id_column",
+        default=None,
+        metavar="COLUMN",
+        help="the record id column (default with --csv: rows are numbered; with --data: the "
+        "id column the model was trained with)",
+    )
+    p.add_argument("--delimiter", metavar="C", default=None, help="the CSVs' delimiter (',')")
+    p.add_argument(
+        "--deliver-to",
+        default=None,
+        metavar="SITE",
+        help="the site that receives the predictions (default: the class site)",
+    )
+    p.add_argument(
+        "--predictions-out",
+        default="predictions.csv",
+        metavar="FILE",
+        help="where the receiving site writes id,class (default: predictions.csv)",
+    )
+
+
+def _model_parts(folder: Path) -> dict[str, Any]:
+    from mpc.model_file import read_model
+
+    files = sorted(folder.glob("*.model.json")) if folder.is_dir() else []
+    if not files:
+        raise ConfigError(f"--model {folder}: no SITE.model.json files there")
+    parts = {}
+    for f in files:
+        m = read_model(f, "ppid3")
+        parts[str(m.party)] = m
+    sites = list(next(iter(parts.values())).body["sites"])
+    if sorted(parts) != sorted(sites):
+        raise ConfigError(f"--model {folder}: parts of {sorted(parts)}, the model has {sites}")
+    return {s: parts[s] for s in sites}
+
+
+def classify_plan(args: argparse.Namespace) -> Any:
+    from mpc.datasets import CONTINUOUS, load_party_csv
+    from parties.systems import Plan
+
+    parts = _model_parts(Path(args.model))
+    sites = list(parts)
+    first = parts[sites[0]].body
+    class_site = str(first["class_site"])
+    deliver_to = args.deliver_to or class_site
+    if deliver_to not in sites:
+        raise ConfigError(f"--deliver-to {deliver_to}: not one of the sites {sites}")
+    out = Path(args.predictions_out).resolve()
+    specs: list[PartySpec] = []
+    context: dict[str, Any] = {"model": args.model}
+    delimiter = args.delimiter or ","
+    if args.csv is not None:
+        kinds = {c["name"]: c["kind"] for m in parts.values() for c in m.body["columns"]}
+        joined = load_party_csv(
+            args.csv, id_column=args.id_column, class_column=None,
+            nominal=[a for a, k in kinds.items() if k != CONTINUOUS],
+            continuous=[a for a, k in kinds.items() if k == CONTINUOUS],
+            delimiter=delimiter,
+            columns=None,
+        )  # fmt: skip
+        missing = [a for a in kinds if a not in joined.table.attributes]
+        if missing:
+            raise ConfigError(f"--csv {args.csv}: no column for the model's attributes {missing}")
+        ids = [str(i) for i in joined.ids]
+        id_column = args.id_column or ID_COLUMN
+        for i, name in enumerate(sites):
+            attrs = parts[name].body["attributes"]
+            order = np.random.default_rng([0, i]).permutation(len(ids))
+            text = _csv_text(
+                ids, joined.table.select(attrs), id_column=id_column, with_class=False,
+                order=order,
+            )  # fmt: skip
+            entries = _classify_entries(parts[name], id_column, name == deliver_to, out)
+            specs.append(PartySpec(name, "site", columns=tuple(attrs), csv=text, entries=entries))
+        context["joined"] = joined
+    else:
+        files = [f.strip() for f in args.data.split(",")]
+        if len(files) != len(sites):
+            raise ConfigError(f"--data needs one file per site ({len(sites)}), got {len(files)}")
+        for name, f in zip(sites, files, strict=True):
+            id_column = args.id_column or parts[name].body.get("id_column") or ID_COLUMN
+            entries = {
+                "data": str(Path(f).resolve()),
+                **_classify_entries(parts[name], id_column, name == deliver_to, out),
+            }
+            if delimiter != ",":
+                entries["delimiter"] = delimiter
+            specs.append(
+                PartySpec(
+                    name, "site", columns=tuple(parts[name].body["attributes"]), entries=entries
+                )
+            )
+    params = {"class_site": class_site, "sites": sites, "deliver_to": deliver_to}
+    context["parts"] = {n: m.body for n, m in parts.items()}
+    return Plan(specs, params, context)
+
+
+def _classify_entries(model: Any, id_column: str, receives: bool, out: Path) -> dict[str, Any]:
+    assert model.path is not None
+    entries: dict[str, Any] = {"id": id_column, "model": str(Path(model.path).resolve())}
+    if receives:
+        entries["predictions"] = str(out)
+    return entries
+
+
+def classify_result(reports: dict[str, dict[str, Any]], plan: Any) -> dict[str, Any]:
+    from mpc.tree import from_json, predict_one
+    from protocols.ppid3 import assemble
+
+    ctx = plan.context
+    sites = list(plan.params["sites"])
+    results = {n: reports[n].get("result") or {} for n in sites}
+    receiver = str(plan.params["deliver_to"])
+    got = results[receiver]
+    if "predictions" not in got:
+        raise ProtocolError(f"{receiver} reported no predictions")
+    out: dict[str, Any] = {
+        "model": ctx["model"],
+        "model_id": got.get("model_id"),
+        "records": got.get("classified"),
+        "receiver": receiver,
+        "predictions_file": got.get("predictions_file"),
+        "classify_s": max(float(r.get("classify_s") or 0) for r in results.values()),
+        "predictions": got["predictions"],
+    }
+    joined = ctx.get("joined")
+    if joined is not None:  # the audit: the assembled tree, in plain, on the joined rows
+        from mpc.datasets import Discretizer
+
+        trees = {n: ctx["parts"][n]["tree"] for n in sites}
+        tree = from_json(assemble(trees, {n: i for i, n in enumerate(sites)}))
+        edges = {c["name"]: tuple(c["bins"]) for b in ctx["parts"].values()
+                 for c in b["columns"] if "bins" in c}  # fmt: skip
+        table = Discretizer(2, edges).transform(joined.table) if edges else joined.table
+        names = table.attributes
+        rows = [dict(zip(names, r, strict=True)) for r in zip(*table.columns, strict=True)]
+        plain = {str(i): predict_one(tree, row) for i, row in zip(joined.ids, rows, strict=True)}
+        out["equal_to_plain_tree"] = all(plain[i] == c for i, c in got["predictions"])
+    return out
+
+
+def classify_summary(result: dict[str, Any]) -> list[str]:
+    from collections import Counter
+
+    counts = Counter(c for _, c in result["predictions"])
+    lines = [
+        f"model:       {result['model']} (model id {str(result['model_id'])[:12]}...)",
+        f"records:     {result['records']} classified by Algorithm 8 in "
+        f"{result['classify_s']:.3f} s",
+        f"predictions: {result['predictions_file']} (written by {result['receiver']}; "
+        + ", ".join(f"{c} {n}" for c, n in sorted(counts.items()))
+        + ")",
+    ]
+    if "equal_to_plain_tree" in result:
+        lines.append(
+            f"identical:   {result['equal_to_plain_tree']}  (== the saved tree, assembled for "
+            "this audit, applied in plain to the joined records)"
+        )
+    return lines

@@ -482,6 +482,26 @@ def _register_ppid3() -> None:
         summary=ppid3_summary,
     )
 
+    from parties.ppid3_system import (
+        classify_args,
+        classify_plan,
+        classify_result,
+        classify_summary,
+    )
+
+    SYSTEMS["ppid3-classify"] = System(
+        "ppid3-classify",
+        "PPID3's classifyInstance (Vaidya & Clifton, Algorithm 8) on new records held "
+        "vertically, with the model parts saved by `mpc run ppid3 --model-out`",
+        frozenset({"site"}),
+        classify_args,
+        classify_plan,
+        ppid3_run,
+        lambda reports: None,
+        finish=classify_result,
+        summary=classify_summary,
+    )
+
 
 _register_ppid3()
 

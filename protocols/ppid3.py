@@ -90,6 +90,22 @@ class DistributedTree:
             "structure": self.structure,
         }
 
+    @classmethod
+    def from_dict(cls, doc: dict[str, Any]) -> DistributedTree:
+        """The inverse of :meth:`to_dict` (a saved model part)."""
+        try:
+            root = doc["root"]
+            return cls(
+                site=str(doc["site"]),
+                root=(str(root[0]), str(root[1])) if root else None,
+                interior=dict(doc["interior"]),
+                leaves=dict(doc["leaves"]),
+                node_counts={int(k): dict(v) for k, v in doc["node_counts"].items()},
+                structure=list(doc["structure"]),
+            )
+        except (KeyError, TypeError, ValueError, IndexError) as exc:
+            raise ProtocolError(f"a malformed tree part: {type(exc).__name__}: {exc}") from None
+
 
 def check_sites(
     party: Party, view: SiteView, class_site: str, attribute_counts: Sequence[int]

@@ -92,9 +92,11 @@ def test_the_cdbs_load_key_and_the_cdbs_database_are_private(tmp_path: Path) -> 
 
 def test_mpc_deploy_writes_private_inputs_for_their_owners_only(tmp_path: Path) -> None:
     out = tmp_path / "deploy"
-    proc = mpc("deploy", "ppid3", "--dataset", "weather", "--sites", "3", "--out", str(out))
+    proc = mpc(
+        "deploy", "ppid3", "--split-demo", "--dataset", "weather", "--sites", "3", "--out", str(out)
+    )
     assert proc.returncode == 0, proc.stderr
-    assert {"deployment.toml", "data/site1.json"} <= set(modes(out))
+    assert {"deployment.toml", "data/site1.csv"} <= set(modes(out))
     assert exposed(out) == {}, modes(out)
 
 
@@ -102,15 +104,15 @@ def test_mpc_deploy_private_gives_each_party_a_folder_of_its_own(tmp_path: Path)
     """``--private DIR``: each party's input in DIR/NAME/, the deployment file alone in --out
     (public: it may stay readable, so that it can be shared as it is)."""
     out, private = tmp_path / "public" / "ppid3", tmp_path / "private"
-    proc = mpc("deploy", "ppid3", "--dataset", "weather", "--sites", "2", "--out", str(out),
+    proc = mpc("deploy", "ppid3", "--split-demo", "--dataset", "weather", "--sites", "2", "--out", str(out),
                "--private", str(private))  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert sorted(p.name for p in out.iterdir()) == ["deployment.toml"]
-    assert sorted(str(p.relative_to(private)) for p in private.rglob("*.json")) == [
-        "site1/ppid3.json",
-        "site2/ppid3.json",
+    assert sorted(str(p.relative_to(private)) for p in private.rglob("*.csv")) == [
+        "site1/ppid3.csv",
+        "site2/ppid3.csv",
     ]
-    assert f'data = "{private}/site1/ppid3.json"' in (out / "deployment.toml").read_text()
+    assert f'data = "{private}/site1/ppid3.csv"' in (out / "deployment.toml").read_text()
     assert exposed(private) == {}, modes(private)
 
 

@@ -1,0 +1,452 @@
+"""Every site brings only its own file: PPID3 from per-site CSVs in their own row order, saved
+model parts, classification of new records later, and the errors that stop every party.
+
+The hypothesis test runs the real party program (:func:`parties.ppid3_system.ppid3_run`) for
+every site in one process over the in-memory network, each reading only its own CSV; the
+process tests run ``mpc run`` and the party processes over TCP."""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from mpc.config import DeploymentConfig, PartyConfig
+from mpc.datasets import NOMINAL, Table
+from mpc.id3 import ID3Classifier
+from mpc.launcher import PartySpec, launch
+from mpc.local import run_in_memory
+from mpc.tree import to_json
+from parties.ppid3_system import ppid3_run
+from protocols.ppid3 import assemble, check_tree_equal
+
+from .conftest import ROOT, run_mpc
+
+pytestmark = pytest.mark.timeout(180)
+
+SITES = ["site1", "site2", "site3"]
+
+
+def write_csv(path: Path, header: list[str], rows: list[list[str]]) -> Path:
+    with path.open("w", newline="") as fh:
+        out = csv.writer(fh)
+        out.writerow(header)
+        out.writerows(rows)
+    return path
+
+
+def split_files(
+    folder: Path,
+    columns: dict[str, list[str]],
+    target: list[str] | None,
+    parts: list[list[str]],
+    *,
+    seed: int,
+    prefix: str = "",
+    ids: list[str] | None = None,
+) -> list[Path]:
+    """One CSV per site (id column, its columns, the class on the last), rows shuffled."""
+    n = len(next(iter(columns.values())))
+    ids = ids or [f"{prefix}{i}" for i in range(n)]
+    paths = []
+    for s, attrs in enumerate(parts):
+        order = np.random.default_rng([seed, s]).permutation(n)
+        with_class = target is not None and s == len(parts) - 1
+        header = ["id", *attrs, *(["class"] if with_class else [])]
+        rows = [
+            [ids[r], *(columns[a][r] for a in attrs), *([target[r]] if with_class else [])]  # type: ignore[index]
+            for r in order
+        ]
+        paths.append(write_csv(folder / f"{prefix}site{s + 1}.csv", header, rows))
+    return paths
+
+
+def config(parts: list[list[str]], counts: str = "psi") -> DeploymentConfig:
+    params = {
+        "class_site": SITES[-1],
+        "class": "class",
+        "attribute_counts": [len(p) for p in parts],
+        "sites": SITES,
+        "counts": counts,
+        "bins": 4,
+    }
+    parties = tuple(
+        PartyConfig(n, "site", "tcp://127.0.0.1:1", "tcp://127.0.0.1:1", None) for n in SITES
+    )
+    return DeploymentConfig(Path("memory.toml"), parties, "ppid3", params, insecure=True)
+
+
+def run_sites(cfg: DeploymentConfig, me: dict[str, PartyConfig]) -> dict[str, Any]:
+    async def program(party: Any) -> Any:
+        return await ppid3_run(party, cfg, me[party.name])
+
+    results, parties = asyncio.run(run_in_memory(SITES, program, timeout=20))
+    return {"results": results, "ledgers": {n: p.ledger.to_list() for n, p in parties.items()}}
+
+
+tables = st.integers(2, 5).flatmap(
+    lambda n_attr: st.tuples(
+        st.just(n_attr),
+        st.integers(6, 30),
+        st.integers(0, 2**32 - 1),
+    )
+)
+
+
+@settings(
+    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(tables)
+def test_private_tree_from_shuffled_own_files_equals_plain_id3_and_saved_parts_predict_alike(
+    tmp_path_factory: pytest.TempPathFactory, spec: tuple[int, int, int]
+) -> None:
+    n_attr, n_rows, seed = spec
+    n_attr = max(n_attr, 3)
+    folder = tmp_path_factory.mktemp("own")
+    rng = np.random.default_rng(seed)
+    attrs = [f"a{j}" for j in range(n_attr)]
+    columns = {a: [f"v{x}" for x in rng.integers(0, 3, n_rows)] for a in attrs}
+    target = [f"c{x}" for x in rng.integers(0, 2, n_rows)]
+    parts = [attrs[0::3], attrs[1::3], attrs[2::3]]
+    files = split_files(folder, columns, target, parts, seed=seed)
+    me = {
+        n: PartyConfig(
+            n,
+            "site",
+            "tcp://127.0.0.1:1",
+            "tcp://127.0.0.1:1",
+            None,
+            data=f,
+            columns=tuple(parts[i]),
+            id_column="id",
+            model_out=folder / f"{n}.model.json",
+        )
+        for i, (n, f) in enumerate(zip(SITES, files, strict=True))
+    }
+    trained = run_sites(config(parts), me)
+    view = assemble(
+        {n: trained["results"][n]["tree"] for n in SITES}, {n: i for i, n in enumerate(SITES)}
+    )
+    table = Table(
+        "t", tuple(attrs), (NOMINAL,) * n_attr,
+        tuple(np.array(columns[a], dtype=object) for a in attrs),
+        np.array(target, dtype=object), "class", "memory",
+    )  # fmt: skip
+    order = [a for p in parts for a in p]
+    plain = ID3Classifier().fit(
+        table, attribute_order=order, sites={a: i for i, p in enumerate(parts) for a in p}
+    )
+    assert check_tree_equal(view, to_json(plain.tree_))
+
+    # new records, unlabelled, each site's file in its own order, classified with the parts
+    n_new = 25
+    new_cols = {a: [f"v{x}" for x in rng.integers(0, 4, n_new)] for a in attrs}  # v3: unseen
+    new_files = split_files(folder, new_cols, None, parts, seed=seed + 1, prefix="new")
+    use = {
+        n: PartyConfig(
+            n,
+            "site",
+            "tcp://127.0.0.1:1",
+            "tcp://127.0.0.1:1",
+            None,
+            data=f,
+            id_column="id",
+            model=folder / f"{n}.model.json",
+            predictions=folder / "predictions.csv",
+        )
+        for n, f in zip(SITES, new_files, strict=True)
+    }
+    classified = run_sites(config(parts), use)
+    got = dict(classified["results"][SITES[-1]]["predictions"])
+    new_table = Table(
+        "n", tuple(attrs), (NOMINAL,) * n_attr,
+        tuple(np.array(new_cols[a], dtype=object) for a in attrs),
+        np.empty(0, dtype=object), "", "memory",
+    )  # fmt: skip
+    expected = plain.predict(new_table)
+    assert [got[f"new{i}"] for i in range(n_new)] == list(map(str, expected))
+    with (folder / "predictions.csv").open() as fh:
+        assert {r["id"]: r["class"] for r in csv.DictReader(fh)} == got
+    # no ledger of either run holds a record id
+    for run in (trained, classified):
+        text = json.dumps(run["ledgers"])
+        assert '"new0"' not in text and '"0"' not in text.replace('"0": ', "")
+
+
+# ------------------------------------------------------------------ over TCP, end to end
+
+
+def test_mpc_run_trains_saves_and_classifies_a_thousand_new_records(tmp_path: Path) -> None:
+    """The acceptance path, with both count backends: three processes with their own files,
+    model parts, then 1,000 unlabelled records classified as plain ID3 does."""
+    data = ROOT.parent / "shared" / "datasets" / "car" / "car.data"
+    if not data.exists():
+        pytest.skip("the UCI datasets are not beside this clone")
+    rows = [line.split(",") for line in data.read_text().split() if line]
+    header = ["buying", "maint", "doors", "persons", "lug_boot", "safety", "class"]
+    train = write_csv(tmp_path / "train.csv", header, [r for r in rows[1000:]])
+    new = write_csv(
+        tmp_path / "new.csv",
+        ["rid", *header[:-1]],
+        [[f"n{i}", *r[:6]] for i, r in enumerate(rows[:1000])],
+    )
+    from mpc.datasets import load_csv
+
+    table = load_csv(train, "class")
+    for counts in ("psi", "fast"):
+        models = tmp_path / f"models-{counts}"
+        code, out, err = run_mpc(
+            "run", "ppid3", "--csv", str(train), "--class", "class", "--sites", "3",
+            "--counts", counts, "--model-out", str(models), "--json", deadline=150,
+        )  # fmt: skip
+        assert code == 0, err
+        doc = json.loads(out)
+        assert doc["result"]["identical"] is True
+        assert sorted(p.name for p in models.iterdir()) == [f"{s}.model.json" for s in SITES]
+        predictions = tmp_path / f"pred-{counts}.csv"
+        code, out, err = run_mpc(
+            "run", "ppid3-classify", "--model", str(models), "--csv", str(new), "--id", "rid",
+            "--predictions-out", str(predictions), "--json", deadline=120,
+        )  # fmt: skip
+        assert code == 0, err
+        assert json.loads(out)["result"]["equal_to_plain_tree"] is True
+        part = doc["result"]["partition"]
+        order = [a for s in part["sites"] for a in s]
+        plain = ID3Classifier().fit(
+            table, attribute_order=order,
+            sites={a: i for i, s in enumerate(part["sites"]) for a in s},
+        )  # fmt: skip
+        expected = plain.predict(load_csv(new, "rid"))
+        with predictions.open() as fh:
+            got = {r["rid"]: r["class"] for r in csv.DictReader(fh)}
+        assert len(got) == 1000
+        assert [got[f"n{i}"] for i in range(1000)] == list(map(str, expected))
+        assert oct(predictions.stat().st_mode & 0o777) == "0o600"
+
+
+# ------------------------------------------------------------------ what stops every party
+
+
+def _specs(texts: list[str], parts: list[list[str]], **entries: Any) -> list[PartySpec]:
+    return [
+        PartySpec(n, "site", columns=tuple(parts[i]), csv=texts[i], entries={"id": "id", **entries})
+        for i, n in enumerate(SITES)
+    ]
+
+
+def _texts(n: int, parts: list[list[str]], *, drop: dict[int, int] | None = None) -> list[str]:
+    rng = np.random.default_rng(7)
+    cols = {a: [f"v{x}" for x in rng.integers(0, 3, n)] for p in parts for a in p}
+    target = [f"c{x}" for x in rng.integers(0, 2, n)]
+    texts = []
+    for s, attrs in enumerate(parts):
+        with_class = s == len(parts) - 1
+        lines = [",".join(["id", *attrs, *(["class"] if with_class else [])])]
+        for r in range(n):
+            if drop and drop.get(s) == r:
+                continue
+            lines.append(
+                ",".join(
+                    [f"id{r}", *(cols[a][r] for a in attrs), *([target[r]] if with_class else [])]
+                )
+            )
+        texts.append("\n".join(lines) + "\n")
+    return texts
+
+
+PARTS = [["a", "b"], ["c"], ["d"]]
+PARAMS = {
+    "class_site": "site3",
+    "class": "class",
+    "attribute_counts": [2, 1, 1],
+    "sites": SITES,
+    "counts": "psi",
+    "bins": 4,
+}
+
+
+def _stopped(res: Any, culprit: str | None, phrase: str, own: str | None = None) -> None:
+    """Every party failed, non-zero exit, the phrase in every peer's error (``own`` in the
+    culprit's, which may quote its own file), no traceback anywhere."""
+    assert not res.ok
+    for name, report in res.reports.items():
+        assert report["exit_code"] not in (0, None), name
+        expected = own if name == culprit and own is not None else phrase
+        assert expected in report["error"]["message"], (name, report["error"])
+        assert "Traceback" not in res.logs[name], name
+    if culprit is not None:
+        assert res.reports[culprit]["exit_code"] == 2
+
+
+def test_id_sets_that_differ_by_one_stop_every_site_with_counts_only(tmp_path: Path) -> None:
+    texts = _texts(20, PARTS, drop={1: 13})
+    res = launch("ppid3", PARAMS, _specs(texts, PARTS), timeout=15)
+    _stopped(res, None, "19 record ids are held by every site")
+    for name, report in res.reports.items():
+        assert "site1 1" in report["error"]["message"]
+        assert "id13" not in json.dumps(report), name  # which id differs is never told
+
+
+@pytest.mark.parametrize(
+    ("edit", "phrase", "own"),
+    [
+        (lambda t: t.replace("id4,", "id3,", 1), "repeats a record id", "record id 'id3' repeats"),
+        (lambda t: t.replace("id,", "key,", 1), "has no id column 'id'", "site1.csv:1"),
+        (
+            lambda t: t.replace(",b", ",bb", 1),
+            "has no column 'b', which the deployment file lists for it",
+            "the columns are ['id', 'a', 'bb']",
+        ),
+    ],
+    ids=["duplicated id", "missing id column", "columns disagree"],
+)
+def test_a_wrong_own_file_stops_every_party_naming_the_problem(
+    tmp_path: Path, edit: Any, phrase: str, own: str
+) -> None:
+    texts = _texts(12, PARTS)
+    texts[0] = edit(texts[0])
+    res = launch("ppid3", PARAMS, _specs(texts, PARTS), timeout=15)
+    _stopped(res, "site1", phrase, own)
+    # the peers hear what is wrong, never a value of site1's file
+    for name in ("site2", "site3"):
+        assert "id3" not in res.reports[name]["error"]["message"]
+
+
+def test_model_parts_from_another_run_or_edited_are_refused(tmp_path: Path) -> None:
+    texts = _texts(30, PARTS)
+    runs = []
+    for k in range(2):
+        folder = tmp_path / f"run{k}"
+        specs = [
+            PartySpec(n, "site", columns=tuple(PARTS[i]), csv=texts[i],
+                      entries={"id": "id", "model_out": str(folder / f"{n}.model.json")})
+            for i, n in enumerate(SITES)
+        ]  # fmt: skip
+        assert launch("ppid3", PARAMS, specs, timeout=15).ok
+        runs.append(folder)
+    new = [t.replace(",class", "").replace(",c0\n", "\n").replace(",c1\n", "\n") for t in texts]
+    assert "c0" not in new[2]
+
+    def classify(models: dict[str, Path]) -> Any:
+        specs = [
+            PartySpec(
+                n,
+                "site",
+                csv=new[i],
+                entries={
+                    "id": "id",
+                    "model": str(models[n]),
+                    "predictions": str(tmp_path / "predictions.csv"),
+                },
+            )
+            for i, n in enumerate(SITES)
+        ]
+        return launch("ppid3-classify", {"class_site": "site3", "sites": SITES}, specs, timeout=15)
+
+    same = {n: runs[0] / f"{n}.model.json" for n in SITES}
+    assert classify(same).ok
+    mixed = {**same, "site2": runs[1] / "site2.model.json"}
+    _stopped(classify(mixed), None, "from another training run")
+    doc = json.loads(same["site3"].read_text())
+    leaf = next(iter(doc["body"]["tree"]["leaves"].values()))
+    leaf["class"] = "c1" if leaf["class"] == "c0" else "c0"
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(doc))
+    res = classify({**same, "site3": edited})
+    _stopped(res, "site3", "its model file is not a valid part", "changed after training")
+
+
+# ------------------------------------------------------------------ column kinds
+
+
+def test_integer_coded_column_declared_nominal_trains_like_its_string_version(
+    tmp_path: Path,
+) -> None:
+    rng = np.random.default_rng(3)
+    n = 60
+    grade = rng.integers(1, 6, n)
+    other = rng.choice(["x", "y"], n)
+    label = np.where((grade >= 4) ^ (other == "x"), "good", "bad")
+    rows = [[str(g), o, lab] for g, o, lab in zip(grade, other, label, strict=True)]
+    coded = write_csv(tmp_path / "coded.csv", ["grade", "other", "label"], rows)
+    named = write_csv(
+        tmp_path / "named.csv", ["grade", "other", "label"], [[f"G{r[0]}", *r[1:]] for r in rows]
+    )
+    common = ("--class", "label", "--sites", "2", "--json")
+    code, out, err = run_mpc("run", "ppid3", "--csv", str(coded), "--nominal", "grade", *common)
+    assert code == 0, err
+    assert "warning" not in err
+    as_nominal = json.loads(out)["result"]
+    code, out, _ = run_mpc("run", "ppid3", "--csv", str(named), *common)
+    as_strings = json.loads(out)["result"]
+    renamed = json.loads(json.dumps(as_strings["tree"]).replace('"G', '"'))
+    assert check_tree_equal(as_nominal["tree"], renamed)
+    assert as_nominal["columns"]["site1"][0] == {"name": "grade", "kind": "nominal"}
+    code, out, err = run_mpc("run", "ppid3", "--csv", str(coded), *common)
+    assert code == 0
+    assert "--nominal grade" in err  # binned as continuous, with the one-line warning
+    assert json.loads(out)["result"]["columns"]["site1"][0]["kind"] == "continuous"
+
+
+# ------------------------------------------------------------------ no file but its own
+
+
+def test_a_site_process_opens_no_other_sites_file(tmp_path: Path) -> None:
+    from mpc.launcher import write_deployment
+
+    texts = _texts(12, PARTS)
+    config_path = write_deployment(
+        tmp_path / "dep", "ppid3", PARAMS, _specs(texts, PARTS), timeout=20, insecure=False
+    )
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(
+        "import io, os, sys\n"
+        "_log = os.environ.get('MPC_OPEN_LOG')\n"
+        "_seen = set()\n"
+        "def _hook(event, args):\n"
+        "    if event == 'open' and isinstance(args[0], str) and args[0] not in _seen:\n"
+        "        _seen.add(args[0])\n"
+        "        with io.open(_log, 'a') as fh:\n"
+        "            fh.write(os.path.abspath(args[0]) + '\\n')\n"
+        "if _log:\n"
+        "    sys.addaudithook(_hook)\n"
+    )
+    procs = {}
+    for n in SITES:
+        env = {
+            **os.environ,
+            "PYTHONPATH": f"{hook}{os.pathsep}{ROOT}",
+            "MPC_OPEN_LOG": str(tmp_path / f"{n}.opened"),
+        }
+        procs[n] = subprocess.Popen(
+            [sys.executable, "-m", "parties", "site", "--config", str(config_path), "--name", n,
+             "--report", str(tmp_path / f"{n}.json")],
+            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT,
+        )  # fmt: skip
+    try:
+        for n, p in procs.items():
+            assert p.wait(timeout=60) == 0, n
+    finally:
+        for p in procs.values():
+            p.kill()
+    data = (tmp_path / "dep" / "data").resolve()
+    for n in SITES:
+        opened = set((tmp_path / f"{n}.opened").read_text().split())
+        assert str(data / f"{n}.csv") in opened
+        others = {str(data / f"{m}.csv") for m in SITES if m != n}
+        assert not opened & others, n
+        secrets = {
+            str((tmp_path / "dep" / "keys" / f"{m}.secret").resolve()) for m in SITES if m != n
+        }
+        assert not opened & secrets, n
