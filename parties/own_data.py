@@ -53,7 +53,7 @@ def write_predictions(
     """Write ``id,class`` rows (private, 0600) to ``path``; return it."""
     path = Path(path)
     with open_private(path, "w", newline="") as fh:
-        out = csv.writer(fh)
+        out = csv.writer(fh, lineterminator="\n")
         out.writerow([id_column or "row", "class"])
         out.writerows(zip(ids, labels, strict=True))
     return path
