@@ -104,8 +104,8 @@ def test_mpc_deploy_private_gives_each_party_a_folder_of_its_own(tmp_path: Path)
     """``--private DIR``: each party's input in DIR/NAME/, the deployment file alone in --out
     (public: it may stay readable, so that it can be shared as it is)."""
     out, private = tmp_path / "public" / "ppid3", tmp_path / "private"
-    proc = mpc("deploy", "ppid3", "--split-demo", "--dataset", "weather", "--sites", "2", "--out", str(out),
-               "--private", str(private))  # fmt: skip
+    proc = mpc("deploy", "ppid3", "--split-demo", "--dataset", "weather", "--sites", "2",
+               "--out", str(out), "--private", str(private))  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert sorted(p.name for p in out.iterdir()) == ["deployment.toml"]
     assert sorted(str(p.relative_to(private)) for p in private.rglob("*.csv")) == [
