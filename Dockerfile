@@ -26,15 +26,17 @@ RUN pip install --no-deps . && rm -rf build *.egg-info
 # A non-root user owns the mount points of docker-compose.yml's volumes: a fresh named volume
 # takes the owner and mode of the folder it is mounted on, so each is writable by that user and
 # nothing else. /public holds the deployment files and public keys; each party's secret key,
-# private input and report get a folder (a volume) of their own, mode 0700.
+# private input, report and saved model get a folder (a volume) of their own, mode 0700.
 ARG PARTIES="site1 site2 site3 dealer alice bob cdbs client"
 ARG REPORTS="site1 site2 site3 ppid3-dealer hybrid-dealer alice bob cdbs client"
+ARG MODELS="site1 site2 site3"
 RUN useradd --system --uid 10001 --user-group --home-dir /app --no-create-home mpc \
-    && mkdir -p /public /secrets/monitor /private /reports /var/lib/cdbs /data \
+    && mkdir -p /public /secrets/monitor /private /reports /models /var/lib/cdbs /data \
     && for p in $PARTIES; do mkdir -p /secrets/$p /private/$p; done \
     && for s in $REPORTS; do mkdir -p /reports/$s; done \
-    && chown -R mpc:mpc /public /secrets /private /reports /var/lib/cdbs \
-    && chmod 0700 /secrets/* /private/* /reports/* /var/lib/cdbs
+    && for m in $MODELS; do mkdir -p /models/$m; done \
+    && chown -R mpc:mpc /public /secrets /private /reports /models /var/lib/cdbs \
+    && chmod 0700 /secrets/* /private/* /reports/* /models/* /var/lib/cdbs
 USER mpc
 
 # Each service of docker-compose.yml gives the command (a party, mpc keygen, mpc deploy).

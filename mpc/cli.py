@@ -269,9 +269,10 @@ def _deploy(args: argparse.Namespace) -> int:
     everyone = " ".join([*names, "monitor"] if args.monitor else names)
     print(f"keys: mpc keygen --out {keys} {everyone}  (each party keeps its .secret)")
     for spec, (endpoint, _) in zip(plan.parties, endpoints, strict=True):
+        own = " --data ITS.csv" if "id" in spec.entries and spec.csv is None else ""
         print(
             f"{spec.name:<8} at {endpoint}: python -m parties {spec.role} --config {path} "
-            f"--name {spec.name} --secret-key {keys}/{spec.name}.secret"
+            f"--name {spec.name} --secret-key {keys}/{spec.name}.secret{own}"
         )
     return 0
 

@@ -574,6 +574,13 @@ async def _train_run(
 
         write_model(me.model_out, SavedModel("ppid3", party.name, model_id, body, parts))
         out["model"] = {"file": str(me.model_out), "model_id": model_id}
+    log.info(
+        "%s: trained on %d aligned records in %.2f s: %d nodes, depth %d, %d of them mine%s%s",
+        party.name, table.n_rows, train_s, len(tree.structure), depth,
+        len(tree.interior) + len(tree.leaves),
+        f"; training accuracy {out['train_accuracy']:.4f}" if "train_accuracy" in out else "",
+        f"; model part saved to {me.model_out}" if me.model_out is not None else "",
+    )  # fmt: skip
     if fast:
         out["cost"] = {
             "intersections": 0,
@@ -674,6 +681,10 @@ async def _classify_run(
     if site.name == class_site and deliver_to != class_site:
         assert pred is not None
         await site.send(deliver_to, "ppid3/predictions", [pred[t] for t in tids])
+    log.info(
+        "%s: classified %d records with model %s (Algorithm 8)",
+        site.name, len(tids), model.model_id[:12],
+    )  # fmt: skip
     out: dict[str, Any] = {"classified": len(tids), "model_id": model.model_id,
                            "classify_s": round(time.perf_counter() - started, 3)}  # fmt: skip
     if site.name == deliver_to:
@@ -690,6 +701,7 @@ async def _classify_run(
         write_predictions(path, file_order, [by_id[i] for i in file_order],
                           id_column=me.id_column)  # fmt: skip
         out["predictions_file"] = str(path)
+        log.info("%s: %d predictions written to %s", site.name, len(labels), path)
         out["predictions"] = [[i, by_id[i]] for i in file_order]
     return out
 

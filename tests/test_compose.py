@@ -111,7 +111,10 @@ class Layout:
 
     def input_path(self, name: str) -> str:
         private, out = self.plan.option("--private"), self.plan.option("--out")
-        return f"{private}/{name}/{self.system}.json" if private else f"{out}/data/{name}.json"
+        suffix = "csv" if "--split-demo" in self.plan.command else "json"
+        if private:
+            return f"{private}/{name}/{self.system}.{suffix}"
+        return f"{out}/data/{name}.{suffix}"
 
     def secret(self, name: str) -> File:
         return self._written(self.keygen, self.secret_path(name))
@@ -236,9 +239,9 @@ def test_the_image_makes_every_mount_point_private_to_its_user() -> None:
     args = {m[0]: m[1].split() for m in re.findall(r'^ARG (\w+)="([^"]*)"', text, re.M)}
     made = {"/public", "/secrets/monitor", "/var/lib/cdbs", "/data"}
     made |= {f"/secrets/{p}" for p in args["PARTIES"]} | {f"/private/{p}" for p in args["PARTIES"]}
-    made |= {f"/reports/{s}" for s in args["REPORTS"]}
-    assert "chown -R mpc:mpc /public /secrets /private /reports /var/lib/cdbs" in text
-    assert "chmod 0700 /secrets/* /private/* /reports/* /var/lib/cdbs" in text
+    made |= {f"/reports/{s}" for s in args["REPORTS"]} | {f"/models/{m}" for m in args["MODELS"]}
+    assert "chown -R mpc:mpc /public /secrets /private /reports /models /var/lib/cdbs" in text
+    assert "chmod 0700 /secrets/* /private/* /reports/* /models/* /var/lib/cdbs" in text
     for s in _from_yaml().values():
         for v in s.volumes:
             assert v.target in made, f"{s.name}: {v.target} is not made in the Dockerfile"

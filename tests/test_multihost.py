@@ -32,6 +32,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from .compose_file import Service, in_profile, load_services, one_shot
@@ -198,14 +199,17 @@ class ComposeRun:
             )  # fmt: skip
             assert proc.returncode == 0, f"{name}: {proc.stderr}"
 
-    def start(self, name: str) -> None:
-        """Start a party in its namespace once its health-gated dependencies are healthy."""
+    def start(self, name: str, *extra: str) -> None:
+        """Start a party in its namespace once its health-gated dependencies are healthy;
+        ``extra`` arguments go after the service's command (a later run of the party)."""
         for dep, condition in self.services[name].depends_on.items():
             if condition == "service_healthy":
                 assert self.healthy(dep, deadline_s=30), f"{dep} never became healthy"
+        command = (*self.services[name].command, *extra)
         with (self.tmp / "logs" / f"{name}.log").open("wb") as log:
             self.procs[name] = subprocess.Popen(
-                self.lab.exec_argv(name, self.argv(name)), env=self.env(name), cwd=self.tmp,
+                self.lab.exec_argv(name, self.argv(name, command)), env=self.env(name),
+                cwd=self.tmp,
                 stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                 start_new_session=True,
             )  # fmt: skip
@@ -255,11 +259,14 @@ class ComposeRun:
                     os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait(timeout=10)
 
-    def reports(self) -> dict[str, dict[str, Any]]:
+    def reports(self, report: str | None = None) -> dict[str, dict[str, Any]]:
+        """Every party's report: the one its command names, or ``report`` in its folder."""
         out = {}
         for name in self.parties:
             command = self.services[name].command
             path = Path(self.mapped(command[command.index("--report") + 1]))
+            if report is not None:
+                path = path.with_name(report)
             out[self.services[name].environment["MPC_PARTY"]] = json.loads(path.read_text())
         return out
 
@@ -333,11 +340,12 @@ def test_ppid3_sites_on_separate_hosts(
     run.prepare()
     config = run.volume("/public") / "ppid3" / "deployment.toml"
     assert 'endpoint = "tcp://site2:5701"' in config.read_text()  # a service name, not an IP
-    # each party's volumes hold its own key and input, the public one neither keys nor inputs
+    # each party's volumes hold its own key and file, the public one neither keys nor inputs
     for name in parties:
         party = run.services[name].environment["MPC_PARTY"]
         assert _files(run.volume(f"/secrets/{party}")) == {f"{party}.secret": 0o600}
-        assert _files(run.volume(f"/private/{party}")) == {"ppid3.json": 0o600}
+        own = {} if party == "dealer" else {"ppid3.csv": 0o600}
+        assert _files(run.volume(f"/private/{party}")) == own
     public = _files(run.volume("/public"))
     assert not [f for f in public if not f.endswith((".public", "deployment.toml"))], public
     run.start("site1")
@@ -354,6 +362,44 @@ def test_ppid3_sites_on_separate_hosts(
     assert result["accuracy"]["train"] == result["plain_accuracy"]["train"] == 1.0
     for name, report in run.reports().items():
         assert report["ok"] and report["metrics"]["bytes_sent"] > 0, name
+    sites = [n for n in parties if n.startswith("site")]
+    for name in sites:  # each host keeps its own part of the tree, nothing else
+        assert _files(run.volume(f"/models/{name}")) == {"ppid3.model.json": 0o600}
+
+    # months later: new, unlabelled records, each host writing only its own columns (in its
+    # own row order), classified by a second run of the parties with their saved parts
+    from mpc.datasets import load_dataset
+    from mpc.id3 import ID3Classifier
+
+    table, _ = load_dataset("weather", _data_dir())
+    part = result["partition"]
+    new_ids = [f"new{i}" for i in range(table.n_rows)][::-1]
+    for name, attrs in zip(sites, part["sites"], strict=True):
+        with (run.volume(f"/private/{name}") / "new.csv").open("w") as fh:
+            fh.write(",".join(["id", *attrs]) + "\n")
+            for i in np.random.default_rng(len(attrs)).permutation(table.n_rows):
+                fh.write(",".join([new_ids[i], *(str(table.column(a)[i]) for a in attrs)]) + "\n")
+    run.procs.clear()
+    for name in parties:
+        party = run.services[name].environment["MPC_PARTY"]
+        extra = ["--report", f"/reports/{name}/classify.json"]
+        if party != "dealer":
+            extra += ["--model", f"/models/{name}/ppid3.model.json",
+                      "--data", f"/private/{name}/new.csv", "--id", "id"]  # fmt: skip
+        if party == part["site_names"][part["class_site"]]:
+            extra += ["--predictions-out", f"/models/{name}/predictions.csv"]
+        run.start(name, *extra)
+    codes = run.wait(timeout_s=90)
+    assert codes == dict.fromkeys(parties, 0), {n: run.log(n) for n in codes}
+    order = [a for s in part["sites"] for a in s]
+    plain = ID3Classifier().fit(
+        table, attribute_order=order, sites={a: i for i, s in enumerate(part["sites"]) for a in s}
+    )
+    expected = dict(zip(new_ids, map(str, plain.predict(table)), strict=True))
+    holder = part["site_names"][part["class_site"]]
+    lines = (run.volume(f"/models/{holder}") / "predictions.csv").read_text().split()
+    assert lines[0] == "id,class"
+    assert dict(line.split(",") for line in lines[1:]) == expected
 
 
 def test_hybrid_id3_alice_bob_and_commodity_server_on_three_hosts(compose: Any) -> None:
