@@ -630,7 +630,8 @@ async def _classify_run(
     from protocols.classify_instance import classify_instances
     from protocols.ppid3 import DistributedTree
 
-    assert me.model is not None
+    if me.model is None:
+        raise ConfigError(f"{site.name}: classifying needs this site's model part (--model FILE)")
     try:
         model = read_model(me.model, "ppid3")
         if model.party != site.name:
