@@ -2,21 +2,32 @@
 process (the data owner) and a CDBS process (the cloud database server), and the baselines
 cnl and cdbsl, under K-fold cross-validation.
 
-The launcher prepares the table (the class column chosen with ``--class``: a continuous class
-is split at its median into ``low`` / ``high``; continuous attributes discretised into
-``--bins`` equal-frequency bins; rows filtered with ``--where``), the stratified folds and, per
-fold, the prune set (20% of the training rows, the same for the three methods). Only the client
-gets the table. For every fold the client anatomizes the training rows (``--l``), outsources
-them, and classifies the test rows with each method (cdtl and cnl trading places on every
-other fold: :func:`method_order`); it reports accuracy and its own costs:
-seconds spent (crypto, network, learning, inference; outsourcing excluded, it is common to all
-methods) and tuples held. ``ets`` and ``ms`` are the paper's Equations 1 and 2.
+The client's table is a named dataset (``--dataset``), which the launcher prepares and hands
+to the client, or the client's own CSV file (``--csv FILE --class COL``), which the client
+reads itself (:func:`~parties.own_data.read_own_table`; ``--id``, ``--delimiter``,
+``--nominal``, ``--continuous`` as for every party's own file). Either way the table is
+prepared alike (:mod:`parties.cdtl_tables`): rows filtered with ``--where``; with
+``--dataset`` the class column chosen with ``--class`` (a continuous class split at its median
+into ``low`` / ``high``); continuous attributes discretised into ``--bins`` equal-frequency
+bins; the sensitive attribute (``--sensitive``, a column of the table) and ``l`` checked. The
+stratified folds and, per fold, the prune set (20% of the training rows, the same for the
+three methods) are public choices of ``--cv`` and ``--seed``: the launcher computes them for a
+dataset, the client for its own file, with the same function. For every fold the client
+anatomizes the training rows (``--l``), outsources them, and classifies the test rows with
+each method (cdtl and cnl trading places on every other fold: :func:`method_order`); it
+reports accuracy and its own costs: seconds spent (crypto, network, learning, inference;
+outsourcing excluded, it is common to all methods) and tuples held. ``ets`` and ``ms`` are the
+paper's Equations 1 and 2.
+
+A CDBS that keeps its database between runs, and a client that outsources once and classifies
+new files later, are the systems of :mod:`parties.cdtl_service`.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import logging
 import time
 from pathlib import Path
 from typing import Any
@@ -28,25 +39,57 @@ from mpc.errors import ConfigError, ProtocolError
 from mpc.files import open_private
 from mpc.launcher import PartySpec
 from mpc.runtime import Party
+from parties.cdtl_tables import (
+    cdtl_folds,
+    client_table,
+    csv_entries,
+    filter_rows,
+    own_csv_args,
+    own_input,
+    read_client_csv,
+    with_class,
+)
 from protocols.cdtl import CDBS, CLIENT, SPLITS
 
-__all__ = ["METHODS", "cdtl_args", "cdtl_plan", "cdtl_result", "cdtl_run", "cdtl_summary"]
+__all__ = [
+    "METHODS",
+    "cdtl_args",
+    "cdtl_plan",
+    "cdtl_result",
+    "cdtl_run",
+    "cdtl_summary",
+    "method_order",
+    "serve_cdbs",
+]
+
+log = logging.getLogger("mpc.cdtl")
 
 METHODS = ("cdtl", "cnl", "cdbsl")
 
 
 def cdtl_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--dataset", metavar="NAME", default=None, help="dataset (default: weather)")
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--dataset", metavar="NAME", default=None, help="dataset (default: weather)")
+    src.add_argument(
+        "--csv",
+        metavar="FILE",
+        default=None,
+        help="the client's own CSV file with a header row (read by the client process itself)",
+    )
     p.add_argument("--data-dir", metavar="DIR", help="where the UCI datasets are")
-    p.add_argument("--sensitive", required=True, metavar="COL", help="the sensitive attribute A_s")
+    p.add_argument(
+        "--sensitive", required=True, metavar="COL", help="the sensitive attribute A_s (a column)"
+    )
     p.add_argument(
         "--class",
         dest="class_column",
         default=None,
         metavar="COL",
-        help="the attribute to predict (default: the dataset's class); a continuous one is "
-        "split at its median into low/high",
+        help="the attribute to predict: with --csv its class column (required, read as "
+        "labels); with --dataset default the dataset's class, and a continuous one is split "
+        "at its median into low/high",
     )
+    own_csv_args(p, when="with --csv: ")
     p.add_argument("--l", type=int, default=2, help="l of l-diversity (default 2)")
     p.add_argument("--cv", type=int, default=10, metavar="K", help="folds (default 10)")
     p.add_argument("--method", choices=(*METHODS, "all"), default="all", help="(default all)")
@@ -89,117 +132,41 @@ def cdtl_args(p: argparse.ArgumentParser) -> None:
     )
 
 
-#: names the papers give a dataset's class column: house-votes-84's "Class Name" is the party
-CLASS_ALIASES = {"house-votes-84": {"party": "Class Name"}}
-
-
-def _with_class(table: Any, column: str | None) -> Any:
-    """``table`` with ``column`` as the class (the old class becomes an attribute)."""
-    from mpc.datasets import Table
-
-    column = CLASS_ALIASES.get(table.name, {}).get(column or "", column)
-    if column is None or column == table.class_name:
-        return table
-    if column not in table.attributes:
-        raise ConfigError(
-            f"--class {column!r}: not a column of {table.name}; choose one of "
-            f"{[*table.attributes, table.class_name]}"
-        )
-    j = table.attributes.index(column)
-    y = table.columns[j]
-    if table.kinds[j] == "continuous":
-        values = np.asarray(y, dtype=np.float64)
-        known = ~np.isnan(values)
-        median = float(np.median(values[known]))
-        keep = np.flatnonzero(known)
-        y = np.where(values[keep] <= median, "low", "high").astype(object)
-        table = table.subset(keep)
-    attrs = [a for a in table.attributes if a != column] + [table.class_name]
-    kinds = [k for a, k in zip(table.attributes, table.kinds, strict=True) if a != column]
-    cols = [c for a, c in zip(table.attributes, table.columns, strict=True) if a != column]
-    return Table(
-        name=table.name,
-        attributes=tuple(attrs),
-        kinds=(*kinds, "nominal"),
-        columns=(*cols, np.asarray(table.target, dtype=object)),
-        target=np.asarray(y, dtype=object),
-        class_name=column,
-        source=table.source,
-    )
-
-
-def _filter(table: Any, conditions: list[str]) -> Any:
-    for cond in conditions:
-        neg = "!=" in cond
-        col, _, value = cond.partition("!=" if neg else "=")
-        col, value = col.strip(), value.strip()
-        if not col or col not in (*table.attributes, table.class_name):
-            raise ConfigError(f"--where {cond!r}: expected COL!=VALUE or COL=VALUE with a column")
-        data = table.target if col == table.class_name else table.column(col)
-        hit = np.asarray(data, dtype=str) == value
-        table = table.subset(np.flatnonzero(~hit if neg else hit))
-        if table.n_rows == 0:
-            raise ConfigError(f"--where {cond!r} leaves no row")
-    return table
-
-
 def cdtl_plan(args: argparse.Namespace) -> Any:
-    from mpc.datasets import Discretizer, load_dataset, resolve_data_dir
-    from mpc.evaluation import stratified_kfold, train_test_split
+    from mpc.datasets import load_dataset, resolve_data_dir
     from parties.hybrid_system import _concat
     from parties.systems import Plan
-    from protocols.anatomization import max_l
 
     if args.l < 2:
         raise ConfigError(f"--l must be at least 2, got {args.l}")
     if args.clients < 1:
         raise ConfigError(f"--clients must be at least 1, got {args.clients}")
-    table, extra = load_dataset(args.dataset or "weather", resolve_data_dir(args.data_dir))
-    if extra is not None:
-        table = _concat(table, extra)
-    table = _filter(table, args.where)
-    table = _with_class(table, args.class_column)
-    if args.sensitive not in table.attributes:
-        raise ConfigError(
-            f"--sensitive {args.sensitive!r}: not an attribute of {table.name} with class "
-            f"{table.class_name!r}; choose one of {list(table.attributes)}"
-        )
-    if "continuous" in table.kinds:
-        table = Discretizer.fit(table, args.bins).transform(table)
-    top = max_l(table, args.sensitive)
-    if args.l > top and args.no_suppress:
-        values, counts = np.unique(
-            np.asarray(table.column(args.sensitive), dtype=str), return_counts=True
-        )
-        share = counts.max() / counts.sum()
-        raise ConfigError(
-            f"--l {args.l} is impossible for {args.sensitive!r}: its most frequent value "
-            f"{values[counts.argmax()]!r} covers {share:.1%} of the rows, more than 1/{args.l}; "
-            f"the largest possible l is {top} (without --no-suppress, the fewest tuples of "
-            "that value are suppressed instead)"
-        )
-    distinct = len(np.unique(np.asarray(table.column(args.sensitive), dtype=str)))
-    if args.l > distinct:
-        raise ConfigError(
-            f"--l {args.l} is impossible: {args.sensitive!r} has only {distinct} distinct "
-            "values, and every group needs l different ones"
-        )
-    folds = []
-    for train, test in stratified_kfold(table.target, args.cv, seed=args.seed):
-        _, prune = train_test_split(table.target[train], 0.2, seed=args.seed)
-        folds.append({"train": train.tolist(), "test": test.tolist(), "prune": prune.tolist()})
-    doc = {
-        "name": table.name,
-        "attributes": list(table.attributes),
-        "columns": [[str(v) for v in c] for c in table.columns],
-        "target": [str(v) for v in table.target],
-        "class_name": table.class_name,
-    }
+    if args.bins < 2:
+        raise ConfigError(f"--bins must be at least 2, got {args.bins}")
+    if args.csv is not None:
+        entries = csv_entries(args)
+        own, text = read_client_csv(args, entries)
+        table = filter_rows(own.table, args.where)
+        source = str(args.csv)
+    else:
+        for flag in ("id_column", "delimiter", "nominal", "continuous"):
+            if getattr(args, flag) is not None:
+                option = "--id" if flag == "id_column" else f"--{flag}"
+                raise ConfigError(f"{option} goes with --csv; a named dataset has its own schema")
+        table, extra = load_dataset(args.dataset or "weather", resolve_data_dir(args.data_dir))
+        if extra is not None:
+            table = _concat(table, extra)
+        table = filter_rows(table, args.where)
+        table = with_class(table, args.class_column)
+        source = table.name
+    table, _ = client_table(
+        table, sensitive=args.sensitive, l=args.l, bins=args.bins, no_suppress=args.no_suppress,
+        source=source,
+    )  # fmt: skip
+    folds = cdtl_folds(table.target, args.cv, args.seed)
     methods = list(METHODS) if args.method == "all" else [args.method]
     clients = [CLIENT] if args.clients == 1 else [f"{CLIENT}{i + 1}" for i in range(args.clients)]
-    specs = [PartySpec(c, CLIENT, {"table": doc, "folds": folds}) for c in clients]
-    specs.append(PartySpec(CDBS, CDBS, {}))
-    params = {
+    params: dict[str, Any] = {
         "sensitive": args.sensitive,
         "l": args.l,
         "methods": methods,
@@ -207,6 +174,23 @@ def cdtl_plan(args: argparse.Namespace) -> Any:
         "clients": clients,
         "nominal_splits": args.nominal_splits,
     }
+    if args.csv is not None:
+        # the client reads its file and makes the same folds from these public choices
+        params.update(
+            input="csv", **{"class": args.class_column}, where=list(args.where), bins=args.bins,
+            cv=args.cv, seed=args.seed, no_suppress=args.no_suppress,
+        )  # fmt: skip
+        specs = [PartySpec(c, CLIENT, csv=text, entries=entries) for c in clients]
+    else:
+        doc = {
+            "name": table.name,
+            "attributes": list(table.attributes),
+            "columns": [[str(v) for v in c] for c in table.columns],
+            "target": [str(v) for v in table.target],
+            "class_name": table.class_name,
+        }
+        specs = [PartySpec(c, CLIENT, {"table": doc, "folds": folds}) for c in clients]
+    specs.append(PartySpec(CDBS, CDBS, {}))
     context = {"table": table, "folds": folds}
     return Plan(specs, params, context)
 
@@ -254,9 +238,12 @@ async def cdtl_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
     # is timed, so that start-up is not billed to whichever method runs first
     importlib.import_module("numpy.ma")
     if me.role == CDBS:
-        return await _serve_cdbs(party, cfg, clients)
-    data = load_party_data(me)
-    table = _table(data["table"])
+        return await serve_cdbs(party, cfg, clients)
+    if p.get("input") == "csv":
+        table, folds = own_table_and_folds(me, p)
+    else:
+        data = load_party_data(me)
+        table, folds = _table(data["table"]), data["folds"]
     key = ClientKey.generate()  # never leaves this process
     client = CDBSClient(
         party,
@@ -267,7 +254,7 @@ async def cdtl_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
     )
     methods = [str(m) for m in p["methods"]]
     folds_out = []
-    for i, fold in enumerate(data["folds"]):
+    for i, fold in enumerate(folds):
         train = table.subset(np.asarray(fold["train"], dtype=np.int64))
         keep = suppress_for_l(train, client.sensitive, int(p["l"]))
         prune_positions = set(int(r) for r in fold["prune"])
@@ -321,8 +308,30 @@ async def cdtl_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
     return {"folds": folds_out}
 
 
-async def _serve_cdbs(party: Party, cfg: DeploymentConfig, clients: list[str]) -> dict[str, Any]:
-    """The CDBS process: serve every client concurrently from one store until all are done."""
+def own_table_and_folds(me: PartyConfig, p: dict[str, Any]) -> tuple[Any, list[dict[str, Any]]]:
+    """The client's own CSV file (``--csv``) prepared as the launcher prepares a dataset, and
+    the folds of the run's public ``cv`` and ``seed``."""
+    from parties.own_data import read_own_table
+
+    own, warning = read_own_table(me, class_column=str(p["class"]))
+    if warning:
+        log.warning("%s: %s", me.name, warning)
+    with own_input(me):
+        table = filter_rows(own.table, [str(w) for w in p.get("where", [])])
+        table, _ = client_table(
+            table, sensitive=str(p["sensitive"]), l=int(p["l"]), bins=int(p.get("bins", 4)),
+            no_suppress=bool(p.get("no_suppress", False)), source=str(me.data),
+        )  # fmt: skip
+        folds = cdtl_folds(table.target, int(p["cv"]), int(p.get("seed", 0)))
+    return table, folds
+
+
+async def serve_cdbs(party: Party, cfg: DeploymentConfig, clients: list[str]) -> dict[str, Any]:
+    """The CDBS process: serve every client concurrently from one store until all are done.
+
+    The store is the SQLite file ``protocol.params.db`` (default: ``cdbs.sqlite`` next to the
+    deployment file), made private (mode 0600) before SQLite opens it; a new process on the
+    same file serves everything an earlier one stored."""
     import asyncio
 
     from protocols.cdtl import CDBSStore, serve_client
@@ -471,7 +480,7 @@ def load_plan(args: argparse.Namespace) -> Any:
     table, extra = load_dataset(args.dataset, resolve_data_dir(args.data_dir))
     if extra is not None:
         table = _concat(table, extra)
-    table = _with_class(table, args.class_column)
+    table = with_class(table, args.class_column)
     if "continuous" in table.kinds:
         table = Discretizer.fit(table, args.bins).transform(table)
     doc = {
@@ -519,7 +528,7 @@ async def load_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
     # is timed, so that start-up is not billed to whichever method runs first
     importlib.import_module("numpy.ma")
     if me.role == CDBS:
-        return await _serve_cdbs(party, cfg, clients)
+        return await serve_cdbs(party, cfg, clients)
     data = load_party_data(me)
     table = _table(data["table"])
     key = ClientKey.from_bytes(bytes.fromhex(str(data["key"])))

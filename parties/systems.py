@@ -579,6 +579,49 @@ def _register_cdtl() -> None:
 _register_cdtl()
 
 
+def _register_cdtl_sessions() -> None:
+    from parties.cdtl_service import (
+        classify_args,
+        classify_plan,
+        classify_result,
+        classify_run,
+        classify_summary,
+        outsource_args,
+        outsource_plan,
+        outsource_result,
+        outsource_run,
+        outsource_summary,
+    )
+
+    SYSTEMS["cdtl-outsource"] = System(
+        "cdtl-outsource",
+        "cdtl, first session: the client anatomizes its CSV and outsources it to a CDBS whose "
+        "database outlives the run, and keeps its key in a private model file",
+        frozenset({"client", "cdbs"}),
+        outsource_args,
+        outsource_plan,
+        outsource_run,
+        lambda reports: None,
+        finish=outsource_result,
+        summary=outsource_summary,
+    )
+    SYSTEMS["cdtl-classify"] = System(
+        "cdtl-classify",
+        "cdtl, a later session: a new client process classifies a new CSV with its model file "
+        "against the CDBS's stored table (Figure 3), refining leaves as needed",
+        frozenset({"client", "cdbs"}),
+        classify_args,
+        classify_plan,
+        classify_run,
+        lambda reports: None,
+        finish=classify_result,
+        summary=classify_summary,
+    )
+
+
+_register_cdtl_sessions()
+
+
 def _register_cdbs_load() -> None:
     from parties.cdtl_system import load_args, load_plan, load_result, load_run, load_summary
 

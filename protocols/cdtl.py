@@ -7,7 +7,10 @@ Roles:
 
 * **client** — the data owner: holds the table ``D`` and the key ``k`` (a
   :class:`~mpc.sealed.ClientKey`); outsources ``IT`` and ``ST`` (:mod:`protocols.anatomization`)
-  and asks for predictions. It keeps nothing but the key between requests.
+  and asks for predictions. It keeps nothing but the key between requests; to come back in
+  a later process it needs the key, the table's name, the digest of its schema (checked
+  against the CDBS's: :meth:`CDBSClient.table_schema`) and the shared prune rows, which a
+  client keeps in its private model file (the ``cdtl-outsource`` / ``cdtl-classify`` systems).
 * **cdbs** — the cloud database server: stores ``IT``, ``ST``, the base decision tree (BDT)
   and the encrypted subtrees (:class:`CDBSStore`, SQLite), learns the BDT from ``IT`` and
   serves requests (:func:`serve_client`).
@@ -879,6 +882,12 @@ class CDBSClient:
         )
         self._table_schemas[schema.name] = schema
         return reply
+
+    def known_schema(self, name: str) -> TableSchema | None:
+        """The schema of table ``name`` this client has (from outsourcing it, or asked for),
+        else None. Its digest names the outsourced table: a client that comes back later
+        checks the CDBS's table against it (:meth:`table_schema`)."""
+        return self._table_schemas.get(name)
 
     async def table_schema(self, name: str, digest: Any) -> TableSchema:
         """The schema of table ``name`` whose digest is ``digest``: the one kept from

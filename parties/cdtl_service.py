@@ -1,0 +1,631 @@
+"""A long-lived CDBS and a client that comes back later: the systems ``cdtl-outsource`` and
+``cdtl-classify`` (Mancuhan & Clifton, Figures 1-3, as two sessions of one data owner).
+
+The CDBS's state is durable: its SQLite database (IT, ST, the BDT and every sealed subtree,
+:class:`~protocols.cdtl.CDBSStore`) in a folder that outlives its processes, and its CurveZMQ
+key. The client's state is its private model file. So each session is one run of the two
+parties, and either process may end between sessions, or be restarted during one:
+
+* **outsource** (``cdtl-outsource``) — the client reads its training CSV
+  (:func:`~parties.own_data.read_own_table`), prepares it as ``cdtl`` does
+  (:func:`~parties.cdtl_tables.client_table`: continuous attributes in ``bins``
+  equal-frequency bins), suppresses the fewest tuples that make ``l`` possible, anatomizes
+  the rest under a fresh key and outsources IT and ST with the shared prune set
+  (:data:`~parties.cdtl_tables.PRUNE_FRACTION` of the rows, a public choice of ``seed``); the
+  CDBS learns the BDT and stores all three. The client writes its model file
+  (:class:`ClientModel`, :mod:`mpc.model_file`, private, mode 0600): the key, the table's
+  name at the CDBS and its schema digest, the columns and kinds it read, the discretizer, the
+  prune rows, the sensitive attribute, the class and the kind of nominal split.
+* **classify** (``cdtl-classify``) — a new client process reads the model file (its digest
+  checked: an edited file is refused) and a new CSV file with the model's columns (the class
+  column may be absent; other columns are ignored), checks that the CDBS serves the table the
+  model outsourced (same name, same schema digest), classifies every row by Figure 3's
+  ``Inference`` (a leaf refined earlier is served sealed from the database; the others are
+  refined now, and their subtrees stored for the next session) and writes ``id,class``.
+
+The CDBS process (the same program in both) serves its client until it says ``done`` and
+exits; a new process on the same database folder and key serves the next session, or the
+rest of this one: the client sends again what the old process never answered
+(:meth:`~mpc.runtime.Party.expect_restarts`). A client's predictions are those of the same
+cdtl run in one process: the outsourced table, the BDT and the subtrees do not depend on how
+many processes served them.
+
+Local runs::
+
+    mpc run cdtl-outsource --csv train.csv --class y --sensitive s --model-out model \\
+        --cdbs-db cdbs
+    mpc run cdtl-classify --csv new.csv --id rid --model model --cdbs-db cdbs \\
+        --predictions-out predictions.csv
+
+On two hosts, the parties of ``mpc deploy cdtl-outsource ...`` (then ``cdtl-classify``) with
+one key folder: ``python -m parties client --config F --name client --data train.csv
+--model-out client.model.json``, later ``python -m parties client --config F2 --name client
+--model client.model.json --data new.csv --id rid --predictions-out predictions.csv``, and
+``python -m parties cdbs --config F --name cdbs`` for each session.
+
+What each party learns is what ``cdtl`` lets it learn (:mod:`protocols.cdtl`); the model file
+holds the client's key and never leaves it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import dataclasses
+import logging
+import string
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mpc.config import DeploymentConfig, PartyConfig
+from mpc.datasets import CONTINUOUS, NOMINAL, Discretizer, PartyTable, Table
+from mpc.errors import ConfigError, InputError, ProtocolError
+from mpc.launcher import PartySpec
+from mpc.model_file import ModelError, SavedModel, new_model_id, read_model, write_model
+from mpc.runtime import Party
+from mpc.sealed import KEY_BYTES, ClientKey
+from parties.cdtl_system import serve_cdbs
+from parties.cdtl_tables import (
+    PRUNE_FRACTION,
+    client_table,
+    csv_entries,
+    csv_text,
+    own_csv_args,
+    own_input,
+    read_client_csv,
+)
+from parties.own_data import read_own_table, write_predictions
+from protocols.cdtl import CDBS, CLIENT, SPLITS
+
+__all__ = [
+    "DB_FILE",
+    "MODEL_FILE",
+    "MODEL_SYSTEM",
+    "ClientModel",
+    "classify_args",
+    "classify_plan",
+    "classify_result",
+    "classify_run",
+    "classify_summary",
+    "load_client_model",
+    "model_path",
+    "outsource_args",
+    "outsource_plan",
+    "outsource_result",
+    "outsource_run",
+    "outsource_summary",
+    "rows_to_classify",
+]
+
+log = logging.getLogger("mpc.cdtl")
+
+#: the ``system`` of the client's model file
+MODEL_SYSTEM = "cdtl-client"
+#: the client's model file in a ``--model-out`` / ``--model`` folder
+MODEL_FILE = "client.model.json"
+#: the CDBS's database in a ``--cdbs-db`` folder
+DB_FILE = "cdbs.sqlite"
+
+
+# ----------------------------------------------------------------------------- the model
+
+
+@dataclass(frozen=True)
+class ClientModel:
+    """What the client keeps to come back to its outsourced table (the body of its model
+    file). ``repr`` shows the key's fingerprint, never the key."""
+
+    #: the client's AES-256-GCM key: ESEQ and every subtree are sealed under it
+    key: ClientKey
+    #: the table's name at the CDBS, and the digest of its schema (IT's and ST's columns)
+    table: str
+    schema: str
+    sensitive: str
+    class_name: str
+    #: the training file's attributes (the sensitive one among them) in order, and their kinds
+    #: as read; a new file is read with these kinds, then binned with ``discretizer``
+    attributes: tuple[str, ...]
+    kinds: tuple[str, ...]
+    discretizer: Discretizer | None
+    nominal_splits: str
+    l: int  # noqa: E741
+    #: the outsourced rows (ESEQ's original rows) in the shared prune set
+    prune: tuple[int, ...]
+    #: what was outsourced, for reports: rows read, outsourced, suppressed; bins; seed
+    training: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def nominal(self) -> list[str]:
+        return [a for a, k in zip(self.attributes, self.kinds, strict=True) if k == NOMINAL]
+
+    @property
+    def continuous(self) -> list[str]:
+        return [a for a, k in zip(self.attributes, self.kinds, strict=True) if k == CONTINUOUS]
+
+    def body(self) -> dict[str, Any]:
+        return {
+            "key": self.key.key_bytes().hex(),
+            "table": self.table,
+            "schema": self.schema,
+            "sensitive": self.sensitive,
+            "class": self.class_name,
+            "attributes": [
+                {"name": a, "kind": k} for a, k in zip(self.attributes, self.kinds, strict=True)
+            ],
+            "discretizer": None if self.discretizer is None else self.discretizer.to_dict(),
+            "nominal_splits": self.nominal_splits,
+            "l": self.l,
+            "prune": list(self.prune),
+            "training": self.training,
+        }
+
+    @classmethod
+    def from_body(cls, body: dict[str, Any]) -> ClientModel:
+        """The model of a body written by :meth:`body`; ``ValueError`` (or ``KeyError``,
+        ``TypeError``) when a part is missing or does not fit the others."""
+        key_hex = _text(body["key"], "key")
+        if len(key_hex) != 2 * KEY_BYTES or not set(key_hex) <= set(string.hexdigits):
+            raise ValueError(f"the key must be {2 * KEY_BYTES} hex digits")
+        attributes = tuple(_text(a["name"], "attribute name") for a in body["attributes"])
+        kinds = tuple(str(a["kind"]) for a in body["attributes"])
+        if len(set(attributes)) != len(attributes) or not set(kinds) <= {NOMINAL, CONTINUOUS}:
+            raise ValueError("the attributes must be distinct, each nominal or continuous")
+        sensitive, class_name = _text(body["sensitive"], "sensitive"), _text(body["class"], "class")
+        if sensitive not in attributes or class_name in attributes:
+            raise ValueError("the sensitive attribute must be an attribute, the class not")
+        discretizer = _discretizer(body["discretizer"])
+        binned = set(discretizer.edges) if discretizer is not None else set()
+        if binned != {a for a, k in zip(attributes, kinds, strict=True) if k == CONTINUOUS}:
+            raise ValueError("the discretizer must bin exactly the continuous attributes")
+        splits, l = body["nominal_splits"], body["l"]  # noqa: E741
+        if splits not in SPLITS or type(l) is not int or l < 2:
+            raise ValueError(f"nominal_splits must be one of {list(SPLITS)} and l >= 2")
+        prune = body["prune"]
+        if not isinstance(prune, list) or not all(type(r) is int and r >= 0 for r in prune):
+            raise ValueError("prune must list row numbers")
+        training = body["training"]
+        if not isinstance(training, dict):
+            raise ValueError("training must be an object")
+        return cls(
+            ClientKey.from_bytes(bytes.fromhex(key_hex)), _text(body["table"], "table"),
+            _text(body["schema"], "schema"), sensitive, class_name, attributes, kinds,
+            discretizer, str(splits), l, tuple(prune), dict(training),
+        )  # fmt: skip
+
+
+def _text(value: Any, what: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"{what} must be a non-empty string, got {value!r}")
+    return value
+
+
+def _discretizer(doc: Any) -> Discretizer | None:
+    if doc is None:
+        return None
+    bins, edges = doc["bins"], doc["edges"]
+    if doc.get("method") != "equal-frequency" or type(bins) is not int or bins < 2:
+        raise ValueError("the discretizer must be equal-frequency with bins >= 2")
+    cuts = {str(a): tuple(float(x) for x in e) for a, e in edges.items()}
+    if any(list(e) != sorted(set(e)) or not np.all(np.isfinite(e)) for e in cuts.values()):
+        raise ValueError("the discretizer's cut points must be finite and increase")
+    return Discretizer(bins=bins, edges=cuts)
+
+
+def model_path(path: str | Path) -> Path:
+    """The model file a ``--model-out`` / ``--model`` path names: a file ``*.json``, else
+    :data:`MODEL_FILE` in that folder (an existing file is taken as it is)."""
+    path = Path(path)
+    if path.suffix == ".json" or path.is_file():
+        return path
+    return path / MODEL_FILE
+
+
+def load_client_model(path: str | Path) -> tuple[ClientModel, SavedModel]:
+    """Read and check the client's model file; :class:`~mpc.model_file.ModelError` names the
+    file and what is wrong (missing, edited, of another learner, malformed)."""
+    saved = read_model(path, MODEL_SYSTEM)
+    try:
+        return ClientModel.from_body(saved.body), saved
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        raise ModelError(f"model file {saved.path}: not a cdtl client model: {exc}") from None
+
+
+def _model_input(me: PartyConfig) -> tuple[ClientModel, SavedModel]:
+    """This client's model file, its errors as :class:`~mpc.errors.InputError`."""
+    if me.model is None:
+        raise InputError(
+            f"{me.name}: no model file; give --model FILE (or a `model` entry)",
+            public=f"{me.name}: it was given no model file",
+        )
+    try:
+        return load_client_model(me.model)
+    except ModelError as exc:
+        raise InputError(
+            f"{me.name}: {exc}",
+            public=f"{me.name}: its model file cannot be used (missing, changed after training "
+            "or not a cdtl client model)",
+        ) from None
+
+
+def _header(path: Path, delimiter: str) -> list[str] | None:
+    """The column names of the file's first non-blank row; None if it cannot be read (the
+    full reading then says why)."""
+    try:
+        with path.open(newline="", encoding="utf-8-sig") as fh:
+            for row in csv.reader(fh, delimiter=delimiter):
+                if any(f.strip() for f in row):
+                    return [f.strip() for f in row]
+    except (OSError, csv.Error, UnicodeDecodeError, TypeError):
+        return None
+    return None
+
+
+def rows_to_classify(me: PartyConfig, model: ClientModel) -> tuple[PartyTable, Table]:
+    """The rows of this client's CSV (``me.data``) to classify with ``model``: the file as
+    read (its ids; the class if it has the model's class column) and the table the model
+    classifies (its attributes in training order, read with their kinds and binned with its
+    cut points). Columns the model does not read are ignored; a missing one is refused,
+    naming it (:class:`~mpc.errors.InputError`)."""
+    if me.data is None:
+        raise InputError(
+            f"{me.name}: no file to classify; give --data FILE.csv (or a `data` entry)",
+            public=f"{me.name}: it was given no data file",
+        )
+    if me.id_column is not None and me.id_column in (*model.attributes, model.class_name):
+        raise InputError(
+            f"{me.name}: the id column {me.id_column!r} is a column the model reads; name "
+            "another (or none: rows are then numbered)",
+            public=f"{me.name}: its id column is a column the model reads",
+        )
+    header = _header(me.data, me.delimiter)
+    missing = [a for a in model.attributes if header is not None and a not in header]
+    if header is not None and missing:
+        raise InputError(
+            f"{me.name}: {me.data}: the model reads the column"
+            f"{'s' if len(missing) > 1 else ''} {', '.join(map(repr, missing))}, not in the "
+            f"file; its columns are {header}, the model reads {list(model.attributes)}",
+            public=f"{me.name}: its data file lacks a column the model reads",
+        )
+    has_class = header is not None and model.class_name in header
+    reading = dataclasses.replace(
+        me, columns=(), nominal=tuple(model.nominal), continuous=tuple(model.continuous)
+    )
+    own, _ = read_own_table(reading, class_column=model.class_name if has_class else None)
+    table = own.table.select(model.attributes)
+    if model.discretizer is not None:
+        table = model.discretizer.transform(table)
+    return own, table
+
+
+# ----------------------------------------------------------------------------- outsource
+
+
+def _session_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--cdbs-db",
+        required=True,
+        metavar="DIR",
+        help=f"the CDBS's database folder ({DB_FILE} in it), kept between sessions: "
+        "outsource and classify against the same one",
+    )
+
+
+def outsource_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--csv", required=True, metavar="FILE", help="the client's training CSV (header row)"
+    )
+    p.add_argument(
+        "--class", dest="class_column", required=True, metavar="COL", help="its class column"
+    )
+    p.add_argument(
+        "--sensitive", required=True, metavar="COL", help="the sensitive attribute A_s (a column)"
+    )
+    own_csv_args(p)
+    p.add_argument(
+        "--model-out",
+        required=True,
+        metavar="DIR",
+        help=f"where the client writes its model file ({MODEL_FILE} in DIR, or a FILE.json): "
+        "private, it holds the client's key",
+    )
+    _session_args(p)
+    p.add_argument("--l", type=int, default=2, help="l of l-diversity (default 2)")
+    p.add_argument("--bins", type=int, default=4, help="bins for continuous attributes (4)")
+    p.add_argument(
+        "--nominal-splits",
+        choices=SPLITS,
+        default="multiway",
+        help="how every tree splits a nominal attribute (default multiway)",
+    )
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seed of the public prune set (0); never of the client's secret randomness",
+    )
+    p.add_argument(
+        "--no-suppress",
+        action="store_true",
+        help="fail when a sensitive value covers more than 1/l of the rows, instead of "
+        "suppressing the fewest of its tuples",
+    )
+
+
+def outsource_plan(args: argparse.Namespace) -> Any:
+    from parties.systems import Plan
+
+    if args.l < 2:
+        raise ConfigError(f"--l must be at least 2, got {args.l}")
+    if args.bins < 2:
+        raise ConfigError(f"--bins must be at least 2, got {args.bins}")
+    entries = csv_entries(args)
+    own, text = read_client_csv(args, entries)
+    table, _ = client_table(
+        own.table, sensitive=args.sensitive, l=args.l, bins=args.bins,
+        no_suppress=args.no_suppress, source=str(args.csv),
+    )  # fmt: skip
+    model = model_path(Path(args.model_out).resolve())
+    db = Path(args.cdbs_db).resolve() / DB_FILE
+    entries["model_out"] = str(model)
+    params = {
+        "sensitive": args.sensitive,
+        "class": args.class_column,
+        "l": args.l,
+        "bins": args.bins,
+        "seed": args.seed,
+        "nominal_splits": args.nominal_splits,
+        "no_suppress": args.no_suppress,
+        "db": str(db),
+        "clients": [CLIENT],
+    }
+    specs = [PartySpec(CLIENT, CLIENT, csv=text, entries=entries), PartySpec(CDBS, CDBS)]
+    return Plan(specs, params, {"csv": str(args.csv), "rows": table.n_rows})
+
+
+async def outsource_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
+    from mpc.evaluation import train_test_split
+    from protocols.anatomization import anatomize, open_eseq, suppress_for_l
+    from protocols.cdtl import CDBSClient
+
+    p = cfg.params
+    if me.role == CDBS:
+        return await serve_cdbs(party, cfg, [str(c) for c in p.get("clients", [CLIENT])])
+    if me.model_out is None:
+        raise InputError(
+            f"{me.name}: no model file to write; give --model-out FILE (or a `model_out` entry)",
+            public=f"{me.name}: it was given no model file to write",
+        )
+    sensitive, l, seed = str(p["sensitive"]), int(p["l"]), int(p.get("seed", 0))  # noqa: E741
+    own, warning = read_own_table(me, class_column=str(p["class"]))
+    if warning:
+        log.warning("%s: %s", me.name, warning)
+    with own_input(me):
+        table, discretizer = client_table(
+            own.table, sensitive=sensitive, l=l, bins=int(p.get("bins", 4)),
+            no_suppress=bool(p.get("no_suppress", False)), source=str(me.data),
+        )  # fmt: skip
+        keep = suppress_for_l(table, sensitive, l)
+    # the shared prune set: a public choice of the seed, on the rows read; its rows that are
+    # outsourced, numbered as ESEQ numbers them (positions among the outsourced rows)
+    _, prune_read = train_test_split(table.target, PRUNE_FRACTION, seed=seed)
+    chosen = set(prune_read.tolist())
+    prune = [i for i, r in enumerate(keep.tolist()) if r in chosen]
+    model_id = new_model_id()
+    name = f"{MODEL_SYSTEM}/{model_id}"
+    train = dataclasses.replace(table.subset(keep), name=name)
+    key = ClientKey.generate()  # leaves this process only in the private model file
+    splits = str(p.get("nominal_splits", "multiway"))
+    client = CDBSClient(
+        party, key, sensitive=sensitive, class_name=train.class_name, nominal_splits=splits
+    )
+    with party.phase("cdtl/outsource"):
+        an = anatomize(train, sensitive, l, key)
+        _, original = open_eseq(an.it, key)
+        info = await client.outsource(an, np.flatnonzero(np.isin(original, prune)))
+    schema = client.known_schema(name)
+    if schema is None:
+        raise ProtocolError(f"{me.name}: outsourcing {name!r} left no schema")
+    model = ClientModel(
+        key, name, schema.digest, sensitive, train.class_name, own.table.attributes,
+        own.table.kinds, discretizer, splits, l, tuple(prune),
+        {"rows": table.n_rows, "outsourced": train.n_rows,
+         "suppressed": table.n_rows - train.n_rows, "bins": int(p.get("bins", 4)), "seed": seed},
+    )  # fmt: skip
+    try:
+        written = write_model(
+            me.model_out, SavedModel(MODEL_SYSTEM, me.name, model_id, model.body())
+        )
+    except (OSError, ConfigError) as exc:
+        raise InputError(
+            f"{me.name}: cannot write its model file {me.model_out}: {exc}",
+            public=f"{me.name}: it cannot write its model file",
+        ) from None
+    await client.done()
+    return {
+        "model": str(written),
+        "model_id": model_id,
+        "table": name,
+        "rows": table.n_rows,
+        "outsourced": train.n_rows,
+        "suppressed": table.n_rows - train.n_rows,
+        "prune_rows": len(prune),
+        "groups": info.get("groups"),
+        "bdt_leaves": info.get("leaves"),
+        "max_leaf": info.get("max_leaf"),
+        "class": train.class_name,
+        "sensitive": sensitive,
+        "l": l,
+        "warning": warning,
+    }
+
+
+def _client_and_cdbs(reports: dict[str, dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any]]:
+    client = reports.get(CLIENT, {}).get("result")
+    if not isinstance(client, dict):
+        raise ProtocolError(f"{CLIENT} reported no result")
+    return client, reports.get(CDBS, {}).get("result") or {}
+
+
+def outsource_result(reports: dict[str, dict[str, Any]], plan: Any) -> dict[str, Any]:
+    client, cdbs = _client_and_cdbs(reports)
+    return {"csv": plan.context["csv"], **client, "db": cdbs.get("db")}
+
+
+def outsource_summary(result: dict[str, Any]) -> list[str]:
+    lines = [
+        f"outsourced: {result['csv']}: {result['outsourced']} of {result['rows']} rows as "
+        f"table {result['table']!r} (class {result['class']!r}, sensitive "
+        f"{result['sensitive']!r}, l = {result['l']}, {result['groups']} groups, "
+        f"{result['suppressed']} suppressed)",
+        f"cdbs:       BDT of {result['bdt_leaves']} "
+        f"{'leaf' if result['bdt_leaves'] == 1 else 'leaves'} (largest {result['max_leaf']} "
+        f"tuples) in {result['db']}",
+        f"model:      {result['model']} (private: holds the client's key; model id "
+        f"{result['model_id']})",
+    ]
+    if result.get("warning"):
+        lines.append(result["warning"])
+    return lines
+
+
+# ----------------------------------------------------------------------------- classify
+
+
+def classify_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--csv",
+        required=True,
+        metavar="FILE",
+        help="the rows to classify: a CSV with the model's columns (header row; the class "
+        "column may be absent, other columns are ignored)",
+    )
+    own_csv_args(p, kinds=False)
+    p.add_argument(
+        "--model",
+        required=True,
+        metavar="DIR",
+        help=f"the client's model of cdtl-outsource ({MODEL_FILE} in DIR, or the FILE)",
+    )
+    p.add_argument(
+        "--predictions-out",
+        default=None,
+        metavar="FILE",
+        help="where the client writes id,class (private; default: predictions.csv next to "
+        "the model file)",
+    )
+    _session_args(p)
+
+
+def classify_plan(args: argparse.Namespace) -> Any:
+    from parties.systems import Plan
+
+    model_file = model_path(Path(args.model).resolve())
+    model, saved = load_client_model(model_file)
+    entries = csv_entries(args)
+    reading = PartyConfig(
+        CLIENT, CLIENT, "tcp://127.0.0.1:1", "", None, data=Path(args.csv),
+        id_column=entries.get("id"), delimiter=entries.get("delimiter", ","),
+    )  # fmt: skip
+    _, table = rows_to_classify(reading, model)
+    db = Path(args.cdbs_db).resolve() / DB_FILE
+    if not db.is_file():
+        raise ConfigError(
+            f"--cdbs-db {args.cdbs_db}: no CDBS database {DB_FILE} there; give the folder "
+            "the model's table was outsourced to (cdtl-outsource --cdbs-db)"
+        )
+    predictions = Path(args.predictions_out or model_file.parent / "predictions.csv").resolve()
+    entries.update(model=str(model_file), predictions=str(predictions))
+    specs = [
+        PartySpec(CLIENT, CLIENT, csv=csv_text(args.csv), entries=entries),
+        PartySpec(CDBS, CDBS),
+    ]
+    context = {"csv": str(args.csv), "rows": table.n_rows, "model_id": saved.model_id}
+    return Plan(specs, {"db": str(db), "clients": [CLIENT]}, context)
+
+
+async def classify_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
+    from mpc.evaluation import accuracy, rows_of
+    from protocols.cdtl import CDBSClient, ClientCosts
+
+    p = cfg.params
+    if me.role == CDBS:
+        return await serve_cdbs(party, cfg, [str(c) for c in p.get("clients", [CLIENT])])
+    if me.predictions is None:
+        raise InputError(
+            f"{me.name}: nowhere to write the predictions; give --predictions-out FILE (or a "
+            "`predictions` entry)",
+            public=f"{me.name}: it was given no file for the predictions",
+        )
+    model, saved = _model_input(me)
+    own, table = rows_to_classify(me, model)
+    client = CDBSClient(
+        party, model.key, sensitive=model.sensitive, class_name=model.class_name,
+        nominal_splits=model.nominal_splits,
+    )  # fmt: skip
+    costs = ClientCosts()
+    prune = set(model.prune)
+    with party.phase("cdtl/classify"):
+        try:
+            await client.table_schema(model.table, model.schema)
+        except ProtocolError as exc:
+            raise ProtocolError(
+                f"{me.name}: the CDBS does not serve the table its model outsourced ({exc}); "
+                "start the CDBS on the database folder of that outsourcing"
+            ) from None
+        predicted = [await client.inference(model.table, r, prune, costs) for r in rows_of(table)]
+        with costs.clock():
+            await client.settle()
+    try:
+        path = write_predictions(
+            me.predictions, [str(i) for i in own.ids], predicted, id_column=own.id_column
+        )
+    except (OSError, ConfigError) as exc:
+        raise InputError(
+            f"{me.name}: cannot write the predictions to {me.predictions}: {exc}",
+            public=f"{me.name}: it cannot write its predictions file",
+        ) from None
+    await client.done()
+    out: dict[str, Any] = {
+        "model": str(me.model),
+        "model_id": saved.model_id,
+        "table": model.table,
+        "rows": table.n_rows,
+        "predictions": str(path),
+        "classes": dict(sorted(Counter(predicted).items())),
+        "subtrees_learned": costs.subtrees_learned,
+        "requests": costs.requests,
+        "tuples_held": costs.tuples,
+        "seconds": round(costs.seconds, 5),
+    }
+    if own.table.class_name:
+        out["accuracy"] = accuracy(own.table.target, predicted)
+    return out
+
+
+def classify_result(reports: dict[str, dict[str, Any]], plan: Any) -> dict[str, Any]:
+    client, cdbs = _client_and_cdbs(reports)
+    return {
+        "csv": plan.context["csv"],
+        **client,
+        "db": cdbs.get("db"),
+        "subtrees_stored": cdbs.get("subtrees"),
+    }
+
+
+def classify_summary(result: dict[str, Any]) -> list[str]:
+    classes = ", ".join(f"{c} {n}" for c, n in result["classes"].items())
+    lines = [
+        f"classified: {result['rows']} rows of {result['csv']} with {result['model']} "
+        f"(table {result['table']!r})",
+        f"classes:    {classes}",
+        f"subtrees:   {result['subtrees_learned']} learned now by the client, "
+        f"{result['subtrees_stored']} stored at the CDBS ({result['db']})",
+    ]
+    if "accuracy" in result:
+        lines.append(f"accuracy:   {result['accuracy']:.4f} (the file's class column)")
+    lines.append(f"wrote:      {result['predictions']} (id,class; private)")
+    return lines
