@@ -278,15 +278,20 @@ def _deploy(args: argparse.Namespace) -> int:
 
 
 def _learned(ledger: list[dict[str, Any]]) -> str:
-    """The ledger in one cell: every value when there are few, else counts per label."""
+    """The ledger in one cell: every value when there are few (a long one cut short; --json
+    prints it whole), else counts per label."""
     if not ledger:
         return "-"
     if len(ledger) <= 4:
-        return "; ".join(f"{e['label']}={json.dumps(e['value'])}" for e in ledger)
+        return "; ".join(f"{e['label']}={_cut(json.dumps(e['value']))}" for e in ledger)
     labels: dict[str, int] = {}
     for e in ledger:
         labels[e["label"]] = labels.get(e["label"], 0) + 1
     return ", ".join(f"{n} x {label}" for label, n in labels.items())
+
+
+def _cut(text: str, limit: int = 120) -> str:
+    return text if len(text) <= limit else f"{text[: limit - 15]}... ({len(text)} chars)"
 
 
 def _summary(doc: dict[str, Any], summarize: Any = None) -> str:
