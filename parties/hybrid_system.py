@@ -1,85 +1,118 @@
 """The ``hybrid-id3`` system: Teng & Du's Hybrid-ID3 with Alice, Bob and a commodity server
-(``dealer``) as three processes.
+(``dealer``) as three processes, each organisation bringing its own file. What one party
+process does, and the deployment file it reads, is in :mod:`parties.hybrid_party`; this module
+is the system's launcher side: its options, its plan and its audit.
 
-The launcher loads the dataset, discretises continuous columns (equal-frequency bins learned on
-the training rows), holds out a stratified test split, divides the attributes at random into two
-halves of the same size (Alice's and Bob's, as in the paper's Section 5; Bob holds the class),
-splits each party's columns into ``--groups`` randomization groups, and writes each party its
-own columns only. The parties then:
-
-1. exchange disguised tables (multi-group randomized response with ``--theta``);
-2. build the randomization-only tree (no SMC), the hybrid tree (window ``--window``) and the
-   SMC-only tree (window = all), in that order, every SMC count a secure dot product.
-
-Both parties hold every tree (they are the paper's output); accuracy on the held-out rows is the
-launcher's audit (classification is not part of Teng & Du's protocol), as is the check that the
-SMC-only tree equals plain ID3 on the joined data.
+``mpc run hybrid-id3`` plays every organisation on one machine: it reads a named dataset
+(``--dataset``) or any CSV file (``--csv FILE --class COL``, with ``--id``, ``--delimiter``,
+``--nominal``, ``--continuous``), holds out a stratified test split (``--test-split``, 0 to
+train on every row), divides the attributes at random into two halves of the same size (the
+paper's Section 5; Bob holds the class), deals each party's columns into ``--groups``
+randomization groups and writes each party its own CSV file (the record id column and its own
+columns; the class in Bob's), rows shuffled, with only public things in the deployment file:
+each party's ``columns`` and kinds, the parameters. ``--model-out DIR`` has each party save its
+part of the model (``DIR/alice.model.json``, ``DIR/bob.model.json``; :mod:`parties.hybrid_model`)
+for ``mpc run hybrid-id3-classify`` (:mod:`parties.hybrid_classify_system`). Accuracy on the
+held-out rows and the checks that the SMC-only tree (and with ω = every attribute, the hybrid
+tree) equals plain ID3 on the joined data are the launcher's audit.
 
 Public and private randomness. ``--seed`` seeds the public choices only: the train/test split,
-the Alice/Bob attribute partition and the randomization groups (the partition and the groups
-are in the deployment file that every party reads). The randomized-response coins protect a
-party's data from the other party, so each party draws its own from its OS CSPRNG; nothing in
-the deployment file says anything about them. For reproducible experiments a party may take a
-*coin seed* from its own private input file (``coin_seed`` in ``data/<name>.json``; ``mpc run
-hybrid-id3 --coin-seeds A,B`` writes Alice's value into Alice's file and Bob's into Bob's). A
-coin seed never enters the deployment file, the other party's file or any report: each party
-reports only where its coins came from, ``"os"`` or ``"seeded (private)"``.
+the Alice/Bob attribute partition, the randomization groups and the row order of each file.
+The randomized-response coins protect a party's data from the other party, so each party
+draws its own from its OS CSPRNG; nothing in the deployment file says anything about them. For
+reproducible experiments ``mpc run hybrid-id3 --coin-seeds A,B`` gives each party a *coin
+seed* in its own private input file only (a JSON object around its CSV text, see
+:mod:`parties.hybrid_party`). A coin seed never enters the deployment file, the other party's
+file or any report: each party reports only where its coins came from, ``"os"`` or
+``"seeded (private)"``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import logging
-import numbers
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from mpc.config import DeploymentConfig, PartyConfig
+from mpc.datasets import (
+    Discretizer,
+    Table,
+    load_dataset,
+    load_party_csv,
+    resolve_data_dir,
+)
 from mpc.errors import ConfigError, ProtocolError
+from mpc.evaluation import accuracy, predict_table, train_test_split
+from mpc.id3 import ID3Classifier
 from mpc.launcher import PartySpec
-from mpc.runtime import Party
+from mpc.tree import depth, from_json, render, to_json
+from parties.hybrid_party import (
+    COIN_SEED_KEY,
+    COINS_OS,
+    COINS_SEEDED,
+    TREES,
+    TrainingParams,
+    hybrid_run,
+    make_groups,
+    party_codes,
+    party_coins,
+)
+from parties.vertical_csv import fresh_id_column, kind_entries, party_csv
 from protocols.hybrid_id3 import ALICE, BOB, DEALER, HybridSetup
+from protocols.ppid3 import check_tree_equal
 
 __all__ = [
     "COINS_OS",
     "COINS_SEEDED",
     "COIN_SEED_KEY",
     "TREES",
+    "TrainingParams",
     "hybrid_args",
     "hybrid_plan",
     "hybrid_result",
     "hybrid_run",
     "hybrid_summary",
+    "make_groups",
     "make_setup",
     "parse_coin_seeds",
+    "party_codes",
     "party_coins",
     "split_attributes",
 ]
 
-log = logging.getLogger("mpc.hybrid")
-
-#: the trees every run builds, in order: (mode, tag prefix)
-TREES = (
-    ("randomization-only", "hybrid/rand"),
-    ("hybrid", "hybrid/hybrid"),
-    ("smc-only", "hybrid/smc"),
-)
-
-#: the key of a party's coin seed in its own private input file (never in the deployment file)
-COIN_SEED_KEY = "coin_seed"
-#: where a party's randomized-response coins came from, as its report says
-COINS_OS, COINS_SEEDED = "os", "seeded (private)"
-
 
 def hybrid_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
+    src = p.add_mutually_exclusive_group()
+    src.add_argument(
         "--dataset", metavar="NAME", default=None, help="dataset (default: the weather table)"
     )
+    src.add_argument(
+        "--csv", type=Path, metavar="FILE", help="any CSV file with a header row (the joined table)"
+    )
+    p.add_argument("--class", dest="class_column", metavar="COLUMN", help="class column of --csv")
+    p.add_argument(
+        "--id",
+        dest="id_column",
+        metavar="COLUMN",
+        help="the record id column of --csv (default: the records are numbered)",
+    )
+    p.add_argument("--delimiter", metavar="C", help="the field delimiter of --csv (default ,)")
+    p.add_argument(
+        "--nominal", metavar="COL,...", help="--csv columns read as nominal values (coded grades)"
+    )
+    p.add_argument("--continuous", metavar="COL,...", help="--csv columns read as numbers (binned)")
     p.add_argument("--data-dir", metavar="DIR", help="where the UCI datasets are")
+    p.add_argument(
+        "--model-out",
+        type=Path,
+        metavar="DIR",
+        help="after training, each party writes its part of the model (the hybrid tree) to "
+        "DIR/alice.model.json and DIR/bob.model.json",
+    )
     p.add_argument(
         "--theta",
         type=float,
@@ -109,9 +142,9 @@ def hybrid_args(p: argparse.ArgumentParser) -> None:
         type=int,
         default=None,
         help="seed of the public choices only: the train/test split, the Alice/Bob attribute "
-        "partition and the randomization groups (default 0); every party sees these choices. "
-        "It never seeds the randomized-response coins: each party draws its own from its OS "
-        "randomness, unless --coin-seeds gives it a private coin seed",
+        "partition, the randomization groups and each file's row order (default 0); every "
+        "party sees these choices. It never seeds the randomized-response coins: each party "
+        "draws its own from its OS randomness, unless --coin-seeds gives it a private coin seed",
     )
     p.add_argument(
         "--coin-seeds",
@@ -123,7 +156,11 @@ def hybrid_args(p: argparse.ArgumentParser) -> None:
         "disguise (default: coins from each party's OS randomness)",
     )
     p.add_argument(
-        "--test-split", type=float, default=0.2, metavar="F", help="held-out fraction (0.2)"
+        "--test-split",
+        type=float,
+        default=0.2,
+        metavar="F",
+        help="held-out fraction for the launcher's accuracy audit (0.2; 0: train on every row)",
     )
     p.add_argument(
         "--bins", type=int, default=4, help="equal-frequency bins for continuous columns (4)"
@@ -143,16 +180,6 @@ def split_attributes(attributes: Sequence[str], seed: int) -> tuple[list[str], l
     return [attributes[i] for i in alice], [attributes[i] for i in bob]
 
 
-def _groups(columns: Sequence[str], g: int, rng: np.random.Generator) -> list[list[str]]:
-    """``columns`` dealt at random into ``min(g, len(columns))`` non-empty groups."""
-    g = min(g, len(columns))
-    order = [columns[i] for i in rng.permutation(len(columns))]
-    groups: list[list[str]] = [[] for _ in range(g)]
-    for i, a in enumerate(order):
-        groups[i % g].append(a)
-    return [sorted(gr, key=list(columns).index) for gr in groups]
-
-
 def make_setup(
     table: Any,
     alice: Sequence[str],
@@ -166,33 +193,17 @@ def make_setup(
     """The public setup for a training table: domains (the values seen in training, sorted as
     plain ID3 sorts them), Alice's and Bob's randomization groups (Bob's columns include the
     class, dealt at random with the public ``seed``), θ and the code."""
-    if groups < 1:
-        raise ConfigError(f"--groups must be at least 1, got {groups}")
+    dealt = make_groups(alice, bob, table.class_name, groups, seed)
     domains = {a: sorted({str(v) for v in table.column(a)}) for a in (*alice, *bob)}
     domains[table.class_name] = sorted({str(v) for v in table.target})
-    rng = np.random.default_rng(seed + 1)
     return HybridSetup(
         attributes=tuple([(a, ALICE) for a in alice] + [(a, BOB) for a in bob]),
         class_name=table.class_name,
         domains=domains,
-        groups={
-            ALICE: _groups(list(alice), groups, rng),
-            BOB: _groups([*bob, table.class_name], groups, rng),
-        },
+        groups=dealt,
         theta=theta,
         code=code,
     )
-
-
-def party_codes(setup: HybridSetup, table: Any, party: str) -> np.ndarray:
-    """``party``'s true columns as value positions in the setup's domains."""
-    cols = setup.columns_of(party)
-    out = np.empty((table.n_rows, len(cols)), dtype=np.int64)
-    for j, a in enumerate(cols):
-        values = table.target if a == setup.class_name else table.column(a)
-        index = {v: i for i, v in enumerate(setup.domains[a])}
-        out[:, j] = [index[str(v)] for v in values]
-    return out
 
 
 def parse_coin_seeds(text: str | None) -> dict[str, int] | None:
@@ -220,36 +231,47 @@ def parse_coin_seeds(text: str | None) -> dict[str, int] | None:
     return {ALICE: values[0], BOB: values[1]}
 
 
-def party_coins(data: dict[str, Any], me: PartyConfig) -> tuple[np.random.Generator | None, str]:
-    """Where this party's randomized-response coins come from: its own private input file's
-    ``coin_seed`` when there is one (a reproducible experiment), else the OS (``None``).
-    Returns the generator for :func:`protocols.hybrid_id3.exchange_disguised` and the label
-    the party reports (:data:`COINS_OS` or :data:`COINS_SEEDED`; never the seed itself)."""
-    if COIN_SEED_KEY not in data:
-        return None, COINS_OS
-    seed = data[COIN_SEED_KEY]
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
-        # the message names the kind of value only: a report or log must not hold a coin seed
-        got = "a negative integer" if isinstance(seed, numbers.Integral) else type(seed).__name__
-        raise ConfigError(
-            f"party {me.name!r}: data file {me.data}: `{COIN_SEED_KEY}` must be a non-negative "
-            f"integer, got {got}"
+# ----------------------------------------------------------------------------- the launcher
+
+
+def _column_list(text: str | None, flag: str) -> list[str] | None:
+    if text is None:
+        return None
+    names = [c.strip() for c in text.split(",")]
+    if not all(names):
+        raise ConfigError(f"{flag}: expected comma-separated column names, got {text!r}")
+    return names
+
+
+def _joined(args: argparse.Namespace) -> tuple[Any, np.ndarray]:
+    """The joined table of ``--dataset`` or ``--csv`` and its record ids (strings)."""
+
+    if args.csv is not None:
+        if not args.class_column:
+            raise ConfigError("--csv needs --class COLUMN naming the class column")
+        own = load_party_csv(
+            args.csv,
+            id_column=args.id_column,
+            class_column=args.class_column,
+            nominal=_column_list(args.nominal, "--nominal"),
+            continuous=_column_list(args.continuous, "--continuous"),
+            delimiter=args.delimiter or ",",
         )
-    if me.data is not None and me.data.stat().st_mode & 0o077:
-        log.warning(
-            "%s: coin seed read from %s, which other users of this host can read (mode %o); "
-            "whoever reads it can undo this party's disguise",
-            me.name,
-            me.data,
-            me.data.stat().st_mode & 0o777,
-        )
-    return np.random.default_rng(int(seed)), COINS_SEEDED
+        ids = own.ids if args.id_column else [str(i + 1) for i in range(own.table.n_rows)]
+        return own.table, np.asarray(ids, dtype=object)
+    for flag, value in (
+        ("--class", args.class_column), ("--id", args.id_column), ("--delimiter", args.delimiter),
+        ("--nominal", args.nominal), ("--continuous", args.continuous),
+    ):  # fmt: skip
+        if value is not None:
+            raise ConfigError(f"{flag} goes with --csv; a named dataset knows its columns")
+    table, extra = load_dataset(args.dataset or "weather", resolve_data_dir(args.data_dir))
+    if extra is not None:  # adult ships a separate test file: pool the rows, split 80/20
+        table = _concat(table, extra)
+    return table, np.array([str(i + 1) for i in range(table.n_rows)], dtype=object)
 
 
 def hybrid_plan(args: argparse.Namespace) -> Any:
-    from mpc.datasets import Discretizer, load_dataset, resolve_data_dir
-    from mpc.evaluation import train_test_split
-    from mpc.id3 import ID3Classifier
     from parties.systems import Plan
 
     if args.window < 1:
@@ -258,54 +280,77 @@ def hybrid_plan(args: argparse.Namespace) -> Any:
         raise ConfigError(f"--bins must be at least 2, got {args.bins}")
     if args.max_depth is not None and args.max_depth < 1:
         raise ConfigError(f"--max-depth must be at least 1, got {args.max_depth}")
+    if not 0 <= args.test_split < 1:
+        raise ConfigError(f"--test-split must be in [0, 1), got {args.test_split}")
     coin_seeds = parse_coin_seeds(args.coin_seeds)
     seed = 0 if args.seed is None else args.seed  # public choices only, never the coins
-    table, extra = load_dataset(args.dataset or "weather", resolve_data_dir(args.data_dir))
-    if extra is not None:  # adult ships a separate test file: pool the rows, split 80/20
-        table = _concat(table, extra)
-    tr, te = train_test_split(table.target, args.test_split, seed=seed)
+    table, ids = _joined(args)
+    if args.test_split > 0:
+        tr, te = train_test_split(table.target, args.test_split, seed=seed)
+    else:
+        tr, te = np.arange(table.n_rows), np.zeros(0, dtype=np.int64)
     train, test = table.subset(tr), table.subset(te)
-    discretizer = None
-    if "continuous" in train.kinds:
-        discretizer = Discretizer.fit(train, args.bins)
-        train, test = discretizer.transform(train), discretizer.transform(test)
+    train_ids = ids[tr]
     alice, bob = split_attributes(list(train.attributes), seed)
+    if not alice or not bob:
+        raise ConfigError(
+            f"{train.name}: Hybrid-ID3 needs at least 2 attributes (one per party), got "
+            f"{list(train.attributes)}"
+        )
+    discretizer = Discretizer.fit(train, args.bins) if "continuous" in train.kinds else None
+    binned = discretizer.transform(train) if discretizer else train
+    binned_test = discretizer.transform(test) if discretizer else test
     setup = make_setup(
-        train, alice, bob, theta=args.theta, groups=args.groups, seed=seed, code=args.code
+        binned, alice, bob, theta=args.theta, groups=args.groups, seed=seed, code=args.code
     )
+    id_column = args.id_column or fresh_id_column([*train.attributes, train.class_name])
+    rows = np.random.default_rng([seed, 2])  # public: only the row order of each file
     specs = []
-    for p in (ALICE, BOB):
-        data: dict[str, Any] = {"codes": party_codes(setup, train, p).tolist()}
-        if coin_seeds is not None:  # into this party's own private input file only
-            data[COIN_SEED_KEY] = coin_seeds[p]
-        specs.append(PartySpec(p, p, data, tuple(a for a, o in setup.attributes if o == p)))
+    for p, cols in ((ALICE, alice), (BOB, bob)):
+        text = party_csv(
+            train_ids, train, cols, id_column=id_column, with_class=p == BOB,
+            order=rows.permutation(train.n_rows),
+        )  # fmt: skip
+        entries: dict[str, Any] = {"id": id_column, **kind_entries(train, cols)}
+        if args.model_out is not None:
+            entries["model_out"] = str((args.model_out / f"{p}.model.json").resolve())
+        if coin_seeds is None:
+            specs.append(PartySpec(p, p, columns=tuple(cols), csv=text, entries=entries))
+        else:  # the party's CSV and its coin seed, in its own private input file only
+            data = {"csv": text, COIN_SEED_KEY: coin_seeds[p]}
+            specs.append(PartySpec(p, p, data, tuple(cols), entries=entries))
     if args.dot_product == "dealer":
-        specs.append(PartySpec(DEALER, DEALER, {}))
+        specs.append(PartySpec(DEALER, DEALER))
     started = time.perf_counter()
     plain = ID3Classifier(max_depth=args.max_depth)
-    plain.fit(train, attribute_order=setup.names, sites={a: 0 for a in alice} | {a: 1 for a in bob})
+    plain.fit(
+        binned, attribute_order=setup.names, sites={a: 0 for a in alice} | {a: 1 for a in bob}
+    )
     params = {
-        "setup": json.dumps(setup.to_dict()),
+        "class": train.class_name,
+        "groups": json.dumps({p: [list(g) for g in gs] for p, gs in setup.groups.items()}),
+        "theta": args.theta,
+        "code": args.code,
         "window": args.window,
         "method": args.dot_product,
         "max_depth": args.max_depth or 0,
-        "rows": train.n_rows,
+        "bins": args.bins,
     }
     context = {
         "dataset": train.name,
-        "train": train,
-        "test": test,
+        "train": binned,
+        "test": binned_test,
         "plain": plain,
         "plain_s": time.perf_counter() - started,
         "setup": setup,
         "seed": seed,
         "discretizer": discretizer.to_dict() if discretizer else None,
+        "model_out": str(args.model_out.resolve()) if args.model_out else None,
     }
     return Plan(specs, params, context)
 
 
 def _concat(a: Any, b: Any) -> Any:
-    from mpc.datasets import Table
 
     return Table(
         name=a.name,
@@ -318,75 +363,10 @@ def _concat(a: Any, b: Any) -> Any:
     )
 
 
-def _json_param(params: dict[str, Any], key: str) -> Any:
-    try:
-        return json.loads(str(params[key]))
-    except (KeyError, json.JSONDecodeError) as exc:
-        raise ConfigError(f"protocol.params.{key}: expected a JSON document ({exc})") from None
-
-
-async def hybrid_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
-    from parties.systems import load_party_data
-    from protocols.hybrid_id3 import (
-        DealerDot,
-        Estimator,
-        exchange_disguised,
-        hybrid_id3,
-        paillier_dot,
-        serve_dealer,
-    )
-
-    p = cfg.params
-    setup = HybridSetup.from_dict(_json_param(p, "setup"))
-    method = str(p["method"])
-    if me.role == DEALER:
-        smc_trees = [prefix for mode, prefix in TREES if mode != "randomization-only"]
-        served = await serve_dealer(party, smc_trees)
-        return {"batches": served}
-    data = load_party_data(me)
-    codes = np.asarray(data.get("codes"), dtype=np.int64)
-    want = (int(p["rows"]), len(setup.columns_of(me.role)))
-    if codes.shape != want:
-        raise ConfigError(f"{me.name}: data file holds a {codes.shape} table, expected {want}")
-    rng, coins = party_coins(data, me)
-    view = await exchange_disguised(party, setup, codes, rng=rng)
-    estimator = Estimator(setup, me.role, codes, view)
-    max_depth = int(p.get("max_depth", 0)) or None
-    out: dict[str, Any] = {"coins": coins}
-    for mode, prefix in TREES:
-        started = time.perf_counter()
-        dot: Any = None
-        if mode != "randomization-only":
-            dot = DealerDot(prefix) if method == "dealer" else paillier_dot()
-        res = await hybrid_id3(
-            party,
-            setup,
-            estimator,
-            codes,
-            mode=mode,
-            window=int(p["window"]),
-            dot=dot,
-            max_depth=max_depth,
-            tag=prefix,
-        )
-        if isinstance(dot, DealerDot):
-            await dot.close(party)
-        out[mode] = {
-            "tree": res.tree,
-            "nodes": res.nodes,
-            "dot_products": res.dot_products,
-            "smc_gains": res.smc_gains,
-            "smc_batches": res.smc_batches,
-            "splits": res.log,
-            "train_s": round(time.perf_counter() - started, 3),
-        }
-    return out
+# ----------------------------------------------------------------------------- the audit
 
 
 def hybrid_result(reports: dict[str, dict[str, Any]], plan: Any) -> dict[str, Any]:
-    from mpc.evaluation import accuracy, predict_table
-    from mpc.tree import depth, from_json, to_json
-    from protocols.ppid3 import check_tree_equal
 
     ctx = plan.context
     a, b = (reports[n].get("result") or {} for n in (ALICE, BOB))
@@ -395,14 +375,20 @@ def hybrid_result(reports: dict[str, dict[str, Any]], plan: Any) -> dict[str, An
             raise ProtocolError(f"no {mode} tree in the reports of alice and bob")
         if a[mode]["tree"] != b[mode]["tree"]:
             raise ProtocolError(f"alice and bob ended with different {mode} trees")
+    if (a.get("model") or {}).get("model_id") != (b.get("model") or {}).get("model_id"):
+        raise ProtocolError("alice and bob saved parts of different models")
     train, test = ctx["train"], ctx["test"]
     plain = ctx["plain"]
-    acc: dict[str, float] = {}
+
+    def score(predicted: Any) -> float | None:
+        return accuracy(test.target, predicted) if test.n_rows else None
+
+    acc: dict[str, float | None] = {}
     nodes: dict[str, int] = {}
     depths: dict[str, int] = {}
     for mode, _ in TREES:
         tree = from_json(a[mode]["tree"])
-        acc[mode] = accuracy(test.target, predict_table(tree, test))
+        acc[mode] = score(predict_table(tree, test))
         nodes[mode] = int(a[mode]["nodes"])
         depths[mode] = depth(tree)
     hybrid_dp = int(a["hybrid"]["dot_products"])
@@ -412,6 +398,12 @@ def hybrid_result(reports: dict[str, dict[str, Any]], plan: Any) -> dict[str, An
     plain_json = to_json(plain.tree_)
     metrics = {n: r.get("metrics") or {} for n, r in reports.items()}
     setup: HybridSetup = ctx["setup"]
+    gain = (
+        acc["hybrid"] - acc["randomization-only"]
+        if acc["hybrid"] is not None and acc["randomization-only"] is not None
+        else None
+    )
+    smc_gains, smc_only_gains = int(a["hybrid"]["smc_gains"]), int(a["smc-only"]["smc_gains"])
     return {
         "dataset": ctx["dataset"],
         "rows": {"train": train.n_rows, "test": test.n_rows},
@@ -427,24 +419,25 @@ def hybrid_result(reports: dict[str, dict[str, Any]], plan: Any) -> dict[str, An
         "accuracy": acc["hybrid"],
         "randomization_only_accuracy": acc["randomization-only"],
         "smc_only_accuracy": acc["smc-only"],
-        "plain_accuracy": accuracy(test.target, plain.predict(test)),
-        "accuracy_gain_A": acc["hybrid"] - acc["randomization-only"],
+        "plain_accuracy": score(plain.predict(test)),
+        "accuracy_gain_A": gain,
         "smc_dot_products": hybrid_dp,
         "smc_only_dot_products": smc_dp,
         "cost_ratio": hybrid_dp / smc_dp if smc_dp else None,
-        "smc_gains": int(a["hybrid"]["smc_gains"]),
-        "smc_only_gains": int(a["smc-only"]["smc_gains"]),
-        "cost_ratio_gains": (
-            int(a["hybrid"]["smc_gains"]) / int(a["smc-only"]["smc_gains"])
-            if int(a["smc-only"]["smc_gains"])
-            else None
-        ),
+        "smc_gains": smc_gains,
+        "smc_only_gains": smc_only_gains,
+        "cost_ratio_gains": smc_gains / smc_only_gains if smc_only_gains else None,
         "smc_only_identical_to_plain": check_tree_equal(a["smc-only"]["tree"], plain_json),
+        "hybrid_identical_to_plain": check_tree_equal(a["hybrid"]["tree"], plain_json),
         "nodes": nodes,
         "depth": depths,
         "train_s": {m: a[m]["train_s"] for m, _ in TREES},
         "dealer_batches": (reports.get(DEALER, {}).get("result") or {}).get("batches"),
         "bytes_sent": {n: int(m.get("bytes_sent", 0)) for n, m in metrics.items()},
+        "model": {
+            "model_id": (a.get("model") or {}).get("model_id"),
+            "parts": {n: (r.get("model") or {}).get("path") for n, r in ((ALICE, a), (BOB, b))},
+        },
         "tree": a["hybrid"]["tree"],
         "randomization_only_tree": a["randomization-only"]["tree"],
         "smc_only_tree": a["smc-only"]["tree"],
@@ -452,11 +445,29 @@ def hybrid_result(reports: dict[str, dict[str, Any]], plan: Any) -> dict[str, An
     }
 
 
+def _fraction(x: float | None, spec: str = ".4f") -> str:
+    return "-" if x is None else format(x, spec)
+
+
 def hybrid_summary(result: dict[str, Any]) -> list[str]:
-    from mpc.tree import from_json, render
 
     groups = "; ".join(
         f"{p}: " + " | ".join(", ".join(g) for g in gs) for p, gs in result["groups"].items()
+    )
+    saved = result["model"]["parts"]
+    models = (
+        [f"model:     {result['model']['model_id']}: " + ", ".join(
+            f"{p} {path}" for p, path in saved.items() if path)]
+        if any(saved.values()) else []
+    )  # fmt: skip
+    accuracy = (
+        f"accuracy:  hybrid {_fraction(result['accuracy'])}, randomization-only "
+        f"{_fraction(result['randomization_only_accuracy'])}, SMC-only "
+        f"{_fraction(result['smc_only_accuracy'])} (plain ID3 "
+        f"{_fraction(result['plain_accuracy'])}); "
+        f"A = {_fraction(result['accuracy_gain_A'], '+.4f')}"
+        if result["rows"]["test"]
+        else "accuracy:  - (no held-out rows: --test-split 0)"
     )
     return [
         f"dataset:   {result['dataset']} ({result['rows']['train']} training rows, "
@@ -466,18 +477,17 @@ def hybrid_summary(result: dict[str, Any]) -> list[str]:
         f"groups:    {groups}",
         f"theta:     {result['theta']}   window: {result['window']}   "
         f"dot products: {result['method']}",
-        f"seed:      {result['seed']} (split, partition, groups)   coins: "
+        f"seed:      {result['seed']} (split, partition, groups, row orders)   coins: "
         + ", ".join(f"{p} {c}" for p, c in result["coins"].items()),
-        f"accuracy:  hybrid {result['accuracy']:.4f}, randomization-only "
-        f"{result['randomization_only_accuracy']:.4f}, SMC-only {result['smc_only_accuracy']:.4f}"
-        f" (plain ID3 {result['plain_accuracy']:.4f}); A = {result['accuracy_gain_A']:+.4f}",
+        accuracy,
         f"SMC cost:  {result['smc_dot_products']} dot products (hybrid) / "
-        f"{result['smc_only_dot_products']} (SMC-only) = C {result['cost_ratio']:.1%}; "
-        f"exact gains {result['smc_gains']} / {result['smc_only_gains']} = "
-        f"{result['cost_ratio_gains']:.1%}",
+        f"{result['smc_only_dot_products']} (SMC-only) = C {_fraction(result['cost_ratio'], '.1%')}"
+        f"; exact gains {result['smc_gains']} / {result['smc_only_gains']} = "
+        f"{_fraction(result['cost_ratio_gains'], '.1%')}",
         "nodes:     "
         + ", ".join(f"{m} {n} (depth {result['depth'][m]})" for m, n in result["nodes"].items()),
         f"SMC-only tree == plain ID3: {result['smc_only_identical_to_plain']}",
+        *models,
         "",
         "hybrid tree:",
         *render(from_json(result["tree"])).splitlines()[:40],

@@ -534,6 +534,12 @@ _register_dot_product()
 
 
 def _register_hybrid() -> None:
+    from parties.hybrid_classify_system import (
+        classify_args,
+        classify_plan,
+        classify_result,
+        classify_summary,
+    )
     from parties.hybrid_system import (
         hybrid_args,
         hybrid_plan,
@@ -545,7 +551,8 @@ def _register_hybrid() -> None:
     SYSTEMS["hybrid-id3"] = System(
         "hybrid-id3",
         "Teng & Du's Hybrid-ID3: multi-group randomized response shortlists ω attributes, "
-        "secure dot products (commodity server or Paillier) count them exactly",
+        "secure dot products (commodity server or Paillier) count them exactly; each party "
+        "reads its own CSV, and --model-out saves each party's part of the tree",
         frozenset({"alice", "bob", "dealer"}),
         hybrid_args,
         hybrid_plan,
@@ -553,6 +560,18 @@ def _register_hybrid() -> None:
         lambda reports: None,
         finish=hybrid_result,
         summary=hybrid_summary,
+    )
+    SYSTEMS["hybrid-id3-classify"] = System(
+        "hybrid-id3-classify",
+        "classify new records, held vertically by alice and bob, with their saved parts of a "
+        "Hybrid-ID3 tree (secure row-wise dot products); one party learns the predictions",
+        frozenset({"alice", "bob", "dealer"}),
+        classify_args,
+        classify_plan,
+        hybrid_run,
+        lambda reports: None,
+        finish=classify_result,
+        summary=classify_summary,
     )
 
 

@@ -12,6 +12,13 @@ Roles: ``alice``, ``bob`` and, for the ``dealer`` method, a ``dealer`` (commodit
   ``reveal_to`` the named party (``"alice"``, ``"bob"`` or ``"both"``) gets ``A B mod 2^64``
   itself instead of its share. The dealer gets nothing.
 
+Row-wise form (:func:`row_dot_products`): Alice and Bob each hold an ``m x n`` matrix and want
+the ``m`` dot products of row ``i`` with row ``i`` (``(A ∘ B) 1``), one per record when every
+record has its own pair of vectors (classifying new records, :mod:`protocols.hybrid_classify`).
+It is the same protocol with every matrix product replaced by row-wise products: the dealer
+deals ``Rb`` of shape ``m x n`` and ``rb = (Ra ∘ Rb) 1 - ra``; Alice keeps
+``U = ra - (Ra ∘ B̂) 1``, Bob ``V = (Â ∘ B) 1 + rb``. The public shape is ``(m, n)``.
+
 Method ``dealer`` — Du & Zhan's commodity-server scalar product (Teng & Du's reference [3]):
 
 1. the dealer draws ``Ra`` (``m x n``), ``Rb`` (``n x l``), ``ra`` (``m x l``) uniformly mod
@@ -47,13 +54,14 @@ Bob sees only ciphertexts under a key of at least ``key_bits`` bits. Alice sees 
 is within statistical distance ``2^-σ`` of ``M`` alone: she learns ``U`` and nothing about the
 integer products beyond it.
 
-Leakage (ledger): every party records the public shape (``dot-product/shape``); a party that
-learns the product records it (``dot-product/product``). Shares, masked matrices and
+Leakage (ledger): every party records the public shape (``dot-product/shape``, or
+``dot-product/row-shape`` for the row-wise form); a party that learns the product records it
+(``dot-product/product``). Shares, masked matrices and
 ciphertexts are not learned values. The dealer's ledger holds the shape only.
 
-Cost accounting: Alice and Bob each count ``m * l`` ``dot_products``; the Paillier method also
-counts ``paillier_keygen``, ``paillier_enc``, ``paillier_mul`` (ciphertext times plaintext
-scalar, ``m n l``) and ``paillier_dec``.
+Cost accounting: Alice and Bob each count ``m * l`` ``dot_products`` (``m`` in the row-wise
+form); the Paillier method also counts ``paillier_keygen``, ``paillier_enc``, ``paillier_mul``
+(ciphertext times plaintext scalar, ``m n l``; ``m n`` row-wise) and ``paillier_dec``.
 """
 
 from __future__ import annotations
@@ -83,6 +91,7 @@ __all__ = [
     "dot_products",
     "os_random_words",
     "paillier_capacity_bits",
+    "row_dot_products",
 ]
 
 ALICE, BOB, DEALER = "alice", "bob", "dealer"
@@ -142,6 +151,61 @@ async def dot_products(
     the opened values under its own labels. ``random_words`` replaces the OS randomness of
     the masks (tests of the uniformity check only).
     """
+    return await _products(
+        party, X, rows=False, method=method, shape=shape, reveal_to=reveal_to, tag=tag,
+        alice=alice, bob=bob, dealer=dealer, key_bits=key_bits, record=record,
+        random_words=random_words,
+    )  # fmt: skip
+
+
+async def row_dot_products(
+    party: Party,
+    X: Any = None,
+    *,
+    method: str = "dealer",
+    shape: Sequence[int] | None = None,
+    reveal_to: str | None = "alice",
+    tag: str = "row-dot-product",
+    alice: str = ALICE,
+    bob: str = BOB,
+    dealer: str = DEALER,
+    key_bits: int = PAILLIER_KEY_BITS,
+    record: bool = True,
+    random_words: RandomWords | None = None,
+) -> np.ndarray | None:
+    """The dot product of row ``i`` of Alice's ``A`` with row ``i`` of Bob's ``B``, for every
+    ``i``: ``(A ∘ B) 1 mod 2^64`` (the row-wise form of the module docstring).
+
+    Alice and Bob each pass an ``m x n`` matrix (a 1-D vector is one row), the dealer only
+    ``shape = (m, n)``. Returns, as a length-``m`` ``uint64`` array, the products to the party
+    named by ``reveal_to`` and the party's additive share to the other; the dealer gets
+    ``None``. The other options are those of :func:`dot_products`."""
+    out = await _products(
+        party, X, rows=True, method=method, shape=shape, reveal_to=reveal_to, tag=tag,
+        alice=alice, bob=bob, dealer=dealer, key_bits=key_bits, record=record,
+        random_words=random_words,
+    )  # fmt: skip
+    return None if out is None else out.reshape(-1)
+
+
+async def _products(
+    party: Party,
+    X: Any,
+    *,
+    rows: bool,
+    method: str,
+    shape: Sequence[int] | None,
+    reveal_to: str | None,
+    tag: str,
+    alice: str,
+    bob: str,
+    dealer: str,
+    key_bits: int,
+    record: bool,
+    random_words: RandomWords | None,
+) -> np.ndarray | None:
+    """:func:`dot_products` (``rows=False``) or :func:`row_dot_products` (``rows=True``); the
+    row-wise form runs as a product of shape ``(m, n, 1)`` whose Bob's matrix is ``m x n``."""
     if method not in METHODS:
         raise ConfigError(f"dot product: method must be one of {METHODS}, got {method!r}")
     if reveal_to not in REVEAL:
@@ -152,31 +216,34 @@ async def dot_products(
         raise ConfigError(
             f"dot product ({method}): party {party.name!r} is none of {sorted(roles)}"
         )
-    expected = _check_shape(shape)
+    expected = _check_shape(shape, rows)
     words = random_words or os_random_words
+    label = "dot-product/row-shape" if rows else "dot-product/shape"
     with party.phase(tag):
         if role == DEALER:
             if expected is None:
-                raise ConfigError("dot product: the dealer needs the public shape (m, n, l)")
-            await _deal(party, expected, alice, bob, tag, words)
+                what = "(m, n)" if rows else "(m, n, l)"
+                raise ConfigError(f"dot product: the dealer needs the public shape {what}")
+            await _deal(party, expected, alice, bob, tag, words, rows)
             if record:
-                party.ledger.record("dot-product/shape", list(expected), step=tag)
+                party.ledger.record(label, list(expected[:2] if rows else expected), step=tag)
             return None
-        M = _as_matrix(X, role)
+        M = _as_matrix(X, role, rows)
         if expected is not None:
-            want = expected[:2] if role == ALICE else expected[1:]
+            want = expected[:2] if role == ALICE or rows else expected[1:]
             if M.shape != want:
+                public = f"(m, n) = {expected[:2]}" if rows else f"(m, n, l) = {expected}"
                 raise ConfigError(
                     f"dot product: {party.name}'s matrix has shape {M.shape}, but the public "
-                    f"shape (m, n, l) = {expected} needs {want}"
+                    f"shape {public} needs {want}"
                 )
         other = bob if role == ALICE else alice
         if method == "dealer":
-            share, dims = await _dealer_method(party, M, role, other, dealer, tag)
+            share, dims = await _dealer_method(party, M, role, other, dealer, tag, rows)
             out = await _open_shares(party, share, role, other, reveal_to, tag)
         else:
             out, dims = await _paillier_method(
-                party, M, role, other, reveal_to, tag, key_bits, words
+                party, M, role, other, reveal_to, tag, key_bits, words, rows
             )
         if expected is not None and dims != expected:
             raise ProtocolError(
@@ -184,7 +251,7 @@ async def dot_products(
             )
         party.metrics.count("dot_products", dims[0] * dims[2])
         if record:
-            party.ledger.record("dot-product/shape", list(dims), step=tag)
+            party.ledger.record(label, list(dims[:2] if rows else dims), step=tag)
             if reveal_to in (role, "both"):
                 party.ledger.record("dot-product/product", out, step=tag)
         return out
@@ -197,44 +264,67 @@ async def dot_product(party: Party, v: Any = None, **options: Any) -> int | None
     return None if out is None else int(out[0, 0])
 
 
+def _row_sums(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
+    """``(X ∘ Y) 1 mod 2^64`` as an ``m x 1`` column (uint64 products and sums wrap)."""
+    return (X * Y).sum(axis=1, dtype=np.uint64, keepdims=True)
+
+
 # --------------------------------------------------------------------------- dealer
 
 
 async def _deal(
-    party: Party, shape: tuple[int, int, int], alice: str, bob: str, tag: str, words: RandomWords
+    party: Party,
+    shape: tuple[int, int, int],
+    alice: str,
+    bob: str,
+    tag: str,
+    words: RandomWords,
+    rows: bool = False,
 ) -> None:
     m, n, ell = shape
     Ra = words(m * n).reshape(m, n)
-    Rb = words(n * ell).reshape(n, ell)
     ra = words(m * ell).reshape(m, ell)
-    rb = Ra @ Rb - ra
+    if rows:
+        Rb = words(m * n).reshape(m, n)
+        rb = _row_sums(Ra, Rb) - ra
+    else:
+        Rb = words(n * ell).reshape(n, ell)
+        rb = Ra @ Rb - ra
     await party.send(alice, f"{tag}/dealer", {"Ra": _pack(Ra), "ra": _pack(ra)})
     await party.send(bob, f"{tag}/dealer", {"Rb": _pack(Rb), "rb": _pack(rb)})
 
 
 async def _dealer_method(
-    party: Party, M: np.ndarray, role: str, other: str, dealer: str, tag: str
+    party: Party, M: np.ndarray, role: str, other: str, dealer: str, tag: str, rows: bool = False
 ) -> tuple[np.ndarray, tuple[int, int, int]]:
     got = _fields(await party.recv(dealer, f"{tag}/dealer"), dealer, ("Ra", "ra", "Rb", "rb"))
     if role == ALICE:
         A = M
         m, n = A.shape
         Ra = _unpack(got.get("Ra"), np.uint64, (m, n), dealer, "Ra")
-        ra = _unpack(got.get("ra"), np.uint64, (m, None), dealer, "ra")
+        ra = _unpack(got.get("ra"), np.uint64, (m, 1) if rows else (m, None), dealer, "ra")
         ell = ra.shape[1]
         await party.send(other, f"{tag}/masked", _pack(A + Ra))
         B_hat = _unpack(
-            await party.recv(other, f"{tag}/masked"), np.uint64, (n, ell), other, "B+Rb"
+            await party.recv(other, f"{tag}/masked"),
+            np.uint64,
+            (m, n) if rows else (n, ell),
+            other,
+            "B+Rb",
         )
-        return ra - Ra @ B_hat, (m, n, ell)
+        return ra - (_row_sums(Ra, B_hat) if rows else Ra @ B_hat), (m, n, ell)
     B = M
-    n, ell = B.shape
-    Rb = _unpack(got.get("Rb"), np.uint64, (n, ell), dealer, "Rb")
-    rb = _unpack(got.get("rb"), np.uint64, (None, ell), dealer, "rb")
+    if rows:
+        m, n = B.shape
+        ell = 1
+    else:
+        n, ell = B.shape
+    Rb = _unpack(got.get("Rb"), np.uint64, B.shape, dealer, "Rb")
+    rb = _unpack(got.get("rb"), np.uint64, (m, 1) if rows else (None, ell), dealer, "rb")
     m = rb.shape[0]
     await party.send(other, f"{tag}/masked", _pack(B + Rb))
     A_hat = _unpack(await party.recv(other, f"{tag}/masked"), np.uint64, (m, n), other, "A+Ra")
-    return A_hat @ B + rb, (m, n, ell)
+    return (_row_sums(A_hat, B) if rows else A_hat @ B) + rb, (m, n, ell)
 
 
 async def _open_shares(
@@ -265,6 +355,7 @@ async def _paillier_method(
     tag: str,
     key_bits: int,
     words: RandomWords,
+    rows: bool = False,
 ) -> tuple[np.ndarray, tuple[int, int, int]]:
     alice_learns = reveal_to in (ALICE, "both")
     bob_learns = reveal_to in (BOB, "both")
@@ -284,7 +375,7 @@ async def _paillier_method(
         body = {"n": pk.n, "shape": [m, n], "c": _pack(pk.ciphertexts_to_array(cs))}
         await party.send(other, f"{tag}/enc", body)
         reply = _fields(await party.recv(other, f"{tag}/enc"), other, ("shape", "c"))
-        ell = _dims(reply.get("shape"), (m, None), other, "Enc(A B + mask)")[1]
+        ell = _dims(reply.get("shape"), (m, 1) if rows else (m, None), other, "Enc(A B + mask)")[1]
         cts = _unpack(reply.get("c"), np.uint8, (m * ell, pk.ciphertext_bytes), other, "c")
         D = await asyncio.to_thread(key.decrypt_many, pk.ciphertexts_from_array(cts))
         party.metrics.count("paillier_dec", m * ell)
@@ -297,9 +388,14 @@ async def _paillier_method(
         return U, (m, n, ell)
 
     B = M
-    n, ell = B.shape
+    m_b: int | None = None  # row-wise: Alice's row count must be Bob's
+    if rows:
+        m_b, n = B.shape
+        ell = 1
+    else:
+        n, ell = B.shape
     body = _fields(await party.recv(other, f"{tag}/enc"), other, ("n", "shape", "c"))
-    m = _dims(body.get("shape"), (None, n), other, "Enc(A)")[0]
+    m = _dims(body.get("shape"), (m_b, n), other, "Enc(A)")[0]
     N = body.get("n")
     if isinstance(N, _MPZ):
         N = int(N)
@@ -318,14 +414,22 @@ async def _paillier_method(
     cs = pk.ciphertexts_from_array(
         _unpack(body.get("c"), np.uint8, (m * n, pk.ciphertext_bytes), other, "c")
     )
-    columns = [B[:, k].tolist() for k in range(ell)]
+    if rows:  # row j of A with row j of B
+        own_rows = [B[j].tolist() for j in range(m)]
 
-    def combine() -> list[Any]:
-        return [
-            pk.raw_linear_combination(cs[j * n : (j + 1) * n], columns[k])
-            for j in range(m)
-            for k in range(ell)
-        ]
+        def combine() -> list[Any]:
+            return [
+                pk.raw_linear_combination(cs[j * n : (j + 1) * n], own_rows[j]) for j in range(m)
+            ]
+    else:  # row j of A with column k of B
+        columns = [B[:, k].tolist() for k in range(ell)]
+
+        def combine() -> list[Any]:
+            return [
+                pk.raw_linear_combination(cs[j * n : (j + 1) * n], columns[k])
+                for j in range(m)
+                for k in range(ell)
+            ]
 
     C = await asyncio.to_thread(combine)
     party.metrics.count("paillier_mul", m * n * ell)
@@ -348,21 +452,24 @@ async def _paillier_method(
 # --------------------------------------------------------------------------- helpers
 
 
-def _check_shape(shape: Sequence[int] | None) -> tuple[int, int, int] | None:
+def _check_shape(shape: Sequence[int] | None, rows: bool = False) -> tuple[int, int, int] | None:
+    """The public shape as ``(m, n, l)`` (row-wise: ``(m, n)``, taken as ``(m, n, 1)``)."""
     if shape is None:
         return None
     dims = tuple(shape)
-    if len(dims) != 3 or not all(
+    size, what = (2, "(m, n)") if rows else (3, "(m, n, l)")
+    if len(dims) != size or not all(
         isinstance(d, int | np.integer) and not isinstance(d, bool) and d >= 1 for d in dims
     ):
-        raise ConfigError(
-            f"dot product: shape must be (m, n, l) with every entry >= 1, got {shape}"
-        )
+        raise ConfigError(f"dot product: shape must be {what} with every entry >= 1, got {shape}")
+    if rows:
+        return int(dims[0]), int(dims[1]), 1
     return int(dims[0]), int(dims[1]), int(dims[2])
 
 
-def _as_matrix(X: Any, role: str) -> np.ndarray:
-    """Alice's ``m x n`` or Bob's ``n x ell`` input as ``uint64`` (1-D: one row / one column)."""
+def _as_matrix(X: Any, role: str, rows: bool = False) -> np.ndarray:
+    """Alice's ``m x n`` or Bob's ``n x ell`` input as ``uint64`` (1-D: one row / one column;
+    row-wise, both pass ``m x n`` and a 1-D vector is one row)."""
     if X is None:
         raise ConfigError(f"dot product: {role} must pass its matrix")
     arr = np.asarray(X)
@@ -378,7 +485,7 @@ def _as_matrix(X: Any, role: str) -> np.ndarray:
     else:
         raise ConfigError(f"dot product: {role}'s entries must be integers, got dtype {arr.dtype}")
     if arr.ndim == 1:
-        arr = arr.reshape(1, -1) if role == ALICE else arr.reshape(-1, 1)
+        arr = arr.reshape(1, -1) if role == ALICE or rows else arr.reshape(-1, 1)
     if arr.ndim != 2 or 0 in arr.shape:
         raise ConfigError(
             f"dot product: {role} must pass a non-empty vector or matrix, got shape {arr.shape}"

@@ -37,8 +37,9 @@ Alice's attributes first), at the largest SMC cost.
 
 What each party learns (ledger):
 
-* ``hybrid/disguised`` — the other party's disguised table (its shape, groups and digest are
-  recorded; the bits themselves stay in memory);
+* ``hybrid/disguised`` — the other party's disguised table (its shape, groups and digests
+  are recorded: ``sha256`` of the table, ``rows_sha256`` of its rows in sorted order; the
+  bits themselves stay in memory);
 * ``hybrid/estimated-gains`` — the other's estimated gains of every candidate at every node
   (hence their average), and in randomization-only mode ``hybrid/estimated-counts``, the
   other's estimated counts of the chosen attribute;
@@ -90,6 +91,7 @@ __all__ = [
     "exchange_disguised",
     "hybrid_id3",
     "paillier_dot",
+    "rows_digest",
     "serve_dealer",
 ]
 
@@ -228,6 +230,7 @@ async def exchange_disguised(
     codes: np.ndarray,
     *,
     rng: int | np.random.Generator | None = None,
+    draw_order: np.ndarray | None = None,
     tag: str = "hybrid/disguise",
 ) -> DisguisedView:
     """Step 1: disguise this party's columns (``codes``: rows x :meth:`HybridSetup.columns_of`,
@@ -237,13 +240,24 @@ async def exchange_disguised(
     OS CSPRNG; a seed or ``Generator`` makes an experiment reproducible, and must be one that
     only this party knows. A seed that the other party, the dealer, a shared file or a log can
     see or derive (a run's public seed, say) lets them rebuild the coins and read the true
-    table through the disguise."""
+    table through the disguise. ``draw_order[t]`` is the draw that row ``t`` takes (a
+    permutation; default: row ``t`` takes draw ``t``): with the rows in the common record
+    order, which is new in every run, and ``draw_order`` the rows' positions in the party's
+    own file, a seeded record keeps its coins from run to run."""
     me = party.name
     other = BOB if me == ALICE else ALICE
     with party.phase(tag):
         bits, layout = _encode(setup, me, codes)
         groups = layout.groups(setup.groups[me])
-        sent = disguise(bits, groups, setup.theta, rng)
+        if draw_order is None:
+            sent = disguise(bits, groups, setup.theta, rng)
+        else:
+            order = np.asarray(draw_order, dtype=np.int64)
+            if sorted(order.tolist()) != list(range(bits.shape[0])):
+                raise ConfigError(f"draw_order must be a permutation of the {bits.shape[0]} rows")
+            drawn = np.empty_like(order)
+            drawn[order] = np.arange(len(order))  # draw i -> row
+            sent = disguise(bits[drawn], groups, setup.theta, rng)[order]
         await party.send(other, tag, sent)
         got = await party.recv(other, tag)
         _, other_layout = _encode(
@@ -270,10 +284,19 @@ async def exchange_disguised(
                 "groups": [list(g) for g in setup.groups[other]],
                 "theta": setup.theta,
                 "sha256": hashlib.sha256(got.tobytes()).hexdigest(),
+                "rows_sha256": rows_digest(got),
             },
             step=tag,
         )
     return DisguisedView(other_layout, got, [list(g) for g in setup.groups[other]])
+
+
+def rows_digest(bits: np.ndarray) -> str:
+    """SHA-256 of a 0/1 table's rows in sorted order: the same for the same rows in any
+    order (a disguised table received in a new common record order, say)."""
+    rows = np.ascontiguousarray(bits, dtype=np.uint8)
+    ordered = rows[np.lexsort(rows.T[::-1])] if rows.size else rows
+    return hashlib.sha256(ordered.tobytes()).hexdigest()
 
 
 # ----------------------------------------------------------------------------- estimation

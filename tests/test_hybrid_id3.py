@@ -7,7 +7,9 @@ input file)."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
+import hmac
 import json
 import re
 import tomllib
@@ -23,7 +25,7 @@ from hypothesis import strategies as st
 from mpc.cli import build_parser
 from mpc.codec import decode
 from mpc.config import PartyConfig, load_config
-from mpc.datasets import Table, resolve_data_dir, weather
+from mpc.datasets import Discretizer, Table, resolve_data_dir, weather
 from mpc.errors import ConfigError
 from mpc.id3 import ID3Classifier
 from mpc.local import run_in_memory
@@ -42,6 +44,7 @@ from parties.hybrid_system import (
     party_coins,
     split_attributes,
 )
+from parties.own_data import read_own_table
 from protocols.hybrid_id3 import (
     ALICE,
     BOB,
@@ -52,10 +55,12 @@ from protocols.hybrid_id3 import (
     exchange_disguised,
     hybrid_id3,
     paillier_dot,
+    rows_digest,
     serve_dealer,
 )
 from protocols.ppid3 import check_tree_equal
 from protocols.randomized_response import binary_encode, disguise, estimate_counts
+from protocols.record_alignment import order_key
 
 from .conftest import run_mpc, run_mpc_json
 
@@ -65,6 +70,17 @@ PARTY_LABELS = {
     "hybrid/estimated-counts",
     "hybrid/exact-counts",
     "hybrid/tree",
+}
+#: a party process also aligns its records with the other's, agrees on the domains and binds
+#: the model's parts
+PROCESS_LABELS = PARTY_LABELS | {
+    "record-alignment/sizes",
+    "record-alignment/common",
+    "record-alignment/order",
+    "psi-ca/set-sizes",
+    "psi-ca/counts",
+    "hybrid/domains",
+    "hybrid/model",
 }
 
 
@@ -348,7 +364,7 @@ def test_hybrid_id3_system_across_three_processes() -> None:
     assert set(doc["parties"]) == {ALICE, BOB, DEALER}
     for name in (ALICE, BOB):
         labels = {e["label"] for e in doc["parties"][name]["ledger"]}
-        assert labels <= PARTY_LABELS
+        assert PARTY_LABELS <= labels <= PROCESS_LABELS, labels ^ PROCESS_LABELS
         assert doc["parties"][name]["metrics"]["crypto"]["dot_products"] > 0
     assert {e["label"] for e in doc["parties"][DEALER]["ledger"]} == {"dot-product/shape"}
 
@@ -372,19 +388,27 @@ def test_theta_one_half_fails_before_any_party_starts() -> None:
 # which is right in a fraction θ of the groups.
 
 
-def _alice_bits(cfg_dir: Path) -> tuple[np.ndarray, list[list[int]], HybridSetup]:
-    """Alice's true bit table (the test's oracle: her own private input file), her bit groups
-    and the public setup, from a kept deployment."""
-    params = tomllib.loads((cfg_dir / "deployment.toml").read_text())["protocol"]["params"]
-    setup = HybridSetup.from_dict(json.loads(params["setup"]))
-    codes = np.asarray(json.loads((cfg_dir / "data" / "alice.json").read_text())["codes"])
-    cols = setup.columns_of(ALICE)
+def _alice_bits(cfg_dir: Path) -> tuple[np.ndarray, list[list[int]], list[str]]:
+    """Alice's true bit table in her own file's row order (the test's oracle: her own private
+    input file, read and encoded as her process does), her bit groups and her record ids."""
+    cfg = load_config(cfg_dir / "deployment.toml")
+    me = cfg.party(ALICE)
+    if me.data is not None and me.data.suffix == ".json":  # --coin-seeds: the CSV inside
+        csv = cfg_dir / "alice-from-json.csv"
+        csv.write_text(json.loads(me.data.read_text())["csv"])
+        me = dataclasses.replace(me, data=csv)
+    own, _ = read_own_table(me, class_column=None)
+    table = own.table
+    if "continuous" in table.kinds:
+        table = Discretizer.fit(table, int(cfg.params["bins"])).transform(table)
+    domains = {a: sorted({str(v) for v in table.column(a)}) for a in table.attributes}
     bits, layout = binary_encode(
-        {a: [setup.domains[a][c] for c in codes[:, j]] for j, a in enumerate(cols)},
-        {a: list(setup.domains[a]) for a in cols},
-        code=setup.code,
+        {a: [str(v) for v in table.column(a)] for a in table.attributes},
+        domains,
+        code=str(cfg.params["code"]),
     )
-    return bits, layout.groups(setup.groups[ALICE]), setup
+    groups = json.loads(cfg.params["groups"])[ALICE]
+    return bits, layout.groups(groups), [str(i) for i in own.ids]
 
 
 def _views(cfg_dir: Path, names: Iterable[str]) -> dict[str, str]:
@@ -392,8 +416,8 @@ def _views(cfg_dir: Path, names: Iterable[str]) -> dict[str, str]:
     their own input files, reports and logs."""
     paths = [cfg_dir / "deployment.toml"]
     for n in names:
-        paths += [cfg_dir / d / f"{n}.{x}" for d, x in (("data", "json"), ("reports", "json"))]
-        paths.append(cfg_dir / "logs" / f"{n}.log")
+        paths += [cfg_dir / "data" / f"{n}.{x}" for x in ("csv", "json")]
+        paths += [cfg_dir / "reports" / f"{n}.json", cfg_dir / "logs" / f"{n}.log"]
     return {str(p.relative_to(cfg_dir)): p.read_text() for p in paths if p.exists()}
 
 
@@ -408,7 +432,8 @@ def _candidate_seeds(texts: Iterable[str]) -> set[int]:
 
 def _rebuilt(received: np.ndarray, groups: list[list[int]], theta: float, seed: int) -> np.ndarray:
     """Alice's bits as an attacker who takes ``seed`` for her coin seed reads them: her coins
-    drawn as :func:`protocols.randomized_response.disguise` draws seeded coins, then undone."""
+    drawn as :func:`protocols.randomized_response.disguise` draws seeded coins, then undone
+    (``received`` in the order the coins were drawn in: Alice's file order)."""
     group_of = np.empty(received.shape[1], dtype=np.intp)
     for k, g in enumerate(groups):
         group_of[g] = k
@@ -417,18 +442,22 @@ def _rebuilt(received: np.ndarray, groups: list[list[int]], theta: float, seed: 
     return np.asarray(received ^ flip.astype(np.uint8))
 
 
-def _received_by_bob(cfg_dir: Path) -> np.ndarray:
+def _received_by_bob(cfg_dir: Path, alice_ids: list[str]) -> np.ndarray:
     """The disguised table Alice sends Bob, tapped off the wire of a run of the party programs
     (:func:`parties.hybrid_system.hybrid_run`, what each party process runs) over the kept
-    deployment file and input files, on the in-memory transport."""
+    deployment file and input files, on the in-memory transport; its rows put back into
+    Alice's file order with the order key, computed from the tapped key shares."""
     cfg = load_config(cfg_dir / "deployment.toml")
     network = InMemoryNetwork()
     seen: list[np.ndarray] = []
+    shares: dict[str, bytes] = {}
 
     def tap(sender: str, receiver: str, frames: list[bytes]) -> None:
         env = decode(frames)
         if (sender, receiver) == (ALICE, BOB) and env.tag == "hybrid/disguise":
             seen.append(env.body)
+        if env.tag == "record-alignment/key-share" and sender in (ALICE, BOB):
+            shares[sender] = env.body
 
     network.taps.append(tap)
 
@@ -445,7 +474,12 @@ def _received_by_bob(cfg_dir: Path) -> np.ndarray:
         )
     )
     assert len(seen) == 1
-    return seen[0]
+    key = order_key([shares[ALICE], shares[BOB]])
+    keyed = [hmac.new(key, i.encode(), hashlib.sha256).digest() for i in alice_ids]
+    order = sorted(range(len(alice_ids)), key=keyed.__getitem__)  # common row t -> file row
+    in_file_order = np.empty_like(seen[0])
+    in_file_order[order] = seen[0]
+    return in_file_order
 
 
 def _needs(dataset: str) -> None:
@@ -481,23 +515,23 @@ def test_bob_and_the_dealer_cannot_rebuild_alices_coins_from_what_they_see(
     )  # fmt: skip
     doc = json.loads(out)
     assert code == 0 and doc["ok"], err
-    true_bits, groups, _ = _alice_bits(run)
+    true_bits, groups, ids = _alice_bits(run)
     views = _views(run, [BOB, DEALER])
-    assert {"deployment.toml", "data/bob.json", "reports/bob.json", "logs/bob.log"} <= set(views)
+    assert {"deployment.toml", "data/bob.csv", "reports/bob.json", "logs/bob.log"} <= set(views)
     candidates = _candidate_seeds([*views.values(), out, err])
     assert {5, 10, 11} <= candidates
 
-    # the process run: Bob's ledger has the digest of the disguised table he received
+    # the process run: Bob's ledger has the digest of the rows of the disguised table he
+    # received (in sorted order: the common record order is new in every run)
     (entry,) = [e for e in doc["parties"][BOB]["ledger"] if e["label"] == "hybrid/disguised"]
-    digest = entry["value"]["sha256"]
+    digest = entry["value"]["rows_sha256"]
     rebuilt = [
-        c for c in candidates
-        if hashlib.sha256(disguise(true_bits, groups, theta, c).tobytes()).hexdigest() == digest
-    ]  # fmt: skip
+        c for c in candidates if rows_digest(disguise(true_bits, groups, theta, c)) == digest
+    ]
     assert rebuilt == [], f"Alice's coins rebuilt from the seeds {rebuilt} Bob/dealer can see"
 
     # the bits: what Bob receives, un-flipped with every candidate's coins
-    received = _received_by_bob(run)
+    received = _received_by_bob(run, ids)
     as_is = float((received == true_bits).mean())
     best = max(
         float((_rebuilt(received, groups, theta, c) == true_bits).mean()) for c in candidates
@@ -534,13 +568,19 @@ def test_a_coin_seed_is_only_in_its_partys_own_input_file(tmp_path: Path) -> Non
         holders = [str(p.relative_to(run)) for p in files if value.encode() in p.read_bytes()]
         assert holders == [str(own.relative_to(run))], (name, holders)
         assert value not in out + err
+    # and the seed is the one Alice's coins came from: drawn in her file's row order
+    true_bits, groups, _ = _alice_bits(run)
+    (entry,) = [e for e in doc["parties"][BOB]["ledger"] if e["label"] == "hybrid/disguised"]
+    redone = disguise(true_bits, groups, 0.7, int(seeds[ALICE]))
+    assert rows_digest(redone) == entry["value"]["rows_sha256"]
 
 
 @pytest.mark.processes
 @pytest.mark.timeout(150)
 def test_coin_seeds_reproduce_the_disguised_tables_and_os_coins_do_not() -> None:
-    """Two runs with the same ``--coin-seeds`` send the same disguised tables (the digests in
-    the receivers' ledgers); two runs without send different ones."""
+    """Two runs with the same ``--coin-seeds`` send the same disguised rows (each record keeps
+    its coins: they are drawn in the party's file order; the digests of the rows in the
+    receivers' ledgers); two runs without send different ones."""
 
     def digests(*extra: str) -> tuple[str, str]:
         code, doc = run_mpc_json(
@@ -549,9 +589,9 @@ def test_coin_seeds_reproduce_the_disguised_tables_and_os_coins_do_not() -> None
         )  # fmt: skip
         assert code == 0 and doc["ok"], doc["parties"]
         got = []
-        for name in (ALICE, BOB):
+        for name in (ALICE, BOB):  # the rows: the common record order is new in every run
             (e,) = [e for e in doc["parties"][name]["ledger"] if e["label"] == "hybrid/disguised"]
-            got.append(e["value"]["sha256"])
+            got.append(e["value"]["rows_sha256"])
         return got[0], got[1]
 
     seeded = [digests("--coin-seeds", "101,202") for _ in range(2)]
@@ -569,18 +609,19 @@ def _plan(*args: str) -> Any:
 
 def test_the_public_seed_goes_to_public_choices_and_coin_seeds_to_their_owners_only() -> None:
     """``--seed`` changes the split, partition and groups and nothing in a party's input file
-    but its columns; ``--coin-seeds`` adds each party's own value to its own input file only,
-    and the deployment's parameters hold neither."""
+    but its columns; ``--coin-seeds`` adds each party's own value to its own input file only
+    (a JSON object around its CSV), and the deployment's parameters hold neither."""
     plain = _plan("--seed", "4", "--groups", "2")
     seeded = _plan("--seed", "4", "--groups", "2", "--coin-seeds", "17,29")
     assert plain.params == seeded.params
     assert not {k for k in seeded.params if "seed" in k or "coin" in k}
     data = {s.name: s.data for s in seeded.parties}
+    assert data[ALICE] is not None and data[BOB] is not None
     assert data[ALICE][COIN_SEED_KEY] == 17 and data[BOB][COIN_SEED_KEY] == 29
-    assert COIN_SEED_KEY not in data[DEALER]
-    assert all(COIN_SEED_KEY not in s.data for s in plain.parties if s.data is not None)
-    assert "17" not in json.dumps([seeded.params, data[BOB], data[DEALER]])
-    assert plain.params["setup"] != _plan("--seed", "5", "--groups", "2").params["setup"]
+    assert data[DEALER] is None  # the dealer has no private input
+    assert all(s.data is None and s.csv is not None for s in plain.parties if s.name != DEALER)
+    assert "17" not in json.dumps([seeded.params, data[BOB], [s.entries for s in seeded.parties]])
+    assert plain.params["groups"] != _plan("--seed", "5", "--groups", "2").params["groups"]
 
 
 def test_coin_seeds_are_checked() -> None:

@@ -290,7 +290,7 @@ def _stopped(res: Any, culprit: str | None, phrase: str, own: str | None = None)
 
 def test_id_sets_that_differ_by_one_stop_every_site_with_counts_only(tmp_path: Path) -> None:
     texts = _texts(20, PARTS, drop={1: 13})
-    res = launch("ppid3", PARAMS, _specs(texts, PARTS), timeout=15)
+    res = launch("ppid3", PARAMS, _specs(texts, PARTS), timeout=30)
     _stopped(res, None, "19 record ids are held by every site")
     for name, report in res.reports.items():
         assert "site1 1" in report["error"]["message"]
@@ -315,7 +315,7 @@ def test_a_wrong_own_file_stops_every_party_naming_the_problem(
 ) -> None:
     texts = _texts(12, PARTS)
     texts[0] = edit(texts[0])
-    res = launch("ppid3", PARAMS, _specs(texts, PARTS), timeout=15)
+    res = launch("ppid3", PARAMS, _specs(texts, PARTS), timeout=30)
     _stopped(res, "site1", phrase, own)
     # the peers hear what is wrong, never a value of site1's file
     for name in ("site2", "site3"):
@@ -332,7 +332,7 @@ def test_model_parts_from_another_run_or_edited_are_refused(tmp_path: Path) -> N
                       entries={"id": "id", "model_out": str(folder / f"{n}.model.json")})
             for i, n in enumerate(SITES)
         ]  # fmt: skip
-        assert launch("ppid3", PARAMS, specs, timeout=15).ok
+        assert launch("ppid3", PARAMS, specs, timeout=30).ok
         runs.append(folder)
     new = [t.replace(",class", "").replace(",c0\n", "\n").replace(",c1\n", "\n") for t in texts]
     assert "c0" not in new[2]
@@ -351,7 +351,7 @@ def test_model_parts_from_another_run_or_edited_are_refused(tmp_path: Path) -> N
             )
             for i, n in enumerate(SITES)
         ]
-        return launch("ppid3-classify", {"class_site": "site3", "sites": SITES}, specs, timeout=15)
+        return launch("ppid3-classify", {"class_site": "site3", "sites": SITES}, specs, timeout=30)
 
     same = {n: runs[0] / f"{n}.model.json" for n in SITES}
     assert classify(same).ok

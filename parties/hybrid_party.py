@@ -1,0 +1,349 @@
+"""One party process of ``hybrid-id3`` (Alice, Bob or the commodity server ``dealer``), each
+organisation bringing its own file.
+
+**Each party reads its own CSV** (``data``, with its record ``id`` column, ``delimiter`` and
+column kinds ``nominal`` / ``continuous``; :func:`parties.own_data.read_own_table`): Alice's
+holds her attributes, Bob's his attributes and the class, each in its own row order. The
+deployment file holds only public things: each party's attribute names (``columns``) and the
+protocol parameters::
+
+    [protocol.params]
+    class = "play"            # the class column (in Bob's file)
+    groups = '{"alice": [["outlook"], ["windy"]], "bob": [["temperature", "play"], ...]}'
+                              # randomization groups (JSON; or an integer G with `seed`)
+    theta = 0.7               # probability of telling the truth (0.5 is refused)
+    code = "paired"           # binary code of nominal values
+    window = 3                # ω
+    method = "dealer"         # secure dot products: "dealer" or "paillier"
+    max_depth = 0             # 0: no limit
+    bins = 4                  # equal-frequency bins of continuous columns
+
+A party process (:func:`hybrid_run`):
+
+1. agrees with the others on the mode (train, or classify with ``--model``:
+   :func:`parties.hybrid_classify_system.classify_party`);
+2. aligns its records with the other's (:func:`protocols.record_alignment.align_records`,
+   between Alice and Bob only; a mismatch stops every party with ``RecordMismatch``, which
+   gives counts only) and puts its rows in the common order;
+3. bins its own continuous columns on its own training rows (equal-frequency,
+   :class:`mpc.datasets.Discretizer`; per column, the same bins as binning the joined table)
+   and agrees on the setup (the domains, :func:`protocols.hybrid_agreement.agree_setup`);
+4. exchanges disguised tables, its coins drawn in its own file's row order, and builds the
+   randomization-only, hybrid and SMC-only trees (:mod:`protocols.hybrid_id3`), every SMC
+   count a secure dot product;
+5. binds the saved model (:func:`protocols.hybrid_agreement.bind_parts`) and, with
+   ``--model-out FILE``, writes its part (:mod:`parties.hybrid_model`): the hybrid tree.
+
+Coins. The randomized-response coins protect a party's data from the other party, so each
+party draws its own from its OS CSPRNG. For a reproducible experiment a party may take a *coin
+seed* from its own private input file: then that file is a JSON object
+``{"csv": "<the party's CSV text>", "coin_seed": N}`` (``mpc run hybrid-id3 --coin-seeds``
+writes it so, as the launcher writes one private file per party). A coin seed never enters the
+deployment file, the other party's file or any report: each party reports only where its coins
+came from, ``"os"`` or ``"seeded (private)"``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import numbers
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mpc.config import DeploymentConfig, PartyConfig
+from mpc.datasets import Discretizer, PartyTable
+from mpc.errors import ConfigError
+from mpc.model_file import SavedModel, write_model
+from mpc.runtime import Party
+from parties.hybrid_classify_system import classify_party, serve_classify
+from parties.hybrid_model import LEARNER, part_body
+from parties.own_data import read_own_table
+from protocols.fast_counts import Sites
+from protocols.hybrid_agreement import CLASSIFY, TRAIN, agree_mode, agree_setup, bind_parts
+from protocols.hybrid_id3 import (
+    ALICE,
+    BOB,
+    DEALER,
+    DealerDot,
+    Estimator,
+    HybridSetup,
+    exchange_disguised,
+    hybrid_id3,
+    paillier_dot,
+    serve_dealer,
+)
+from protocols.record_alignment import align_records
+
+__all__ = [
+    "COINS_OS",
+    "COINS_SEEDED",
+    "COIN_SEED_KEY",
+    "SAVED_TREE",
+    "TREES",
+    "TrainingParams",
+    "hybrid_run",
+    "make_groups",
+    "party_codes",
+    "party_coins",
+]
+
+log = logging.getLogger("mpc.hybrid")
+
+#: the trees every run builds, in order: (mode, tag prefix)
+TREES = (
+    ("randomization-only", "hybrid/rand"),
+    ("hybrid", "hybrid/hybrid"),
+    ("smc-only", "hybrid/smc"),
+)
+#: the tree a saved model keeps
+SAVED_TREE = "hybrid"
+
+#: the key of a party's coin seed in its own private input file (never in the deployment file)
+COIN_SEED_KEY = "coin_seed"
+#: where a party's randomized-response coins came from, as its report says
+COINS_OS, COINS_SEEDED = "os", "seeded (private)"
+
+
+def _groups(columns: Sequence[str], g: int, rng: np.random.Generator) -> list[list[str]]:
+    """``columns`` dealt at random into ``min(g, len(columns))`` non-empty groups."""
+    g = min(g, len(columns))
+    order = [columns[i] for i in rng.permutation(len(columns))]
+    groups: list[list[str]] = [[] for _ in range(g)]
+    for i, a in enumerate(order):
+        groups[i % g].append(a)
+    return [sorted(gr, key=list(columns).index) for gr in groups]
+
+
+def make_groups(
+    alice: Sequence[str], bob: Sequence[str], class_name: str, groups: int, seed: int
+) -> dict[str, list[list[str]]]:
+    """Alice's and Bob's randomization groups: each party's columns (Bob's with the class)
+    dealt at random, with the public ``seed``, into ``groups`` non-empty groups."""
+    if groups < 1:
+        raise ConfigError(f"--groups must be at least 1, got {groups}")
+    rng = np.random.default_rng(seed + 1)
+    return {ALICE: _groups(list(alice), groups, rng), BOB: _groups([*bob, class_name], groups, rng)}
+
+
+def party_codes(setup: HybridSetup, table: Any, party: str) -> np.ndarray:
+    """``party``'s true columns as value positions in the setup's domains."""
+    cols = setup.columns_of(party)
+    out = np.empty((table.n_rows, len(cols)), dtype=np.int64)
+    for j, a in enumerate(cols):
+        values = table.target if a == setup.class_name else table.column(a)
+        index = {v: i for i, v in enumerate(setup.domains[a])}
+        out[:, j] = [index[str(v)] for v in values]
+    return out
+
+
+def party_coins(data: dict[str, Any], me: PartyConfig) -> tuple[np.random.Generator | None, str]:
+    """Where this party's randomized-response coins come from: its own private input file's
+    ``coin_seed`` when there is one (a reproducible experiment), else the OS (``None``).
+    Returns the generator for :func:`protocols.hybrid_id3.exchange_disguised` and the label
+    the party reports (:data:`COINS_OS` or :data:`COINS_SEEDED`; never the seed itself)."""
+    if COIN_SEED_KEY not in data:
+        return None, COINS_OS
+    seed = data[COIN_SEED_KEY]
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+        # the message names the kind of value only: a report or log must not hold a coin seed
+        got = "a negative integer" if isinstance(seed, numbers.Integral) else type(seed).__name__
+        raise ConfigError(
+            f"party {me.name!r}: data file {me.data}: `{COIN_SEED_KEY}` must be a non-negative "
+            f"integer, got {got}"
+        )
+    if me.data is not None and me.data.stat().st_mode & 0o077:
+        log.warning(
+            "%s: coin seed read from %s, which other users of this host can read (mode %o); "
+            "whoever reads it can undo this party's disguise",
+            me.name,
+            me.data,
+            me.data.stat().st_mode & 0o777,
+        )
+    return np.random.default_rng(int(seed)), COINS_SEEDED
+
+
+# ----------------------------------------------------------------------------- the party
+
+
+@dataclass(frozen=True)
+class TrainingParams:
+    """The public parameters of a training run, from the deployment file."""
+
+    class_name: str
+    columns: dict[str, tuple[str, ...]]
+    groups: dict[str, list[list[str]]]
+    theta: float
+    code: str
+    window: int
+    method: str
+    max_depth: int | None
+    bins: int
+
+    @property
+    def attributes(self) -> list[tuple[str, str]]:
+        """``(name, owner)`` in tie order: Alice's columns, then Bob's."""
+        return [(a, p) for p in (ALICE, BOB) for a in self.columns[p]]
+
+    def public(self) -> dict[str, Any]:
+        """Everything both parties must read alike (compared by digest before training)."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+    @classmethod
+    def from_config(cls, cfg: DeploymentConfig) -> TrainingParams:
+        p = cfg.params
+        roles = {q.role: q for q in cfg.parties}
+        for role in (ALICE, BOB):
+            q = roles.get(role)
+            if q is None or q.name != role:
+                raise ConfigError(
+                    f"{cfg.path}: Hybrid-ID3 needs parties named alice and bob (roles alike)"
+                )
+            if not q.columns:
+                raise ConfigError(
+                    f"{cfg.path}: party {role!r} lists no `columns`; the deployment must name "
+                    "each party's attributes (they are public)"
+                )
+        columns = {role: tuple(roles[role].columns) for role in (ALICE, BOB)}
+        class_name = p.get("class")
+        if not isinstance(class_name, str) or not class_name:
+            raise ConfigError(f"{cfg.path}: protocol.params.class must name the class column")
+        try:
+            raw_groups = p.get("groups", 1)
+            if isinstance(raw_groups, int) and not isinstance(raw_groups, bool):
+                groups = make_groups(
+                    columns[ALICE], columns[BOB], class_name, raw_groups, int(p.get("seed", 0))
+                )
+            else:
+                doc = json.loads(str(raw_groups))
+                groups = {str(k): [[str(a) for a in g] for g in v] for k, v in doc.items()}
+            theta, window = float(p.get("theta", 0.7)), int(p.get("window", 3))
+            max_depth, bins = int(p.get("max_depth", 0)) or None, int(p.get("bins", 4))
+        except (TypeError, ValueError, AttributeError) as exc:
+            raise ConfigError(f"{cfg.path}: malformed protocol.params ({exc})") from None
+        method, code = str(p.get("method", "dealer")), str(p.get("code", "paired"))
+        if method not in ("dealer", "paillier"):
+            raise ConfigError(f"{cfg.path}: protocol.params.method must be dealer or paillier")
+        return cls(class_name, columns, groups, theta, code, window, method, max_depth, bins)
+
+
+def _training_file(
+    me: PartyConfig, class_column: str | None, columns: Sequence[str]
+) -> tuple[PartyTable, str | None, dict[str, Any]]:
+    """This party's own CSV (with the few-valued warning) and its private extras: a coin seed
+    when the launcher wrote the CSV inside a JSON object (``--coin-seeds``)."""
+    from parties.systems import load_party_data
+
+    if me.data is None or me.data.suffix != ".json":
+        own, warning = read_own_table(me, class_column=class_column, columns=columns)
+        return own, warning, {}
+    private = load_party_data(me)
+    text = private.get("csv")
+    if not isinstance(text, str):
+        raise ConfigError(f"party {me.name!r}: data file {me.data} has no `csv` text")
+    with tempfile.TemporaryDirectory(prefix="mpc-own-") as folder:  # mode 0700
+        path = Path(folder) / f"{me.name}.csv"
+        path.write_text(text, encoding="utf-8")
+        own, warning = read_own_table(
+            dataclasses.replace(me, data=path), class_column=class_column, columns=columns
+        )
+    return own, warning, private
+
+
+async def hybrid_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
+    """One party of ``hybrid-id3`` (and of ``hybrid-id3-classify``): train, or classify with
+    a saved model part when Alice and Bob are started with one (``--model``)."""
+    if me.name != me.role or me.role not in (ALICE, BOB, DEALER):
+        raise ConfigError(f"Hybrid-ID3's parties are alice, bob and dealer, not {me.name!r}")
+    classify_only = cfg.protocol != "hybrid-id3"
+    if me.role == DEALER:
+        if await agree_mode(party, None) == CLASSIFY:
+            return await serve_classify(party, cfg)
+        if classify_only:
+            raise ConfigError(f"{cfg.path}: a {cfg.protocol} deployment classifies only")
+        smc_trees = [prefix for mode, prefix in TREES if mode != "randomization-only"]
+        return {"batches": await serve_dealer(party, smc_trees)}
+    if classify_only and me.model is None:
+        raise ConfigError(
+            f"party {me.name!r}: {cfg.protocol} classifies with a saved model part; give "
+            "--model FILE (or a `model` entry)"
+        )
+    if await agree_mode(party, CLASSIFY if me.model is not None else TRAIN) == CLASSIFY:
+        return await classify_party(party, cfg, me)
+    return await _train(party, cfg, me)
+
+
+async def _train(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> dict[str, Any]:
+    """Steps 2-5 of the module docstring at Alice or Bob; returns the party's report: the
+    three trees and their costs, where its coins came from, the saved model's id and path."""
+    tp = TrainingParams.from_config(cfg)
+    with party.phase("hybrid/input"):
+        own, warning, private = _training_file(
+            me, tp.class_name if me.role == BOB else None, tp.columns[me.role]
+        )
+    if warning:
+        log.warning("%s: %s", me.name, warning)
+    alignment = await align_records(Sites(party, [ALICE, BOB]).as_party(), list(own.ids))
+    table = own.table.subset(alignment.order)
+    discretizer = Discretizer.fit(table, tp.bins) if "continuous" in table.kinds else None
+    binned = discretizer.transform(table) if discretizer else table
+    domains = {a: sorted({str(v) for v in binned.column(a)}) for a in binned.attributes}
+    if me.role == BOB:
+        domains[tp.class_name] = sorted({str(v) for v in binned.target})
+    setup = await agree_setup(
+        party, attributes=tp.attributes, class_name=tp.class_name, groups=tp.groups,
+        theta=tp.theta, code=tp.code, domains=domains, public=tp.public(),
+    )  # fmt: skip
+    codes = party_codes(setup, binned, me.role)
+    rng, coins = party_coins(private, me)
+    view = await exchange_disguised(party, setup, codes, rng=rng, draw_order=alignment.order)
+    estimator = Estimator(setup, me.role, codes, view)
+    out: dict[str, Any] = {"coins": coins, "rows": int(codes.shape[0]), "warning": warning}
+    for mode, prefix in TREES:
+        started = time.perf_counter()
+        dot: Any = None
+        if mode != "randomization-only":
+            dot = DealerDot(prefix) if tp.method == "dealer" else paillier_dot()
+        res = await hybrid_id3(
+            party, setup, estimator, codes, mode=mode, window=tp.window, dot=dot,
+            max_depth=tp.max_depth, tag=prefix,
+        )  # fmt: skip
+        if isinstance(dot, DealerDot):
+            await dot.close(party)
+        out[mode] = {
+            "tree": res.tree,
+            "nodes": res.nodes,
+            "dot_products": res.dot_products,
+            "smc_gains": res.smc_gains,
+            "smc_batches": res.smc_batches,
+            "splits": res.log,
+            "train_s": round(time.perf_counter() - started, 3),
+        }
+    body = part_body(
+        me.role,
+        setup=setup,
+        tree=out[SAVED_TREE]["tree"],
+        columns=list(zip(table.attributes, table.kinds, strict=True)),
+        discretizer=discretizer,
+        training={
+            "tree": SAVED_TREE, "rows": int(codes.shape[0]), "theta": tp.theta,
+            "window": tp.window, "code": tp.code, "groups": tp.groups, "max_depth": tp.max_depth,
+            "bins": tp.bins,
+        },
+    )  # fmt: skip
+    model_id, parts = await bind_parts(party, body)
+    if me.model_out is not None:
+        write_model(me.model_out, SavedModel(LEARNER, me.role, model_id, body, parts))
+        log.info("%s: wrote its part of model %s to %s", me.name, model_id, me.model_out)
+    out["model"] = {
+        "model_id": model_id,
+        "path": None if me.model_out is None else str(me.model_out),
+    }
+    return out
