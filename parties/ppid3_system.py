@@ -5,8 +5,12 @@ the training rows), partitions the columns over ``k`` sites and writes each site
 columns only (plus the common transaction ids; the class to the class site). Each site process
 then trains the distributed tree with the other sites and classifies the training and test
 instances with Algorithm 8. ``--counts psi`` trains depth first with set-intersection counts
-(:mod:`protocols.ppid3`); ``--counts fast`` trains a level per exchange on additive shares with
-a dealer process (:mod:`protocols.ppid3_levels`).
+(:mod:`protocols.ppid3`); ``--counts fast`` trains a level per exchange on additive shares
+(:mod:`protocols.ppid3_levels`), the correlated randomness of each product between two sites
+dealt by a third site (``--helper sites``, the default with three or more sites: no party but
+the sites) or by a dealer process (``--helper dealer``, a commodity server that colludes with
+no site; the default with two sites). The deployment file carries the choice as the protocol
+parameter ``helper``; with ``sites`` it has no dealer party.
 
 For auditing, the launcher — which in a test deployment holds every site's report — assembles
 the whole tree from every site's own nodes and compares it with plain ID3 on the joined data.
@@ -33,11 +37,13 @@ from mpc.config import DeploymentConfig, PartyConfig
 from mpc.errors import ConfigError, ProtocolError
 from mpc.launcher import PartySpec
 from mpc.runtime import Party
+from protocols.level_dealing import DEALER, HELPERS
 
 log = logging.getLogger("mpc.ppid3")
 
 __all__ = [
     "ID_COLUMN",
+    "TRUST",
     "classify_args",
     "classify_plan",
     "classify_result",
@@ -130,8 +136,18 @@ def ppid3_args(p: argparse.ArgumentParser) -> None:
         choices=("psi", "fast"),
         default="psi",
         help="psi: every count by set-intersection cardinality, one node at a time (the "
-        "paper's way, default); fast: additive secret sharing with a commodity server (a "
-        "'dealer' process that must collude with no site), a whole tree level per exchange",
+        "paper's way, default); fast: additive secret sharing, a whole tree level per "
+        "exchange, with correlated randomness from --helper",
+    )
+    p.add_argument(
+        "--helper",
+        choices=HELPERS,
+        default=None,
+        help="with --counts fast, who deals the correlated randomness of each product between "
+        "two sites: sites (a third site, never one of the two; no outside party; needs 3 or "
+        "more sites, no two of them colluding; the default with 3 or more sites) or dealer (a "
+        "commodity server, a 'dealer' process that must collude with no site; the default "
+        "with 2 sites). --counts psi needs no helper and ignores it",
     )
 
 
@@ -152,6 +168,19 @@ def _kind_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--delimiter", metavar="C", default=None, help="the CSV's field delimiter (default ',')"
     )
+
+
+def _helper(args: argparse.Namespace, k: int) -> str | None:
+    """Who deals for ``--counts fast`` with ``k`` sites (None for ``--counts psi``)."""
+    if args.counts != "fast":
+        return None
+    helper = str(getattr(args, "helper", None) or ("sites" if k >= 3 else "dealer"))
+    if helper == "sites" and k < 3:
+        raise ConfigError(
+            f"--helper sites needs at least 3 sites (a third site deals every product between "
+            f"two), got {k}; with 2 sites use --helper dealer"
+        )
+    return helper
 
 
 def _count_or_fraction(text: str) -> int | float:
@@ -293,9 +322,7 @@ def ppid3_plan(args: argparse.Namespace) -> Any:
         from mpc.files import private_dir
 
         private_dir(model_dir)
-    if args.counts == "fast":
-        from protocols.fast_counts import DEALER
-
+    if _helper(args, part.k) == "dealer":
         specs.append(PartySpec(DEALER, DEALER))
     started = time.perf_counter()
     site_of = {a: i for i, s in enumerate(part.sites) for a in s}
@@ -318,7 +345,7 @@ def ppid3_plan(args: argparse.Namespace) -> Any:
 
 
 def _params(args: argparse.Namespace, names: list[str], part: Any, class_name: str) -> dict:
-    return {
+    params = {
         "class_site": names[part.class_site],
         "class": class_name,
         "attribute_counts": [len(s) for s in part.sites],
@@ -328,6 +355,10 @@ def _params(args: argparse.Namespace, names: list[str], part: Any, class_name: s
         "sites": names,
         "bins": args.bins,
     }
+    helper = _helper(args, part.k)
+    if helper is not None:
+        params["helper"] = helper
+    return params
 
 
 def _kind_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -381,9 +412,7 @@ def _public_plan(args: argparse.Namespace) -> Any:
         PartySpec(n, "site", columns=tuple(part.sites[i]), entries={"id": ID_COLUMN})
         for i, n in enumerate(names)
     ]
-    if args.counts == "fast":
-        from protocols.fast_counts import DEALER
-
+    if _helper(args, part.k) == "dealer":
         specs.append(PartySpec(DEALER, DEALER))
     return Plan(specs, _params(args, names, part, args.class_column), {"public_only": True})
 
@@ -433,12 +462,38 @@ def _as_view(name: str, table: Any) -> Any:
     )  # fmt: skip
 
 
+def _deployed_helper(
+    cfg: DeploymentConfig, parties: Sequence[str], sites: Sequence[str]
+) -> str | None:
+    """The deployment's ``helper`` for ``counts = "fast"`` (None otherwise), checked against
+    its parties. A file without one (written before the option existed) means the dealer."""
+    if cfg.params.get("counts") != "fast":
+        return None
+    helper = cfg.params.get("helper", "dealer")
+    if helper not in HELPERS:
+        raise ConfigError(
+            f"{cfg.path}: protocol params 'helper': expected one of {list(HELPERS)}, got {helper!r}"
+        )
+    if helper == "dealer" and DEALER not in parties:
+        raise ConfigError(f'{cfg.path}: helper = "dealer" but no party is named {DEALER!r}')
+    if helper == "sites" and DEALER in parties:
+        raise ConfigError(
+            f'{cfg.path}: helper = "sites" (a third site deals each product) but the '
+            f'deployment has a {DEALER!r} party; remove it, or set helper = "dealer"'
+        )
+    if helper == "sites" and len(sites) < 3:
+        raise ConfigError(f"{cfg.path}: helper = \"sites\" needs at least 3 sites, "
+                          f"got {len(sites)}; set helper = \"dealer\"")  # fmt: skip
+    return str(helper)
+
+
 async def ppid3_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
     from protocols.fast_counts import Sites
-    from protocols.ppid3_levels import DEALER, ring_dtype, serve_level_dealer
+    from protocols.ppid3_levels import ring_dtype, serve_level_dealer
 
     sites = [str(n) for n in cfg.params.get("sites") or party.parties]
     class_site = str(cfg.params["class_site"])
+    helper = _deployed_helper(cfg, party.parties, sites)
     if me.role == DEALER:
         started = time.perf_counter()
         rows = await party.recv(class_site, "ppid3/rows")
@@ -449,7 +504,6 @@ async def ppid3_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any
         dealt = await serve_level_dealer(party, sites, dtype=ring_dtype(rows))
         return {"dealt": dealt, "seconds": round(time.perf_counter() - started, 3)}
     site = Sites(party, sites).as_party()
-    fast = cfg.params.get("counts") == "fast"
     mode = "classify" if me.model is not None or cfg.protocol == "ppid3-classify" else "train"
     await site.broadcast("ppid3/mode", mode)
     for peer in site.peers:
@@ -464,7 +518,7 @@ async def ppid3_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any
         if dealer_present and party.name == class_site:
             await party.send(DEALER, "ppid3/rows", 0)
         return await _classify_run(site, cfg, me, class_site)
-    return await _train_run(party, site, cfg, me, class_site, fast, dealer_present)
+    return await _train_run(party, site, cfg, me, class_site, helper)
 
 
 async def _train_run(
@@ -473,14 +527,14 @@ async def _train_run(
     cfg: DeploymentConfig,
     me: PartyConfig,
     class_site: str,
-    fast: bool,
-    dealer_present: bool,
+    helper: str | None,
 ) -> dict[str, Any]:
+    """Train (``helper``: who deals for ``--counts fast``; None for set intersections)."""
     from parties.own_data import read_own_table
     from protocols.classify_instance import classify_instances, tree_depth
     from protocols.distribution_counts import PSICountOracle
     from protocols.ppid3 import ppid3
-    from protocols.ppid3_levels import DEALER, ppid3_levels
+    from protocols.ppid3_levels import ppid3_levels
 
     is_class = party.name == class_site
     class_column = str(cfg.params.get("class", "")) or None
@@ -495,7 +549,8 @@ async def _train_run(
         log.warning("%s: %s", party.name, warning)
     table, _ = await _align(site, own, "record-alignment")
     table, edges = _bin_columns(party.name, table, bins, None)
-    if fast and dealer_present and is_class:
+    fast = helper is not None
+    if helper == "dealer" and is_class:
         await party.send(DEALER, "ppid3/rows", table.n_rows)
     view = _as_view(party.name, table)
     attrs = list(view.attributes)
@@ -516,8 +571,9 @@ async def _train_run(
     shown_progress = progress if is_class else None
     if fast:  # every node of a level per exchange, on additive shares
         tree, fast_cost = await ppid3_levels(
-            site, view, class_site=class_site, attribute_counts=counts, max_depth=max_depth,
-            min_samples_split=mss, progress=shown_progress,
+            site, view, class_site=class_site, attribute_counts=counts,
+            helper=helper or "dealer", max_depth=max_depth, min_samples_split=mss,
+            progress=shown_progress,
         )  # fmt: skip
     else:  # the paper's depth-first Algorithm 7 with set-intersection counts
         oracle = PSICountOracle()
@@ -589,6 +645,8 @@ async def _train_run(
             "dot_batches": fast_cost["dot_batches"],
             "levels": fast_cost["levels"],
         }
+        if helper == "sites":  # the products this site dealt for pairs of other sites
+            out["cost"]["dealt"] = fast_cost["dealt"]
     else:
         out["cost"] = {"intersections": oracle.intersections,
                        "psi_invocations": oracle.invocations}  # fmt: skip
@@ -747,6 +805,7 @@ def ppid3_result(reports: dict[str, dict[str, Any]], plan: Any) -> dict[str, Any
     p = float(np.mean([len(d) for d in plain.domains_]))
     metrics = {n: reports[n].get("metrics") or {} for n in names}
     fast = plan.params.get("counts") == "fast"
+    helper = str(plan.params.get("helper", "dealer")) if fast else None
     cost = {
         "counts": plan.params.get("counts", "psi"),
         "set_intersections": sum(int(results[n]["cost"]["intersections"]) for n in names),
@@ -754,6 +813,7 @@ def ppid3_result(reports: dict[str, dict[str, Any]], plan: Any) -> dict[str, Any
         "levels": int(results[names[0]]["cost"].get("levels", 0)),
         "dot_batches": sum(int(results[n]["cost"].get("dot_batches", 0)) for n in names),
         "psi_invocations": int(results[names[0]]["cost"]["psi_invocations"]),
+        "dealt_by_sites": sum(int(results[n]["cost"].get("dealt", 0)) for n in names),
         "paper_estimate_c_q_1_plus_p_r": round(c * q * (1 + p * r)),
         "paper_estimate_terms": {"c": c, "q": q, "p": round(p, 3), "r": r},
         "per_site": {
@@ -773,15 +833,11 @@ def ppid3_result(reports: dict[str, dict[str, Any]], plan: Any) -> dict[str, Any
     from mpc.tree import from_json, node_count
 
     assembled = from_json(view)
-    trust = (
-        "semi-honest sites; the dealer (commodity server) colludes with no site"
-        if fast
-        else "semi-honest sites"
-    )
     return {
         "dataset": ctx["dataset"],
         "counts": plan.params.get("counts", "psi"),
-        "trust": trust,
+        "helper": helper,
+        "trust": TRUST[helper or "none"],
         "rows": {"train": train.n_rows, "test": test.n_rows if test is not None else 0},
         "partition": {**part.to_dict(), "site_names": names},
         "discretizer": ctx["discretizer"],
@@ -797,6 +853,14 @@ def ppid3_result(reports: dict[str, dict[str, Any]], plan: Any) -> dict[str, Any
         "tree": view,
         "plain_tree": plain_json,
     }
+
+
+#: the assumption a run makes, by who dealt the correlated randomness (``none``: --counts psi)
+TRUST = {
+    "none": "semi-honest sites",
+    "dealer": "semi-honest sites; the dealer (commodity server) colludes with no site",
+    "sites": "semi-honest sites, no two colluding; each product's randomness dealt by a third site",
+}
 
 
 def ppid3_summary(result: dict[str, Any]) -> list[str]:
@@ -855,10 +919,15 @@ def _short_number(x: float) -> str:
 def _cost_line(result: dict[str, Any]) -> str:
     cost = result["cost"]
     if result.get("counts") == "fast":
+        dealt = (
+            f" (randomness dealt by the sites: {cost['dealt_by_sites']} requests)"
+            if result.get("helper") == "sites"
+            else " (randomness from the dealer)"
+        )
         return (
             f"cost:      counts by secret sharing, level by level: {cost['levels']} levels, "
             f"{cost['outer_batches']} outer-product and {cost['dot_batches']} dot-product "
-            f"batches over {result['nodes']} nodes, no set intersection"
+            f"batches over {result['nodes']} nodes{dealt}, no set intersection"
         )
     return (
         f"cost:      {cost['set_intersections']} set intersections "

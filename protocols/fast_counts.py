@@ -60,6 +60,13 @@ What each party learns (ledger):
   the ledger but not copied into it, since whoever reads a copy could unmask the product).
   Each site's closing message (``fast-counts/done``) is recorded too. It receives no data.
 
+The permuted opening (:func:`deal_permuted_open`, :func:`open_permuted_owner`,
+:func:`open_permuted_class_site`) and the dealer's service loop (:func:`serve_dealer_requests`)
+also serve the level driver (:mod:`protocols.ppid3_levels`), whose randomness may come from a
+third site instead of the dealer (``--helper sites``, :mod:`protocols.level_dealing`): there
+``dealer`` names whichever party deals the product. This depth-first oracle always uses the
+dealer.
+
 Compared with the set-intersection backend, no site learns the sizes of the other sites'
 constraint sets or any sub-intersection size. The extra trust assumption: **the dealer
 colludes with no site** (a dealer that shares its randomness with one site lets that site
@@ -209,7 +216,7 @@ def _check_perms(value: object, B: int, p: int, sender: str) -> np.ndarray:
         and len(value) == B
         and all(isinstance(r, list) and sorted(r) == list(range(p)) for r in value)
     ):
-        raise ProtocolError(f"{sender} sent the dealer {value!r}, not {B} permutations of {p}")
+        raise ProtocolError(f"{sender} sent {value!r}, not {B} permutations of {p}")
     return np.asarray(value, dtype=np.int64).reshape(B, p)
 
 
@@ -217,9 +224,12 @@ async def deal_permuted_open(
     party: Party, site: str, peer: str, tag: str, shape: Sequence[int], req: dict[str, Any],
     dtype: Any,
 ) -> None:  # fmt: skip
-    """The dealer's part of a permuted opening asked for by the class site ``site`` with the
-    owner ``peer``: ``shape = (m, B, p)`` and ``req["perms"]`` (``B`` permutations of
-    ``p``). ``peer`` gets uniform ``K, L`` as a seed, ``site`` gets ``Kπ - L``."""
+    """The dealing party's part of a permuted opening asked for by the class site ``site``
+    with the owner ``peer`` (the dealer, or the third site of the two; never the class site
+    itself): ``shape = (m, B, p)`` and ``req["perms"]`` (``B`` permutations of ``p``).
+    ``peer`` gets uniform ``K, L`` as a seed, ``site`` gets ``Kπ - L``. The dealing party
+    learns the permutations (random, independent of the data) and never a message of the
+    opening."""
     m, B, p = (int(d) for d in shape)
     perms = _check_perms(req.get("perms"), B, p, site)
     seed = secrets.token_bytes(32)
@@ -233,7 +243,8 @@ async def open_permuted_owner(
 ) -> np.ndarray:
     """The owner's side of a permuted opening: ``a`` (``m x B*p``) is its counts minus the
     class site's mask ``T``; returns ``(a + T)`` with each block's class columns in the class
-    site's order for that block. Sends ``a - K`` (``K`` from the dealer, uniform)."""
+    site's order for that block. Sends ``a - K`` (``K`` from the dealing party ``dealer``,
+    uniform)."""
     got = await party.recv(dealer, f"{tag}/dealer")
     if not isinstance(got, dict) or not isinstance(got.get("seed"), bytes):
         raise ProtocolError(f"{dealer} sent no randomness for the permuted opening {tag}")
@@ -256,8 +267,8 @@ async def open_permuted_class_site(
 ) -> None:
     """The class site's side of a permuted opening with ``owner``: ``T`` (``m x B*p``) is
     the mask it subtracted from its share of the owner's counts, ``perms`` (``B x p``) the
-    class order of each block. Asks the dealer (through ``ask``) for ``Kπ - L``, receives
-    ``a - K`` (uniform) and answers ``(a - K + T)π + Kπ - L``."""
+    class order of each block. Asks the dealing party ``dealer`` (through ``ask``) for
+    ``Kπ - L``, receives ``a - K`` (uniform) and answers ``(a - K + T)π + Kπ - L``."""
     B, p = perms.shape
     m, cols = T.shape
     if cols != B * p:
@@ -386,18 +397,25 @@ def request_record(site: str, req: dict[str, Any]) -> dict[str, Any]:
 
 
 async def serve_dealer_requests(
-    party: Party, sites: Sequence[str], prefix: str, handle: DealerHandler
+    party: Party,
+    sites: Sequence[str],
+    prefix: str,
+    handle: DealerHandler,
+    *,
+    serve: Sequence[str] | None = None,
+    label: str = "fast-counts/request",
 ) -> int:
-    """A dealer's service loop: every site's numbered requests (``<prefix>/<n>``, the sites
-    served concurrently, each in order) until the site says ``done``. Each request is checked
-    — a dict naming the product (``kind``), another site (``peer``), a ``tag`` and a public
-    ``shape`` of positive ints —, put on the dealer's ledger as received
-    (``fast-counts/request``, :func:`request_record`) and passed to ``handle(site, kind,
-    peer, tag, shape, request)``. A site's ``done`` is recorded as ``fast-counts/done``.
-    Returns the number handled."""
+    """A dealing party's service loop: the numbered requests (``<prefix>/<n>``) of every site
+    in ``serve`` (default: all ``sites``; served concurrently, each in order) until the site
+    says ``done``. Each request is checked — a dict naming the product (``kind``), another
+    site (``peer``), a ``tag`` and a public ``shape`` of positive ints —, put on the ledger as
+    received (``label``: ``fast-counts/request`` for the dealer, :func:`request_record`) and
+    passed to ``handle(site, kind, peer, tag, shape, request)``. A site's ``done`` is recorded
+    as ``fast-counts/done``. Returns the number handled."""
     dealt = 0
+    me = party.name
 
-    async def serve(site: str) -> None:
+    async def one(site: str) -> None:
         nonlocal dealt
         n = 0
         while True:
@@ -408,21 +426,21 @@ async def serve_dealer_requests(
                                     step=f"{prefix}/{n - 1}")  # fmt: skip
                 return
             if not isinstance(req, dict):
-                raise ProtocolError(f"{site} sent the dealer {type(req).__name__}, not a request")
+                raise ProtocolError(f"{site} sent {me} {type(req).__name__}, not a request")
             kind, peer, tag, shape = (req.get(k) for k in ("kind", "peer", "tag", "shape"))
             if not isinstance(peer, str) or peer not in sites or peer == site:
-                raise ProtocolError(f"{site} asked the dealer for a product with {peer!r}")
+                raise ProtocolError(f"{site} asked {me} for a product with {peer!r}")
             if not isinstance(tag, str) or not isinstance(kind, str):
-                raise ProtocolError(f"{site} sent the dealer a request without kind or tag")
+                raise ProtocolError(f"{site} sent {me} a request without kind or tag")
             if not isinstance(shape, list) or not all(
                 isinstance(d, int) and not isinstance(d, bool) and d >= 1 for d in shape
             ):
-                raise ProtocolError(f"{site} asked the dealer for shape {shape!r}")
-            party.ledger.record("fast-counts/request", request_record(site, req), step=tag)
+                raise ProtocolError(f"{site} asked {me} for shape {shape!r}")
+            party.ledger.record(label, request_record(site, req), step=tag)
             await handle(site, kind, peer, tag, shape, req)
             dealt += 1
 
-    await asyncio.gather(*(serve(s) for s in sites))
+    await asyncio.gather(*(one(s) for s in (sites if serve is None else serve)))
     return dealt
 
 

@@ -47,7 +47,10 @@ def _named_error(report: dict[str, Any], peer: str, step_prefix: str) -> dict[st
 
 @pytest.mark.parametrize(
     ("system", "args", "step"),
-    [("hybrid-id3", HYBRID, "hybrid/"), ("ppid3", ["--sites", "3", "--counts", "fast"], "ppid3/")],
+    [
+        ("hybrid-id3", HYBRID, "hybrid/"),
+        ("ppid3", ["--sites", "3", "--counts", "fast", "--helper", "dealer"], "ppid3/"),
+    ],
     ids=["hybrid-id3", "ppid3-fast-counts"],
 )
 def test_the_dealer_killed_mid_run_ends_every_other_party(

@@ -40,11 +40,14 @@ def run_levels(
     max_depth: int | None = None,
     mss: int | None = None,
     network: InMemoryNetwork | None = None,
+    helper: str = "dealer",
 ) -> dict[str, Any]:
-    """PPID3 by levels + classification of the training rows, in memory, with a dealer."""
+    """PPID3 by levels + classification of the training rows, in memory, with a dealer (or,
+    with ``helper="sites"``, the sites dealing for each other and no dealer)."""
     views = _views(table, part)
     names = [v.name for v in views]
     class_site = names[part.class_site]
+    parties = [*names, DEALER] if helper == "dealer" else names
 
     async def program(p: Any) -> Any:
         if p.name == DEALER:
@@ -56,6 +59,7 @@ def run_levels(
             view,
             class_site=class_site,
             attribute_counts=[len(s) for s in part.sites],
+            helper=helper,
             max_depth=max_depth,
             min_samples_split=mss,
         )
@@ -68,10 +72,8 @@ def run_levels(
         )  # fmt: skip
         return tree, pred
 
-    results, parties = asyncio.run(
-        run_in_memory([*names, DEALER], program, timeout=60, network=network)
-    )
-    results.pop(DEALER)
+    results, by_name = asyncio.run(run_in_memory(parties, program, timeout=60, network=network))
+    results.pop(DEALER, None)
     view = assemble(
         {n: r[0].to_dict() for n, r in results.items()}, {n: i for i, n in enumerate(names)}
     )
@@ -80,7 +82,7 @@ def run_levels(
         table, attribute_order=list(part.attributes), sites=site_of
     )
     return {"view": view, "plain": plain, "predictions": results[class_site][1],
-            "parties": parties, "names": names, "class_site": class_site}  # fmt: skip
+            "parties": by_name, "names": names, "class_site": class_site}  # fmt: skip
 
 
 def _assert_plain(out: dict[str, Any], table: Table) -> None:
@@ -190,13 +192,15 @@ def _chi2_top_bits(words: np.ndarray, bits: int = 4) -> float:
     return float(((counts - expected) ** 2 / expected).sum())
 
 
-def test_every_array_a_site_receives_from_a_site_is_uniform() -> None:
+@pytest.mark.parametrize("helper", ["dealer", "sites"])
+def test_every_array_a_site_receives_from_a_site_is_uniform(helper: str) -> None:
     """Masked one-hot columns, masked shares, ``X^T + Ra`` and both oblivious-transfer
     messages: the top four bits of every array (>= 2,000 words) a site receives from another
     site are uniform (chi-square, 16 bins; 61.1 is the 0.999999 quantile of chi-square(15)),
     the oblivious transfers' messages likewise (top two bits, pooled), and the
-    choice bits are fair coins. The same statistic rejects an unmasked one-hot
-    column."""
+    choice bits are fair coins. With ``helper="sites"`` this includes the randomness a
+    helping site deals (``rb``, ``Kπ - L``, the OT precomputation and its choice bits). The
+    same statistic rejects an unmasked one-hot column."""
     table = _random_table(3000, 5)
     part = partition(table.attributes, 3, "round-robin", class_site=1)
     views = _views(table, part)
@@ -212,22 +216,30 @@ def test_every_array_a_site_receives_from_a_site_is_uniform() -> None:
             body = await orig_recv(peer, tag, **kw)
             if peer != DEALER and isinstance(body, dict) and isinstance(body.get("parts"), list):
                 arrays.append((p.name, tag, np.concatenate(body["parts"])))
+            elif peer != DEALER and isinstance(body, dict):  # randomness a helping site dealt
+                for key, value in body.items():
+                    if isinstance(value, dict) and isinstance(value.get("parts"), list):
+                        arrays.append((p.name, f"{tag}/{key}", np.concatenate(value["parts"])))
             return body
 
         p.recv = spy
         site = Sites(p, names).as_party()
         tree, _ = await ppid3_levels(
             site, views[names.index(p.name)], class_site=names[1],
-            attribute_counts=[len(s) for s in part.sites], max_depth=4,
+            attribute_counts=[len(s) for s in part.sites], max_depth=4, helper=helper,
         )  # fmt: skip
         return tree
 
-    asyncio.run(run_in_memory([*names, DEALER], program, timeout=60))
+    everyone = [*names, DEALER] if helper == "dealer" else names
+    asyncio.run(run_in_memory(everyone, program, timeout=60))
     # the oblivious transfers' (small) arrays, pooled
     ot = np.concatenate([a for _, t, a in arrays if t.endswith("/ot")])
     words = [(who, tag, a) for who, tag, a in arrays if a.dtype == np.uint16 and a.size >= 2000]
     kinds = {tag.rsplit("/", 1)[-1] for _, tag, _ in words}
     assert {"masked", "Ahat"} <= kinds, kinds  # outer products, dot products
+    if helper == "sites":  # the dealt randomness, from a helping site
+        dealt = {tag.rsplit("/", 1)[-1] for _, tag, _ in arrays if "/dealer/" in tag}
+        assert {"r", "Rc", "c", "d"} <= dealt, dealt
     for who, tag, a in words:
         assert _chi2_top_bits(a) < 61.1, (who, tag)
     # the OT messages: top two bits, chi-square(3) 0.999999 quantile 30.7

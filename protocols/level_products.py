@@ -1,0 +1,525 @@
+"""Steps 2 and 3 of PPID3's level driver (:mod:`protocols.ppid3_levels`, whose docstring
+states the protocol, what each party learns and why): the products between two sites that
+make a level's shares and every owner's counts, with correlated randomness from the party
+:class:`protocols.level_dealing.Dealing` names for each pair.
+
+* :func:`child_shares` (step 2): each site's additive shares of ``Z^ν`` for the interior
+  nodes of a level, from their parents' shares by row-wise *outer products* (one per pair of
+  the parent's winner and another holder, per chunk of :data:`CHUNK_COLUMNS` children);
+* :func:`remaining_attribute_counts` (step 3): every owner's ``X_s^T Z^ν`` for its remaining
+  attributes: its own share locally, each other holder's by a commodity dot product whose
+  result comes back by a 1-out-of-2 oblivious transfer per (attribute, node) (a zero block
+  for an attribute used on the path), blinded by the holders' zero-sharing
+  (:func:`zero_share`, keys from :func:`pair_keys`) so that the owner opens only the sum;
+  then, for an owner other than the class site, the permuted opening in the class site's
+  order for that node and owner (:attr:`LevelNode.perms`).
+
+What the parties learn here: the owner, its count matrices (``fast-counts/attribute-counts``);
+everyone else, masked arrays, shares, uniform choice bits and pairwise keys.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import secrets
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from mpc.errors import ConfigError, ProtocolError
+from mpc.runtime import Party
+from protocols.distribution_counts import SiteView
+from protocols.dot_product import _pack, _unpack
+from protocols.fast_counts import open_permuted_class_site, open_permuted_owner
+from protocols.level_dealing import Dealing
+from protocols.share_ring import (
+    Left,
+    expand_blocks,
+    outer_product,
+    ring_dtype,
+    ring_left,
+    ring_matmul,
+    ring_random,
+)
+
+__all__ = [
+    "CHUNK_COLUMNS",
+    "LevelNode",
+    "child_shares",
+    "outer_shares",
+    "pair_keys",
+    "remaining_attribute_counts",
+    "zero_share",
+]
+
+#: columns of one product batch (interior children, or nodes x classes): bounds the memory of
+#: a level to a few ``N x CHUNK_COLUMNS`` arrays
+CHUNK_COLUMNS = 64
+
+
+@dataclass
+class LevelNode:
+    """A node of the level driver: its public record (identical at every site) and this
+    site's private part."""
+
+    key: int
+    depth: int
+    parent: int | None
+    value: int  # index of the branch from the parent
+    holders: list[str]  # sites holding shares of Z (public)
+    left: list[int]  # attributes each site still has on the path (public)
+    leaf: bool = False
+    owner: str = ""
+    children: list[int] = field(default_factory=list)
+    # private
+    used: frozenset[int] = frozenset()  # this site's attributes used on the path
+    attribute: int = -1  # this site's split attribute, if it won the node
+    counts: np.ndarray | None = None  # class distribution (class site)
+    label: str | None = None  # majority class (class site)
+    by_attr: dict[int, np.ndarray] = field(default_factory=dict)  # attribute counts (owner)
+    gains: dict[str, float | None] | None = None  # every site's best gain (class site)
+    # the class order of each owner's counts at the node, fresh per node and owner (class site)
+    perms: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def order_of(self, owner: str) -> np.ndarray:
+        """The class site's order of ``owner``'s classes at this node."""
+        perm = self.perms.get(owner)
+        if perm is None:
+            raise ConfigError(f"node {self.key} has no class order for {owner}")
+        return perm
+
+
+# ----------------------------------------------------------------------------- step 2
+
+
+def outer_shares(
+    a: np.ndarray | None, b: np.ndarray | None, parents: np.ndarray, p: int, masks: dict[str, Any]
+) -> np.ndarray:
+    """One side of the shares of :func:`outer_product` of ``A`` and ``B`` (``masks``: this
+    side's randomness ``R``, ``r`` and the other side's masked input)."""
+    if a is not None:  # the side holding A: ra - Ra (x) (B + Rb)
+        out = outer_product(masks["R"], masks["other"], parents, p)
+        return np.subtract(masks["r"], out, out=out)
+    assert b is not None  # the side holding B: (A + Ra) (x) B + rb
+    out = outer_product(masks["other"], b, parents, p)
+    return np.add(out, masks["r"], out=out)
+
+
+async def _outer(
+    party: Party,
+    x: np.ndarray,
+    *,
+    a_side: str,
+    b_side: str,
+    parents: np.ndarray,
+    p: int,
+    dealer: str,
+    tag: str,
+) -> np.ndarray:
+    """Additive shares of the row-wise outer product (:func:`outer_product`) of ``a_side``'s
+    ``A`` (``V x N``) and ``b_side``'s ``B`` (``P*p x N``), ``parents[v]`` naming the block of
+    ``B`` that row ``v`` of ``A`` is paired with. One exchange: ``a_side`` sends ``A + Ra``,
+    ``b_side`` sends ``B + Rb``; the dealing party ``dealer`` (the dealer, or the third site)
+    dealt ``Ra`` and ``ra`` (as seeds) to ``a_side``, ``Rb`` (a seed) and
+    ``rb = Ra (x) Rb - ra`` to ``b_side``."""
+    me_a = party.name == a_side
+    other = b_side if me_a else a_side
+    n = x.shape[1]
+    v = len(parents)
+    got = await party.recv(dealer, f"{tag}/dealer")
+    if not isinstance(got, dict) or not isinstance(got.get("seed"), bytes):
+        raise ProtocolError(f"{dealer} sent no correlated randomness for {tag}")
+    dtype = x.dtype
+    if me_a:
+        R = ring_random(got["seed"], (v, n), dtype)
+        r = ring_random(got["seed2"], (v, p, n), dtype)
+    else:
+        R = ring_random(got["seed"], x.shape, dtype)
+        r = _unpack(got.get("r"), dtype, (v, p, n), dealer, "rb")
+    await party.send(other, f"{tag}/masked", _pack(x + R))
+    shape_other = (None, n) if me_a else (v, n)
+    theirs = _unpack(await party.recv(other, f"{tag}/masked"), dtype, shape_other, other, "x+R")
+    party.metrics.count("outer_products", n * v * p)
+    masks = {"R": R, "r": r, "other": theirs}
+    return outer_shares(x if me_a else None, None if me_a else x, parents, p, masks)
+
+
+async def child_shares(
+    party: Party,
+    nodes: list[LevelNode],
+    inner: list[LevelNode],
+    shares: dict[int, np.ndarray],
+    view: SiteView,
+    dealing: Dealing,
+    p: int,
+    t: str,
+    cost: dict[str, int],
+) -> None:
+    """Step 2: this site's shares of ``Z`` for the interior nodes ``inner`` (all children of
+    nodes split at the previous level) from their parents' shares, by outer products."""
+    n = len(view.tids)
+    dtype = ring_dtype(n)
+    names = list(party.parties)
+    by_parent: dict[int, list[LevelNode]] = {}
+    for node in inner:
+        assert node.parent is not None
+        by_parent.setdefault(node.parent, []).append(node)
+    # every (winner w, holder h != w) pair: one outer product per chunk of children
+    pairs: dict[tuple[str, str], list[int]] = {}
+    for key in by_parent:
+        parent = nodes[key]
+        for h in parent.holders:
+            if h != parent.owner:
+                pairs.setdefault((parent.owner, h), []).append(key)
+    new: dict[int, np.ndarray] = {}
+
+    def add(key: int, part: np.ndarray) -> None:
+        new[key] = part if key not in new else new[key] + part
+
+    # the winner's own share, locally
+    for key, children in by_parent.items():
+        parent = nodes[key]
+        if parent.owner == party.name and party.name in parent.holders:
+            col = view.codes[:, parent.attribute]
+            for child in children:
+                add(child.key, shares[key] * (col == child.value).astype(dtype)[None, :])
+
+    async def pair(w: str, h: str, keys: list[int]) -> None:
+        for c, chunk in enumerate(_chunks(keys, lambda k: len(by_parent[k]))):
+            tag = f"{t}/o{names.index(w)}.{names.index(h)}.{c}"
+            parents = np.asarray(
+                [i for i, k in enumerate(chunk) for _ in by_parent[k]], dtype=np.int64
+            )
+            children = [child for k in chunk for child in by_parent[k]]
+            if party.name == w:
+                await dealing.ask({"kind": "outer", "peer": h, "tag": tag,
+                                    "shape": [n, len(children), len(chunk) * p, p],
+                                    "parents": parents.tolist()})  # fmt: skip
+                a = np.stack(
+                    [(view.codes[:, nodes[k].attribute] == child.value) for k in chunk
+                     for child in by_parent[k]], axis=0,
+                ).astype(dtype)  # fmt: skip
+                out = await _outer(party, a, a_side=w, b_side=h, parents=parents, p=p,
+                                   dealer=dealing.of(w, h), tag=tag)  # fmt: skip
+                cost["outer_batches"] += 1
+            else:
+                b = np.concatenate([shares[k] for k in chunk], axis=0)
+                out = await _outer(party, b, a_side=w, b_side=h, parents=parents, p=p,
+                                   dealer=dealing.of(w, h), tag=tag)  # fmt: skip
+            for i, child in enumerate(children):
+                add(child.key, out[i])
+
+    await asyncio.gather(*(pair(w, h, keys) for (w, h), keys in pairs.items()
+                           if party.name in (w, h)))  # fmt: skip
+    shares.update(new)
+
+
+def _chunks(keys: list[int], width: Callable[[int], int]) -> list[list[int]]:
+    """``keys`` in consecutive groups of at most :data:`CHUNK_COLUMNS` columns."""
+    if not keys:
+        return []
+    out: list[list[int]] = [[]]
+    used = 0
+    for k in keys:
+        w = width(k)
+        if out[-1] and used + w > CHUNK_COLUMNS:
+            out.append([])
+            used = 0
+        out[-1].append(k)
+        used += w
+    return out
+
+
+# ----------------------------------------------------------------------------- step 3
+
+
+async def remaining_attribute_counts(
+    party: Party,
+    nodes: list[LevelNode],
+    inner: list[LevelNode],
+    shares: dict[int, np.ndarray],
+    view: SiteView,
+    xt: np.ndarray,
+    offsets: np.ndarray,
+    dealing: Dealing,
+    keys: dict[str, bytes],
+    prepared: dict[str, Left],
+    xt_hat: dict[str, Left],
+    xt_blocks: dict[str, list[int]],
+    p: int,
+    class_site: str,
+    t: str,
+    cost: dict[str, int],
+) -> None:
+    """Step 3: every site's count matrices of its remaining attributes at every node of
+    ``inner`` (``node.by_attr``); a site other than the class site gets them with the class
+    columns in its class order for each node (``node.perms`` at the class site). ``keys``:
+    the pairwise keys of the holders' zero-sharing."""
+    names = list(party.parties)
+    me = names.index(party.name)
+    is_class = party.name == class_site
+    m = xt.shape[0]
+    sizes = [int(x) for x in np.diff(offsets)]
+    mine = [node for node in inner if node.left[me] > 0]
+    totals: dict[int, np.ndarray] = {}
+    # the own share, locally (a zero block for an attribute used on the path)
+    local = [node for node in mine if party.name in node.holders]
+    for chunk in _chunks([node.key for node in local], lambda k: p):
+        z = np.concatenate([shares[k] for k in chunk], axis=0)
+        prod = ring_matmul(xt, z.T)
+        for i, k in enumerate(chunk):
+            block = prod[:, i * p : (i + 1) * p]
+            for j in nodes[k].used:
+                block[offsets[j] : offsets[j + 1]] = 0
+            totals[k] = block
+    masks: dict[str, np.ndarray] = {}  # the class site: owner -> T it subtracted
+
+    async def as_holder(h: str, held: list[int]) -> None:
+        T = await _xdot_holder(party, nodes, held, shares, h, xt_hat, xt_blocks, keys, p,
+                               dealing.of(h, party.name), t, mask=is_class)  # fmt: skip
+        if T is not None:
+            masks[h] = T
+
+    tasks = []
+    for h in names:
+        if h == party.name:
+            continue
+        # as the owner: with every other holder h of my nodes
+        owned = [node.key for node in mine if h in node.holders]
+        if owned:
+            tasks.append(_xdot_owner(party, nodes, owned, view, xt, sizes, h, dealing, prepared,
+                                     totals, p, t, cost))  # fmt: skip
+        # as a holder: for every node where the owner h has attributes left and I hold Z
+        s = names.index(h)
+        held = [node.key for node in inner if node.left[s] > 0 and party.name in node.holders
+                and h != party.name]  # fmt: skip
+        if held:
+            tasks.append(as_holder(h, held))
+    await asyncio.gather(*tasks)
+    # the permuted openings: every other owner's counts with the classes in its order per node
+    openings = []
+    if is_class:
+        for s, owner in enumerate(names):
+            opened = [node.key for node in inner if node.left[s] > 0]
+            if owner == party.name or not opened:
+                continue
+            perms = np.stack([nodes[k].order_of(owner) for k in opened])
+            openings.append(open_permuted_class_site(
+                party, masks[owner], perms, owner=owner, ask=dealing.ask,
+                dealer=dealing.of(party.name, owner), tag=f"{t}/p{s}",
+            ))  # fmt: skip
+    elif mine:
+        a = np.concatenate([totals[node.key] for node in mine], axis=1)
+
+        async def as_owner() -> None:
+            opened = await open_permuted_owner(
+                party, a, class_site=class_site, dealer=dealing.of(party.name, class_site),
+                tag=f"{t}/p{me}",
+            )  # fmt: skip
+            for i, node in enumerate(mine):
+                totals[node.key] = opened[:, i * p : (i + 1) * p]
+
+        openings.append(as_owner())
+    await asyncio.gather(*openings)
+    for node in mine:
+        total = totals.get(node.key)
+        if total is None:
+            total = np.zeros((m, p), dtype=xt.dtype)
+        counts = total.astype(np.int64)
+        node.by_attr = {
+            j: counts[offsets[j] : offsets[j + 1]] for j in range(len(sizes)) if j not in node.used
+        }
+        party.ledger.record(
+            "fast-counts/attribute-counts",
+            {view.attributes[j]: c.tolist() for j, c in node.by_attr.items()},
+            step=f"{t}/n{node.key}",
+        )
+
+
+async def _xdot_owner(
+    party: Party,
+    nodes: list[LevelNode],
+    keys: list[int],
+    view: SiteView,
+    xt: np.ndarray,
+    sizes: list[int],
+    holder: str,
+    dealing: Dealing,
+    prepared: dict[str, Left],
+    totals: dict[int, np.ndarray],
+    p: int,
+    t: str,
+    cost: dict[str, int],
+) -> None:
+    """The owner's side of ``X^T Z_h`` for the nodes ``keys``: ``X^T + Ra`` once per run, then
+    per chunk the holder's masked share and, by oblivious transfer, the holder's share of the
+    result for the attributes that remain at each node (a zero block for the used ones), with
+    the holder's part of the holders' zero-sharing in it."""
+    names = list(party.parties)
+    dealer = dealing.of(party.name, holder)
+    m, n = xt.shape
+    for c, chunk in enumerate(_chunks(keys, lambda k: p)):
+        tag = f"{t}/x{names.index(party.name)}.{names.index(holder)}.{c}"
+        cols = len(chunk) * p
+        request: dict[str, Any] = {"kind": "xdot", "peer": holder, "tag": tag,
+                                   "shape": [m, n, cols], "blocks": sizes, "p": p}  # fmt: skip
+        first = holder not in prepared
+        if first:
+            seed = secrets.token_bytes(32)  # fresh every run, one per holder
+            request["seed"] = seed
+        await dealing.ask(request)
+        await party.send(holder, f"{tag}/head", {"new": first, "blocks": sizes} if first
+                         else {"new": False})  # fmt: skip
+        if first:
+            Ra = ring_random(seed, (m, n), xt.dtype)
+            prepared[holder] = ring_left(Ra)
+            await party.send(holder, f"{tag}/Ahat", _pack(xt + Ra))
+        got = await party.recv(dealer, f"{tag}/dealer")
+        if not isinstance(got, dict) or not isinstance(got.get("seed"), bytes):
+            raise ProtocolError(f"{dealer} sent no correlated randomness for {tag}")
+        ra = ring_random(got["seed"], (m, cols), xt.dtype)
+        bits = _unpack(got.get("c"), np.bool_, (len(sizes), len(chunk)), dealer, "c")
+        Rc = _unpack(got.get("Rc"), xt.dtype, (m, cols), dealer, "Rc")
+        # OT choice: b = 1 where the attribute remains at the node
+        want = np.array([[j not in nodes[k].used for k in chunk] for j in range(len(sizes))])
+        await party.send(holder, f"{tag}/e", _pack(want ^ bits))
+        b_hat = _unpack(await party.recv(holder, f"{tag}/masked"), xt.dtype, (cols, n), holder,
+                        "z+Rb")  # fmt: skip
+        y = _unpack(await party.recv(holder, f"{tag}/ot"), xt.dtype, (2, m, cols), holder, "y")
+        mask = expand_blocks(want, sizes, p)
+        theirs = np.where(mask, y[1] - Rc, y[0] - Rc)  # the zero block where not wanted
+        part = ra - ring_matmul(prepared[holder], b_hat.T) + theirs
+        party.metrics.count("dot_products", m * cols)
+        cost["dot_batches"] += 1
+        for i, k in enumerate(chunk):
+            block = part[:, i * p : (i + 1) * p]
+            totals[k] = totals[k] + block if k in totals else block
+
+
+async def _xdot_holder(
+    party: Party,
+    nodes: list[LevelNode],
+    keys: list[int],
+    shares: dict[int, np.ndarray],
+    owner: str,
+    xt_hat: dict[str, Left],
+    xt_blocks: dict[str, list[int]],
+    pairwise: dict[str, bytes],
+    p: int,
+    dealer: str,
+    t: str,
+    *,
+    mask: bool = False,
+) -> np.ndarray | None:
+    """The holder's side: send ``Z_h + Rb``; compute its share ``(X^T + Ra) Z_h + rb`` of
+    every attribute's counts, add its part of the zero-sharing among the node's holders other
+    than the owner (:func:`zero_share`), and hand it over by oblivious transfer (the owner's
+    choice bits arrive xor-ed with the dealing party's, so they are uniform here). With
+    ``mask`` (the class site) both transfer messages carry a fresh uniform ``-T`` too; returns
+    ``T`` (``m x len(keys)*p``), for the permuted opening."""
+    names = list(party.parties)
+    masks: list[np.ndarray] = []
+    for c, chunk in enumerate(_chunks(keys, lambda k: p)):
+        tag = f"{t}/x{names.index(owner)}.{names.index(party.name)}.{c}"
+        z = np.concatenate([shares[k] for k in chunk], axis=0)
+        cols, n = z.shape
+        head = await party.recv(owner, f"{tag}/head")
+        if not isinstance(head, dict) or not isinstance(head.get("new"), bool):
+            raise ProtocolError(f"{owner} sent no header for {tag}")
+        if head["new"]:
+            blocks = head.get("blocks")
+            if not (
+                isinstance(blocks, list)
+                and blocks
+                and all(isinstance(b, int) and not isinstance(b, bool) and b >= 1 for b in blocks)
+            ):
+                raise ProtocolError(f"{owner} announced attribute sizes {blocks!r}")  # fmt: skip
+            got_hat = _unpack(await party.recv(owner, f"{tag}/Ahat"), z.dtype,
+                              (sum(blocks), n), owner, "X+Ra")  # fmt: skip
+            xt_hat[owner] = ring_left(got_hat)
+            xt_blocks[owner] = blocks
+        a_hat = xt_hat.get(owner)
+        if a_hat is None:
+            raise ProtocolError(f"{owner} reused a context it never sent")
+        m = a_hat[1][0].shape[0]
+        got = await party.recv(dealer, f"{tag}/dealer")
+        if (
+            not isinstance(got, dict)
+            or not isinstance(got.get("seed"), bytes)
+            or not isinstance(got.get("ot"), bytes)
+        ):
+            raise ProtocolError(f"{dealer} sent no correlated randomness for {tag}")  # fmt: skip
+        Rb = ring_random(got["seed"], (cols, n), z.dtype)
+        rb = _unpack(got.get("r"), z.dtype, (m, cols), dealer, "rb")
+        R0, R1 = ring_random(got["ot"], (2, m, cols), z.dtype)
+        await party.send(owner, f"{tag}/masked", _pack(z + Rb))
+        v = ring_matmul(a_hat, z.T) + rb
+        for i, k in enumerate(chunk):
+            others = [h for h in nodes[k].holders if h not in (owner, party.name)]
+            if others:
+                v[:, i * p : (i + 1) * p] += zero_share(
+                    party.name, others, pairwise, f"{t}/z{names.index(owner)}/n{k}", (m, p),
+                    z.dtype, order=names,
+                )  # fmt: skip
+        e = _unpack(await party.recv(owner, f"{tag}/e"), np.bool_, (None, len(chunk)), owner, "e")
+        blocks = xt_blocks[owner]
+        if e.shape[0] != len(blocks):
+            raise ProtocolError(f"{owner} sent {e.shape[0]} choice rows, not {len(blocks)}")
+        flip = expand_blocks(e, blocks, p)
+        # y_0 = 0 + R_e, y_1 = v + R_{1-e} (each minus T for the class site)
+        y0 = np.where(flip, R1, R0)
+        y1 = v + np.where(flip, R0, R1)
+        if mask:
+            T = ring_random(secrets.token_bytes(32), (m, cols), z.dtype)
+            masks.append(T)
+            y0 -= T
+            y1 -= T
+        await party.send(owner, f"{tag}/ot", _pack(np.stack([y0, y1])))
+    return np.concatenate(masks, axis=1) if mask and masks else None
+
+
+async def pair_keys(party: Party, tag: str) -> dict[str, bytes]:
+    """A fresh 32-byte key shared by this site and each other site and by no third party: the
+    earlier site of each pair draws it (OS generator) and sends it over their channel."""
+    names = list(party.parties)
+    me = names.index(party.name)
+    keys: dict[str, bytes] = {}
+    for s in names[me + 1 :]:
+        keys[s] = secrets.token_bytes(32)
+        await party.send(s, tag, keys[s])
+    for s in names[:me]:
+        got = await party.recv(s, tag)
+        if not isinstance(got, bytes) or len(got) != 32:
+            raise ProtocolError(f"{s} sent a pairwise key that is not 32 bytes")
+        keys[s] = got
+    return keys
+
+
+def zero_share(
+    me: str,
+    others: Sequence[str],
+    keys: dict[str, bytes],
+    label: str,
+    shape: tuple[int, ...],
+    dtype: Any,
+    *,
+    order: Sequence[str],
+) -> np.ndarray:
+    """This party's part of a sharing of zero among ``me`` and ``others``:
+    ``sum over o of ±PRF(key_{me,o}, label)`` (``+`` where ``me`` comes before ``o`` in
+    ``order``), HMAC-SHA-256 expanded by :func:`protocols.share_ring.ring_random`. The parts
+    of all the parties sum to zero; anyone without the pairwise keys sees each part as
+    uniform (with at least two parties)."""
+    out = np.zeros(shape, dtype=dtype)
+    for o in others:
+        seed = hmac.new(keys[o], label.encode(), hashlib.sha256).digest()
+        r = ring_random(seed, shape, dtype)
+        if order.index(me) < order.index(o):
+            out += r
+        else:
+            out -= r
+    return out

@@ -1,0 +1,105 @@
+"""The ring of PPID3's level driver (:mod:`protocols.ppid3_levels`): additive shares in
+``Z_{2^16}`` or ``Z_{2^32}``, uniform ring elements expanded from seeds, exact ring products
+with float64 BLAS, and the row-wise outer product that makes a child's shares.
+
+Network-free: the driver, the dealer and the helping sites (:mod:`protocols.level_dealing`)
+all compute with these functions, and they are unit-tested alone.
+
+* :func:`ring_dtype` — ``Z_{2^16}`` below ``2^16`` rows, ``Z_{2^32}`` below ``2^21`` (a count
+  never exceeds the number of rows, so every count is exact in the ring);
+* :func:`ring_random` — a uniform array from a 32-byte seed (AES-256-CTR keystream): how masks
+  travel as seeds;
+* :func:`ring_matmul` — ``a @ b`` in the ring: 16-bit limbs as float64, whose products summed
+  over fewer than ``2^21`` terms stay below ``2^53``, hence exact;
+* :func:`outer_product` — ``T[v, c, t] = a[v, t] * b[parents[v]*p + c, t]``;
+* :func:`expand_blocks` — per-(attribute, node) bits as the mask of the count blocks they
+  govern.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+
+from mpc.errors import ConfigError, ProtocolError
+
+__all__ = [
+    "Left",
+    "expand_blocks",
+    "outer_product",
+    "ring_dtype",
+    "ring_left",
+    "ring_matmul",
+    "ring_random",
+]
+
+
+def ring_dtype(n_rows: int) -> type[np.unsignedinteger[Any]]:
+    """The ring of the shares: ``Z_{2^16}`` below ``2^16`` rows, else ``Z_{2^32}`` (a count
+    never exceeds the number of rows, so it is exact in the ring)."""
+    if n_rows < 2**16:
+        return np.uint16
+    if n_rows < 2**21:
+        return np.uint32
+    raise ConfigError(f"{n_rows} rows: the share ring supports fewer than 2^21 rows")
+
+
+def ring_random(seed: bytes, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+    """Uniform ring elements expanded from a 32-byte ``seed`` (AES-256-CTR keystream)."""
+    if not isinstance(seed, bytes) or len(seed) != 32:
+        raise ProtocolError("a mask seed must be 32 bytes")
+    size = int(np.prod(shape)) * np.dtype(dtype).itemsize
+    cipher = Cipher(algorithms.AES(seed), modes.CTR(bytes(16)))
+    out = bytearray(size + 15)
+    n = cipher.encryptor().update_into(bytes(size), out)
+    return np.frombuffer(out, dtype=np.dtype(dtype).newbyteorder("<"), count=n // np.dtype(
+        dtype).itemsize).astype(dtype, copy=False).reshape(shape)  # fmt: skip
+
+
+Left = tuple[Any, tuple[np.ndarray, ...]]  # (ring dtype, float64 16-bit limbs)
+
+
+def ring_left(a: np.ndarray) -> Left:
+    """``a`` prepared as the left operand of :func:`ring_matmul` (its 16-bit limbs as
+    float64), for a matrix that multiplies many right-hand sides."""
+    if a.dtype == np.uint16:
+        return a.dtype, (a.astype(np.float64),)
+    if a.dtype == np.uint32:
+        return a.dtype, ((a & 0xFFFF).astype(np.float64), (a >> 16).astype(np.float64))
+    raise ProtocolError(f"no ring of dtype {a.dtype}")
+
+
+def ring_matmul(a: np.ndarray | Left, b: np.ndarray) -> np.ndarray:
+    """``a @ b`` in the ring of their dtype, exactly, with float64 BLAS: 16-bit limbs whose
+    products summed over fewer than ``2^21`` terms stay below ``2^53``. ``a`` may be
+    prepared by :func:`ring_left`."""
+    dtype, limbs = ring_left(a) if isinstance(a, np.ndarray) else a
+    if b.dtype != dtype or limbs[0].shape[1] != b.shape[0]:
+        raise ProtocolError(f"ring product of {dtype}{limbs[0].shape} and {b.dtype}{b.shape}")
+    if b.shape[0] >= 2**21:
+        raise ConfigError("ring products support fewer than 2^21 rows")
+    if dtype == np.uint16:
+        return (limbs[0] @ b.astype(np.float64)).astype(np.uint64).astype(np.uint16)
+    a0, a1 = limbs
+    b0, b1 = (b & 0xFFFF).astype(np.float64), (b >> 16).astype(np.float64)
+    low = (a0 @ b0).astype(np.uint64)
+    mid = ((a0 @ b1).astype(np.uint64) + (a1 @ b0).astype(np.uint64)) << np.uint64(16)
+    return (low + mid).astype(np.uint32)
+
+
+def outer_product(a: np.ndarray, b: np.ndarray, parents: np.ndarray, p: int) -> np.ndarray:
+    """``T[v, c, t] = a[v, t] * b[parents[v]*p + c, t]`` (``V x p x N``, in the ring): each
+    row of ``a`` times the ``p`` rows of ``b`` of its parent, elementwise. (Arrays are kept
+    with the ``N`` rows of the table as their last, contiguous axis.)"""
+    out = b.reshape(-1, p, b.shape[1])[parents]
+    out *= a[:, None, :]
+    return out
+
+
+def expand_blocks(bits: np.ndarray, blocks: Sequence[int], p: int) -> np.ndarray:
+    """Per-(attribute, node) bits (``L x B``) as the ``sum(blocks) x B*p`` mask of the count
+    blocks they govern (``blocks``: each attribute's number of values; ``p`` classes)."""
+    return np.repeat(np.repeat(bits, list(blocks), axis=0), p, axis=1)
