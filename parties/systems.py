@@ -472,7 +472,7 @@ def _register_ppid3() -> None:
         "ppid3",
         "PPID3 (Vaidya & Clifton, Algorithm 7): a decision tree over vertically partitioned "
         "data, one process per site; counts by set-intersection cardinality (--counts psi) or "
-        "by secret sharing with a dealer (--counts fast)",
+        "by secret sharing, the randomness dealt by a third site or a dealer (--counts fast)",
         frozenset({"site", "dealer"}),
         ppid3_args,
         ppid3_plan,
