@@ -147,7 +147,9 @@ def ppid3_args(p: argparse.ArgumentParser) -> None:
         "two sites: sites (a third site, never one of the two; no outside party; needs 3 or "
         "more sites, no two of them colluding; the default with 3 or more sites) or dealer (a "
         "commodity server, a 'dealer' process that must collude with no site; the default "
-        "with 2 sites). --counts psi needs no helper and ignores it",
+        "with 2 sites) or ot (no one: the two sites of each product compute it by oblivious "
+        "transfer; any number of sites >= 2, no outside party). --counts psi needs "
+        "no helper and ignores it",
     )
 
 
@@ -476,10 +478,10 @@ def _deployed_helper(
         )
     if helper == "dealer" and DEALER not in parties:
         raise ConfigError(f'{cfg.path}: helper = "dealer" but no party is named {DEALER!r}')
-    if helper == "sites" and DEALER in parties:
+    if helper in ("sites", "ot") and DEALER in parties:
         raise ConfigError(
-            f'{cfg.path}: helper = "sites" (a third site deals each product) but the '
-            f'deployment has a {DEALER!r} party; remove it, or set helper = "dealer"'
+            f'{cfg.path}: helper = "{helper}" (no dealer: the sites make the randomness) but '
+            f'the deployment has a {DEALER!r} party; remove it, or set helper = "dealer"'
         )
     if helper == "sites" and len(sites) < 3:
         raise ConfigError(f"{cfg.path}: helper = \"sites\" needs at least 3 sites, "
@@ -860,6 +862,8 @@ TRUST = {
     "none": "semi-honest sites",
     "dealer": "semi-honest sites; the dealer (commodity server) colludes with no site",
     "sites": "semi-honest sites, no two colluding; each product's randomness dealt by a third site",
+    "ot": "semi-honest sites; correlated randomness by oblivious transfer between each pair, "
+    "no third party",
 }
 
 
@@ -922,6 +926,8 @@ def _cost_line(result: dict[str, Any]) -> str:
         dealt = (
             f" (randomness dealt by the sites: {cost['dealt_by_sites']} requests)"
             if result.get("helper") == "sites"
+            else " (randomness by oblivious transfer between each pair of sites)"
+            if result.get("helper") == "ot"
             else " (randomness from the dealer)"
         )
         return (

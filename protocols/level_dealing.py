@@ -3,7 +3,8 @@ and the dealing itself.
 
 Every product between two sites ``a`` and ``b`` of the level driver (an outer product, a dot
 product with its oblivious transfer, the permuted opening of an owner's counts) uses
-correlated randomness from a party that is neither ``a`` nor ``b``. Two ways (``helper``):
+correlated randomness from a party that is neither ``a`` nor ``b``, or, with ``"ot"``, made
+by ``a`` and ``b`` themselves. Three ways (``helper``):
 
 * ``"dealer"``: a commodity server, the ``dealer`` party, deals for every product
   (:func:`serve_level_dealer`). Trust: it colludes with no site.
@@ -12,6 +13,9 @@ correlated randomness from a party that is neither ``a`` nor ``b``. Two ways (``
   addressed to it (:func:`serve_level_helper`) in an asyncio task beside its own PPID3
   program (:func:`run_beside`), under tags of their own. Trust: semi-honest sites, no two
   colluding (an honest majority among the sites).
+* ``"ot"`` (``k >= 2``): no one deals; the two sites of each product make the same
+  randomness by oblivious transfer (:class:`protocols.level_ot.OTDealing`, a subclass of
+  :class:`Dealing` with the same ``ask``/``receive``/``close``). Trust: semi-honest sites.
 
 Requests are numbered per (requesting site, dealing party) pair (``levels/req/<n>``) and served
 in order; each site ends with ``done`` to every party it may ask (:meth:`Dealing.close`).
@@ -62,8 +66,9 @@ __all__ = [
     "third_site",
 ]
 
-#: who deals: a third site of each product (``sites``, k >= 3) or the commodity server
-HELPERS = ("sites", "dealer")
+#: who deals: a third site of each product (``sites``, k >= 3), the commodity server, or the
+#: two sites of each product themselves by oblivious transfer (``ot``, :mod:`protocols.level_ot`)
+HELPERS = ("sites", "dealer", "ot")
 #: the tag prefix of a site's numbered requests to a dealing party
 REQUESTS = "levels/req"
 
@@ -108,6 +113,10 @@ class Dealing:
     def __init__(self, party: Party, helper: str, *, dealer: str = DEALER) -> None:
         if helper not in HELPERS:
             raise ConfigError(f"helper must be one of {list(HELPERS)}, got {helper!r}")
+        if helper == "ot" and type(self) is Dealing:
+            raise ConfigError(
+                "helper 'ot' needs its OT sessions: use protocols.level_ot.ot_dealing"
+            )
         self.party, self.helper, self.dealer = party, helper, dealer
         self.sites = list(party.parties)
         if helper == "sites":
@@ -132,6 +141,11 @@ class Dealing:
         n = self._next.get(to, 0)
         self._next[to] = n + 1  # before the await: products running side by side share it
         await self.party.send(to, f"{REQUESTS}/{n}", request)
+
+    async def receive(self, peer: str, tag: str) -> Any:
+        """This site's correlated randomness for the product ``tag`` with site ``peer``, as the
+        party that deals it sent it."""
+        return await self.party.recv(self.of(self.party.name, peer), f"{tag}/dealer")
 
     async def close(self) -> None:
         """Tell every party this site may ask that it is done."""

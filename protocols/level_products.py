@@ -1,7 +1,9 @@
 """Steps 2 and 3 of PPID3's level driver (:mod:`protocols.ppid3_levels`, whose docstring
 states the protocol, what each party learns and why): the products between two sites that
 make a level's shares and every owner's counts, with correlated randomness from the party
-:class:`protocols.level_dealing.Dealing` names for each pair.
+:class:`protocols.level_dealing.Dealing` names for each pair, or made by the pair itself by
+oblivious transfer (:class:`protocols.level_ot.OTDealing`, ``helper="ot"``; its own permuted
+opening, :func:`protocols.level_ot.open_permuted_owner_ot`).
 
 * :func:`child_shares` (step 2): each site's additive shares of ``Z^ν`` for the interior
   nodes of a level, from their parents' shares by row-wise *outer products* (one per pair of
@@ -36,6 +38,7 @@ from protocols.distribution_counts import SiteView
 from protocols.dot_product import _pack, _unpack
 from protocols.fast_counts import open_permuted_class_site, open_permuted_owner
 from protocols.level_dealing import Dealing
+from protocols.level_ot import OTDealing, open_permuted_class_site_ot, open_permuted_owner_ot
 from protocols.share_ring import (
     Left,
     expand_blocks,
@@ -117,29 +120,31 @@ async def _outer(
     b_side: str,
     parents: np.ndarray,
     p: int,
-    dealer: str,
+    dealing: Dealing,
     tag: str,
 ) -> np.ndarray:
     """Additive shares of the row-wise outer product (:func:`outer_product`) of ``a_side``'s
     ``A`` (``V x N``) and ``b_side``'s ``B`` (``P*p x N``), ``parents[v]`` naming the block of
     ``B`` that row ``v`` of ``A`` is paired with. One exchange: ``a_side`` sends ``A + Ra``,
-    ``b_side`` sends ``B + Rb``; the dealing party ``dealer`` (the dealer, or the third site)
-    dealt ``Ra`` and ``ra`` (as seeds) to ``a_side``, ``Rb`` (a seed) and
-    ``rb = Ra (x) Rb - ra`` to ``b_side``."""
+    ``b_side`` sends ``B + Rb``; the dealing party (the dealer, or the third site) dealt
+    ``Ra`` and ``ra`` (as seeds) to ``a_side``, ``Rb`` (a seed) and ``rb = Ra (x) Rb - ra``
+    to ``b_side`` (with ``helper="ot"`` the two sites made them: ``ra`` as an array)."""
+    if isinstance(dealing, OTDealing):  # no randomness: the pair multiplies by OT directly
+        party.metrics.count("outer_products", x.shape[1] * len(parents) * p)
+        return await dealing.outer_product(x, a_side=a_side, b_side=b_side, parents=parents, p=p)
     me_a = party.name == a_side
     other = b_side if me_a else a_side
     n = x.shape[1]
     v = len(parents)
-    got = await party.recv(dealer, f"{tag}/dealer")
-    if not isinstance(got, dict) or not isinstance(got.get("seed"), bytes):
-        raise ProtocolError(f"{dealer} sent no correlated randomness for {tag}")
+    got = await dealing.receive(other, tag)
+    dealer = dealing.of(a_side, b_side)
     dtype = x.dtype
     if me_a:
-        R = ring_random(got["seed"], (v, n), dtype)
-        r = ring_random(got["seed2"], (v, p, n), dtype)
+        R = dealt(got, "seed", (v, n), dtype, dealer, "Ra")
+        r = dealt(got, "seed2", (v, p, n), dtype, dealer, "ra")
     else:
-        R = ring_random(got["seed"], x.shape, dtype)
-        r = _unpack(got.get("r"), dtype, (v, p, n), dealer, "rb")
+        R = dealt(got, "seed", x.shape, dtype, dealer, "Rb")
+        r = dealt(got, "r", (v, p, n), dtype, dealer, "rb")
     await party.send(other, f"{tag}/masked", _pack(x + R))
     shape_other = (None, n) if me_a else (v, n)
     theirs = _unpack(await party.recv(other, f"{tag}/masked"), dtype, shape_other, other, "x+R")
@@ -204,12 +209,12 @@ async def child_shares(
                      for child in by_parent[k]], axis=0,
                 ).astype(dtype)  # fmt: skip
                 out = await _outer(party, a, a_side=w, b_side=h, parents=parents, p=p,
-                                   dealer=dealing.of(w, h), tag=tag)  # fmt: skip
+                                   dealing=dealing, tag=tag)  # fmt: skip
                 cost["outer_batches"] += 1
             else:
                 b = np.concatenate([shares[k] for k in chunk], axis=0)
                 out = await _outer(party, b, a_side=w, b_side=h, parents=parents, p=p,
-                                   dealer=dealing.of(w, h), tag=tag)  # fmt: skip
+                                   dealing=dealing, tag=tag)  # fmt: skip
             for i, child in enumerate(children):
                 add(child.key, out[i])
 
@@ -280,7 +285,7 @@ async def remaining_attribute_counts(
 
     async def as_holder(h: str, held: list[int]) -> None:
         T = await _xdot_holder(party, nodes, held, shares, h, xt_hat, xt_blocks, keys, p,
-                               dealing.of(h, party.name), t, mask=is_class)  # fmt: skip
+                               dealing, t, mask=is_class)  # fmt: skip
         if T is not None:
             masks[h] = T
 
@@ -308,18 +313,30 @@ async def remaining_attribute_counts(
             if owner == party.name or not opened:
                 continue
             perms = np.stack([nodes[k].order_of(owner) for k in opened])
-            openings.append(open_permuted_class_site(
-                party, masks[owner], perms, owner=owner, ask=dealing.ask,
-                dealer=dealing.of(party.name, owner), tag=f"{t}/p{s}",
-            ))  # fmt: skip
+            if isinstance(dealing, OTDealing):
+                openings.append(
+                    open_permuted_class_site_ot(
+                        party, masks[owner], perms, owner=owner, dealing=dealing, tag=f"{t}/p{s}"
+                    )
+                )
+            else:
+                openings.append(open_permuted_class_site(
+                    party, masks[owner], perms, owner=owner, ask=dealing.ask,
+                    dealer=dealing.of(party.name, owner), tag=f"{t}/p{s}",
+                ))  # fmt: skip
     elif mine:
         a = np.concatenate([totals[node.key] for node in mine], axis=1)
 
         async def as_owner() -> None:
-            opened = await open_permuted_owner(
-                party, a, class_site=class_site, dealer=dealing.of(party.name, class_site),
-                tag=f"{t}/p{me}",
-            )  # fmt: skip
+            if isinstance(dealing, OTDealing):
+                opened = await open_permuted_owner_ot(
+                    party, a, class_site=class_site, dealing=dealing, tag=f"{t}/p{me}"
+                )
+            else:
+                opened = await open_permuted_owner(
+                    party, a, class_site=class_site, dealer=dealing.of(party.name, class_site),
+                    tag=f"{t}/p{me}",
+                )  # fmt: skip
             for i, node in enumerate(mine):
                 totals[node.key] = opened[:, i * p : (i + 1) * p]
 
@@ -361,6 +378,7 @@ async def _xdot_owner(
     the holder's part of the holders' zero-sharing in it."""
     names = list(party.parties)
     dealer = dealing.of(party.name, holder)
+    direct = dealing if isinstance(dealing, OTDealing) else None
     m, n = xt.shape
     for c, chunk in enumerate(_chunks(keys, lambda k: p)):
         tag = f"{t}/x{names.index(party.name)}.{names.index(holder)}.{c}"
@@ -368,31 +386,34 @@ async def _xdot_owner(
         request: dict[str, Any] = {"kind": "xdot", "peer": holder, "tag": tag,
                                    "shape": [m, n, cols], "blocks": sizes, "p": p}  # fmt: skip
         first = holder not in prepared
-        if first:
+        if first and direct is None:
             seed = secrets.token_bytes(32)  # fresh every run, one per holder
             request["seed"] = seed
         await dealing.ask(request)
         await party.send(holder, f"{tag}/head", {"new": first, "blocks": sizes} if first
                          else {"new": False})  # fmt: skip
-        if first:
+        if direct is not None:  # helper "ot": the share of X^T Z_h directly, by OT
+            prepared[holder] = (xt.dtype, ())
+            mine = await direct.dot_owner(holder, xt, cols)
+        elif first:
             Ra = ring_random(seed, (m, n), xt.dtype)
             prepared[holder] = ring_left(Ra)
             await party.send(holder, f"{tag}/Ahat", _pack(xt + Ra))
-        got = await party.recv(dealer, f"{tag}/dealer")
-        if not isinstance(got, dict) or not isinstance(got.get("seed"), bytes):
-            raise ProtocolError(f"{dealer} sent no correlated randomness for {tag}")
-        ra = ring_random(got["seed"], (m, cols), xt.dtype)
+        got = await dealing.receive(holder, tag)
         bits = _unpack(got.get("c"), np.bool_, (len(sizes), len(chunk)), dealer, "c")
         Rc = _unpack(got.get("Rc"), xt.dtype, (m, cols), dealer, "Rc")
         # OT choice: b = 1 where the attribute remains at the node
         want = np.array([[j not in nodes[k].used for k in chunk] for j in range(len(sizes))])
         await party.send(holder, f"{tag}/e", _pack(want ^ bits))
-        b_hat = _unpack(await party.recv(holder, f"{tag}/masked"), xt.dtype, (cols, n), holder,
-                        "z+Rb")  # fmt: skip
+        if direct is None:
+            ra = dealt(got, "seed", (m, cols), xt.dtype, dealer, "ra")
+            b_hat = _unpack(await party.recv(holder, f"{tag}/masked"), xt.dtype, (cols, n),
+                            holder, "z+Rb")  # fmt: skip
+            mine = ra - ring_matmul(prepared[holder], b_hat.T)
         y = _unpack(await party.recv(holder, f"{tag}/ot"), xt.dtype, (2, m, cols), holder, "y")
         mask = expand_blocks(want, sizes, p)
         theirs = np.where(mask, y[1] - Rc, y[0] - Rc)  # the zero block where not wanted
-        part = ra - ring_matmul(prepared[holder], b_hat.T) + theirs
+        part = mine + theirs
         party.metrics.count("dot_products", m * cols)
         cost["dot_batches"] += 1
         for i, k in enumerate(chunk):
@@ -410,7 +431,7 @@ async def _xdot_holder(
     xt_blocks: dict[str, list[int]],
     pairwise: dict[str, bytes],
     p: int,
-    dealer: str,
+    dealing: Dealing,
     t: str,
     *,
     mask: bool = False,
@@ -438,26 +459,25 @@ async def _xdot_holder(
                 and all(isinstance(b, int) and not isinstance(b, bool) and b >= 1 for b in blocks)
             ):
                 raise ProtocolError(f"{owner} announced attribute sizes {blocks!r}")  # fmt: skip
-            got_hat = _unpack(await party.recv(owner, f"{tag}/Ahat"), z.dtype,
-                              (sum(blocks), n), owner, "X+Ra")  # fmt: skip
-            xt_hat[owner] = ring_left(got_hat)
+            if not isinstance(dealing, OTDealing):
+                got_hat = _unpack(await party.recv(owner, f"{tag}/Ahat"), z.dtype,
+                                  (sum(blocks), n), owner, "X+Ra")  # fmt: skip
+                xt_hat[owner] = ring_left(got_hat)
             xt_blocks[owner] = blocks
-        a_hat = xt_hat.get(owner)
-        if a_hat is None:
+        if owner not in xt_blocks:
             raise ProtocolError(f"{owner} reused a context it never sent")
-        m = a_hat[1][0].shape[0]
-        got = await party.recv(dealer, f"{tag}/dealer")
-        if (
-            not isinstance(got, dict)
-            or not isinstance(got.get("seed"), bytes)
-            or not isinstance(got.get("ot"), bytes)
-        ):
-            raise ProtocolError(f"{dealer} sent no correlated randomness for {tag}")  # fmt: skip
-        Rb = ring_random(got["seed"], (cols, n), z.dtype)
-        rb = _unpack(got.get("r"), z.dtype, (m, cols), dealer, "rb")
-        R0, R1 = ring_random(got["ot"], (2, m, cols), z.dtype)
-        await party.send(owner, f"{tag}/masked", _pack(z + Rb))
-        v = ring_matmul(a_hat, z.T) + rb
+        m = sum(xt_blocks[owner])
+        dealer = dealing.of(owner, party.name)
+        if isinstance(dealing, OTDealing):  # helper "ot": the share of X^T Z_h directly, by OT
+            v = await dealing.dot_holder(owner, z, m)
+            got = await dealing.receive(owner, tag)
+        else:
+            got = await dealing.receive(owner, tag)
+            Rb = dealt(got, "seed", (cols, n), z.dtype, dealer, "Rb")
+            rb = dealt(got, "r", (m, cols), z.dtype, dealer, "rb")
+            await party.send(owner, f"{tag}/masked", _pack(z + Rb))
+            v = ring_matmul(xt_hat[owner], z.T) + rb
+        R0, R1 = dealt(got, "ot", (2, m, cols), z.dtype, dealer, "R0, R1")
         for i, k in enumerate(chunk):
             others = [h for h in nodes[k].holders if h not in (owner, party.name)]
             if others:
@@ -480,6 +500,17 @@ async def _xdot_holder(
             y1 -= T
         await party.send(owner, f"{tag}/ot", _pack(np.stack([y0, y1])))
     return np.concatenate(masks, axis=1) if mask and masks else None
+
+
+def dealt(got: Any, key: str, shape: tuple[int, ...], dtype: Any, dealer: str, what: str) -> Any:
+    """The array ``key`` of a dealing party's message ``got``: a 32-byte seed expanded by
+    :func:`protocols.share_ring.ring_random`, or the array itself (packed)."""
+    if not isinstance(got, dict) or key not in got:
+        raise ProtocolError(f"{dealer} sent no {what} (correlated randomness)")
+    value = got[key]
+    if isinstance(value, bytes):
+        return ring_random(value, shape, dtype)
+    return _unpack(value, dtype, shape, dealer, what)
 
 
 async def pair_keys(party: Party, tag: str) -> dict[str, bytes]:

@@ -124,7 +124,11 @@ __all__ = [
     "prg_rows",
     "random_ots_receive",
     "random_ots_send",
+    "ring_products_receive",
+    "ring_products_send",
     "transpose_bits",
+    "vector_ots_receive",
+    "vector_ots_send",
 ]
 
 #: κ, the computational security parameter: 128 base OTs, 128-bit seeds and AES-128, matching
@@ -909,3 +913,151 @@ async def beaver_triples(
     party.metrics.count("beaver_triples", n)
     party.ledger.record("ot/beaver", {"peer": peer, "role": role, "triples": n}, step=tag)
     return BeaverTriples(a, b, c)
+
+
+# --------------------------------------------------------------------------- vectors, rings
+
+#: unsigned rings a vector OT or a ring product may compute in: ``Z_{2^16}``, ``Z_{2^32}``,
+#: ``Z_{2^64}``
+RING_DTYPES = (np.dtype(np.uint16), np.dtype(np.uint32), np.dtype(np.uint64))
+#: elements of the correlations of one call of :func:`ring_products_send` (its pieces): bounds
+#: the memory of a product to a few arrays of this many ring elements
+PIECE_ELEMENTS = 2**22
+
+
+def _ring_dtype(dtype: Any) -> np.dtype[Any]:
+    dt = np.dtype(dtype)
+    if dt not in RING_DTYPES:
+        raise ConfigError(f"a ring must be one of {[str(d) for d in RING_DTYPES]}, got {dt}")
+    return dt
+
+
+def _rows_per_ot(width: int, dtype: np.dtype[Any]) -> int:
+    """IKNP OTs per vector OT: each gives 16 bytes of pad."""
+    return max(1, -(-width * dtype.itemsize // BLOCK))
+
+
+def _pads(h: np.ndarray, n: int, r: int, width: int, dtype: np.dtype[Any]) -> np.ndarray:
+    """``n`` vectors of ``width`` ring elements from the ``(n r, 16)`` hashed rows ``h``."""
+    flat = np.ascontiguousarray(h).reshape(n, r * BLOCK)
+    return flat.view(dtype.newbyteorder("<"))[:, :width].astype(dtype)
+
+
+async def vector_ots_send(party: Party, session: ExtensionSender, delta: np.ndarray) -> np.ndarray:
+    """Correlated OTs of vectors over a ring (``Z_{2^16}``, ``Z_{2^32}`` or ``Z_{2^64}``, the
+    dtype of ``delta``) as the sender: ``delta`` is ``n x w``, one correlation vector per OT;
+    returns the uniform ``x`` (``n x w``) such that the receiver gets ``x + bits * delta``.
+    Each vector OT takes ``⌈w · itemsize / 16⌉`` IKNP OTs with the same choice bit (their
+    hashed rows, concatenated, are the pads ``x^0, x^1``); the sender sends
+    ``τ = x^1 - x^0 - Δ``. Ledger ``ot/vector`` (``ots``, ``width``)."""
+    if delta.ndim != 2:
+        raise ConfigError(f"delta must be an n x w array, got shape {delta.shape}")
+    dtype = _ring_dtype(delta.dtype)
+    n, w = delta.shape
+    r = _rows_per_ot(w, dtype)
+    per = max(1, CHUNK_OTS // r)
+    counts = _split(n, per)
+    out = np.empty((n, w), dtype=dtype)
+
+    def answer(c: int, h0: np.ndarray, h1: np.ndarray) -> np.ndarray:
+        part = slice(c * per, c * per + counts[c])
+        x0 = _pads(h0, counts[c], r, w, dtype)
+        out[part] = x0
+        tau = _pads(h1, counts[c], r, w, dtype)
+        tau -= x0
+        tau -= delta[part]
+        return tau
+
+    await _extend_as_sender(party, session, [r * k for k in counts], answer)
+    _record(party, "ot/vector", session, "sender", ots=n, width=w)
+    return out
+
+
+async def vector_ots_receive(
+    party: Party, session: ExtensionReceiver, choices: Any, width: int, dtype: Any
+) -> np.ndarray:
+    """Correlated OTs of vectors as the receiver with ``choices`` (``n`` bits): ``y = x +
+    choices * delta`` (``n x width``, in the ring of ``dtype``) for the sender's ``x`` and
+    ``delta`` (:func:`vector_ots_send`)."""
+    bits = _bits(choices, "choices")
+    dt = _ring_dtype(dtype)
+    w = _check_count(width, "the width")
+    n = len(bits)
+    r = _rows_per_ot(w, dt)
+    per = max(1, CHUNK_OTS // r)
+    counts = _split(n, per)
+    out = np.empty((n, w), dtype=dt)
+
+    def chosen(c: int) -> np.ndarray:
+        return np.repeat(bits[c * per : c * per + counts[c]], r)
+
+    def settle(c: int, _bits_c: np.ndarray, h: np.ndarray, tau: Any, step: str) -> None:
+        part = slice(c * per, c * per + counts[c])
+        tau = _check_array(tau, dt, (counts[c], w), session.peer, "the corrections τ", step)
+        y = _pads(h, counts[c], r, w, dt)
+        y -= tau * bits[part, None].astype(dt)  # x^1 - τ = x^0 + Δ where the bit is 1
+        out[part] = y
+
+    await _extend_as_receiver(party, session, [r * k for k in counts], chosen, settle)
+    _record(party, "ot/vector", session, "receiver", ots=n, width=w)
+    return out
+
+
+def _pieces(n_groups: int, per_group: int) -> list[slice]:
+    """Groups in pieces of at most :data:`PIECE_ELEMENTS` correlation elements (at least one
+    group a piece)."""
+    step = max(1, PIECE_ELEMENTS // max(1, per_group))
+    return [slice(s, min(n_groups, s + step)) for s in range(0, n_groups, step)]
+
+
+async def ring_products_send(
+    party: Party, session: ExtensionSender, Y: np.ndarray, *, group: int = 1
+) -> np.ndarray:
+    """Gilboa products with vector correlations, in the ring of ``Y``'s dtype, as the side
+    that holds the vectors: ``Y`` is ``n x w``; the receiver
+    (:func:`ring_products_receive`) holds ``n`` scalars ``x``. The two outputs add up to
+    ``x[i] * Y[i]``, summed over consecutive groups of ``group`` rows (``n / group x w``).
+    One vector OT of width ``w`` per bit of each ``x[i]`` (``Δ = Y[i] 2^k``).
+
+    In ``Z_{2^l}`` directly: the bits above ``l`` of ``x`` and the products would only add
+    multiples of ``2^l``, so this equals the ``Z_{2^64}`` products of :func:`ot_multiply`
+    truncated to ``l`` bits (``2^l`` divides ``2^64``), at ``l`` OTs a product instead of 64."""
+    if Y.ndim != 2 or group < 1 or Y.shape[0] % group:
+        raise ConfigError(f"Y must be n x w with n a multiple of group={group}, got {Y.shape}")
+    dtype = _ring_dtype(Y.dtype)
+    bits = dtype.itemsize * 8
+    shifts = np.arange(bits, dtype=dtype)
+    n, w = Y.shape
+    out = np.empty((n // group, w), dtype=dtype)
+    for piece in _pieces(n // group, group * bits * w):
+        rows = Y[piece.start * group : piece.stop * group]
+        delta = (rows[:, None, :] << shifts[None, :, None]).reshape(-1, w)
+        x = await vector_ots_send(party, session, delta)
+        out[piece] = -x.reshape(-1, group * bits, w).sum(axis=1, dtype=dtype)
+    party.ledger.record("ot/ring-products", {"peer": session.peer, "role": "vectors",
+                                             "products": n, "width": w, "group": group},
+                        step=session.tag)  # fmt: skip
+    return out
+
+
+async def ring_products_receive(
+    party: Party, session: ExtensionReceiver, x: np.ndarray, width: int, *, group: int = 1
+) -> np.ndarray:
+    """The scalar side of :func:`ring_products_send`: ``x`` (``n``, a ring dtype) chooses by
+    its bits; returns this side's shares (``n / group x width``)."""
+    if x.ndim != 1 or group < 1 or len(x) % group:
+        raise ConfigError(f"x must be 1-d with a length a multiple of {group}, got {x.shape}")
+    dtype = _ring_dtype(x.dtype)
+    bits = dtype.itemsize * 8
+    shifts = np.arange(bits, dtype=dtype)
+    n = len(x)
+    out = np.empty((n // group, width), dtype=dtype)
+    for piece in _pieces(n // group, group * bits * width):
+        rows = x[piece.start * group : piece.stop * group]
+        chosen = ((rows[:, None] >> shifts[None, :]) & dtype.type(1)).reshape(-1)
+        y = await vector_ots_receive(party, session, chosen, width, dtype)
+        out[piece] = y.reshape(-1, group * bits, width).sum(axis=1, dtype=dtype)
+    party.ledger.record("ot/ring-products", {"peer": session.peer, "role": "scalars",
+                                             "products": n, "width": width, "group": group},
+                        step=session.tag)  # fmt: skip
+    return out

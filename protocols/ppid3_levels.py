@@ -2,7 +2,9 @@
 computed on additive shares for every node of a tree level at once. The correlated randomness
 of each product between two sites comes from a party that is neither: a commodity server, the
 ``dealer`` (``helper="dealer"``), or, with ``k >= 3`` sites and no outside party, a third site
-(``helper="sites"``; :mod:`protocols.level_dealing`).
+(``helper="sites"``; :mod:`protocols.level_dealing`); or the two sites make it themselves by
+oblivious transfer, with no third party at all and any ``k >= 2`` (``helper="ot"``;
+:mod:`protocols.level_ot`, whose docstring says what each site learns there).
 
 The depth-first driver of :mod:`protocols.ppid3` visits one node per exchange, about ten round
 trips a node; a depth-6 tree on Adult has 13,041 nodes. This driver builds the same tree one
@@ -13,7 +15,11 @@ the joined data and the one of :mod:`protocols.ppid3`.
 
 Roles: ``k >= 2`` sites (one holds the class) and, with ``helper="dealer"``, the dealer; with
 ``helper="sites"`` each site also deals, in a task beside its own program, the products of
-the pairs of sites :func:`protocols.level_dealing.third_site` assigns to it. For an interior
+the pairs of sites :func:`protocols.level_dealing.third_site` assigns to it; with
+``helper="ot"`` the two sites of each product compute it by oblivious transfer over OT
+sessions of their own, and make the rest of the randomness a dealer would deal (the transfer
+pads and the permuted opening) in such a task (:class:`protocols.level_ot.OTDealing`). For an
+interior
 node ``ν`` the sites in ``H_ν`` (the class site and the owners of the splits on its path:
 public) hold additive shares, in the ring ``Z_{2^b}`` (``b = 16`` when there are fewer than
 ``2^16`` rows, else 32; :mod:`protocols.share_ring`), of the ``N x p`` matrix
@@ -89,7 +95,9 @@ No site learns the size of another site's constraint set, any sub-intersection s
 of another site's attributes were used on a path. Trust: semi-honest sites and **a dealer
 that colludes with no site** (``helper="dealer"``), or **semi-honest sites, no two colluding**
 (``helper="sites"``: a site that pooled its view with the dealing site of a product could
-unmask the other party's arrays).
+unmask the other party's arrays), or **semi-honest sites, with no third party**
+(``helper="ot"``: each pair computes its products, and makes what a dealer would deal, by
+oblivious transfer).
 
 **The helping sites** (``helper="sites"``). A helping site ``H`` deals the products between
 two other sites; it learns nothing it did not already hold in PPID3:
@@ -158,6 +166,7 @@ from protocols.level_dealing import (
     serve_level_dealer,
     serve_level_helper,
 )
+from protocols.level_ot import ot_dealing
 from protocols.level_products import (
     LevelNode,
     child_shares,
@@ -200,17 +209,29 @@ async def ppid3_levels(
     (:class:`protocols.fast_counts.Sites`) whose ``parties`` are the sites. ``helper`` says
     who deals the correlated randomness: ``"dealer"``, the party ``dealer`` reached through
     the view; ``"sites"`` (``k >= 3``), a third site per product, this one serving its share
-    of the requests beside its own program. ``attribute_counts`` and the number of classes
-    (announced by the class site) are public. Returns the site's part of the tree and its
-    cost counters (with ``helper="sites"``, ``dealt``: the products it dealt for others)."""
+    of the requests beside its own program; ``"ot"`` (``k >= 2``), no one: each pair of sites
+    computes its products by oblivious transfer and makes the rest of the randomness beside
+    the program (the pair's OT sessions set up here, once). ``attribute_counts`` and the
+    number of classes (announced by the class site) are public. Returns the site's part of
+    the tree and its cost counters (with ``helper="sites"``, ``dealt``: the products it
+    dealt for others; with ``helper="ot"``, ``ot_requests``: the requests for randomness it
+    made with a partner)."""
     check_sites(party, view, class_site, attribute_counts)
+    dtype = ring_dtype(len(view.tids))
+    if helper == "ot":  # every pair's OT sessions, set up once per run
+        ot = await ot_dealing(party, dtype=dtype, tag=f"{tag}/ot")
+        grow = _grow(party, view, ot, class_site, attribute_counts, max_depth,
+                     min_samples_split, tag, progress)  # fmt: skip
+        (tree, cost), made = await run_beside(grow, ot.serve())
+        cost["ot_requests"] = made
+        return tree, cost
     dealing = Dealing(party, helper, dealer=dealer)  # checks helper, and k >= 3 for "sites"
     grow = _grow(party, view, dealing, class_site, attribute_counts, max_depth,
                  min_samples_split, tag, progress)  # fmt: skip
     if helper == "dealer":
         return await grow
     names = list(party.parties)
-    service = serve_level_helper(party, names, dtype=ring_dtype(len(view.tids)))
+    service = serve_level_helper(party, names, dtype=dtype)
     (tree, cost), dealt = await run_beside(grow, service)
     cost["dealt"] = dealt
     return tree, cost

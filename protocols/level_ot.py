@@ -1,0 +1,481 @@
+"""PPID3's level driver with no third party (``helper="ot"``, any ``k >= 2`` sites): the two
+sites of every product compute it, or make its correlated randomness, themselves by oblivious
+transfer (:mod:`protocols.oblivious_transfer`), where a dealer or a third site
+(:mod:`protocols.level_dealing`) would deal. The driver (:mod:`protocols.ppid3_levels`) is
+unchanged; :mod:`protocols.level_products` asks this module instead of a dealing party.
+
+Roles: ``k >= 2`` sites. Every pair ``{a, b}`` of sites sets up, once per run
+(:func:`ot_dealing`, all pairs at once, one round trip each), two IKNP sessions in each
+direction (so either site may choose), 128 base OTs each, under tags of the pair's own
+(``<tag>/<i>.<j>/{r,d}/{a,b}``): a *direct* pair for the products, a *randomness* pair for
+the requests below. Semi-honest throughout.
+
+**The products, directly.** Both products of the driver have a 0/1 operand: the winner's
+one-hot column ``[A = v]`` in step 2, the owner's one-hot ``X_s^T`` in step 3. A correlated
+OT per bit multiplies it by the other site's ring vector, with no mask and no dealt
+randomness (:meth:`OTDealing.outer_product`, :meth:`OTDealing.dot_owner`,
+:meth:`OTDealing.dot_holder`):
+
+* *outer* (step 2; winner ``w`` holds ``A``, ``V x N`` bits; holder ``h`` its share ``B``):
+  for each ``(v, t)`` ``w`` chooses by ``A[v, t]``, ``h``'s correlation is the row
+  ``(B[parent(v) p + c, t])_c``; ``w`` keeps ``y = x + A[v, t] B[...]``, ``h`` keeps ``-x``:
+  additive shares of ``A ⊙ B`` row-wise, the product of
+  :func:`protocols.share_ring.outer_product`. ``V N`` vector OTs of width ``p``.
+* *dot* (step 3; owner ``s``, holder ``h``): for each ``(i, t)`` ``s`` chooses by
+  ``X_s^T[i, t]``, ``h``'s correlation is its share's row ``Z_h[t]`` (``cols`` wide); summed
+  over ``t``, additive shares of ``X_s^T Z_h``. ``m N`` vector OTs of width ``cols``. The
+  holder's share then goes to the owner as before: through the 1-out-of-2 OT on the
+  remaining attributes, with its part of the holders' zero-sharing.
+
+Each direct session is used by one direction of one pair only, and the driver uses it in the
+same order at both sites: per level, the outer-product chunks in which this site is the
+winner (one coroutine, chunk by chunk), then the dot-product chunks in which it is the owner
+(one coroutine); step 2 ends at a site before its step 3 begins. So the sessions' batch
+numbers agree without any coordination.
+
+**The randomness, on request** (:meth:`OTDealing.serve`, beside the site's program as with a
+helping site, :func:`protocols.level_dealing.run_beside`). The requests that a dealer would
+serve between ``a`` and ``b`` and that remain: the pads of the 1-out-of-2 OT of a dot product
+(``xdot``) and the permuted opening (``perm``). The two sites make them over their
+randomness sessions in one order, fixed by the earlier site of the pair, the *leader*: a
+site's request goes to the leader (the leader's own into its queue), the leader announces
+each in turn (``levels/ot/order/<n>``) and both make it. A request holds only public fields
+(kind, sites, tag, shape, attribute sizes, number of classes); the class site's permutations
+stay with it.
+
+* *xdot*: Beaver's OT precomputation is a random OT. The owner draws the bits ``c`` (one per
+  attribute and node), the holder a uniform ``Δ`` per block; a vector OT gives the owner
+  ``y = x + c Δ`` and the holder the pads ``R_0 = x``, ``R_1 = x + Δ``: the owner has
+  ``R_c``, as a dealer would have given it.
+* *perm*: the dealer gave the owner ``s`` uniform ``K, L`` and the class site ``C`` the array
+  ``Kπ - L``. Here ``s`` draws ``K``; ``Kπ`` is ``K`` times the block-diagonal permutation
+  matrix that ``C`` holds, whose entries are bits: for each block ``b`` and classes ``j, c``,
+  ``C`` chooses by ``[π_b(j) = c]`` and ``s``'s column ``K[:, b p + c]`` is the correlation;
+  summing over ``c``, ``C`` gets ``Kπ + Σx`` and ``s`` sets ``L = -Σx``. ``B p^2`` OTs of
+  width ``m``. The opening is then the dealer's: ``s`` sends ``a - K``, ``C`` answers
+  ``(a - K + T)π + Kπ - L``, ``s`` adds ``L`` (:func:`open_permuted_owner_ot`).
+
+Rings: every OT here computes in the driver's ring ``Z_{2^l}`` (``l = 16`` or 32) directly;
+:func:`protocols.oblivious_transfer.ring_products_send` (Gilboa products of two ring values,
+``l`` OTs each) is the same: shares mod ``2^64`` truncated to ``l`` bits are shares mod
+``2^l``, since ``2^l`` divides ``2^64``.
+
+**What each site learns** (ledger). What it learns with a dealer (the driver's docstring:
+``ppid3/structure``, its own attribute counts, at the class site the node counts and best
+gains), plus the requests of its partners (``levels/ot-request``: kind, sites, shape,
+attribute sizes, number of classes, all public in the driver, which every site runs on the
+public structure) and the sizes of its OTs (``ot/base``, ``ot/vector``: numbers and widths).
+Nothing else, since every OT message is uniform to its receiver: the chooser's bits (one-hot
+data, ``c``, ``[π_b(j) = c]``) are hidden from the other site by the OT, and the other site's
+correlation (a share row, ``Δ``, a column of ``K``) reaches the chooser only as
+``x + bit · Δ``, masked by the pad ``x`` it does not know. The outputs are what a dealer's
+products give: the two shares of a product are each uniform, adding up to it (``h`` keeps
+``-x``, uniform); the pads and ``Kπ - L`` are uniform. So:
+
+* *outer*, *dot*: neither site learns the other's operand (a share, or one-hot data); each
+  keeps a uniform share.
+* *xdot* pads: the owner's ``e = want ⊕ c`` still reaches the holder as a uniform bit.
+* *perm*: the owner learns nothing of ``π`` (the class site's choices), then its counts in
+  the order ``π`` as with a dealer; the class site receives uniform outputs and ``a - K``,
+  uniform (``K`` never leaves the owner). Unlike with a dealer or a helping site, no party
+  but the class site ever knows a class order.
+
+Trust: **semi-honest sites**, and no third party at all. What two sites of a product hold at
+the end is what they hold with a dealer, and no dealer holds the rest. Semi-honest only: an
+actively cheating site could send an inconsistent IKNP matrix or wrong correlations
+(:mod:`protocols.oblivious_transfer`); nothing here detects it.
+
+Cost: per outer product of ``V`` children ``V N`` vector OTs of ``p`` ring elements; per dot
+product ``m N`` vector OTs of ``cols`` elements — a vector OT of ``w`` elements takes
+``⌈w · itemsize / 16⌉`` IKNP OTs (16 bytes each way of matrix, plus the ``w`` elements of
+correction back). About ``m`` times the traffic of a dealer's masked dot product: the price of
+having no dealer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from mpc.errors import ConfigError, ProtocolError
+from mpc.runtime import Party
+from protocols.dot_product import _pack, _unpack
+from protocols.fast_counts import permute_blocks
+from protocols.level_dealing import Dealing
+from protocols.oblivious_transfer import (
+    PIECE_ELEMENTS,
+    ExtensionReceiver,
+    ExtensionSender,
+    extension_receiver,
+    extension_sender,
+    vector_ots_receive,
+    vector_ots_send,
+)
+from protocols.share_ring import ring_random
+
+__all__ = [
+    "OTDealing",
+    "leader_of",
+    "open_permuted_class_site_ot",
+    "open_permuted_owner_ot",
+    "ot_dealing",
+]
+
+#: a site's numbered requests to the leader of its pair
+REQUESTS = "levels/ot/req"
+#: the leader's numbered announcements of the pair's next request
+ORDERS = "levels/ot/order"
+#: request fields that travel to the partner (public shapes)
+PUBLIC_FIELDS = ("kind", "peer", "tag", "shape", "parents", "blocks", "p")
+DONE = "done"
+
+
+def leader_of(a: str, b: str, sites: Sequence[str]) -> str:
+    """The site of a pair that orders its requests: the earlier of the two in ``sites``."""
+    names = list(sites)
+    return a if names.index(a) < names.index(b) else b
+
+
+async def ot_dealing(party: Party, *, dtype: Any, tag: str = "levels/ot") -> OTDealing:
+    """Set up an OT session with every other site (one round trip each way, all pairs at
+    once): this site is the extension sender of one direction and the receiver of the
+    other, so either site of a pair may choose. ``party`` is the site view."""
+    names = list(party.parties)
+    me = party.name
+
+    async def pair(peer: str, use: str) -> tuple[str, tuple[ExtensionSender, ExtensionReceiver]]:
+        i, j = sorted((names.index(me), names.index(peer)))
+        t = f"{tag}/{i}.{j}/{use}"
+        if leader_of(me, peer, names) == me:
+            sender = await extension_sender(party, peer, tag=f"{t}/a")
+            receiver = await extension_receiver(party, peer, tag=f"{t}/b")
+        else:
+            receiver = await extension_receiver(party, peer, tag=f"{t}/a")
+            sender = await extension_sender(party, peer, tag=f"{t}/b")
+        return peer, (sender, receiver)
+
+    peers = [s for s in names if s != me]
+    made = await asyncio.gather(*(pair(s, "r") for s in peers), *(pair(s, "d") for s in peers))
+    return OTDealing(party, dict(made[: len(peers)]), dict(made[len(peers) :]), dtype=dtype)
+
+
+class OTDealing(Dealing):
+    """The :class:`~protocols.level_dealing.Dealing` of ``helper="ot"``: the randomness of a
+    product is made by its two sites over their OT session, in the order the pair's leader
+    fixes; :meth:`serve` runs beside the site's program and :meth:`receive` hands the
+    product code its part, in the dealer's format. Made by :func:`ot_dealing`."""
+
+    def __init__(
+        self,
+        party: Party,
+        sessions: dict[str, tuple[ExtensionSender, ExtensionReceiver]],
+        direct: dict[str, tuple[ExtensionSender, ExtensionReceiver]],
+        *,
+        dtype: Any,
+    ) -> None:
+        super().__init__(party, "ot")
+        self.sessions, self.direct, self.dtype = sessions, direct, np.dtype(dtype)
+        me = party.name
+        self._queues: dict[str, asyncio.Queue[Any]] = {
+            s: asyncio.Queue() for s in sessions if leader_of(me, s, self.sites) == me
+        }
+        self._material: dict[str, asyncio.Future[Any]] = {}
+        self._own: dict[str, dict[str, Any]] = {}  # my requests, with their secret fields
+        self.made = 0
+
+    def of(self, a: str, b: str) -> str:
+        """No party deals: the product's two sites make it (this names the partner)."""
+        return b if a == self.party.name else a
+
+    def asked(self) -> list[str]:
+        return list(self.sessions)
+
+    async def ask(self, request: Any) -> None:
+        """Queue ``request`` with the leader of the pair (its public fields only); an outer
+        product needs no randomness (:meth:`outer_product`)."""
+        if request["kind"] == "outer":
+            return
+        peer = request["peer"]
+        me = self.party.name
+        public = {k: request[k] for k in PUBLIC_FIELDS if k in request} | {"site": me}
+        self._own[request["tag"]] = request
+        if peer in self._queues:
+            self._queues[peer].put_nowait(public)
+        else:
+            n = self._next.get(peer, 0)
+            self._next[peer] = n + 1
+            await self.party.send(peer, f"{REQUESTS}/{n}", public)
+
+    async def close(self) -> None:
+        for peer in self.sessions:
+            if peer in self._queues:
+                self._queues[peer].put_nowait(DONE)
+            else:
+                n = self._next.get(peer, 0)
+                self._next[peer] = n + 1
+                await self.party.send(peer, f"{REQUESTS}/{n}", DONE)
+
+    def _future(self, tag: str) -> asyncio.Future[Any]:
+        if tag not in self._material:
+            self._material[tag] = asyncio.get_running_loop().create_future()
+        return self._material[tag]
+
+    async def receive(self, peer: str, tag: str) -> Any:
+        value = await self._future(tag)
+        del self._material[tag]
+        return value
+
+    # ------------------------------------------------------------------------- the service
+
+    async def serve(self) -> int:
+        """Make the randomness of every product with every partner, in each pair's order,
+        until both sites of each pair are done. Returns the number of products made."""
+        await asyncio.gather(*(self._serve_pair(peer) for peer in self.sessions))
+        left = [t for t, f in self._material.items() if not f.done()]
+        if left:
+            raise ProtocolError(f"no randomness was made for {left[:3]}")
+        return self.made
+
+    async def _serve_pair(self, peer: str) -> None:
+        if peer not in self._queues:  # the partner leads: make what it announces, in order
+            n = 0
+            while True:
+                step = f"{ORDERS}/{n}"
+                req = await self.party.recv(peer, step)
+                n += 1
+                if req == DONE:
+                    return
+                await self._make(peer, self._checked(peer, req, step))
+            return
+        queue = self._queues[peer]
+
+        async def read() -> None:
+            n = 0
+            while True:
+                step = f"{REQUESTS}/{n}"
+                req = await self.party.recv(peer, step)
+                n += 1
+                if req == DONE:
+                    queue.put_nowait(DONE)
+                    return
+                checked = self._checked(peer, req, step)
+                if checked["site"] != peer:
+                    raise ProtocolError(f"{peer} sent a request in the name of {checked['site']}")
+                queue.put_nowait(checked)
+
+        reader = asyncio.ensure_future(read())
+        try:
+            done, n = 0, 0
+            while done < 2:
+                item = await queue.get()
+                if item == DONE:
+                    done += 1
+                    continue
+                await self.party.send(peer, f"{ORDERS}/{n}", item)
+                n += 1
+                await self._make(peer, item)
+            await self.party.send(peer, f"{ORDERS}/{n}", DONE)
+            await reader
+        finally:
+            if not reader.done():
+                reader.cancel()
+
+    def _checked(self, peer: str, req: Any, step: str) -> dict[str, Any]:
+        """A request of the pair, checked: public fields of the right types."""
+        me = self.party.name
+        if not isinstance(req, dict) or set(req) - {*PUBLIC_FIELDS, "site"}:
+            raise ProtocolError(f"{peer} sent, at {step}, a malformed request {req!r:.120}")
+        site, other = req.get("site"), req.get("peer")
+        kind, tag, shape = req.get("kind"), req.get("tag"), req.get("shape")
+        if {site, other} != {me, peer}:
+            raise ProtocolError(f"{peer} sent, at {step}, a request between {site!r}, {other!r}")
+        if kind not in ("xdot", "perm") or not isinstance(tag, str):
+            raise ProtocolError(f"{peer} sent, at {step}, a request of kind {kind!r}")
+        if not isinstance(shape, list) or not all(
+            isinstance(d, int) and not isinstance(d, bool) and d >= 1 for d in shape
+        ):
+            raise ProtocolError(f"{peer} sent, at {step}, a request of shape {shape!r}")
+        if site == peer:
+            record = {k: v for k, v in req.items() if k != "tag"}
+            self.party.ledger.record("levels/ot-request", record, step=tag)
+        return req
+
+    async def _make(self, peer: str, req: dict[str, Any]) -> None:
+        me = self.party.name
+        mine = req["site"] == me
+        own = self._own.pop(req["tag"], {}) if mine else {}
+        kind, shape = req["kind"], req["shape"]
+        sender, receiver = self.sessions[peer]
+        if kind == "xdot" and len(shape) == 3:
+            material = await self._xdot(req, shape, mine, sender, receiver)
+        elif kind == "perm" and len(shape) == 3:
+            material = await self._perm(own, shape, mine, sender, receiver)
+        else:
+            raise ProtocolError(f"{req['site']} asked for {kind!r} of shape {shape}")
+        self._future(req["tag"]).set_result(material)
+        self.made += 1
+
+    async def _xdot(
+        self,
+        req: dict[str, Any],
+        shape: list[int],
+        mine: bool,
+        sender: ExtensionSender,
+        receiver: ExtensionReceiver,
+    ) -> dict[str, Any]:
+        m, _, cols = shape
+        blocks, p = req.get("blocks"), req.get("p")
+        if not (
+            isinstance(blocks, list)
+            and blocks
+            and all(isinstance(b, int) and not isinstance(b, bool) and b >= 1 for b in blocks)
+            and sum(blocks) == m
+            and isinstance(p, int)
+            and p >= 1
+            and cols % p == 0
+        ):
+            raise ProtocolError(f"{req['site']} asked for a dot product with bad blocks")
+        n_attr, n_blocks, width = len(blocks), cols // p, max(blocks) * p
+        if mine:  # the owner: the random OT's choice bits c
+            c = np.frombuffer(secrets.token_bytes(n_attr * n_blocks), np.uint8) & 1
+            y = await vector_ots_receive(self.party, receiver, c, width, self.dtype)
+            Rc = _blocks_to_counts(y, blocks, n_blocks, p)
+            c_bits = c.astype(bool).reshape(n_attr, n_blocks)
+            return {"c": _pack(c_bits), "Rc": _pack(Rc)}
+        D = ring_random(secrets.token_bytes(32), (n_attr * n_blocks, width), self.dtype)
+        x = await vector_ots_send(self.party, sender, D)
+        R0 = _blocks_to_counts(x, blocks, n_blocks, p)
+        R1 = _blocks_to_counts(x + D, blocks, n_blocks, p)
+        return {"ot": _pack(np.stack([R0, R1]))}
+
+    # ------------------------------------------------------------------ the direct products
+
+    async def outer_product(
+        self, x: np.ndarray, *, a_side: str, b_side: str, parents: np.ndarray, p: int
+    ) -> np.ndarray:
+        """This site's additive share of :func:`protocols.share_ring.outer_product` of
+        ``a_side``'s one-hot ``A`` (``V x N``, bits) and ``b_side``'s share ``B``
+        (``P p x N``), directly: a vector OT per entry of ``A``, ``a_side`` choosing by
+        ``A[v, t]``, ``b_side`` giving the row ``(B[parents[v] p + c, t])_c``. Over the pair's
+        direct session in which ``a_side`` chooses."""
+        v, n = len(parents), x.shape[1]
+        if self.party.name == a_side:
+            _, receiver = self.direct[b_side]
+            y = await vector_ots_receive(self.party, receiver, x.reshape(-1), p, x.dtype)
+            return np.ascontiguousarray(y.reshape(v, n, p).transpose(0, 2, 1))
+        sender, _ = self.direct[a_side]
+        rows = x.reshape(-1, p, n)[parents].transpose(0, 2, 1).reshape(-1, p)
+        out = await vector_ots_send(self.party, sender, np.ascontiguousarray(rows))
+        return np.ascontiguousarray(-out.reshape(v, n, p).transpose(0, 2, 1))
+
+    async def dot_owner(self, holder: str, xt: np.ndarray, cols: int) -> np.ndarray:
+        """The owner's additive share of ``X^T Z_h`` (``m x cols``): a vector OT per entry of
+        its one-hot ``X^T`` (``m x N``, bits), choosing the holder's row ``Z_h[t]``; summed
+        over the rows ``t``. Over the pair's direct session in which the owner chooses."""
+        _, receiver = self.direct[holder]
+        m, n = xt.shape
+        out = np.zeros((m, cols), dtype=xt.dtype)
+        for rows in _row_pieces(m, n * cols):
+            y = await vector_ots_receive(self.party, receiver, xt[rows].reshape(-1), cols,
+                                         xt.dtype)  # fmt: skip
+            out[rows] = y.reshape(-1, n, cols).sum(axis=1, dtype=xt.dtype)
+        return out
+
+    async def dot_holder(self, owner: str, z: np.ndarray, m: int) -> np.ndarray:
+        """The holder's side of :meth:`dot_owner`: ``z`` is its share ``Z_h^T``
+        (``cols x N``); returns its additive share (``m x cols``)."""
+        sender, _ = self.direct[owner]
+        cols, n = z.shape
+        zt = np.ascontiguousarray(z.T)
+        out = np.zeros((m, cols), dtype=z.dtype)
+        for rows in _row_pieces(m, n * cols):
+            count = rows.stop - rows.start
+            x = await vector_ots_send(self.party, sender, np.tile(zt, (count, 1)))
+            out[rows] = -x.reshape(count, n, cols).sum(axis=1, dtype=z.dtype)
+        return out
+
+    async def _perm(
+        self,
+        own: dict[str, Any],
+        shape: list[int],
+        mine: bool,
+        sender: ExtensionSender,
+        receiver: ExtensionReceiver,
+    ) -> dict[str, Any]:
+        m, B, p = shape
+        if mine:  # the class site: the bits of its permutation matrices choose
+            perms = np.asarray(own.get("perms"), dtype=np.int64)
+            if perms.shape != (B, p):
+                raise ConfigError(f"a permuted opening of {B} blocks of {p} with {perms.shape}")
+            bits = perms[:, :, None] == np.arange(p)[None, None, :]  # [b, j, c]: π_b(j) = c
+            y = await vector_ots_receive(self.party, receiver, bits.reshape(-1), m, self.dtype)
+            d = y.reshape(B, p, p, m).sum(axis=2, dtype=self.dtype)  # Kπ - L
+            return {"d": np.ascontiguousarray(d.transpose(2, 0, 1).reshape(m, B * p))}
+        K = ring_random(secrets.token_bytes(32), (m, B * p), self.dtype)
+        cols = K.T.reshape(B, 1, p, m)  # [b, ., c]: K[:, b p + c]
+        delta = np.broadcast_to(cols, (B, p, p, m)).reshape(-1, m)
+        x = await vector_ots_send(self.party, sender, np.ascontiguousarray(delta))
+        L = -x.reshape(B, p, p, m).sum(axis=2, dtype=self.dtype)
+        return {"K": K, "L": np.ascontiguousarray(L.transpose(2, 0, 1).reshape(m, B * p))}
+
+
+def _row_pieces(m: int, per_row: int) -> list[slice]:
+    """Rows ``0..m-1`` in pieces of about :data:`PIECE_ELEMENTS` elements (a row at least)."""
+    step = max(1, PIECE_ELEMENTS // max(1, per_row))
+    return [slice(s, min(m, s + step)) for s in range(0, m, step)]
+
+
+def _blocks_to_counts(
+    values: np.ndarray, blocks: Sequence[int], n_blocks: int, p: int
+) -> np.ndarray:
+    """One vector per (attribute, node) (``L B x W``) laid out as the ``sum(blocks) x B p``
+    count matrix whose block each governs (the layout of
+    :func:`protocols.share_ring.expand_blocks`)."""
+    per = values.reshape(len(blocks), n_blocks, -1)
+    parts = [per[j, :, : s * p].reshape(n_blocks, s, p).transpose(1, 0, 2).reshape(s, -1)
+             for j, s in enumerate(blocks)]  # fmt: skip
+    return np.concatenate(parts, axis=0)
+
+
+# ----------------------------------------------------------------------------- the opening
+
+
+async def open_permuted_owner_ot(
+    party: Party, a: np.ndarray, *, class_site: str, dealing: OTDealing, tag: str
+) -> np.ndarray:
+    """The owner's side of the permuted opening with ``K, L`` made with the class site
+    (:class:`OTDealing`): sends ``a - K``, receives ``(a - K + T)π + Kπ - L``, adds ``L``."""
+    got = await dealing.receive(class_site, tag)
+    K, L = got["K"], got["L"]
+    if K.shape != a.shape:
+        raise ProtocolError(f"{class_site} opened {K.shape} counts, the owner has {a.shape}")
+    await party.send(class_site, f"{tag}/a-K", _pack(a - K))
+    y = _unpack(await party.recv(class_site, f"{tag}/open"), a.dtype, a.shape, class_site,
+                "permuted counts")  # fmt: skip
+    return y + L
+
+
+async def open_permuted_class_site_ot(
+    party: Party,
+    T: np.ndarray,
+    perms: np.ndarray,
+    *,
+    owner: str,
+    dealing: OTDealing,
+    tag: str,
+) -> None:
+    """The class site's side: asks for the pair's ``Kπ - L`` (its permutations stay here),
+    receives ``a - K`` (uniform) and answers ``(a - K + T)π + Kπ - L``."""
+    B, p = perms.shape
+    m, cols = T.shape
+    if cols != B * p:
+        raise ConfigError(f"a permuted opening of {cols} columns needs {cols // p} blocks")
+    await dealing.ask({"kind": "perm", "peer": owner, "tag": tag, "shape": [m, B, p],
+                       "perms": perms.tolist()})  # fmt: skip
+    d = (await dealing.receive(owner, tag))["d"]
+    x = _unpack(await party.recv(owner, f"{tag}/a-K"), T.dtype, (m, cols), owner, "a - K")
+    await party.send(owner, f"{tag}/open", _pack(permute_blocks(x + T, perms) + d))
