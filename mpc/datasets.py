@@ -65,6 +65,7 @@ __all__ = [
     "SiteData",
     "Table",
     "available_datasets",
+    "csv_header",
     "default_data_dir",
     "few_valued_continuous",
     "join_sites",
@@ -1035,6 +1036,19 @@ def _column_kinds(
         if present and all(_is_number(v) for v in present):
             cont.add(names[j])
     return cont
+
+
+def csv_header(path: str | Path, delimiter: str = ",") -> list[str] | None:
+    """The column names of a CSV file's first non-blank row, or None when it cannot be read as
+    CSV (reading the whole file then says why)."""
+    try:
+        with Path(path).open(newline="", encoding="utf-8-sig") as fh:
+            for row in csv.reader(fh, delimiter=delimiter):
+                if any(f.strip() for f in row):
+                    return [f.strip() for f in row]
+    except (OSError, csv.Error, UnicodeDecodeError, TypeError):
+        return None
+    return None
 
 
 def load_csv(

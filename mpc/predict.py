@@ -45,7 +45,14 @@ from typing import Any
 
 import numpy as np
 
-from mpc.datasets import DataError, Discretizer, PartyTable, Table, load_party_csv
+from mpc.datasets import (
+    DataError,
+    Discretizer,
+    PartyTable,
+    Table,
+    csv_header,
+    load_party_csv,
+)
 from mpc.errors import ConfigError
 from mpc.evaluation import accuracy, predict_table
 from mpc.files import open_private
@@ -274,7 +281,7 @@ def read_rows(
             + ("the class column" if id_column == class_name else "an attribute of the model")
             + "; name a column that the model does not read"
         )
-    header = _header(path, delimiter)  # None: load_party_csv below says what is wrong
+    header = csv_header(path, delimiter)  # None: load_party_csv below says what is wrong
     missing = [a for a in attributes if header is not None and a not in header]
     if missing:
         many = len(missing) > 1
@@ -298,19 +305,6 @@ def read_rows(
         delimiter=delimiter,
     )
     return PartyTable(rows.ids, rows.table.select(attributes), rows.id_column)
-
-
-def _header(path: Path, delimiter: str) -> list[str] | None:
-    """The column names of the file's first non-blank row; None when it cannot be read as CSV
-    (:func:`~mpc.datasets.load_party_csv` then says why)."""
-    try:
-        with path.open(newline="", encoding="utf-8-sig") as fh:
-            for row in csv.reader(fh, delimiter=delimiter):
-                if any(f.strip() for f in row):
-                    return [f.strip() for f in row]
-    except (OSError, csv.Error, UnicodeDecodeError, TypeError):
-        return None
-    return None
 
 
 def write_predictions(

@@ -50,7 +50,6 @@ holds the client's key and never leaves it.
 from __future__ import annotations
 
 import argparse
-import csv
 import dataclasses
 import logging
 import string
@@ -62,7 +61,7 @@ from typing import Any
 import numpy as np
 
 from mpc.config import DeploymentConfig, PartyConfig
-from mpc.datasets import CONTINUOUS, NOMINAL, Discretizer, PartyTable, Table
+from mpc.datasets import CONTINUOUS, NOMINAL, Discretizer, PartyTable, Table, csv_header
 from mpc.errors import ConfigError, InputError, ProtocolError
 from mpc.launcher import PartySpec
 from mpc.model_file import ModelError, SavedModel, new_model_id, read_model, write_model
@@ -251,19 +250,6 @@ def _model_input(me: PartyConfig) -> tuple[ClientModel, SavedModel]:
         ) from None
 
 
-def _header(path: Path, delimiter: str) -> list[str] | None:
-    """The column names of the file's first non-blank row; None if it cannot be read (the
-    full reading then says why)."""
-    try:
-        with path.open(newline="", encoding="utf-8-sig") as fh:
-            for row in csv.reader(fh, delimiter=delimiter):
-                if any(f.strip() for f in row):
-                    return [f.strip() for f in row]
-    except (OSError, csv.Error, UnicodeDecodeError, TypeError):
-        return None
-    return None
-
-
 def rows_to_classify(me: PartyConfig, model: ClientModel) -> tuple[PartyTable, Table]:
     """The rows of this client's CSV (``me.data``) to classify with ``model``: the file as
     read (its ids; the class if it has the model's class column) and the table the model
@@ -281,7 +267,7 @@ def rows_to_classify(me: PartyConfig, model: ClientModel) -> tuple[PartyTable, T
             "another (or none: rows are then numbered)",
             public=f"{me.name}: its id column is a column the model reads",
         )
-    header = _header(me.data, me.delimiter)
+    header = csv_header(me.data, me.delimiter)
     missing = [a for a in model.attributes if header is not None and a not in header]
     if header is not None and missing:
         raise InputError(
