@@ -1,10 +1,15 @@
 """The ``ppid3`` system: PPID3 (Vaidya & Clifton, Algorithms 2-8) with one process per site.
 
-The launcher loads the dataset, discretises continuous columns (equal-frequency bins learned on
-the training rows), partitions the columns over ``k`` sites and writes each site its own
-columns only (plus the common transaction ids; the class to the class site). Each site process
-then trains the distributed tree with the other sites and classifies the training and test
-instances with Algorithm 8. ``--counts psi`` trains depth first with set-intersection counts
+Each site process reads its own CSV file (a record id column, its attributes, the class at the
+class site; ``--data``/``--id`` or its deployment entry), aligns its records with the other
+sites (:mod:`protocols.record_alignment`), bins its own continuous columns (equal-frequency
+bins on its own training rows), trains the distributed tree with the other sites, classifies
+the training and test instances with Algorithm 8 and, with ``--model-out``, saves its part of
+the tree (:mod:`mpc.model_file`); started with ``--model`` it classifies new records instead
+(also ``mpc run ppid3-classify``). For a local run the launcher loads a table, partitions its
+columns over ``k`` sites and writes each site such a file, in its own row order; ``mpc deploy``
+writes only public things unless asked to split a demo table (``--split-demo``).
+``--counts psi`` trains depth first with set-intersection counts
 (:mod:`protocols.ppid3`); ``--counts fast`` trains a level per exchange on additive shares
 (:mod:`protocols.ppid3_levels`), the correlated randomness of each product between two sites
 dealt by a third site (``--helper sites``, the default with three or more sites: no party but
