@@ -25,6 +25,7 @@ import platform
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from datetime import date
 from pathlib import Path
@@ -192,9 +193,20 @@ def main(argv: list[str] | None = None) -> int:
         help="compare --helper sites with --helper dealer on car, nursery and kr-vs-kp",
     )
     p.add_argument("--repeat", type=int, default=5, help="runs per configuration (--helpers)")
-    p.add_argument("--out", type=Path, default=ROOT / "results" / "bench")
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="where to write bench.json/bench.md (default: results/bench; with --quick a "
+        "scratch folder in the temporary directory, so a smoke run never overwrites results)",
+    )
     p.add_argument("--timeout", type=float, default=900.0, help="deadline of every receive")
     args = p.parse_args(argv)
+    if args.out is None:
+        quick = args.quick or (args.helpers and args.repeat < 3)
+        args.out = (
+            Path(tempfile.gettempdir()) / "mpc-bench-smoke" if quick else ROOT / "results" / "bench"
+        )
     if args.helpers:
         machine = (
             f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
@@ -218,6 +230,7 @@ def main(argv: list[str] | None = None) -> int:
     md = markdown(results, targets, machine)
     (args.out / "bench.md").write_text(md)
     print(md)
+    print(f"[bench] wrote {args.out / 'bench.json'} and bench.md", file=sys.stderr)
     return 0
 
 
