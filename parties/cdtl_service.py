@@ -342,7 +342,7 @@ def outsource_args(p: argparse.ArgumentParser) -> None:
 
 
 def outsource_plan(args: argparse.Namespace) -> Any:
-    from parties.systems import Plan
+    from parties.plan import Plan
 
     if args.l < 2:
         raise ConfigError(f"--l must be at least 2, got {args.l}")
@@ -507,7 +507,7 @@ def classify_args(p: argparse.ArgumentParser) -> None:
 
 
 def classify_plan(args: argparse.Namespace) -> Any:
-    from parties.systems import Plan
+    from parties.plan import Plan
 
     model_file = model_path(Path(args.model).resolve())
     model, saved = load_client_model(model_file)

@@ -135,7 +135,7 @@ def cdtl_args(p: argparse.ArgumentParser) -> None:
 def cdtl_plan(args: argparse.Namespace) -> Any:
     from mpc.datasets import load_dataset, resolve_data_dir
     from parties.hybrid_system import _concat
-    from parties.systems import Plan
+    from parties.plan import Plan
 
     if args.l < 2:
         raise ConfigError(f"--l must be at least 2, got {args.l}")
@@ -228,7 +228,7 @@ def method_order(methods: list[str], fold: int) -> list[str]:
 async def cdtl_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
     from mpc.evaluation import rows_of
     from mpc.sealed import ClientKey
-    from parties.systems import load_party_data
+    from parties.plan import load_party_data
     from protocols.anatomization import anatomize, open_eseq, suppress_for_l
     from protocols.cdtl import CDBSClient, ClientCosts
 
@@ -473,7 +473,7 @@ def load_plan(args: argparse.Namespace) -> Any:
     from mpc.datasets import Discretizer, load_dataset, resolve_data_dir
     from mpc.sealed import ClientKey
     from parties.hybrid_system import _concat
-    from parties.systems import Plan
+    from parties.plan import Plan
 
     if args.clients < 1 or args.predictions < 1:
         raise ConfigError("--clients and --predictions must be at least 1")
@@ -518,7 +518,7 @@ def load_plan(args: argparse.Namespace) -> Any:
 async def load_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
     from mpc.evaluation import rows_of
     from mpc.sealed import ClientKey
-    from parties.systems import load_party_data
+    from parties.plan import load_party_data
     from protocols.anatomization import anatomize, suppress_for_l
     from protocols.cdtl import CDBSClient, ClientCosts
 

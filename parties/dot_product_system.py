@@ -84,7 +84,7 @@ def dot_product_args(p: argparse.ArgumentParser) -> None:
 
 def dot_product_plan(args: argparse.Namespace) -> Any:
     from mpc.paillier import MIN_KEY_BITS, PAILLIER_KEY_BITS
-    from parties.systems import Plan
+    from parties.plan import Plan
     from protocols.dot_product import paillier_capacity_bits
 
     for flag, value in (
@@ -130,7 +130,7 @@ def dot_product_plan(args: argparse.Namespace) -> Any:
 
 
 async def dot_product_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
-    from parties.systems import load_party_data
+    from parties.plan import load_party_data
 
     p = cfg.params
     try:

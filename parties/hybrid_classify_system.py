@@ -151,7 +151,7 @@ def _header(path: Path, delimiter: str) -> list[str]:
 
 
 def classify_plan(args: argparse.Namespace) -> Any:
-    from parties.systems import Plan
+    from parties.plan import Plan
 
     if not args.model.is_dir():
         raise ConfigError(

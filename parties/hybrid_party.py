@@ -239,7 +239,7 @@ def _training_file(
 ) -> tuple[PartyTable, str | None, dict[str, Any]]:
     """This party's own CSV (with the few-valued warning) and its private extras: a coin seed
     when the launcher wrote the CSV inside a JSON object (``--coin-seeds``)."""
-    from parties.systems import load_party_data
+    from parties.plan import load_party_data
 
     if me.data is None or me.data.suffix != ".json":
         own, warning = read_own_table(me, class_column=class_column, columns=columns)

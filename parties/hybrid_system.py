@@ -272,7 +272,7 @@ def _joined(args: argparse.Namespace) -> tuple[Any, np.ndarray]:
 
 
 def hybrid_plan(args: argparse.Namespace) -> Any:
-    from parties.systems import Plan
+    from parties.plan import Plan
 
     if args.window < 1:
         raise ConfigError(f"--window must be at least 1, got {args.window}")

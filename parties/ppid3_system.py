@@ -267,7 +267,7 @@ def ppid3_plan(args: argparse.Namespace) -> Any:
     from mpc.datasets import Discretizer, kinds_warning, partition
     from mpc.evaluation import train_test_split
     from mpc.id3 import ID3Classifier
-    from parties.systems import Plan
+    from parties.plan import Plan
 
     if args.sites < 2:
         raise ConfigError(f"--sites must be at least 2, got {args.sites}")
@@ -397,7 +397,7 @@ def _kind_entries(table: Any, attrs: Sequence[str]) -> dict[str, Any]:
 def _public_plan(args: argparse.Namespace) -> Any:
     """``mpc deploy ppid3`` without a demo table: only public things, from the options."""
     from mpc.datasets import partition
-    from parties.systems import Plan
+    from parties.plan import Plan
 
     for flag in ("dataset", "csv", "test", "test_split"):
         if getattr(args, flag, None) is not None:
@@ -1030,7 +1030,7 @@ def _model_parts(folder: Path) -> dict[str, Any]:
 
 def classify_plan(args: argparse.Namespace) -> Any:
     from mpc.datasets import CONTINUOUS, load_party_csv
-    from parties.systems import Plan
+    from parties.plan import Plan
 
     parts = _model_parts(Path(args.model))
     sites = list(parts)

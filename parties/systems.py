@@ -12,9 +12,8 @@ A *system* ties a protocol to the launcher and the party entry point:
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,16 +23,9 @@ from mpc.config import DeploymentConfig, PartyConfig
 from mpc.errors import ConfigError, ProtocolError
 from mpc.launcher import PartySpec
 from mpc.runtime import Party
+from parties.plan import Plan, load_party_data
 
 __all__ = ["SYSTEMS", "Plan", "System", "get_system", "random_sets", "read_set_file"]
-
-
-@dataclass(frozen=True)
-class Plan:
-    parties: list[PartySpec]
-    params: dict[str, Any] = field(default_factory=dict)
-    #: launcher-side state for ``finish`` (never sent to a party)
-    context: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -49,21 +41,6 @@ class System:
     finish: Callable[[dict[str, dict[str, Any]], Plan], Any] | None = None
     #: when set, the lines ``mpc run`` prints for the result
     summary: Callable[[Any], list[str]] | None = None
-
-
-def load_party_data(me: PartyConfig) -> dict[str, Any]:
-    """Read this party's private input file (JSON object)."""
-    if me.data is None:
-        raise ConfigError(f"party {me.name!r} has no `data` file in the deployment")
-    try:
-        data = json.loads(me.data.read_text())
-    except FileNotFoundError:
-        raise ConfigError(f"party {me.name!r}: data file {me.data} does not exist") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"party {me.name!r}: data file {me.data} is not JSON: {exc}") from exc
-    if not isinstance(data, dict):
-        raise ConfigError(f"party {me.name!r}: data file {me.data} must hold a JSON object")
-    return data
 
 
 def _int_list(text: str, what: str) -> list[int]:
