@@ -372,31 +372,40 @@ class OTDealing(Dealing):
         out = await vector_ots_send(self.party, sender, np.ascontiguousarray(rows))
         return np.ascontiguousarray(-out.reshape(v, n, p).transpose(0, 2, 1))
 
-    async def dot_owner(self, holder: str, xt: np.ndarray, cols: int) -> np.ndarray:
+    async def dot_owner(
+        self, holder: str, xt: np.ndarray, cols: int, sizes: Sequence[int]
+    ) -> np.ndarray:
         """The owner's additive share of ``X^T Z_h`` (``m x cols``): a vector OT per entry of
-        its one-hot ``X^T`` (``m x N``, bits), choosing the holder's row ``Z_h[t]``; summed
-        over the rows ``t``. Over the pair's direct session in which the owner chooses."""
+        its one-hot ``X^T`` (``m x N``, bits, one block of ``sizes[j]`` rows per attribute),
+        choosing the holder's row ``Z_h[t]``; summed over the rows ``t``. Over the pair's
+        direct session in which the owner chooses.
+
+        Every column of a block holds exactly one 1, so the last row of a block is the
+        column sums of ``Z_h`` minus the other rows (:func:`_last_rows`): no OT for it, a
+        share of ``(s - 1) / s`` of the OTs of an attribute of ``s`` values."""
         _, receiver = self.direct[holder]
         m, n = xt.shape
+        keep = _kept_rows(sizes)
         out = np.zeros((m, cols), dtype=xt.dtype)
-        for rows in _row_pieces(m, n * cols):
-            y = await vector_ots_receive(self.party, receiver, xt[rows].reshape(-1), cols,
+        for rows in _row_pieces(len(keep), n * cols):
+            y = await vector_ots_receive(self.party, receiver, xt[keep[rows]].reshape(-1), cols,
                                          xt.dtype)  # fmt: skip
-            out[rows] = y.reshape(-1, n, cols).sum(axis=1, dtype=xt.dtype)
-        return out
+            out[keep[rows]] = y.reshape(-1, n, cols).sum(axis=1, dtype=xt.dtype)
+        return _last_rows(out, sizes, np.zeros(cols, dtype=xt.dtype))
 
-    async def dot_holder(self, owner: str, z: np.ndarray, m: int) -> np.ndarray:
+    async def dot_holder(self, owner: str, z: np.ndarray, sizes: Sequence[int]) -> np.ndarray:
         """The holder's side of :meth:`dot_owner`: ``z`` is its share ``Z_h^T``
-        (``cols x N``); returns its additive share (``m x cols``)."""
+        (``cols x N``); returns its additive share (``sum(sizes) x cols``)."""
         sender, _ = self.direct[owner]
         cols, n = z.shape
         zt = np.ascontiguousarray(z.T)
-        out = np.zeros((m, cols), dtype=z.dtype)
-        for rows in _row_pieces(m, n * cols):
+        keep = _kept_rows(sizes)
+        out = np.zeros((sum(sizes), cols), dtype=z.dtype)
+        for rows in _row_pieces(len(keep), n * cols):
             count = rows.stop - rows.start
             x = await vector_ots_send(self.party, sender, np.tile(zt, (count, 1)))
-            out[rows] = -x.reshape(count, n, cols).sum(axis=1, dtype=z.dtype)
-        return out
+            out[keep[rows]] = -x.reshape(count, n, cols).sum(axis=1, dtype=z.dtype)
+        return _last_rows(out, sizes, z.sum(axis=1, dtype=z.dtype))
 
     async def _perm(
         self,
@@ -427,6 +436,26 @@ def _row_pieces(m: int, per_row: int) -> list[slice]:
     """Rows ``0..m-1`` in pieces of about :data:`PIECE_ELEMENTS` elements (a row at least)."""
     step = max(1, PIECE_ELEMENTS // max(1, per_row))
     return [slice(s, min(m, s + step)) for s in range(0, m, step)]
+
+
+def _kept_rows(sizes: Sequence[int]) -> np.ndarray:
+    """The rows of a one-hot ``X^T`` of attributes of ``sizes`` values but the last of each
+    attribute's block."""
+    ends = np.cumsum(sizes) - 1
+    return np.setdiff1d(np.arange(int(ends[-1]) + 1 if len(ends) else 0), ends)
+
+
+def _last_rows(out: np.ndarray, sizes: Sequence[int], total: np.ndarray) -> np.ndarray:
+    """Fill in place the last row of every block of ``out`` (``sum(sizes) x cols``, the
+    other rows filled): ``total`` minus the block's other rows. A share of ``X^T Z`` for a
+    one-hot ``X`` (every column of a block sums to 1), given a share ``total`` of the column
+    sums of ``Z`` (the holder's own, or zero at the owner)."""
+    start = 0
+    for s in sizes:
+        end = start + s - 1
+        out[end] = total - out[start:end].sum(axis=0, dtype=out.dtype)
+        start = end + 1
+    return out
 
 
 def _blocks_to_counts(

@@ -394,7 +394,7 @@ async def _xdot_owner(
                          else {"new": False})  # fmt: skip
         if direct is not None:  # helper "ot": the share of X^T Z_h directly, by OT
             prepared[holder] = (xt.dtype, ())
-            mine = await direct.dot_owner(holder, xt, cols)
+            mine = await direct.dot_owner(holder, xt, cols, sizes)
         elif first:
             Ra = ring_random(seed, (m, n), xt.dtype)
             prepared[holder] = ring_left(Ra)
@@ -469,7 +469,7 @@ async def _xdot_holder(
         m = sum(xt_blocks[owner])
         dealer = dealing.of(owner, party.name)
         if isinstance(dealing, OTDealing):  # helper "ot": the share of X^T Z_h directly, by OT
-            v = await dealing.dot_holder(owner, z, m)
+            v = await dealing.dot_holder(owner, z, xt_blocks[owner])
             got = await dealing.receive(owner, tag)
         else:
             got = await dealing.receive(owner, tag)

@@ -428,20 +428,46 @@ async def base_ots_receive(party: Party, peer: str, choices: Any, *, tag: str = 
 # --------------------------------------------------------------------------- PRG, hash, transpose
 
 
+class Prg:
+    """``G``: each 16-byte seed of ``seeds`` expanded by AES-128 in counter mode, the counter
+    block of batch ``use`` and block ``i`` being ``use`` and ``i`` as two big-endian 64-bit
+    words (the keystream of AES-128-CTR with the nonce ``use || 0``). One ECB context per seed,
+    made once and reused for every batch: a batch costs the AES blocks alone. A seed is never
+    expanded twice under the same ``use`` (the session's batch numbers). ``repr`` shows no
+    seed."""
+
+    __slots__ = ("_ciphers",)
+
+    def __init__(self, seeds: np.ndarray) -> None:
+        self._ciphers = [Cipher(algorithms.AES(seed.tobytes()), modes.ECB()).encryptor()
+                         for seed in seeds]  # fmt: skip
+
+    def __repr__(self) -> str:
+        return f"Prg(seeds={len(self._ciphers)})"
+
+    def rows(self, use: int, nbytes: int) -> np.ndarray:
+        """The first ``nbytes`` of every seed's stream for batch ``use``: ``(r, nbytes)``."""
+        n_blocks = -(-nbytes // BLOCK)
+        counters = np.empty((n_blocks, 2), dtype=">u8")
+        counters[:, 0] = use
+        counters[:, 1] = np.arange(n_blocks, dtype=np.uint64)
+        data = counters.tobytes()
+        width = n_blocks * BLOCK
+        # rows written in order into one buffer; each write may use the room of the next row,
+        # which update_into asks for (a block more) but never touches beyond its input's size
+        flat = bytearray(len(self._ciphers) * width + BLOCK - 1)
+        view = memoryview(flat)
+        for i, cipher in enumerate(self._ciphers):
+            cipher.update_into(data, view[i * width : (i + 1) * width + BLOCK - 1])
+        out = np.frombuffer(flat, dtype=np.uint8, count=len(self._ciphers) * width)
+        out = out.reshape(-1, width)
+        return out if nbytes == width else np.ascontiguousarray(out[:, :nbytes])
+
+
 def prg_rows(seeds: np.ndarray, use: int, nbytes: int) -> np.ndarray:
-    """``G``: each 16-byte seed expanded to ``nbytes`` by AES-128-CTR, initial counter block
-    ``use`` (8 bytes, big-endian) followed by a zero block counter: an ``(r, nbytes)`` array.
-    A seed is never expanded twice under the same ``use``."""
-    nonce = use.to_bytes(8, "big") + bytes(8)
-    zeros = bytes(nbytes)
-    # rows written in order straight into one buffer; each write may use the room of the next
-    # row, which update_into asks for but CTR (a stream) never touches
-    flat = bytearray(len(seeds) * nbytes + BLOCK - 1)
-    view = memoryview(flat)
-    for i, seed in enumerate(seeds):
-        stream = Cipher(algorithms.AES(seed.tobytes()), modes.CTR(nonce)).encryptor()
-        stream.update_into(zeros, view[i * nbytes : (i + 1) * nbytes + BLOCK - 1])
-    return np.frombuffer(flat, dtype=np.uint8, count=len(seeds) * nbytes).reshape(-1, nbytes)
+    """``G`` once (:class:`Prg`): each 16-byte seed expanded to ``nbytes``, an ``(r, nbytes)``
+    array, equal to AES-128-CTR under the seed with the initial counter block ``use || 0``."""
+    return Prg(seeds).rows(use, nbytes)
 
 
 class CorrelationRobustHash:
@@ -450,30 +476,51 @@ class CorrelationRobustHash:
     is modelled as a random permutation). The tweak of row ``j`` of batch ``use`` is
     ``(j, use)`` as two little-endian 64-bit words: distinct for every OT of a session."""
 
-    __slots__ = ("_encrypt",)
+    __slots__ = ("_encrypt", "_templates")
 
     def __init__(self, key: bytes) -> None:
         if len(key) != BLOCK:
             raise ConfigError(f"the hash key must be {BLOCK} bytes, got {len(key)}")
         self._encrypt = Cipher(algorithms.AES(key), modes.ECB()).encryptor()
+        self._templates: dict[tuple[int, int], np.ndarray] = {}
 
     def __repr__(self) -> str:
         return "CorrelationRobustHash(<session key>)"
+
+    def _tweaks(self, m: int, blocks: int) -> np.ndarray:
+        """The tweaks' first words, ``j + b 2^32`` (second words zero): ``(m blocks, 2)``,
+        kept for the last few shapes (batches repeat their sizes)."""
+        got = self._templates.get((m, blocks))
+        if got is None:
+            got = np.zeros((m * blocks, 2), dtype="<u8")
+            got[:, 0] = (np.arange(m, dtype=np.uint64)[:, None]
+                         + (np.arange(blocks, dtype=np.uint64)[None, :] << np.uint64(32))
+                         ).reshape(-1)  # fmt: skip
+            if len(self._templates) >= 4:
+                self._templates.pop(next(iter(self._templates)))
+            self._templates[(m, blocks)] = got
+        return got
 
     def _pi(self, rows: np.ndarray) -> np.ndarray:
         out = bytearray(rows.nbytes + BLOCK - 1)  # update_into wants room for a block more
         n = self._encrypt.update_into(np.ascontiguousarray(rows).data, out)
         return np.frombuffer(out, dtype=np.uint8, count=n).reshape(rows.shape)
 
-    def __call__(self, rows: np.ndarray, use: int) -> np.ndarray:
-        """Hash an ``(m, 16)`` uint8 array row by row (``2m`` AES blocks)."""
-        tweaks = np.empty((len(rows), 2), dtype="<u8")
-        tweaks[:, 0] = np.arange(len(rows), dtype=np.uint64)
-        tweaks[:, 1] = use
-        pi_x = self._pi(rows)
-        out = self._pi(pi_x ^ tweaks.view(np.uint8))
-        out ^= pi_x
-        return out
+    def __call__(self, rows: np.ndarray, use: int, blocks: int = 1) -> np.ndarray:
+        """Hash an ``(m, 16)`` uint8 array row by row into ``blocks`` blocks each: ``(m, 16
+        blocks)``, block ``b`` of row ``j`` under the tweak ``(j + b 2^32, use)`` (``m + m
+        blocks`` AES blocks). Stretching a row this way gives a vector OT any width from one
+        IKNP OT: every tweak of a session stays distinct (``j < 2^32``)."""
+        m = len(rows)
+        if m >= 2**32 or blocks < 1:
+            raise ConfigError(f"cannot hash {m} rows into {blocks} blocks each")
+        # as 64-bit words and long axes (numpy is slow on short ones): π(x) repeated per block
+        pi_x = np.repeat(self._pi(rows).view("<u8").reshape(m, 2), blocks, axis=0)
+        x = pi_x ^ self._tweaks(m, blocks)
+        x[:, 1] ^= np.uint64(use)
+        out = self._pi(x.view(np.uint8))
+        out.view("<u8")[...] ^= pi_x.reshape(-1, 2)
+        return out.reshape(m, blocks * BLOCK)
 
 
 _BYTE_SWAPS = ((4, 0x00000000FFFFFFFF), (2, 0x0000FFFF0000FFFF), (1, 0x00FF00FF00FF00FF))
@@ -564,7 +611,7 @@ class ExtensionSender(_Session):
     choice bits) and the seeds ``k_i^{s_i}``. Made by :func:`extension_sender`; never
     serialised; ``repr`` shows no secret."""
 
-    __slots__ = ("_s_bits", "_s_words", "_seeds")
+    __slots__ = ("_prg", "_s_bits", "_s_words")
 
     def __init__(
         self, peer: str, tag: str, hash_key: bytes, s: np.ndarray, seeds: np.ndarray
@@ -572,20 +619,20 @@ class ExtensionSender(_Session):
         super().__init__(peer, tag, hash_key)
         self._s_bits = s.astype(bool)
         self._s_words = np.packbits(s, bitorder="little").view("<u8")
-        self._seeds = seeds
+        self._prg = Prg(seeds)
 
 
 class ExtensionReceiver(_Session):
     """The extension receiver's side of a session with ``peer``: both seeds ``k_i^0, k_i^1``
     of every base OT. Made by :func:`extension_receiver`; never serialised."""
 
-    __slots__ = ("_seeds0", "_seeds1")
+    __slots__ = ("_prg0", "_prg1")
 
     def __init__(
         self, peer: str, tag: str, hash_key: bytes, k0: np.ndarray, k1: np.ndarray
     ) -> None:
         super().__init__(peer, tag, hash_key)
-        self._seeds0, self._seeds1 = k0, k1
+        self._prg0, self._prg1 = Prg(k0), Prg(k1)
 
 
 async def extension_sender(party: Party, peer: str, *, tag: str = "ot") -> ExtensionSender:
@@ -615,7 +662,8 @@ def _record(party: Party, label: str, session: _Session, role: str, **sizes: int
 
 
 def _padded(m: int) -> int:
-    return -(-m // 64) * 64
+    """``m`` rounded up to whole AES blocks of bits (the matrices' rows are PRG blocks)."""
+    return -(-m // KAPPA) * KAPPA
 
 
 def _split(m: int, size: int) -> list[int]:
@@ -627,9 +675,12 @@ async def _extend_as_sender(
     session: ExtensionSender,
     sizes: Sequence[int],
     answer: Callable[[int, np.ndarray, np.ndarray], Any],
+    *,
+    blocks: int = 1,
 ) -> None:
     """Batches of ``sizes`` OTs as the extension sender: receive ``u``, form the rows ``q_j``
-    and send ``answer(batch, H(j, q_j), H(j, q_j ⊕ s))`` back (None: an acknowledgement)."""
+    and send ``answer(batch, H(j, q_j), H(j, q_j ⊕ s))`` back (None: an acknowledgement),
+    each hash ``blocks`` blocks long."""
     first = session._reserve(len(sizes))
     peer = session.peer
     for c, m in enumerate(sizes):
@@ -637,15 +688,15 @@ async def _extend_as_sender(
         step = f"{session.tag}/{use}/u"
         got = await party.recv(peer, step)
         u = _check_array(got, np.uint8, (KAPPA, _padded(m) // 8), peer, "a matrix u", step)
-        q = prg_rows(session._seeds, use, u.shape[1])
+        q = session._prg.rows(use, u.shape[1])
         q[session._s_bits] ^= u[session._s_bits]
         rows = transpose_bits(q)[:m]
-        x0 = session._hash(rows, use)
+        x0 = session._hash(rows, use, blocks)
         rows.view("<u8")[...] ^= session._s_words  # q_j ⊕ s
-        x1 = session._hash(rows, use)
+        x1 = session._hash(rows, use, blocks)
         await party.send(peer, f"{session.tag}/{use}/reply", answer(c, x0, x1))
         party.metrics.count("ot_extended", m)
-        party.metrics.count("aes_blocks", KAPPA * u.shape[1] // BLOCK + 4 * m)
+        party.metrics.count("aes_blocks", KAPPA * u.shape[1] // BLOCK + 2 * m * (1 + blocks))
 
 
 async def _extend_as_receiver(
@@ -654,10 +705,12 @@ async def _extend_as_receiver(
     sizes: Sequence[int],
     choices: Callable[[int], np.ndarray],
     settle: Callable[[int, np.ndarray, np.ndarray, Any, str], None],
+    *,
+    blocks: int = 1,
 ) -> None:
     """Batches of ``sizes`` OTs as the extension receiver with ``choices(batch)``: send ``u``,
-    hash the rows ``t_j`` and call ``settle(batch, bits, H(j, t_j), the sender's answer,
-    its tag)``."""
+    hash the rows ``t_j`` (``blocks`` blocks each) and call ``settle(batch, bits, H(j, t_j),
+    the sender's answer, its tag)``."""
     first = session._reserve(len(sizes))
     peer = session.peer
     pending: deque[tuple[int, int, np.ndarray, np.ndarray]] = deque()
@@ -673,14 +726,14 @@ async def _extend_as_receiver(
         nb = _padded(m) // 8
         packed = np.zeros(nb, dtype=np.uint8)
         packed[: -(-m // 8)] = np.packbits(bits, bitorder="little")
-        t = prg_rows(session._seeds0, use, nb)
-        u = prg_rows(session._seeds1, use, nb)
+        t = session._prg0.rows(use, nb)
+        u = session._prg1.rows(use, nb)
         u ^= t
         u ^= packed
         await party.send(peer, f"{session.tag}/{use}/u", u)
-        pending.append((c, use, bits, session._hash(transpose_bits(t)[:m], use)))
+        pending.append((c, use, bits, session._hash(transpose_bits(t)[:m], use, blocks)))
         party.metrics.count("ot_extended", m)
-        party.metrics.count("aes_blocks", 2 * KAPPA * nb // BLOCK + 2 * m)
+        party.metrics.count("aes_blocks", 2 * KAPPA * nb // BLOCK + m * (1 + blocks))
         if len(pending) >= WINDOW:
             await settle_oldest()
     while pending:
@@ -932,43 +985,49 @@ def _ring_dtype(dtype: Any) -> np.dtype[Any]:
     return dt
 
 
-def _rows_per_ot(width: int, dtype: np.dtype[Any]) -> int:
-    """IKNP OTs per vector OT: each gives 16 bytes of pad."""
+def _blocks_per_ot(width: int, dtype: np.dtype[Any]) -> int:
+    """Hash blocks per vector OT: each gives 16 bytes of pad."""
     return max(1, -(-width * dtype.itemsize // BLOCK))
 
 
-def _pads(h: np.ndarray, n: int, r: int, width: int, dtype: np.dtype[Any]) -> np.ndarray:
-    """``n`` vectors of ``width`` ring elements from the ``(n r, 16)`` hashed rows ``h``."""
-    flat = np.ascontiguousarray(h).reshape(n, r * BLOCK)
-    return flat.view(dtype.newbyteorder("<"))[:, :width].astype(dtype)
+def _pads(h: np.ndarray, width: int, dtype: np.dtype[Any]) -> np.ndarray:
+    """``n`` vectors of ``width`` ring elements from the ``(n, 16 r)`` hashes ``h``."""
+    return np.ascontiguousarray(h).view(dtype.newbyteorder("<"))[:, :width].astype(dtype)
+
+
+def _per_batch(blocks: int) -> int:
+    """Vector OTs per batch: :data:`CHUNK_OTS` hash blocks' worth (one OT at least), so that a
+    batch's pads stay a few MiB whatever the width."""
+    return max(1, CHUNK_OTS // blocks)
 
 
 async def vector_ots_send(party: Party, session: ExtensionSender, delta: np.ndarray) -> np.ndarray:
     """Correlated OTs of vectors over a ring (``Z_{2^16}``, ``Z_{2^32}`` or ``Z_{2^64}``, the
     dtype of ``delta``) as the sender: ``delta`` is ``n x w``, one correlation vector per OT;
     returns the uniform ``x`` (``n x w``) such that the receiver gets ``x + bits * delta``.
-    Each vector OT takes ``⌈w · itemsize / 16⌉`` IKNP OTs with the same choice bit (their
-    hashed rows, concatenated, are the pads ``x^0, x^1``); the sender sends
-    ``τ = x^1 - x^0 - Δ``. Ledger ``ot/vector`` (``ots``, ``width``)."""
+    Each vector OT is one IKNP OT whose hashes are stretched to ``⌈w · itemsize / 16⌉``
+    blocks under distinct tweaks (:class:`CorrelationRobustHash`): the pads ``x^0, x^1``.
+    The sender sends ``τ = x^1 - x^0 - Δ``: ``w · itemsize`` bytes beside the 16 of the
+    OT's column of ``u``. Ledger ``ot/vector`` (``ots``, ``width``)."""
     if delta.ndim != 2:
         raise ConfigError(f"delta must be an n x w array, got shape {delta.shape}")
     dtype = _ring_dtype(delta.dtype)
     n, w = delta.shape
-    r = _rows_per_ot(w, dtype)
-    per = max(1, CHUNK_OTS // r)
+    r = _blocks_per_ot(w, dtype)
+    per = _per_batch(r)
     counts = _split(n, per)
     out = np.empty((n, w), dtype=dtype)
 
     def answer(c: int, h0: np.ndarray, h1: np.ndarray) -> np.ndarray:
         part = slice(c * per, c * per + counts[c])
-        x0 = _pads(h0, counts[c], r, w, dtype)
+        x0 = _pads(h0, w, dtype)
         out[part] = x0
-        tau = _pads(h1, counts[c], r, w, dtype)
+        tau = _pads(h1, w, dtype)
         tau -= x0
         tau -= delta[part]
         return tau
 
-    await _extend_as_sender(party, session, [r * k for k in counts], answer)
+    await _extend_as_sender(party, session, counts, answer, blocks=r)
     _record(party, "ot/vector", session, "sender", ots=n, width=w)
     return out
 
@@ -983,22 +1042,22 @@ async def vector_ots_receive(
     dt = _ring_dtype(dtype)
     w = _check_count(width, "the width")
     n = len(bits)
-    r = _rows_per_ot(w, dt)
-    per = max(1, CHUNK_OTS // r)
+    r = _blocks_per_ot(w, dt)
+    per = _per_batch(r)
     counts = _split(n, per)
     out = np.empty((n, w), dtype=dt)
 
     def chosen(c: int) -> np.ndarray:
-        return np.repeat(bits[c * per : c * per + counts[c]], r)
+        return bits[c * per : c * per + counts[c]]
 
     def settle(c: int, _bits_c: np.ndarray, h: np.ndarray, tau: Any, step: str) -> None:
         part = slice(c * per, c * per + counts[c])
         tau = _check_array(tau, dt, (counts[c], w), session.peer, "the corrections τ", step)
-        y = _pads(h, counts[c], r, w, dt)
+        y = _pads(h, w, dt)
         y -= tau * bits[part, None].astype(dt)  # x^1 - τ = x^0 + Δ where the bit is 1
         out[part] = y
 
-    await _extend_as_receiver(party, session, [r * k for k in counts], chosen, settle)
+    await _extend_as_receiver(party, session, counts, chosen, settle, blocks=r)
     _record(party, "ot/vector", session, "receiver", ots=n, width=w)
     return out
 
