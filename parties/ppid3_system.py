@@ -13,9 +13,11 @@ writes only public things unless asked to split a demo table (``--split-demo``).
 (:mod:`protocols.ppid3`); ``--counts fast`` trains a level per exchange on additive shares
 (:mod:`protocols.ppid3_levels`), the correlated randomness of each product between two sites
 dealt by a third site (``--helper sites``, the default with three or more sites: no party but
-the sites) or by a dealer process (``--helper dealer``, a commodity server that colludes with
-no site; the default with two sites). The deployment file carries the choice as the protocol
-parameter ``helper``; with ``sites`` it has no dealer party.
+the sites), made by the two sites of each product by oblivious transfer (``--helper ot``, the
+default with two sites: no party but the sites either) or dealt by a dealer process
+(``--helper dealer``, a commodity server that colludes with no site, on request). The
+deployment file carries the choice as the protocol parameter ``helper``; with ``sites`` or
+``ot`` it has no dealer party.
 
 For auditing, the launcher — which in a test deployment holds every site's report — assembles
 the whole tree from every site's own nodes and compares it with plain ID3 on the joined data.
@@ -74,6 +76,14 @@ def ppid3_args(p: argparse.ArgumentParser) -> None:
         help="a dataset by name (see `mpc datasets`; default: the embedded weather table)",
     )
     src.add_argument("--csv", metavar="FILE", help="any CSV file with a header row")
+    src.add_argument(
+        "--synthetic",
+        type=_synthetic_spec,
+        metavar="ROWS,ATTRS,SEED",
+        help="a generated table: ROWS rows of ATTRS nominal attributes of 2 to 8 values each, "
+        "labelled by a planted random tree of depth 4 (2 classes, 5%% of the labels flipped); "
+        "SEED seeds that generator only (the table is public test data, no party's secret)",
+    )
     p.add_argument("--class", dest="class_column", metavar="COLUMN", help="class column of --csv")
     p.add_argument("--data-dir", metavar="DIR", help="where the UCI datasets are")
     p.add_argument("--sites", type=int, default=2, metavar="K", help="number of sites (default 2)")
@@ -151,9 +161,9 @@ def ppid3_args(p: argparse.ArgumentParser) -> None:
         help="with --counts fast, who deals the correlated randomness of each product between "
         "two sites: sites (a third site, never one of the two; no outside party; needs 3 or "
         "more sites, no two of them colluding; the default with 3 or more sites) or dealer (a "
-        "commodity server, a 'dealer' process that must collude with no site; the default "
-        "with 2 sites) or ot (no one: the two sites of each product compute it by oblivious "
-        "transfer; any number of sites >= 2, no outside party). --counts psi needs "
+        "commodity server, a 'dealer' process that must collude with no site) or ot (no one: "
+        "the two sites of each product compute it by oblivious transfer; any number of sites "
+        ">= 2, no outside party; the default with 2 sites). --counts psi needs "
         "no helper and ignores it",
     )
 
@@ -177,15 +187,21 @@ def _kind_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
+def default_helper(k: int) -> str:
+    """The helper of ``--counts fast`` when none is named: never an outside party. A third
+    site with ``k >= 3`` sites (the fastest of the two), oblivious transfer with two."""
+    return "sites" if k >= 3 else "ot"
+
+
 def _helper(args: argparse.Namespace, k: int) -> str | None:
     """Who deals for ``--counts fast`` with ``k`` sites (None for ``--counts psi``)."""
     if args.counts != "fast":
         return None
-    helper = str(getattr(args, "helper", None) or ("sites" if k >= 3 else "dealer"))
+    helper = str(getattr(args, "helper", None) or default_helper(k))
     if helper == "sites" and k < 3:
         raise ConfigError(
             f"--helper sites needs at least 3 sites (a third site deals every product between "
-            f"two), got {k}; with 2 sites use --helper dealer"
+            f"two), got {k}; with 2 sites use --helper ot (or --helper dealer)"
         )
     return helper
 
@@ -203,8 +219,35 @@ def _count_or_fraction(text: str) -> int | float:
     raise argparse.ArgumentTypeError(f"expected a count >= 1 or a fraction in (0, 1), got {text}")
 
 
+#: the planted tree and the domains of ``--synthetic`` (the scaling benchmark's table)
+SYNTHETIC = {"n_values": (2, 8), "depth": 4, "noise": 0.05, "n_classes": 2}
+
+
+def _synthetic_spec(text: str) -> tuple[int, int, int]:
+    """``--synthetic ROWS,ATTRS,SEED``: three integers (``1e6`` style allowed for ROWS)."""
+    parts = text.split(",")
+    try:
+        if len(parts) != 3:
+            raise ValueError
+        rows, attrs, seed = int(float(parts[0])), int(parts[1]), int(parts[2])
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected ROWS,ATTRS,SEED (three integers, e.g. 100000,20,1), got {text!r}"
+        ) from None
+    if rows < 1 or attrs < SYNTHETIC["depth"]:
+        raise argparse.ArgumentTypeError(
+            f"need ROWS >= 1 and ATTRS >= {SYNTHETIC['depth']} (the planted tree's depth), "
+            f"got {text!r}"
+        )
+    return rows, attrs, seed
+
+
 def _load(args: argparse.Namespace) -> tuple[Any, Any]:
-    from mpc.datasets import load_csv, load_dataset, resolve_data_dir
+    from mpc.datasets import load_csv, load_dataset, resolve_data_dir, synthetic
+
+    if getattr(args, "synthetic", None) is not None:
+        rows, attrs, seed = args.synthetic
+        return synthetic(rows, n_attributes=attrs, seed=seed, **SYNTHETIC), None  # type: ignore[arg-type]
 
     if args.csv is not None:
         if not args.class_column:

@@ -107,11 +107,12 @@ from protocols.dot_product import _pack, _unpack
 from protocols.fast_counts import permute_blocks
 from protocols.level_dealing import Dealing
 from protocols.oblivious_transfer import (
-    PIECE_ELEMENTS,
     ExtensionReceiver,
     ExtensionSender,
     extension_receiver,
     extension_sender,
+    one_hot_products_receive,
+    one_hot_products_send,
     vector_ots_receive,
     vector_ots_send,
 )
@@ -375,23 +376,36 @@ class OTDealing(Dealing):
     async def dot_owner(
         self, holder: str, xt: np.ndarray, cols: int, sizes: Sequence[int]
     ) -> np.ndarray:
-        """The owner's additive share of ``X^T Z_h`` (``m x cols``): a vector OT per entry of
-        its one-hot ``X^T`` (``m x N``, bits, one block of ``sizes[j]`` rows per attribute),
-        choosing the holder's row ``Z_h[t]``; summed over the rows ``t``. Over the pair's
-        direct session in which the owner chooses.
+        """The owner's additive share of ``X^T Z_h`` (``m x cols``): its one-hot ``X^T``
+        (``m x N``, bits, one block of ``sizes[j]`` rows per attribute) times the holder's
+        share ``Z_h``, over the pair's direct session in which the owner chooses. Every
+        column of a block holds one 1, at the row's value ``v_t``; by :func:`_dot_plan`, a
+        block is either
 
-        Every column of a block holds exactly one 1, so the last row of a block is the
-        column sums of ``Z_h`` minus the other rows (:func:`_last_rows`): no OT for it, a
-        share of ``(s - 1) / s`` of the OTs of an attribute of ``s`` values."""
+        * a vector OT per entry but the block's last row, choosing ``Z_h[t]``, summed over
+          ``t``; the last row is the column sums of ``Z_h`` minus the others
+          (:func:`_last_rows`): ``s - 1`` OTs and rows of ``Z_h`` a record; or
+        * ``Σ_t e_{v_t} ⊗ Z_h[t]`` by
+          :func:`~protocols.oblivious_transfer.one_hot_products_receive`: ``s`` OTs and one
+          row of ``Z_h`` a record (blocks of one size together)."""
         _, receiver = self.direct[holder]
         m, n = xt.shape
-        keep = _kept_rows(sizes)
-        out = np.zeros((m, cols), dtype=xt.dtype)
-        for rows in _row_pieces(len(keep), n * cols):
-            y = await vector_ots_receive(self.party, receiver, xt[keep[rows]].reshape(-1), cols,
-                                         xt.dtype)  # fmt: skip
-            out[keep[rows]] = y.reshape(-1, n, cols).sum(axis=1, dtype=xt.dtype)
-        return _last_rows(out, sizes, np.zeros(cols, dtype=xt.dtype))
+        dtype = xt.dtype
+        out = np.zeros((m, cols), dtype=dtype)
+        starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        vector, one_hot = _dot_plan(sizes, cols, dtype)
+        keep = _kept_rows(sizes, vector)
+        if len(keep):
+            y = await vector_ots_receive(self.party, receiver, xt[keep].reshape(-1), cols, dtype)
+            out[keep] = y.reshape(len(keep), n, cols).sum(axis=1, dtype=dtype)
+        _last_rows(out, sizes, vector, np.zeros(cols, dtype=dtype))
+        for s, attrs in one_hot.items():
+            values = np.concatenate([xt[starts[j] : starts[j] + s].argmax(axis=0) for j in attrs])
+            got = await one_hot_products_receive(self.party, receiver, values, s, cols, dtype,
+                                                 group=n)  # fmt: skip
+            for i, j in enumerate(attrs):
+                out[starts[j] : starts[j] + s] = got[i]
+        return out
 
     async def dot_holder(self, owner: str, z: np.ndarray, sizes: Sequence[int]) -> np.ndarray:
         """The holder's side of :meth:`dot_owner`: ``z`` is its share ``Z_h^T``
@@ -399,13 +413,20 @@ class OTDealing(Dealing):
         sender, _ = self.direct[owner]
         cols, n = z.shape
         zt = np.ascontiguousarray(z.T)
-        keep = _kept_rows(sizes)
         out = np.zeros((sum(sizes), cols), dtype=z.dtype)
-        for rows in _row_pieces(len(keep), n * cols):
-            count = rows.stop - rows.start
-            x = await vector_ots_send(self.party, sender, np.tile(zt, (count, 1)))
-            out[keep[rows]] = -x.reshape(count, n, cols).sum(axis=1, dtype=z.dtype)
-        return _last_rows(out, sizes, z.sum(axis=1, dtype=z.dtype))
+        starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        vector, one_hot = _dot_plan(sizes, cols, z.dtype)
+        keep = _kept_rows(sizes, vector)
+        if len(keep):
+            x = await vector_ots_send(self.party, sender, np.tile(zt, (len(keep), 1)))
+            out[keep] = -x.reshape(len(keep), n, cols).sum(axis=1, dtype=z.dtype)
+        _last_rows(out, sizes, vector, zt.sum(axis=0, dtype=z.dtype))
+        for s, attrs in one_hot.items():
+            take = np.tile(np.arange(n), len(attrs))
+            got = await one_hot_products_send(self.party, sender, zt, s, take=take, group=n)
+            for i, j in enumerate(attrs):
+                out[starts[j] : starts[j] + s] = got[i]
+        return out
 
     async def _perm(
         self,
@@ -432,30 +453,44 @@ class OTDealing(Dealing):
         return {"K": K, "L": np.ascontiguousarray(L.transpose(2, 0, 1).reshape(m, B * p))}
 
 
-def _row_pieces(m: int, per_row: int) -> list[slice]:
-    """Rows ``0..m-1`` in pieces of about :data:`PIECE_ELEMENTS` elements (a row at least)."""
-    step = max(1, PIECE_ELEMENTS // max(1, per_row))
-    return [slice(s, min(m, s + step)) for s in range(0, m, step)]
+def _dot_plan(
+    sizes: Sequence[int], cols: int, dtype: Any
+) -> tuple[list[int], dict[int, list[int]]]:
+    """How :meth:`OTDealing.dot_owner` multiplies each attribute's block (both sites decide
+    alike from public sizes): by vector OTs (``s - 1`` a record, ``16 + cols l`` bytes each)
+    or by one-hot products (``16 s + cols l`` bytes a record), whichever sends less: the
+    latter when ``(s - 2) cols l > 16``. Returns the attributes of the first kind and those
+    of the second by number of values."""
+    item = np.dtype(dtype).itemsize
+    vector: list[int] = []
+    one_hot: dict[int, list[int]] = {}
+    for j, s in enumerate(sizes):
+        if (s - 2) * cols * item > 16:
+            one_hot.setdefault(s, []).append(j)
+        else:
+            vector.append(j)
+    return vector, one_hot
 
 
-def _kept_rows(sizes: Sequence[int]) -> np.ndarray:
-    """The rows of a one-hot ``X^T`` of attributes of ``sizes`` values but the last of each
-    attribute's block."""
-    ends = np.cumsum(sizes) - 1
-    return np.setdiff1d(np.arange(int(ends[-1]) + 1 if len(ends) else 0), ends)
+def _kept_rows(sizes: Sequence[int], attrs: Sequence[int]) -> np.ndarray:
+    """The rows of the blocks of ``attrs`` in a one-hot ``X^T`` of attributes of ``sizes``
+    values, but the last row of each block."""
+    starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    parts = [np.arange(starts[j], starts[j + 1] - 1) for j in attrs]
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
 
 
-def _last_rows(out: np.ndarray, sizes: Sequence[int], total: np.ndarray) -> np.ndarray:
-    """Fill in place the last row of every block of ``out`` (``sum(sizes) x cols``, the
-    other rows filled): ``total`` minus the block's other rows. A share of ``X^T Z`` for a
-    one-hot ``X`` (every column of a block sums to 1), given a share ``total`` of the column
-    sums of ``Z`` (the holder's own, or zero at the owner)."""
-    start = 0
-    for s in sizes:
-        end = start + s - 1
-        out[end] = total - out[start:end].sum(axis=0, dtype=out.dtype)
-        start = end + 1
-    return out
+def _last_rows(
+    out: np.ndarray, sizes: Sequence[int], attrs: Sequence[int], total: np.ndarray
+) -> None:
+    """Fill in place the last row of the block of every attribute of ``attrs`` in ``out``
+    (``sum(sizes) x cols``, the block's other rows filled): ``total`` minus the other rows.
+    A share of ``X^T Z`` for a one-hot ``X`` (every column of a block sums to 1), given a
+    share ``total`` of the column sums of ``Z`` (the holder's own, or zero at the owner)."""
+    starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    for j in attrs:
+        first, last = starts[j], starts[j + 1] - 1
+        out[last] = total - out[first:last].sum(axis=0, dtype=out.dtype)
 
 
 def _blocks_to_counts(

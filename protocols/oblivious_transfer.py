@@ -118,6 +118,8 @@ __all__ = [
     "extension_sender",
     "in_prime_order_subgroup",
     "lift_point",
+    "one_hot_products_receive",
+    "one_hot_products_send",
     "ot_multiply",
     "point_add",
     "point_neg",
@@ -674,13 +676,15 @@ async def _extend_as_sender(
     party: Party,
     session: ExtensionSender,
     sizes: Sequence[int],
-    answer: Callable[[int, np.ndarray, np.ndarray], Any],
+    answer: Callable[[int, np.ndarray | None, np.ndarray], Any],
     *,
     blocks: int = 1,
+    ones_only: bool = False,
 ) -> None:
     """Batches of ``sizes`` OTs as the extension sender: receive ``u``, form the rows ``q_j``
     and send ``answer(batch, H(j, q_j), H(j, q_j ⊕ s))`` back (None: an acknowledgement),
-    each hash ``blocks`` blocks long."""
+    each hash ``blocks`` blocks long; with ``ones_only`` the first hash is not computed
+    (None)."""
     first = session._reserve(len(sizes))
     peer = session.peer
     for c, m in enumerate(sizes):
@@ -691,12 +695,13 @@ async def _extend_as_sender(
         q = session._prg.rows(use, u.shape[1])
         q[session._s_bits] ^= u[session._s_bits]
         rows = transpose_bits(q)[:m]
-        x0 = session._hash(rows, use, blocks)
+        x0 = None if ones_only else session._hash(rows, use, blocks)
         rows.view("<u8")[...] ^= session._s_words  # q_j ⊕ s
         x1 = session._hash(rows, use, blocks)
         await party.send(peer, f"{session.tag}/{use}/reply", answer(c, x0, x1))
         party.metrics.count("ot_extended", m)
-        party.metrics.count("aes_blocks", KAPPA * u.shape[1] // BLOCK + 2 * m * (1 + blocks))
+        hashes = 1 if ones_only else 2
+        party.metrics.count("aes_blocks", KAPPA * u.shape[1] // BLOCK + hashes * m * (1 + blocks))
 
 
 async def _extend_as_receiver(
@@ -1059,6 +1064,123 @@ async def vector_ots_receive(
 
     await _extend_as_receiver(party, session, counts, chosen, settle, blocks=r)
     _record(party, "ot/vector", session, "receiver", ots=n, width=w)
+    return out
+
+
+def _one_hot_batches(n: int, s: int, blocks: int) -> tuple[int, list[int]]:
+    """Rows per batch of :func:`one_hot_products_send` (``s`` OTs a row, one at least) and the
+    rows of each batch."""
+    per = max(1, CHUNK_OTS // (blocks * s))
+    return per, _split(n, per)
+
+
+def _add_by_group(out: np.ndarray, x: np.ndarray, first: int, group: int) -> None:
+    """``out[g] += `` the rows of ``x`` (rows ``first..`` of the whole) in group ``g``
+    (consecutive runs of ``group`` rows)."""
+    row, end = first, first + len(x)
+    while row < end:
+        g = row // group
+        stop = min(end, (g + 1) * group)
+        out[g] += x[row - first : stop - first].sum(axis=0, dtype=out.dtype)
+        row = stop
+
+
+async def one_hot_products_send(
+    party: Party,
+    session: ExtensionSender,
+    D: np.ndarray,
+    s: int,
+    *,
+    take: np.ndarray | None = None,
+    group: int | None = None,
+) -> np.ndarray:
+    """Products of one-hot rows and vectors, as the side holding the vectors: ``D`` is
+    ``N x w`` (a ring dtype) and row ``i`` of the product uses ``D[take[i]]`` (``take``:
+    ``n`` row numbers, ``range(N)`` by default); the receiver
+    (:func:`one_hot_products_receive`) holds ``n`` choices ``v_i`` in ``[0, s)``. The two
+    outputs add up to ``e_{v_i} ⊗ D[take[i]]`` (``n x s x w``), or with ``group`` to their
+    sums over consecutive runs of ``group`` rows (``n / group x s x w``).
+
+    ``s`` OTs a row and one vector of ``w`` elements: the ``s`` OTs give this side the
+    stretched pads ``x_j = x_j^1`` (its shares are ``-x_j``); the receiver chooses 1 in all
+    but OT ``v_i``, so it holds every ``x_j`` but ``x_{v_i}``; this side sends ``c = D[.] +
+    Σ_j x_j`` and the receiver's row ``v_i`` is ``c - Σ_{j ≠ v_i} x_j = D[.] + x_{v_i}``. The
+    receiver never sees ``x_{v_i}``, so ``c`` is uniform to it; the choices are hidden by the
+    OTs. Against one vector OT per entry of the one-hot row (``s`` vectors of ``w`` sent a
+    row), the vector crosses once: ``16 s + w l`` bytes a row instead of ``s (16 + w l)``
+    (``l`` bytes an element), the better for ``s >= 3`` and ``w l > 16``."""
+    if D.ndim != 2 or s < 1:
+        raise ConfigError(f"D must be N x w and s >= 1, got shape {D.shape}, s={s}")
+    dtype = _ring_dtype(D.dtype)
+    w = D.shape[1]
+    take = np.arange(len(D)) if take is None else np.asarray(take)
+    n = len(take)
+    if group is not None and (group < 1 or n % group):
+        raise ConfigError(f"{n} rows do not fall into groups of {group}")
+    r = _blocks_per_ot(w, dtype)
+    per, counts = _one_hot_batches(n, s, r)
+    out = np.zeros((n // group, s, w) if group else (n, s, w), dtype=dtype)
+
+    def answer(c: int, _h0: np.ndarray | None, h1: np.ndarray) -> np.ndarray:
+        first = c * per
+        x = _pads(h1, w, dtype).reshape(counts[c], s, w)
+        corrections = D[take[first : first + counts[c]]] + x.sum(axis=1, dtype=dtype)
+        np.negative(x, out=x)
+        if group:
+            _add_by_group(out, x, first, group)
+        else:
+            out[first : first + counts[c]] = x
+        return corrections
+
+    await _extend_as_sender(party, session, [s * k for k in counts], answer, blocks=r,
+                            ones_only=True)  # fmt: skip
+    _record(party, "ot/one-hot", session, "sender", rows=n, values=s, width=w)
+    return out
+
+
+async def one_hot_products_receive(
+    party: Party,
+    session: ExtensionReceiver,
+    v: np.ndarray,
+    s: int,
+    width: int,
+    dtype: Any,
+    *,
+    group: int | None = None,
+) -> np.ndarray:
+    """The chooser's side of :func:`one_hot_products_send`: ``v`` (``n`` integers in ``[0,
+    s)``); returns this side's shares (``n x s x width``, or their sums by ``group``)."""
+    v = np.asarray(v)
+    if v.ndim != 1 or (len(v) and (v.min() < 0 or v.max() >= s)):
+        raise ConfigError(f"the choices must be a 1-d array of integers in [0, {s})")
+    dt = _ring_dtype(dtype)
+    w = _check_count(width, "the width")
+    n = len(v)
+    if group is not None and (group < 1 or n % group):
+        raise ConfigError(f"{n} rows do not fall into groups of {group}")
+    r = _blocks_per_ot(w, dt)
+    per, counts = _one_hot_batches(n, s, r)
+    out = np.zeros((n // group, s, w) if group else (n, s, w), dtype=dt)
+    values = np.arange(s)
+
+    def chosen(c: int) -> np.ndarray:
+        rows = v[c * per : c * per + counts[c]]
+        return (values[None, :] != rows[:, None]).reshape(-1).astype(np.uint8)
+
+    def settle(c: int, _bits_c: np.ndarray, h: np.ndarray, corr: Any, step: str) -> None:
+        first, k = c * per, counts[c]
+        corr = _check_array(corr, dt, (k, w), session.peer, "the corrections c", step)
+        y = _pads(h, w, dt).reshape(k, s, w)
+        rows, mine = np.arange(k), v[first : first + k]
+        y[rows, mine] = 0
+        y[rows, mine] = corr - y.sum(axis=1, dtype=dt)
+        if group:
+            _add_by_group(out, y, first, group)
+        else:
+            out[first : first + k] = y
+
+    await _extend_as_receiver(party, session, [s * k for k in counts], chosen, settle, blocks=r)
+    _record(party, "ot/one-hot", session, "receiver", rows=n, values=s, width=w)
     return out
 
 

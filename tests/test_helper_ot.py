@@ -40,6 +40,7 @@ SITE_LABELS = {
     "levels/ot-request",
     "ot/base",
     "ot/vector",
+    "ot/one-hot",
 }
 CLASS_LABELS = {"ppid3/node-counts", "ppid3/best-gains"}
 

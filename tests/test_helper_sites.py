@@ -356,14 +356,16 @@ def test_fast_counts_pick_the_helper_by_the_number_of_sites() -> None:
     plan = _plan("--counts", "fast", "--sites", "3")
     assert plan.params["helper"] == "sites"
     assert [p.name for p in plan.parties] == ["site1", "site2", "site3"]
-    plan = _plan("--counts", "fast", "--sites", "2")
-    assert plan.params["helper"] == "dealer"
+    plan = _plan("--counts", "fast", "--sites", "2")  # dealer-free with two sites too
+    assert plan.params["helper"] == "ot"
+    assert [p.name for p in plan.parties] == ["site1", "site2"]
+    plan = _plan("--counts", "fast", "--sites", "2", "--helper", "dealer")
     assert [p.name for p in plan.parties] == ["site1", "site2", "dealer"]
     plan = _plan("--counts", "fast", "--sites", "3", "--helper", "dealer")
     assert plan.params["helper"] == "dealer" and plan.parties[-1].role == "dealer"
     plan = _plan("--sites", "3", "--helper", "dealer")  # psi needs no helper
     assert "helper" not in plan.params and len(plan.parties) == 3
-    with pytest.raises(ConfigError, match="--helper sites needs at least 3 sites"):
+    with pytest.raises(ConfigError, match="--helper sites needs at least 3 sites.*--helper ot"):
         _plan("--counts", "fast", "--sites", "2", "--helper", "sites")
 
 
