@@ -37,10 +37,12 @@ so that row ``j`` of the transposed matrices satisfies ``q_j = t_j ⊕ r_j s``. 
 messages are ``x_j^0 = H(j, q_j)`` and ``x_j^1 = H(j, q_j ⊕ s)``; the receiver's is
 ``H(j, t_j) = x_j^{r_j}``. ``G`` is AES-128-CTR keyed by the seed, its initial counter block the
 batch number (one nonce per seed and use, never repeated within a session); ``H`` is the
-tweakable correlation-robust hash ``H(j, x) = π(π(x) ⊕ j) ⊕ π(x)`` of Guo, Katz, Wang & Yu
-(IEEE S&P 2020) with ``π`` AES-128 under a key fixed for the session (hashed from the base-OT
-transcript); the tweak ``j`` holds the batch and the OT index. One setup (128 base OTs) serves
-any number of batches: :func:`extension_sender`, :func:`extension_receiver`.
+tweakable correlation-robust hash ``π(π(x) ⊕ j) ⊕ π(x)`` of Guo, Katz, Wang & Yu (IEEE S&P
+2020), xor-ed with the public tweak (:class:`CorrelationRobustHash`), with ``π`` AES-128 under a
+key fixed for the session (hashed from the base-OT transcript); the tweak ``j`` holds the batch
+and the OT index. A wider pad (a vector OT) is the same hash under further tweaks, one per
+16-byte block. One setup (128 base OTs) serves any number of batches:
+:func:`extension_sender`, :func:`extension_receiver`.
 
 * **random OT** (:func:`random_ots_send`, :func:`random_ots_receive`): the sender gets ``m``
   pairs of 16-byte messages, the receiver one of each pair by its random or chosen bits;
@@ -141,6 +143,9 @@ BLOCK = KAPPA // 8
 #: OTs per batch: the receiver's matrix of one batch is ``κ/8 * CHUNK_OTS`` = 4 MiB, far below
 #: the default frame limit (64 MiB), and the work per batch is a few tens of milliseconds.
 CHUNK_OTS = 2**18
+#: Hash blocks of the pads of one batch of vector OTs or one-hot products (16 MiB): wide pads
+#: make batches of fewer OTs, never more memory.
+PAD_BLOCKS = 2**20
 #: Batches the extension receiver sends before it waits for the first answer: the peer never
 #: buffers more than this many matrices, and both parties compute at the same time.
 WINDOW = 2
@@ -473,10 +478,12 @@ def prg_rows(seeds: np.ndarray, use: int, nbytes: int) -> np.ndarray:
 
 
 class CorrelationRobustHash:
-    """``H(j, x) = π(π(x) ⊕ j) ⊕ π(x)`` on 16-byte rows, ``π`` AES-128 under a public key
-    fixed for the session (Guo, Katz, Wang & Yu 2020: tweakable correlation robust when ``π``
-    is modelled as a random permutation). The tweak of row ``j`` of batch ``use`` is
-    ``(j, use)`` as two little-endian 64-bit words: distinct for every OT of a session."""
+    """``H(j, x) = π(y) ⊕ y`` with ``y = π(x) ⊕ j`` on 16-byte rows, ``π`` AES-128 under a
+    public key fixed for the session: the tweakable correlation robust hash ``π(π(x) ⊕ j) ⊕
+    π(x)`` of Guo, Katz, Wang & Yu 2020 (``π`` modelled as a random permutation), xor-ed with
+    the public tweak ``j``, which changes nothing of its security and saves a pass over the
+    output. The tweak of row ``j`` of batch ``use`` is ``(j, use)`` as two little-endian
+    64-bit words: distinct for every OT of a session."""
 
     __slots__ = ("_encrypt", "_templates")
 
@@ -490,14 +497,12 @@ class CorrelationRobustHash:
         return "CorrelationRobustHash(<session key>)"
 
     def _tweaks(self, m: int, blocks: int) -> np.ndarray:
-        """The tweaks' first words, ``j + b 2^32`` (second words zero): ``(m blocks, 2)``,
-        kept for the last few shapes (batches repeat their sizes)."""
+        """The tweaks' first words, ``j + b 2^32`` (``m blocks``), kept for the last few
+        shapes (batches repeat their sizes)."""
         got = self._templates.get((m, blocks))
         if got is None:
-            got = np.zeros((m * blocks, 2), dtype="<u8")
-            got[:, 0] = (np.arange(m, dtype=np.uint64)[:, None]
-                         + (np.arange(blocks, dtype=np.uint64)[None, :] << np.uint64(32))
-                         ).reshape(-1)  # fmt: skip
+            got = (np.arange(m, dtype=np.uint64)[:, None]
+                   + (np.arange(blocks, dtype=np.uint64)[None, :] << np.uint64(32))).reshape(-1)
             if len(self._templates) >= 4:
                 self._templates.pop(next(iter(self._templates)))
             self._templates[(m, blocks)] = got
@@ -517,11 +522,11 @@ class CorrelationRobustHash:
         if m >= 2**32 or blocks < 1:
             raise ConfigError(f"cannot hash {m} rows into {blocks} blocks each")
         # as 64-bit words and long axes (numpy is slow on short ones): π(x) repeated per block
-        pi_x = np.repeat(self._pi(rows).view("<u8").reshape(m, 2), blocks, axis=0)
-        x = pi_x ^ self._tweaks(m, blocks)
-        x[:, 1] ^= np.uint64(use)
-        out = self._pi(x.view(np.uint8))
-        out.view("<u8")[...] ^= pi_x.reshape(-1, 2)
+        y = np.repeat(self._pi(rows).view("<u8").reshape(m, 2), blocks, axis=0)
+        y[:, 0] ^= self._tweaks(m, blocks)
+        y[:, 1] ^= np.uint64(use)
+        out = self._pi(y.view(np.uint8))
+        out.view("<u8")[...] ^= y
         return out.reshape(m, blocks * BLOCK)
 
 
@@ -996,14 +1001,18 @@ def _blocks_per_ot(width: int, dtype: np.dtype[Any]) -> int:
 
 
 def _pads(h: np.ndarray, width: int, dtype: np.dtype[Any]) -> np.ndarray:
-    """``n`` vectors of ``width`` ring elements from the ``(n, 16 r)`` hashes ``h``."""
-    return np.ascontiguousarray(h).view(dtype.newbyteorder("<"))[:, :width].astype(dtype)
+    """``n`` vectors of ``width`` ring elements from the ``(n, 16 r)`` hashes ``h`` (a view
+    where no copy is needed)."""
+    pads = np.ascontiguousarray(h).view(dtype.newbyteorder("<"))
+    if pads.dtype == dtype:
+        return pads[:, :width]
+    return pads[:, :width].astype(dtype)
 
 
 def _per_batch(blocks: int) -> int:
-    """Vector OTs per batch: :data:`CHUNK_OTS` hash blocks' worth (one OT at least), so that a
-    batch's pads stay a few MiB whatever the width."""
-    return max(1, CHUNK_OTS // blocks)
+    """Vector OTs per batch: :data:`PAD_BLOCKS` hash blocks' worth (one OT at least, at most
+    :data:`CHUNK_OTS`), so that a batch's pads stay a few MiB whatever the width."""
+    return max(1, min(CHUNK_OTS, PAD_BLOCKS // blocks))
 
 
 async def vector_ots_send(party: Party, session: ExtensionSender, delta: np.ndarray) -> np.ndarray:
@@ -1070,7 +1079,7 @@ async def vector_ots_receive(
 def _one_hot_batches(n: int, s: int, blocks: int) -> tuple[int, list[int]]:
     """Rows per batch of :func:`one_hot_products_send` (``s`` OTs a row, one at least) and the
     rows of each batch."""
-    per = max(1, CHUNK_OTS // (blocks * s))
+    per = max(1, PAD_BLOCKS // (blocks * s))
     return per, _split(n, per)
 
 
