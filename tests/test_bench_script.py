@@ -1,0 +1,307 @@
+"""scripts/bench.py's pure parts: the synthetic dataset spec, the scratch-folder rule, the
+slope fit, and the --helpers and --scaling tables (with their verdicts) from made-up runs."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import math
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def load_bench() -> ModuleType:
+    path = ROOT / "scripts" / "bench.py"
+    spec = importlib.util.spec_from_file_location("bench_script", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+bench = load_bench()
+
+
+def record(
+    dataset: str, sites: int, helper: str, wall: float, *, cpu: float = 1.0, mb: float = 2.0
+) -> dict[str, Any]:
+    """A made-up successful run, as run() returns it."""
+    names = [f"site{i + 1}" for i in range(sites)] + (["dealer"] if helper == "dealer" else [])
+    parties = {
+        n: {"bytes_sent": int(mb * 1e6), "rounds": 10, "peak_rss_mb": 60.0, "cpu_s": cpu}
+        for n in names
+    }
+    most, total = bench.party_totals(parties)
+    return {
+        "dataset": dataset,
+        "options": ["--sites", str(sites), "--helper", helper],
+        "status": "ok",
+        "rows": 100,
+        "attributes": 6,
+        "sites": sites,
+        "counts": "fast",
+        "helper": helper,
+        "nodes": 40,
+        "identical": True,
+        "wall_s": wall,
+        "parties": parties,
+        "max": most,
+        "sum": total,
+        "trust": f"trust of {helper}",
+    }
+
+
+# --- the dataset spec and the command line ----------------------------------------------------
+
+
+def test_dataset_args_named_and_synthetic() -> None:
+    assert bench.dataset_args("car") == ["--dataset", "car"]
+    assert bench.dataset_args("synthetic:100000,20,1") == ["--synthetic", "100000,20,1"]
+    assert bench.synthetic(1000) == "synthetic:1000,20,1"
+    assert bench.parse_synthetic("5,3,0") == (5, 3, 0)
+    for bad in ("100000,20", "a,b,c", "0,20,1", "10,20,1,2"):
+        with pytest.raises(ValueError):
+            bench.dataset_args(f"synthetic:{bad}")
+
+
+def test_int_list() -> None:
+    assert bench.int_list("1000,1e4,100_000") == [1000, 10_000, 100_000]
+    assert bench.int_list("2-5") == [2, 3, 4, 5]
+    assert bench.int_list("2,4-5") == [2, 4, 5]
+    with pytest.raises(argparse.ArgumentTypeError):
+        bench.int_list("0,3")
+
+
+def test_failed_record_keeps_what_was_asked() -> None:
+    err = bench.RunFailed("run ppid3 timed out after 5 s", "line one\nthe end | of it\n")
+    r = bench.failed("synthetic:2000,20,1", "fast", ["--sites", "3", "--helper", "ot"], err)
+    assert (r["status"], r["rows"], r["sites"], r["helper"]) == ("failed", 2000, 3, "ot")
+    assert "timed out" in r["error"]
+    assert bench.short_error(r["error"]) == "the end / of it"
+
+
+@pytest.mark.parametrize(
+    ("argv", "scratch"),
+    [
+        ([], False),
+        (["--quick"], True),
+        (["--helpers"], False),
+        (["--helpers", "--repeat", "3"], False),
+        (["--helpers", "--repeat", "2"], True),
+        (["--helpers", "--datasets", "car", "--repeat", "5"], True),
+        (["--helpers", "--datasets", "car,nursery,kr-vs-kp,adult"], False),
+        (["--helpers", "--datasets", "adult,car,kr-vs-kp,nursery"], False),
+        (["--scaling"], False),  # --repeat not given: 1 by default, a full sweep
+        (["--scaling", "--repeat", "1"], True),
+        (["--scaling", "--rows", "1000,2000"], True),
+        (["--scaling", "--rows", "1000,10000,100000,1000000"], False),
+        (["--scaling", "--sites-rows", "1000"], True),
+        (["--scaling", "--scaling-sites", "2,3"], True),
+        (["--scaling", "--scaling-sites", "2-8"], False),
+        (["--repeat", "1"], False),  # the plain benchmark has no repeats
+    ],
+)
+def test_scratch_folder_rule(argv: list[str], scratch: bool) -> None:
+    args = bench.parse_args(argv)
+    assert bench.is_smoke(args) is scratch
+    assert args.out == (bench.SCRATCH if scratch else ROOT / "results" / "bench")
+    given = bench.parse_args([*argv, "--out", "/tmp/elsewhere"])
+    assert given.out == Path("/tmp/elsewhere")
+
+
+def test_bad_arguments_are_refused() -> None:
+    for argv in (["--helpers", "--datasets", "iris"], ["--scaling", "--scaling-helpers", "x"],
+                 ["--scaling", "--scaling-sites", "1,2"], ["--repeat", "0"]):  # fmt: skip
+        with pytest.raises(SystemExit):
+            bench.parse_args(argv)
+
+
+def test_missing_matplotlib_stops_before_any_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        bench.importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "matplotlib" else real(name, *a),
+    )
+    monkeypatch.setattr(bench, "tried", lambda *a, **k: pytest.fail("a run started"))
+    with pytest.raises(SystemExit) as e:
+        bench.main(["--scaling", "--rows", "1000", "--out", "/nonexistent/never"])
+    assert "pip install -e '.[experiments]'" in str(e.value.code)
+
+
+# --- the slope ----------------------------------------------------------------------------------
+
+
+def test_fit_slope_exact_power_laws() -> None:
+    linear = [(n, 2e-4 * n) for n in (1_000, 10_000, 100_000, 1_000_000)]
+    slope, used = bench.fit_slope(linear)
+    assert slope == pytest.approx(1.0)
+    assert [x for x, _ in used] == [10_000, 100_000, 1_000_000]  # rows >= 10^4 only
+    square = [(n, 3e-9 * n**2) for n in (10_000, 100_000)]
+    assert bench.fit_slope(square)[0] == pytest.approx(2.0)
+
+
+def test_fit_slope_leaves_out_small_tables_and_falls_back() -> None:
+    # the 1,000-row point (fixed costs) would flatten the slope; it is left out
+    points = [(1_000, 5.0), (10_000, 10.0), (100_000, 100.0)]
+    assert bench.fit_slope(points)[0] == pytest.approx(1.0)
+    # fewer than 2 points with rows >= 10^4: every point counts
+    small = [(1_000, 4.0), (2_000, 8.0), (10_000, 40.0)]
+    slope, used = bench.fit_slope(small)
+    assert slope == pytest.approx(1.0) and len(used) == 3
+    # least squares, not two end points: log10 y = 0, 1, 1 at log10 x = 4, 5, 6
+    noisy = [(1e4, 1.0), (1e5, 10.0), (1e6, 10.0)]
+    assert bench.fit_slope(noisy)[0] == pytest.approx(0.5)
+    assert bench.fit_slope([(1_000, 4.0)]) is None
+    assert bench.fit_slope([(1_000, 4.0), (1_000, 5.0)]) is None
+
+
+def test_slope_line_says_how_close_to_one() -> None:
+    line = bench.slope_line("dealer", (0.93, [(1e4, 1.0), (1e5, 8.5)]))
+    assert "slope 0.93" in line and "|slope - 1| = 0.07" in line and "close to linear" in line
+    assert "above linear" in bench.slope_line("ot", (1.4, [(1e4, 1.0), (1e5, 25.0)]))
+    assert "no slope" in bench.slope_line("sites", None)
+
+
+# --- the --helpers table and targets -----------------------------------------------------------
+
+
+def helper_runs() -> list[dict[str, Any]]:
+    walls = {
+        ("car", 3, "sites"): [1.2, 1.0, 1.4],  # median 1.2
+        ("car", 3, "dealer"): [1.0, 1.1, 0.9],  # median 1.0 -> sites 1.20x: yes
+        ("car", 3, "ot"): [3.5, 3.1, 2.8],  # median 3.1 -> 3.10x: no
+        ("car", 2, "dealer"): [2.0, 2.0, 2.0],
+        ("car", 2, "ot"): [5.0, 6.0, 7.0],  # 6.0 / 2.0 = 3.00x: yes (within)
+        ("adult", 3, "sites"): [70.0, 80.0, 90.0],  # 80 / 50 = 1.60x: no
+        ("adult", 3, "dealer"): [50.0, 50.0, 60.0],
+        ("adult", 3, "ot"): [170.0, 175.0, 200.0],  # 175 s: under 180; 3.50x: no
+        ("adult", 2, "dealer"): [40.0, 40.0, 40.0],
+        ("adult", 2, "ot"): [190.0, 185.0, 181.0],  # 185 s: not under 180; 4.62x: no
+    }
+    runs = []
+    for i in range(3):  # alternating, as compare_helpers runs them
+        for (dataset, k, helper), ws in walls.items():
+            runs.append(record(dataset, k, helper, ws[i], cpu=ws[i] / 2, mb=k + i))
+    return runs
+
+
+def test_helper_groups_medians_and_ratio() -> None:
+    groups = bench.helper_groups(helper_runs())
+    g = groups[("car", 3, "sites")]
+    assert (g["wall_s"], g["wall_min"], g["wall_max"]) == (1.2, 1.0, 1.4)
+    assert g["x_dealer"] == pytest.approx(1.2)
+    assert groups[("car", 3, "dealer")]["x_dealer"] == pytest.approx(1.0)
+    assert groups[("adult", 2, "ot")]["x_dealer"] == pytest.approx(185 / 40)
+    assert g["parties"] == 3 and groups[("car", 3, "dealer")]["parties"] == 4
+    # the bytes of the median run (wall 1.2 s, the first), the CPU medians over runs
+    assert g["mb_per_party"] == [pytest.approx(3.0)] * 3
+    assert g["cpu_per_party"] == [pytest.approx(0.6)] * 3
+
+
+def test_helper_targets_follow_from_the_medians() -> None:
+    lines = bench.helper_targets(bench.helper_groups(helper_runs()))
+    car = next(x for x in lines if x.startswith("- car:"))
+    assert "sites within 1.3x of dealer (k=3): yes (1.20x)" in car
+    assert "ot within 3x of dealer (k=3): no (3.10x)" in car
+    assert "ot within 3x of dealer (k=2): yes (3.00x)" in car
+    adult = next(x for x in lines if x.startswith("- adult:"))
+    assert "sites within 1.3x of dealer (k=3): no (1.60x)" in adult
+    assert "ot within 3x of dealer (k=3): no (3.50x)" in adult
+    assert "ot within 3x of dealer (k=2): no (4.62x)" in adult
+    under = next(x for x in lines if x.startswith("- adult with ot under 180 s"))
+    assert "k=3: yes (175.0 s)" in under and "k=2: no (185.0 s)" in under
+
+
+def test_helpers_markdown_rows() -> None:
+    md = bench.helpers_markdown(helper_runs(), "HEADER")
+    assert md.startswith("HEADER\n")
+    rows = [x for x in md.splitlines() if x.startswith("| car") or x.startswith("| adult")]
+    assert len(rows) == 10  # one per (dataset, sites, helper)
+    assert all(x.count("|") == 13 for x in rows)  # 12 columns
+    sites = next(x for x in rows if x.startswith("| car | - | 3 | sites |"))
+    cells = [c.strip() for c in sites.strip("|").split("|")]
+    assert cells[4:9] == ["3", "40", "1.20", "1.00-1.40", "1.20"]
+    assert "Targets" in md and "- ot: trust of ot" in md
+
+
+def test_helpers_markdown_with_a_failed_configuration() -> None:
+    runs = [record("car", 3, "dealer", 2.0), record("car", 3, "sites", 2.2)]
+    err = bench.RunFailed("run ppid3 failed", "{'site1': 'boom'}")
+    bad = bench.failed("car", "fast", ["--sites", "3", "--helper", "ot"], err)
+    bad["bench_options"] = []
+    md = bench.helpers_markdown([*runs, bad], "H")
+    row = next(x for x in md.splitlines() if "| ot |" in x)
+    assert "failed (1 of 1)" in row and "boom" in row and row.count("|") == 13
+    assert "ot within 3x of dealer (k=3): no data" in md
+    assert "sites within 1.3x of dealer (k=3): yes (1.10x)" in md
+
+
+# --- the --scaling plan and tables --------------------------------------------------------------
+
+
+def test_scaling_plan_caps_ot_and_needs_three_sites_for_sites() -> None:
+    plan = bench.scaling_plan([1_000, 200_000], [2, 3], 1_000, ["sites", "dealer", "ot"], 100_000)
+    keys = [(p["sweep"], p["rows"], p["sites"], p["helper"]) for p in plan]
+    assert ("rows", 200_000, 3, "ot") in keys
+    assert ("sites", 1_000, 2, "sites") not in keys  # no third site with 2 sites
+    assert ("sites", 1_000, 2, "ot") in keys and ("sites", 1_000, 3, "sites") in keys
+    skipped = [p for p in plan if "skipped" in p]
+    assert [(p["rows"], p["helper"]) for p in skipped] == [(200_000, "ot")]
+    assert skipped[0]["skipped"] == "not run: over --ot-max-rows"
+
+
+def scaling_runs() -> list[dict[str, Any]]:
+    runs = []
+    for n, walls in ((1_000, {"dealer": 2.0, "ot": 3.0}), (10_000, {"dealer": 4.0, "ot": 9.0}),
+                     (100_000, {"dealer": 40.0, "ot": 90.0})):  # fmt: skip
+        for helper, wall in walls.items():
+            r = record(bench.synthetic(n), 3, helper, wall, cpu=wall / 2)
+            runs.append(r | {"sweep": "rows", "point_rows": n, "point_sites": 3})
+    runs.append({"sweep": "rows", "point_rows": 1_000_000, "point_sites": 3, "helper": "ot",
+                 "status": "skipped", "skipped": "not run: over --ot-max-rows"})  # fmt: skip
+    err = bench.RunFailed("run ppid3 timed out after 900 s", "")
+    bad = bench.failed(bench.synthetic(1_000_000), "fast", ["--sites", "3", "--helper", "dealer"],
+                       err)  # fmt: skip
+    runs.append(bad | {"sweep": "rows", "point_rows": 1_000_000, "point_sites": 3})
+    for k in (2, 4):
+        r = record(bench.synthetic(1_000), k, "dealer", 1.0 + k)
+        runs.append(r | {"sweep": "sites", "point_rows": 1_000, "point_sites": k})
+    return runs
+
+
+def test_scaling_markdown() -> None:
+    md = bench.scaling_markdown(scaling_runs(), "HEADER")
+    lines = md.splitlines()
+    assert "| 1000000 | 3 | ot | not run: over --ot-max-rows |" in md
+    timed_out = next(x for x in lines if x.startswith("| 1000000 | 3 | dealer"))
+    assert "timed out" in timed_out and timed_out.count("|") == 11
+    row = next(x for x in lines if x.startswith("| 10000 | 3 | ot"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    # parties, nodes, wall, CPU max, MB max, peak max, identical
+    assert cells[3:] == ["3", "40", "9.00", "4.50", "2.00", "60", "True"]
+    assert "| 4 | 1000 | dealer |" in md  # the sites sweep: sites first
+    # slopes from 10^4 and 10^5 rows: dealer 4 -> 40 s, ot 9 -> 90 s: both exactly 1
+    dealer = next(x for x in lines if x.startswith("- dealer: slope"))
+    assert "slope 1.00 over 2 points" in dealer and "|slope - 1| = 0.00" in dealer
+    assert next(x for x in lines if x.startswith("- ot: slope")).startswith("- ot: slope 1.00")
+
+
+def test_scaling_repeats_give_median_and_spread() -> None:
+    runs = [
+        record(bench.synthetic(1_000), 3, "sites", w)
+        | {"sweep": "rows", "point_rows": 1_000, "point_sites": 3}
+        for w in (3.0, 1.0, 2.0)
+    ]
+    md = bench.scaling_markdown(runs, "H")
+    assert "| 1000 | 3 | sites | 3 | 40 | 2.00 (1.00-3.00) |" in md
+    slope = bench.rows_slopes(bench.scaling_groups(runs))
+    assert slope == {"sites": None}
+    assert math.isfinite(bench.fit_slope([(1_000, 2.0), (2_000, 3.0)])[0])
