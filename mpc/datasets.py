@@ -1233,11 +1233,11 @@ def synthetic(
 
     Attributes ``a0 .. a{n_attributes-1}`` take values ``v0 .. v{n_values-1}`` uniformly at
     random; with ``n_values = (lo, hi)`` each attribute has its own number of values, drawn
-    uniformly from ``lo .. hi``. The planted tree tests a random unused attribute at every interior node, down to
-    ``depth``, and gives every leaf a random class ``c0 .. c{n_classes-1}``. Each label is then
-    replaced by a different class (uniformly) with probability ``noise``. The same arguments
-    always give the same table (``numpy.random.default_rng(seed)``).
-    """
+    uniformly from ``lo .. hi``. The planted tree tests a random unused attribute at every
+    interior node, down to ``depth``, and gives every leaf a random class ``c0 ..
+    c{n_classes-1}``. Each label is then replaced by a different class (uniformly) with
+    probability ``noise``. The same arguments always give the same table
+    (``numpy.random.default_rng(seed)``)."""
     checks = (
         (n_rows >= 1, f"n_rows must be at least 1, got {n_rows}"),
         (n_attributes >= 1, f"n_attributes must be at least 1, got {n_attributes}"),

@@ -21,11 +21,17 @@ randomness (:meth:`OTDealing.outer_product`, :meth:`OTDealing.dot_owner`,
   ``(B[parent(v) p + c, t])_c``; ``w`` keeps ``y = x + A[v, t] B[...]``, ``h`` keeps ``-x``:
   additive shares of ``A ⊙ B`` row-wise, the product of
   :func:`protocols.share_ring.outer_product`. ``V N`` vector OTs of width ``p``.
-* *dot* (step 3; owner ``s``, holder ``h``): for each ``(i, t)`` ``s`` chooses by
-  ``X_s^T[i, t]``, ``h``'s correlation is its share's row ``Z_h[t]`` (``cols`` wide); summed
-  over ``t``, additive shares of ``X_s^T Z_h``. ``m N`` vector OTs of width ``cols``. The
-  holder's share then goes to the owner as before: through the 1-out-of-2 OT on the
-  remaining attributes, with its part of the holders' zero-sharing.
+* *dot* (step 3; owner ``s``, holder ``h``): additive shares of ``X_s^T Z_h``, attribute by
+  attribute. The block of an attribute of ``q`` values is ``Σ_t e_{v_t} ⊗ Z_h[t]`` (``v_t``
+  the value of row ``t``), ``cols`` wide. Either a vector OT per entry of the block but its
+  last row (``s`` chooses by ``X_s^T[i, t]``, ``h``'s correlation is ``Z_h[t]``; the last
+  row is the column sums of ``Z_h`` minus the others, since every column of a block holds
+  one 1): ``q - 1`` OTs and rows of ``Z_h`` a record; or a one-hot product
+  (:func:`~protocols.oblivious_transfer.one_hot_products_send`: ``q`` OTs and one row of
+  ``Z_h`` a record), whichever sends less (:func:`_dot_plan`: the latter when ``(q - 2)
+  cols l > 16`` for ``l`` bytes an element). The holder's share then goes to the owner as
+  before: through the 1-out-of-2 OT on the remaining attributes, with its part of the
+  holders' zero-sharing.
 
 Each direct session is used by one direction of one pair only, and the driver uses it in the
 same order at both sites: per level, the outer-product chunks in which this site is the
@@ -64,10 +70,12 @@ Rings: every OT here computes in the driver's ring ``Z_{2^l}`` (``l = 16`` or 32
 ``ppid3/structure``, its own attribute counts, at the class site the node counts and best
 gains), plus the requests of its partners (``levels/ot-request``: kind, sites, shape,
 attribute sizes, number of classes, all public in the driver, which every site runs on the
-public structure) and the sizes of its OTs (``ot/base``, ``ot/vector``: numbers and widths).
-Nothing else, since every OT message is uniform to its receiver: the chooser's bits (one-hot
-data, ``c``, ``[π_b(j) = c]``) are hidden from the other site by the OT, and the other site's
-correlation (a share row, ``Δ``, a column of ``K``) reaches the chooser only as
+public structure) and the sizes of its OTs (``ot/base``, ``ot/vector``, ``ot/one-hot``:
+numbers and widths). Nothing else, since every OT message is uniform to its receiver: the
+chooser's bits (one-hot data, ``c``, ``[π_b(j) = c]``) are hidden from the other site by the
+OT; a one-hot product's vector ``Z_h[t] + Σ_j x_j`` is masked by the one pad the chooser
+lacks; and the other site's correlation (a share row, ``Δ``, a column of ``K``) reaches the
+chooser only as
 ``x + bit · Δ``, masked by the pad ``x`` it does not know. The outputs are what a dealer's
 products give: the two shares of a product are each uniform, adding up to it (``h`` keeps
 ``-x``, uniform); the pads and ``Kπ - L`` are uniform. So:

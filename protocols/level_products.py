@@ -59,9 +59,20 @@ __all__ = [
     "zero_share",
 ]
 
-#: columns of one product batch (interior children, or nodes x classes): bounds the memory of
-#: a level to a few ``N x CHUNK_COLUMNS`` arrays
+#: columns of one product batch (interior children, or nodes x classes) at most: bounds the
+#: memory of a level to a few ``N x CHUNK_COLUMNS`` arrays
 CHUNK_COLUMNS = 64
+#: elements of one ``N x columns`` array of a batch at most (32 MiB of 32-bit shares): with
+#: many rows a batch has fewer columns (8 at a million rows), so that a site's peak memory
+#: stays a few GiB however many nodes a level has
+CHUNK_ELEMENTS = 2**23
+
+
+def chunk_columns(n: int) -> int:
+    """Columns of one product batch over ``n`` rows: :data:`CHUNK_COLUMNS`, fewer when ``n x``
+    that many would pass :data:`CHUNK_ELEMENTS` (one at least). Public: every site knows
+    ``n``."""
+    return max(1, min(CHUNK_COLUMNS, CHUNK_ELEMENTS // max(1, n)))
 
 
 @dataclass
@@ -194,7 +205,7 @@ async def child_shares(
                 add(child.key, shares[key] * (col == child.value).astype(dtype)[None, :])
 
     async def pair(w: str, h: str, keys: list[int]) -> None:
-        for c, chunk in enumerate(_chunks(keys, lambda k: len(by_parent[k]))):
+        for c, chunk in enumerate(_chunks(keys, lambda k: len(by_parent[k]), n)):
             tag = f"{t}/o{names.index(w)}.{names.index(h)}.{c}"
             parents = np.asarray(
                 [i for i, k in enumerate(chunk) for _ in by_parent[k]], dtype=np.int64
@@ -223,15 +234,17 @@ async def child_shares(
     shares.update(new)
 
 
-def _chunks(keys: list[int], width: Callable[[int], int]) -> list[list[int]]:
-    """``keys`` in consecutive groups of at most :data:`CHUNK_COLUMNS` columns."""
+def _chunks(keys: list[int], width: Callable[[int], int], n: int) -> list[list[int]]:
+    """``keys`` in consecutive groups of at most :func:`chunk_columns` ``(n)`` columns (one key
+    at least)."""
     if not keys:
         return []
+    limit = chunk_columns(n)
     out: list[list[int]] = [[]]
     used = 0
     for k in keys:
         w = width(k)
-        if out[-1] and used + w > CHUNK_COLUMNS:
+        if out[-1] and used + w > limit:
             out.append([])
             used = 0
         out[-1].append(k)
@@ -273,7 +286,7 @@ async def remaining_attribute_counts(
     totals: dict[int, np.ndarray] = {}
     # the own share, locally (a zero block for an attribute used on the path)
     local = [node for node in mine if party.name in node.holders]
-    for chunk in _chunks([node.key for node in local], lambda k: p):
+    for chunk in _chunks([node.key for node in local], lambda k: p, xt.shape[1]):
         z = np.concatenate([shares[k] for k in chunk], axis=0)
         prod = ring_matmul(xt, z.T)
         for i, k in enumerate(chunk):
@@ -380,7 +393,7 @@ async def _xdot_owner(
     dealer = dealing.of(party.name, holder)
     direct = dealing if isinstance(dealing, OTDealing) else None
     m, n = xt.shape
-    for c, chunk in enumerate(_chunks(keys, lambda k: p)):
+    for c, chunk in enumerate(_chunks(keys, lambda k: p, n)):
         tag = f"{t}/x{names.index(party.name)}.{names.index(holder)}.{c}"
         cols = len(chunk) * p
         request: dict[str, Any] = {"kind": "xdot", "peer": holder, "tag": tag,
@@ -444,7 +457,8 @@ async def _xdot_holder(
     ``T`` (``m x len(keys)*p``), for the permuted opening."""
     names = list(party.parties)
     masks: list[np.ndarray] = []
-    for c, chunk in enumerate(_chunks(keys, lambda k: p)):
+    rows = shares[keys[0]].shape[1] if keys else 0
+    for c, chunk in enumerate(_chunks(keys, lambda k: p, rows)):
         tag = f"{t}/x{names.index(owner)}.{names.index(party.name)}.{c}"
         z = np.concatenate([shares[k] for k in chunk], axis=0)
         cols, n = z.shape

@@ -501,8 +501,10 @@ class CorrelationRobustHash:
         shapes (batches repeat their sizes)."""
         got = self._templates.get((m, blocks))
         if got is None:
-            got = (np.arange(m, dtype=np.uint64)[:, None]
-                   + (np.arange(blocks, dtype=np.uint64)[None, :] << np.uint64(32))).reshape(-1)
+            got = (
+                np.arange(m, dtype=np.uint64)[:, None]
+                + (np.arange(blocks, dtype=np.uint64)[None, :] << np.uint64(32))
+            ).reshape(-1)
             if len(self._templates) >= 4:
                 self._templates.pop(next(iter(self._templates)))
             self._templates[(m, blocks)] = got

@@ -27,6 +27,7 @@ from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from mpc.errors import ConfigError, ProtocolError
 
 __all__ = [
+    "ROW_BLOCK",
     "Left",
     "expand_blocks",
     "outer_product",
@@ -59,23 +60,36 @@ def ring_random(seed: bytes, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
         dtype).itemsize).astype(dtype, copy=False).reshape(shape)  # fmt: skip
 
 
-Left = tuple[Any, tuple[np.ndarray, ...]]  # (ring dtype, float64 16-bit limbs)
+Left = tuple[Any, tuple[np.ndarray, ...]]  # (ring dtype, float64 16-bit limbs, or the array)
+
+#: rows of the inner dimension converted to float64 limbs at a time when a 32-bit operand is
+#: kept as it is (:func:`ring_left`): bounds a product's temporaries to a few such blocks
+ROW_BLOCK = 2**16
 
 
 def ring_left(a: np.ndarray) -> Left:
-    """``a`` prepared as the left operand of :func:`ring_matmul` (its 16-bit limbs as
-    float64), for a matrix that multiplies many right-hand sides."""
+    """``a`` prepared as the left operand of :func:`ring_matmul`, for a matrix that multiplies
+    many right-hand sides: in ``Z_{2^16}`` its float64 copy (four times its size); in
+    ``Z_{2^32}`` (a million rows) the array itself, whose two 16-bit limbs ``ring_matmul``
+    makes a block of :data:`ROW_BLOCK` rows at a time: float64 limbs of an ``m x N``
+    operand would take 16 bytes an element, several GiB a site at a million rows."""
     if a.dtype == np.uint16:
         return a.dtype, (a.astype(np.float64),)
     if a.dtype == np.uint32:
-        return a.dtype, ((a & 0xFFFF).astype(np.float64), (a >> 16).astype(np.float64))
+        return a.dtype, (a,)
     raise ProtocolError(f"no ring of dtype {a.dtype}")
+
+
+def _limbs(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    return (x & 0xFFFF).astype(np.float64), (x >> 16).astype(np.float64)
 
 
 def ring_matmul(a: np.ndarray | Left, b: np.ndarray) -> np.ndarray:
     """``a @ b`` in the ring of their dtype, exactly, with float64 BLAS: 16-bit limbs whose
     products summed over fewer than ``2^21`` terms stay below ``2^53``. ``a`` may be
-    prepared by :func:`ring_left`."""
+    prepared by :func:`ring_left`. In ``Z_{2^32}`` the inner dimension goes a block of
+    :data:`ROW_BLOCK` at a time (each block's sums below ``2^48``), the blocks' products
+    added in ``Z_{2^64}``."""
     dtype, limbs = ring_left(a) if isinstance(a, np.ndarray) else a
     if b.dtype != dtype or limbs[0].shape[1] != b.shape[0]:
         raise ProtocolError(f"ring product of {dtype}{limbs[0].shape} and {b.dtype}{b.shape}")
@@ -83,11 +97,15 @@ def ring_matmul(a: np.ndarray | Left, b: np.ndarray) -> np.ndarray:
         raise ConfigError("ring products support fewer than 2^21 rows")
     if dtype == np.uint16:
         return (limbs[0] @ b.astype(np.float64)).astype(np.uint64).astype(np.uint16)
-    a0, a1 = limbs
-    b0, b1 = (b & 0xFFFF).astype(np.float64), (b >> 16).astype(np.float64)
-    low = (a0 @ b0).astype(np.uint64)
-    mid = ((a0 @ b1).astype(np.uint64) + (a1 @ b0).astype(np.uint64)) << np.uint64(16)
-    return (low + mid).astype(np.uint32)
+    (raw,) = limbs
+    out = np.zeros((raw.shape[0], b.shape[1]), dtype=np.uint64)
+    for start in range(0, b.shape[0], ROW_BLOCK):
+        a0, a1 = _limbs(raw[:, start : start + ROW_BLOCK])
+        b0, b1 = _limbs(b[start : start + ROW_BLOCK])
+        out += (a0 @ b0).astype(np.uint64)
+        mid = (a0 @ b1).astype(np.uint64) + (a1 @ b0).astype(np.uint64)
+        out += mid << np.uint64(16)
+    return out.astype(np.uint32)
 
 
 def outer_product(a: np.ndarray, b: np.ndarray, parents: np.ndarray, p: int) -> np.ndarray:

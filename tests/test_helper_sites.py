@@ -365,7 +365,7 @@ def test_fast_counts_pick_the_helper_by_the_number_of_sites() -> None:
     assert plan.params["helper"] == "dealer" and plan.parties[-1].role == "dealer"
     plan = _plan("--sites", "3", "--helper", "dealer")  # psi needs no helper
     assert "helper" not in plan.params and len(plan.parties) == 3
-    with pytest.raises(ConfigError, match="--helper sites needs at least 3 sites.*--helper ot"):
+    with pytest.raises(ConfigError, match=r"--helper sites needs at least 3 sites.*--helper ot"):
         _plan("--counts", "fast", "--sites", "2", "--helper", "sites")
 
 
