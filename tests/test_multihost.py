@@ -320,20 +320,23 @@ def _audit(run: ComposeRun, plan_service: str) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize(
-    ("profile", "counts", "parties"),
+    ("profile", "counts", "helper", "parties"),
     [
-        ("ppid3", "psi", ["site1", "site2", "site3"]),
-        ("ppid3-fast", "fast", ["site1", "site2", "site3", "ppid3-dealer"]),
+        ("ppid3", "psi", "dealer", ["site1", "site2", "site3"]),
+        ("ppid3-fast", "fast", "dealer", ["site1", "site2", "site3", "ppid3-dealer"]),
+        # fast counts with no outside party: each product's randomness from the third site
+        ("ppid3", "fast", "sites", ["site1", "site2", "site3"]),
     ],
 )
 def test_ppid3_sites_on_separate_hosts(
-    compose: Any, profile: str, counts: str, parties: list[str]
+    compose: Any, profile: str, counts: str, helper: str, parties: list[str]
 ) -> None:
     run: ComposeRun = compose(
         profile,
         MPC_DATA_DIR=str(_data_dir()),
         MPC_PPID3_DATASET="weather",
         MPC_PPID3_COUNTS=counts,
+        MPC_PPID3_HELPER=helper,
         MPC_TIMEOUT="30",
     )
     assert run.parties == parties
@@ -358,6 +361,8 @@ def test_ppid3_sites_on_separate_hosts(
     assert run.lab.pids() == []
     result = _audit(run, "plan-ppid3")
     assert result["counts"] == counts
+    if counts == "fast":
+        assert result["helper"] == helper
     assert result["identical"] is True  # the PPID3 tree is plain ID3's
     assert result["accuracy"]["train"] == result["plain_accuracy"]["train"] == 1.0
     for name, report in run.reports().items():

@@ -320,20 +320,20 @@ def _assert_levels_open_the_same(psi: dict[str, Any], table: Table, part: Partit
         assert _opened(levels, label) == _opened(psi, label), label
 
 
-def test_house_votes_84_three_sites(data_dir: Path) -> None:
+def test_house_votes_84_three_sites_to_depth_three(data_dir: Path) -> None:
     t, _ = load_dataset("house-votes-84", data_dir)
     part = partition(t.attributes, 3, "random:7")
-    out = run_ppid3(t, part)
-    _assert_equal_to_plain(out, t)
-    _assert_levels_open_the_same(out, t, part, None)
-
-
-def test_car_three_sites_to_depth_three(data_dir: Path) -> None:
-    t, _ = load_dataset("car", data_dir)
-    part = partition(t.attributes, 3)
     out = run_ppid3(t, part, max_depth=3)
     _assert_equal_to_plain(out, t)
     _assert_levels_open_the_same(out, t, part, 3)
+
+
+def test_car_three_sites_to_depth_two(data_dir: Path) -> None:
+    t, _ = load_dataset("car", data_dir)
+    part = partition(t.attributes, 3)
+    out = run_ppid3(t, part, max_depth=2)
+    _assert_equal_to_plain(out, t)
+    _assert_levels_open_the_same(out, t, part, 2)
 
 
 @pytest.mark.parametrize(("name", "max_depth"), [("house-votes-84", None), ("car", None)])
@@ -344,7 +344,7 @@ def test_fast_counts_on_uci_tables_equal_plain_id3(
     part = partition(t.attributes, 3, "random:7")
     fast = run_ppid3(t, part, max_depth=max_depth, counts="fast")
     _assert_equal_to_plain(fast, t)  # the tree with every node's class counts
-    # (the set-intersection backend gives the plain tree too: test_house_votes_84_three_sites)
+    # (the set-intersection backend gives the plain tree too: test_house_votes_84_three_sites_*)
     assert len(_opened(fast, "fast-counts/distribution")) == len(_opened(fast, "ppid3/node-counts"))
 
 
