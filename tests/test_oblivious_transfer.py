@@ -497,6 +497,73 @@ def test_multiplication_messages_are_uniform_whatever_the_inputs(
     assert pvalue(results["alice"]) > 0.01
 
 
+@settings(max_examples=25, deadline=None)
+@given(
+    st.integers(1, 300),
+    st.integers(1, 9),
+    st.integers(1, 40),
+    st.sampled_from([np.uint16, np.uint32, np.uint64]),
+    st.sampled_from([None, 1, 3]),
+    st.integers(0, 2**32 - 1),
+)
+def test_one_hot_products_add_up_to_the_one_hot_rows_times_the_vectors(
+    n: int, s: int, w: int, dtype: Any, group: int | None, seed: int
+) -> None:
+    rng = np.random.default_rng(seed)
+    n -= n % (group or 1)
+    assume(n > 0)
+    D = rng.integers(0, np.iinfo(dtype).max, size=(5, w), dtype=np.uint64, endpoint=True)
+    D = D.astype(dtype)
+    take = rng.integers(0, 5, size=n)
+    v = rng.integers(0, s, size=n)
+
+    async def alice(p: Party) -> Any:
+        session = await ot.extension_sender(p, "bob")
+        return await ot.one_hot_products_send(p, session, D, s, take=take, group=group)
+
+    async def bob(p: Party) -> Any:
+        session = await ot.extension_receiver(p, "alice")
+        return await ot.one_hot_products_receive(p, session, v, s, w, dtype, group=group)
+
+    results, _ = run_pair(alice, bob)
+    want = np.eye(s, dtype=dtype)[v][:, :, None] * D[take][:, None, :]  # wraps in the ring
+    if group:
+        want = want.reshape(n // group, group, s, w).sum(axis=1, dtype=dtype)
+    got = results["alice"] + results["bob"]
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("choice", ["first", "last", "mixed"])
+def test_one_hot_corrections_are_uniform_whatever_the_choices_and_the_vectors(
+    choice: str, seeded: Callable[[int], None]
+) -> None:
+    """The chooser sees ``D[t] + Σ_j x_j``: uniform even when every choice and every vector is
+    the same, since the one pad it lacks masks it."""
+    seeded({"first": 11, "last": 12, "mixed": 13}[choice])
+    n, s, w = 4096, 4, 8
+    v = {"first": np.zeros(n), "last": np.full(n, s - 1), "mixed": np.arange(n) % s}[choice]
+    D = np.zeros((n, w), dtype=np.uint16)  # all-zero data: nothing to hide behind
+    network = InMemoryNetwork()
+    seen = tapped(network)
+
+    async def alice(p: Party) -> Any:
+        session = await ot.extension_sender(p, "bob")
+        return await ot.one_hot_products_send(p, session, D, s)
+
+    async def bob(p: Party) -> Any:
+        session = await ot.extension_receiver(p, "alice")
+        return await ot.one_hot_products_receive(p, session, v.astype(int), s, w, np.uint16)
+
+    results, _ = run_pair(alice, bob, network=network)
+    corrections = [body for sender, tag, body in seen if sender == "alice" and "/reply" in tag]
+    assert corrections and all(c.shape[1] == w for c in corrections)
+    assert pvalue(np.concatenate(corrections)) > 0.01, "what the chooser sees"
+    (u,) = [body for sender, tag, body in seen if sender == "bob" and tag.endswith("/u")]
+    assert pvalue(u) > 0.01, "what the vectors' side sees"
+    assert not (results["alice"] + results["bob"]).any()  # and the products are zero
+
+
 # --------------------------------------------------------------------------- hostile peers
 
 
