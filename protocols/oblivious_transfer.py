@@ -1004,11 +1004,12 @@ def _blocks_per_ot(width: int, dtype: np.dtype[Any]) -> int:
 
 def _pads(h: np.ndarray, width: int, dtype: np.dtype[Any]) -> np.ndarray:
     """``n`` vectors of ``width`` ring elements from the ``(n, 16 r)`` hashes ``h`` (a view
-    where no copy is needed)."""
+    where the width fills the blocks, else a contiguous copy)."""
     pads = np.ascontiguousarray(h).view(dtype.newbyteorder("<"))
-    if pads.dtype == dtype:
-        return pads[:, :width]
-    return pads[:, :width].astype(dtype)
+    if pads.dtype == dtype and pads.shape[1] == width:
+        return pads
+    # a copy: numpy's in-place operations on such strided views are not to be trusted
+    return np.ascontiguousarray(pads[:, :width], dtype=dtype)
 
 
 def _per_batch(blocks: int) -> int:

@@ -512,21 +512,21 @@ def test_one_hot_products_add_up_to_the_one_hot_rows_times_the_vectors(
     rng = np.random.default_rng(seed)
     n -= n % (group or 1)
     assume(n > 0)
-    D = rng.integers(0, np.iinfo(dtype).max, size=(5, w), dtype=np.uint64, endpoint=True)
-    D = D.astype(dtype)
+    vectors = rng.integers(0, np.iinfo(dtype).max, size=(5, w), dtype=np.uint64, endpoint=True)
+    vectors = vectors.astype(dtype)
     take = rng.integers(0, 5, size=n)
     v = rng.integers(0, s, size=n)
 
     async def alice(p: Party) -> Any:
         session = await ot.extension_sender(p, "bob")
-        return await ot.one_hot_products_send(p, session, D, s, take=take, group=group)
+        return await ot.one_hot_products_send(p, session, vectors, s, take=take, group=group)
 
     async def bob(p: Party) -> Any:
         session = await ot.extension_receiver(p, "alice")
         return await ot.one_hot_products_receive(p, session, v, s, w, dtype, group=group)
 
     results, _ = run_pair(alice, bob)
-    want = np.eye(s, dtype=dtype)[v][:, :, None] * D[take][:, None, :]  # wraps in the ring
+    want = np.eye(s, dtype=dtype)[v][:, :, None] * vectors[take][:, None, :]  # wraps in the ring
     if group:
         want = want.reshape(n // group, group, s, w).sum(axis=1, dtype=dtype)
     got = results["alice"] + results["bob"]
@@ -543,13 +543,13 @@ def test_one_hot_corrections_are_uniform_whatever_the_choices_and_the_vectors(
     seeded({"first": 11, "last": 12, "mixed": 13}[choice])
     n, s, w = 4096, 4, 8
     v = {"first": np.zeros(n), "last": np.full(n, s - 1), "mixed": np.arange(n) % s}[choice]
-    D = np.zeros((n, w), dtype=np.uint16)  # all-zero data: nothing to hide behind
+    zeros = np.zeros((n, w), dtype=np.uint16)  # all-zero data: nothing to hide behind
     network = InMemoryNetwork()
     seen = tapped(network)
 
     async def alice(p: Party) -> Any:
         session = await ot.extension_sender(p, "bob")
-        return await ot.one_hot_products_send(p, session, D, s)
+        return await ot.one_hot_products_send(p, session, zeros, s)
 
     async def bob(p: Party) -> Any:
         session = await ot.extension_receiver(p, "alice")
