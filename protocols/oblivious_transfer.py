@@ -683,7 +683,7 @@ async def _extend_as_sender(
     party: Party,
     session: ExtensionSender,
     sizes: Sequence[int],
-    answer: Callable[[int, np.ndarray | None, np.ndarray], Any],
+    answer: Callable[[int, Any, np.ndarray], Any],
     *,
     blocks: int = 1,
     ones_only: bool = False,
