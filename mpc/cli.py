@@ -6,7 +6,16 @@ them and prints a summary (``--json``: one JSON document
 ``{"system", "ok", "result", "parties": {NAME: {"role", "metrics", "ledger", ...}}}``).
 Its exit code is 0 only when every party succeeded. SIGINT (Ctrl-C) or SIGTERM stops any
 command with one line on stderr and exit code 128 + the signal number (130, 143); a stopped
-``mpc run`` first kills its parties and removes its temporary deployment.
+``mpc run`` first kills its parties and removes its temporary deployment. A standard output
+closed early (``mpc ... | head``) ends the command quietly with exit code 141 (128 + SIGPIPE,
+as a program killed by SIGPIPE reports it to the shell).
+
+Every option that names a file or folder to write (``--report``, ``--out``, ``--model-out``,
+...) is checked before the command does any work, under one rule: missing parent folders are
+created (:data:`mpc.files.OUTPUT_RULE`); a path that cannot be written is a one-line error
+with exit code 2, before any party starts. An option whose value is a list of numbers
+(``--inputs -3,4,5``) takes a value that starts with a minus sign (:class:`NumberList
+<parties.systems.NumberList>`).
 
 What the commands write for one party's eyes (keys, private inputs, reports, ledgers) is
 mode 0600 in folders of mode 0700 (:mod:`mpc.files`).
@@ -15,18 +24,21 @@ mode 0600 in folders of mode 0700 (:mod:`mpc.files`).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import os
+import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from mpc.errors import MPCError
-from mpc.files import write_private
+from mpc.files import OUTPUT_RULE, check_output, write_private
 from mpc.keys import write_keypair
 from mpc.launcher import Stopped, stop_on_signals
+from mpc.monitor import ProgressLine, describe_progress
 
 __all__ = ["main"]
 
@@ -40,7 +52,27 @@ examples:
   mpc keygen --out keys site1 site2 site3
   mpc party site --config deployment.toml --name site1
   mpc ping --config deployment.toml --name site1 --secret-key keys/monitor.secret
+
+output paths:
+  every option that names a file or folder to write is checked before anything runs;
+  missing parent folders are created (mode 0700); a path that cannot be written is an error
+
+exit codes:
+  0 success; 1 a party or the protocol failed; 2 a wrong option, input or output path;
+  130 stopped by SIGINT (Ctrl-C), 143 by SIGTERM (parties killed, temporary files removed);
+  141 standard output closed early (mpc ... | head)
 """
+
+#: the exit code of a command whose standard output was closed (128 + SIGPIPE)
+EXIT_BROKEN_PIPE = 141
+
+#: the options that name an output, whatever the command; a metavar of DIR means a folder
+OUTPUT_OPTIONS = frozenset(
+    {"--out", "--report", "--tree-out", "--dot", "--model-out", "--predictions-out", "--keep",
+     "--secrets", "--db", "--cdbs-db"}
+)  # fmt: skip
+#: outputs that are a folder or a file (cdtl-outsource: DIR/client.model.json, or FILE.json)
+_EITHER = {("cdtl-outsource", "--model-out")}
 
 
 def _add_common(p: argparse.ArgumentParser) -> None:
@@ -96,6 +128,13 @@ def _add_common(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``mpc`` parser: every command, with plain-text help (:func:`_finish_parsers`)."""
+    parser = _build_parser()
+    _finish_parsers(parser)
+    return parser
+
+
+def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mpc",
         description="Privacy-preserving decision tree learning by secure multiparty "
@@ -164,6 +203,116 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     ping.add_argument("rest", nargs=argparse.REMAINDER)
     return parser
+
+
+# ------------------------------------------------------------------- help text and outputs
+
+#: a reST role (``:mod:`x```, ``:func:`~a.b.c```, ``:class:`text <target>```)
+_ROLE = re.compile(r":[a-z]+(?::[a-z]+)?:`(?P<tilde>~?)(?P<text>[^`<]*?)\s*(?:<[^>]*>)?`")
+
+
+def plain_text(text: str) -> str:
+    """``text`` (a docstring) without reST markup, as help shows it: a role becomes its text
+    (``:func:`~a.b.c``` becomes ``c``), double backticks go, and a ``::`` that opens a literal
+    block becomes ``:``."""
+
+    def role(m: re.Match[str]) -> str:
+        shown = m["text"]
+        return shown.rsplit(".", 1)[-1] if m["tilde"] else shown
+
+    text = _ROLE.sub(role, text)
+    text = text.replace("``", "")
+    return re.sub(r"(?<=\S)::$", ":", text, flags=re.MULTILINE)
+
+
+def _subparsers(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentParser]:
+    """``parser`` and every parser under it."""
+    yield parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in dict.fromkeys(action.choices.values()):  # aliases share a parser
+                yield from _subparsers(sub)
+
+
+def _finish_parsers(parser: argparse.ArgumentParser) -> None:
+    """Make the help of every parser plain text; state the output rule in the help of every
+    output option and note those options on their parser (``args.output_checks``: option,
+    dest, kind), so that :func:`check_outputs` checks them before the command runs."""
+    for p in _subparsers(parser):
+        p.description = plain_text(p.description) if p.description else p.description
+        p.epilog = plain_text(p.epilog) if p.epilog else p.epilog
+        checks = []
+        for action in p._actions:
+            if action.help and action.help is not argparse.SUPPRESS:
+                action.help = plain_text(action.help)
+            option = next((o for o in action.option_strings if o in OUTPUT_OPTIONS), None)
+            if option is None or action.nargs == 0:
+                continue
+            command = p.prog.rsplit(" ", 1)[-1]
+            kind = (
+                "either"
+                if (command, option) in _EITHER
+                else "folder"
+                if action.metavar == "DIR"
+                else "file"
+            )
+            checks.append((option, action.dest, kind))
+            rule = OUTPUT_RULE if kind == "file" else f"it and its {OUTPUT_RULE}"
+            if OUTPUT_RULE not in (action.help or ""):
+                action.help = f"{action.help}; {rule}" if action.help else rule.capitalize()
+        if checks:
+            p.set_defaults(output_checks=checks)
+
+
+def check_outputs(args: argparse.Namespace) -> None:
+    """Check every output path of the parsed command (:func:`mpc.files.check_output`), before
+    it does any work: missing parent folders are fine (they are created), a path that cannot
+    be written raises :class:`~mpc.errors.ConfigError` naming the option and the path."""
+    for option, dest, kind in getattr(args, "output_checks", None) or ():
+        value = getattr(args, dest, None)
+        if value is None or value == "" or (option == "--db" and value == ":memory:"):
+            continue  # none given, or SQLite's in-memory database
+        check_output(value, kind=kind, option=option)
+    if getattr(args, "command", None) == "deploy" and getattr(args, "private", None):
+        check_output(Path(args.out) / args.private, kind="folder", option="--private")
+
+
+#: a value that argparse would take for an option: a number list with a leading minus
+_NEGATIVE_VALUE = re.compile(r"-\.?\d.*", re.DOTALL)
+
+
+def number_list_options(parser: argparse.ArgumentParser) -> frozenset[str]:
+    """The option strings, under ``parser``, whose values are lists of numbers
+    (:class:`parties.systems.NumberList`)."""
+    from parties.systems import NumberList
+
+    return frozenset(
+        o
+        for p in _subparsers(parser)
+        for action in p._actions
+        if isinstance(action.type, NumberList)
+        for o in action.option_strings
+    )
+
+
+def keep_negative_values(argv: list[str], options: frozenset[str]) -> list[str]:
+    """``argv`` with ``OPTION VALUE`` written ``OPTION=VALUE`` where OPTION is one of
+    ``options`` and VALUE starts with a minus sign and looks like numbers (``--inputs -3,4``):
+    argparse would otherwise take VALUE for an option and fail. ``--`` ends the options."""
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--":
+            out += argv[i:]
+            break
+        if arg in options and i + 1 < len(argv) and _NEGATIVE_VALUE.fullmatch(argv[i + 1]):
+            out.append(f"{arg}={argv[i + 1]}")
+            i += 2
+            continue
+        out.append(arg)
+        i += 1
+    return out
 
 
 def _per_system(
@@ -325,6 +474,15 @@ def _summary(doc: dict[str, Any], summarize: Any = None) -> str:
     return "\n".join(lines)
 
 
+class _RunProgress(ProgressLine):
+    """The progress lines of ``mpc run``: the parties' reports (``NAME: TEXT``) in words
+    (:func:`mpc.monitor.describe_progress`), as a status line on a terminal."""
+
+    def update(self, line: str) -> None:
+        name, sep, text = line.partition(": ")
+        super().update(f"{name}: {describe_progress(text)}" if sep else describe_progress(line))
+
+
 def _run(args: argparse.Namespace) -> int:
     from mpc.launcher import launch
     from parties.systems import get_system
@@ -338,23 +496,23 @@ def _run(args: argparse.Namespace) -> int:
         raise MPCError(f"--after must be >= 0, got {args.after}")
     if args.timeout <= 0:
         raise MPCError(f"--timeout must be > 0 seconds, got {args.timeout}")
-    progress = (
-        None
-        if args.json or args.quiet
-        else (lambda line: print(f"[mpc] {line}", file=sys.stderr, flush=True))
-    )
+    display = None if args.json or args.quiet else _RunProgress(sys.stderr, "[mpc] ")
     if args.insecure:
         logging.getLogger("mpc").warning("--insecure: parties talk in plaintext, unauthenticated")
-    res = launch(
-        system.name,
-        plan.params,
-        plan.parties,
-        timeout=args.timeout,
-        insecure=args.insecure,
-        keep=args.keep,
-        kill=(args.kill, args.after) if args.kill else None,
-        progress=progress,
-    )
+    try:
+        res = launch(
+            system.name,
+            plan.params,
+            plan.parties,
+            timeout=args.timeout,
+            insecure=args.insecure,
+            keep=args.keep,
+            kill=(args.kill, args.after) if args.kill else None,
+            progress=display,
+        )
+    finally:
+        if display is not None:
+            display.close()
     result = None
     ok = res.ok
     if ok:
@@ -395,26 +553,48 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The ``mpc`` command; returns its exit code (see the module docstring)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(message)s", stream=sys.stderr)
-    if argv[:1] == ["party"]:
-        from parties.main import main as party_main
-
-        return party_main(argv[1:])
-    if argv[:1] == ["ping"]:
-        from parties.main import ping_main
-
-        return ping_main(argv[1:])
-    args = build_parser().parse_args(argv)
     try:
         with stop_on_signals():
-            return _dispatch(args)
-    except Stopped as exc:
+            code = _main(argv)
+            sys.stdout.flush()  # a closed standard output shows here, not at exit
+            return code
+    except Stopped as exc:  # (a signal that comes again is ignored: one line, whatever happens)
         print(f"mpc: {exc}", file=sys.stderr)
         return exc.exit_code
+    except BrokenPipeError:
+        _stdout_to_devnull()
+        return EXIT_BROKEN_PIPE
     except MPCError as exc:
         print(f"mpc: error: {exc}", file=sys.stderr)
         return 2
+
+
+def _main(argv: list[str]) -> int:
+    if argv[:1] == ["party"]:
+        from parties.main import main as party_main
+
+        return party_main(argv[1:], prog="mpc party")
+    if argv[:1] == ["ping"]:
+        from parties.main import ping_main
+
+        return ping_main(argv[1:], prog="mpc ping")
+    parser = build_parser()
+    args = parser.parse_args(keep_negative_values(argv, number_list_options(parser)))
+    check_outputs(args)
+    return _dispatch(args)
+
+
+def _stdout_to_devnull() -> None:
+    """Point standard output at /dev/null, so that flushing it at exit raises nothing."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        with contextlib.suppress(OSError, ValueError):  # no stdout, or no file behind it
+            os.dup2(devnull, sys.stdout.fileno())
+    finally:
+        os.close(devnull)
 
 
 def _dispatch(args: argparse.Namespace) -> int:

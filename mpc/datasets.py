@@ -983,6 +983,13 @@ def _csv_records(
             raise DataError(f"not valid CSV: {exc}", file=path, line=reader.line_num) from exc
         except UnicodeDecodeError as exc:
             raise DataError(f"not UTF-8 text: {exc}", file=path) from exc
+    if not records:
+        raise DataError(
+            "the file has a header row but no data rows; add one row per record below it",
+            file=path,
+            line=header_line,
+            public="its data file has a header row but no data rows",
+        )
     return names, records, line_nos, header_line
 
 
@@ -1169,8 +1176,6 @@ def load_party_csv(
         kinds[j] = _Column(id_column, NOMINAL)
     else:
         ids = np.array([str(i) for i in range(len(records))], dtype=object)
-    if not records:
-        raise DataError("no records after the header", file=path, line=header_line)
     table = _build(path.stem, path, records, line_nos, kinds, class_index, missing)
     keep = [a for a in (columns if columns is not None else table.attributes) if a != id_column]
     table = table.select(keep)

@@ -7,6 +7,7 @@ party may come from these seeds.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
@@ -24,6 +25,7 @@ __all__ = [
     "accuracy",
     "confusion_matrix",
     "cross_validate",
+    "format_confusion",
     "predict_proba_table",
     "predict_table",
     "rows_of",
@@ -72,6 +74,26 @@ def confusion_matrix(
     for t, p in zip(np.asarray(y_true, dtype=str), np.asarray(y_pred, dtype=str), strict=True):
         m[index[t], index[p]] += 1
     return m
+
+
+def format_confusion(
+    classes: Sequence[str], matrix: Sequence[Sequence[int]] | np.ndarray
+) -> list[str]:
+    """The lines of a confusion matrix as a table: a header row of the predicted classes, then
+    one row per true class. Every column is as wide as the widest class name or count, and
+    columns are two spaces apart, so that long labels and large counts stay aligned."""
+    labels = [str(c) for c in classes]
+    rows = [[str(int(n)) for n in row] for row in matrix]
+    if len(rows) != len(labels) or any(len(r) != len(labels) for r in rows):
+        raise ValueError(f"a confusion matrix of {len(labels)} classes needs {len(labels)} rows "
+                         f"of {len(labels)} counts")  # fmt: skip
+    width = max([len(x) for x in labels] + [len(x) for r in rows for x in r] + [1])
+    lines = [" " * width + "".join(f"  {c:>{width}}" for c in labels)]
+    lines += [
+        f"{c:>{width}}" + "".join(f"  {n:>{width}}" for n in row)
+        for c, row in zip(labels, rows, strict=True)
+    ]
+    return lines
 
 
 def stratified_kfold(
@@ -130,7 +152,11 @@ def cross_validate(
     progress: Callable[[str], None] | None = None,
 ) -> CVResult:
     """Stratified k-fold CV. ``prepare(train, test)`` runs per fold (e.g. discretisation
-    learned on the fold's training part only)."""
+    learned on the fold's training part only). ``progress`` gets a line after every fold:
+    ``fold 3/10: accuracy 0.9412; 1.2 s elapsed, about 2.8 s left``."""
+    from mpc.monitor import done_of
+
+    started = time.perf_counter()
     classes = sorted({str(c) for c in table.target})
     folds = []
     confusion = np.zeros((len(classes), len(classes)), dtype=np.int64)
@@ -144,6 +170,9 @@ def cross_validate(
         folds.append(accuracy(test.target, predicted))
         confusion += confusion_matrix(test.target, predicted, classes)
         if progress is not None:
-            progress(f"fold {i + 1}/{k}: accuracy {folds[-1]:.4f}")
+            progress(
+                f"fold {i + 1}/{k}: accuracy {folds[-1]:.4f}; "
+                + done_of(i + 1, k, time.perf_counter() - started, count=False)
+            )
     total = confusion.sum()
     return CVResult(float(np.trace(confusion) / total), folds, confusion, classes)

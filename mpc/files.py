@@ -17,6 +17,10 @@ a reader never sees half a file and a symbolic link at the target is replaced, n
 through. :func:`open_private` is the streaming form (a CSV writer, a log a child process
 writes to): it opens the path itself, refusing a symbolic link. A path that cannot be written
 that way raises :class:`~mpc.errors.ConfigError` naming it.
+
+Output paths follow one rule: missing parent folders are created (mode 0700) when the file is
+written. :func:`check_output` applies that rule ahead of time, so that a command refuses a path
+it could not write before it does any work (``mpc`` checks every output option that way).
 """
 
 from __future__ import annotations
@@ -29,12 +33,23 @@ from typing import IO, Any, Literal, overload
 
 from mpc.errors import ConfigError
 
-__all__ = ["DIR_MODE", "FILE_MODE", "open_private", "private_dir", "write_private"]
+__all__ = [
+    "DIR_MODE",
+    "FILE_MODE",
+    "OUTPUT_RULE",
+    "check_output",
+    "open_private",
+    "private_dir",
+    "write_private",
+]
 
 #: a private file: read and written by its owner only
 FILE_MODE = 0o600
 #: a folder of private files: listed and entered by its owner only
 DIR_MODE = 0o700
+
+#: the rule for the folders of an output path, as the option help states it
+OUTPUT_RULE = "missing parent folders are created"
 
 _WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
@@ -136,3 +151,44 @@ def _open(path: Path, flags: int) -> int:
         if exc.errno in (errno.EISDIR, errno.EACCES, errno.EPERM, errno.ENOENT, errno.EROFS):
             raise ConfigError(f"cannot write {path}: {exc.strerror}") from None
         raise
+
+
+def check_output(path: str | Path, *, kind: str = "file", option: str | None = None) -> None:
+    """Raise :class:`~mpc.errors.ConfigError` unless ``path`` can be written as ``kind``:
+    ``"file"``, ``"folder"`` or ``"either"`` (a file or a folder). Nothing is written.
+
+    Missing parent folders are fine (:data:`OUTPUT_RULE`: they are created when the output is
+    written); the nearest folder that exists must be one this process can write in. An
+    existing folder where a file is to be written (or a file where a folder is) is refused.
+    The message is one line naming ``option`` (``"--report"``) and the path."""
+    if kind not in ("file", "folder", "either"):
+        raise ValueError(f"kind must be 'file', 'folder' or 'either', got {kind!r}")
+    shown = f"{option} {path}" if option else str(path)
+    target = Path(os.path.abspath(path))
+    if target.is_dir():
+        if kind == "file":
+            raise ConfigError(f"{shown}: is a folder; give a file name to write")
+        _check_writable_folder(target, shown)
+        return
+    if os.path.lexists(target) and kind == "folder":
+        raise ConfigError(f"{shown}: exists and is not a folder; give a folder to write into")
+    for folder in target.parents:
+        if folder.is_dir():
+            _check_writable_folder(folder, shown)
+            return
+        if os.path.lexists(folder):
+            raise ConfigError(
+                f"{shown}: {folder} is a file, not a folder; give a path whose folders exist "
+                "or can be created"
+            )
+
+
+def _check_writable_folder(folder: Path, shown: str) -> None:
+    if os.access(folder, os.W_OK | os.X_OK):
+        return
+    try:
+        read_only = bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except OSError:
+        read_only = False
+    why = "it is on a read-only file system" if read_only else "permission denied"
+    raise ConfigError(f"{shown}: cannot write in {folder} ({why}); give a writable path")

@@ -285,7 +285,9 @@ def launch(
 
     ``timeout`` is the per-receive deadline of every party. ``kill = (name, n)`` makes that
     party SIGKILL itself after sending ``n`` messages (fault injection). ``progress`` is
-    a callable taking a line of text, or None.
+    a callable taking a line of text, or None; the parties' own progress reports go to its
+    ``update`` method when it has one (:class:`mpc.monitor.ProgressLine`: a status line that
+    the next one replaces), else to the callable too.
 
     The deployment goes to a temporary folder (mode 0700), removed when the run ends however
     it ends, or to ``keep``. Called from the main thread, :func:`launch` handles SIGINT and
@@ -293,6 +295,7 @@ def launch(
     :class:`Stopped` (the handlers in place before are restored first).
     """
     say = progress or (lambda line: None)
+    update = getattr(progress, "update", None) or say
     if keep and keep.exists() and any(keep.iterdir()):
         if not (keep / "deployment.toml").exists():
             raise ConfigError(
@@ -312,7 +315,7 @@ def launch(
                 directory = Path(tempfile.mkdtemp(prefix="mpc-run-"))
             codes, logs, killed = _run_parties(
                 directory, protocol, params, parties, timeout=timeout, insecure=insecure,
-                kill=kill, say=say, signals=signals,
+                kill=kill, say=say, update=update, signals=signals,
             )  # fmt: skip
             if not signals:  # (signals only accumulate: if none now, none came before)
                 result = _collect(directory, parties, codes, logs, started)
@@ -329,13 +332,36 @@ def stop_on_signals() -> Iterator[None]:
     """While the block runs, SIGINT and SIGTERM raise :class:`Stopped` (rather than
     :class:`KeyboardInterrupt` with its traceback, or an exit that skips every ``finally``).
     :func:`launch` inside the block takes them over while its parties run. Signals the
-    process was told to ignore stay ignored."""
+    process was told to ignore stay ignored.
+
+    Once the block is stopped, further SIGINT and SIGTERM are ignored (a Ctrl-C pressed
+    again while the run is being cleaned up must not cut the cleanup short or end the
+    process by the signal); the handlers in place before come back only when the block ends
+    without :class:`Stopped`."""
+
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread may set handlers (see _handlers)
+        return
+    handled = [s for s in STOP_SIGNALS if signal.getsignal(s) is not signal.SIG_IGN]
 
     def stop(signum: int, frame: object) -> None:
+        for s in handled:
+            signal.signal(s, signal.SIG_IGN)
         raise Stopped(signum)
 
-    with _handlers(stop):
+    previous = {s: signal.signal(s, stop) for s in handled}
+    stopped = False
+    try:
         yield
+    except Stopped:
+        stopped = True
+        for s in handled:
+            signal.signal(s, signal.SIG_IGN)
+        raise
+    finally:
+        if not stopped:
+            for s, old in previous.items():
+                signal.signal(s, old if old is not None else signal.SIG_DFL)
 
 
 @contextlib.contextmanager
@@ -382,10 +408,12 @@ def _run_parties(
     insecure: bool,
     kill: tuple[str, int] | None,
     say: Callable[[str], None],
+    update: Callable[[str], None],
     signals: list[int],
 ) -> tuple[dict[str, int | None], dict[str, Path], int]:
     """Write the deployment, start every party, wait for them (or for a stop signal) and
-    kill what is left; return the exit codes, the log files and how many were killed."""
+    kill what is left; return the exit codes, the log files and how many were killed.
+    ``say`` takes the launcher's own lines, ``update`` the parties' progress reports."""
     procs: dict[str, subprocess.Popen[bytes]] = {}
     logs: dict[str, Path] = {}
     killed = 0
@@ -437,7 +465,7 @@ def _run_parties(
             time.sleep(0.05)
             if time.perf_counter() - last_relay > 1.0:
                 last_relay = time.perf_counter()
-                _relay_progress(logs, offsets, say)
+                _relay_progress(logs, offsets, update)
             failed = [n for n, p in procs.items() if p.poll() not in (None, 0)]
             if failed and first_failure is None:
                 first_failure = time.perf_counter()

@@ -1,4 +1,4 @@
-"""Health checks: ping a running party over its own protocol (``mpc ping``).
+"""Watching parties: health checks (``mpc ping``) and the progress lines of a run.
 
 A deployment may name a *monitor key* (``monitor_key`` in ``[deployment]``, made with
 ``mpc keygen --out DIR monitor``). Every party admits that key besides its peers' keys, bound
@@ -11,14 +11,23 @@ key, or a party whose event loop is stuck all fail the check.
 
 :func:`ping` is the client. It connects one DEALER (routing id ``~monitor/<random>``), sends
 one PING and waits at most ``timeout`` seconds for the PONG.
+
+:class:`ProgressLine` shows progress on standard error: on a terminal as one status line
+rewritten in place (a carriage return), elsewhere (a pipe, a log file) as plain lines.
+:func:`done_of` words a step of a known total (done/total, elapsed, an estimate of the time
+left); :func:`describe_progress` words what a party reports when the total is not known in
+advance (a tree's node count): what is done so far and the time elapsed, never a total.
 """
 
 from __future__ import annotations
 
+import re
 import secrets
+import shutil
+import sys
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import IO, Any
 
 import zmq
 from zmq.utils.monitor import parse_monitor_message
@@ -28,7 +37,7 @@ from mpc.errors import AuthenticationError, PeerTimeout, ProtocolError
 from mpc.keys import KeyPair
 from mpc.transport import MONITOR_ID
 
-__all__ = ["Pong", "ping"]
+__all__ = ["Pong", "ProgressLine", "describe_progress", "done_of", "duration", "ping"]
 
 #: the step named in a failed ping's error
 PING_STEP = "ping"
@@ -124,3 +133,104 @@ def _pong(name: str, frames: list[bytes], tag: str, started: float, limit: int) 
         state=str(body.get("state", "?")),
         round_trip_s=time.perf_counter() - started,
     )
+
+
+# ------------------------------------------------------------------------------- progress
+
+
+def duration(seconds: float) -> str:
+    """``0.4 s``, ``12 s``, ``3 min 05 s``, ``2 h 07 min``: a duration as a person reads it."""
+    seconds = max(0.0, seconds)
+    if seconds < 10:
+        return f"{seconds:.1f} s"
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    if seconds < 3600:
+        minutes, rest = divmod(round(seconds), 60)
+        return f"{minutes} min {rest:02d} s"
+    hours, rest = divmod(round(seconds) // 60, 60)
+    return f"{hours} h {rest:02d} min"
+
+
+def done_of(done: int, total: int, elapsed: float, *, count: bool = True) -> str:
+    """``3/10, 1.2 s elapsed, about 2.8 s left``: a step of a known total, with the time left
+    estimated from the pace so far (none before the first step is done, none at the end).
+    Without ``count``, only the times (for a line that already says ``3/10``)."""
+    text = f"{done}/{total}, " if count else ""
+    text += f"{duration(elapsed)} elapsed"
+    if 0 < done < total:
+        text += f", about {duration(elapsed / done * (total - done))} left"
+    return text
+
+
+#: what PPID3 sites report (``protocols.ppid3``: depth first; ``protocols.ppid3_levels``: a
+#: level per exchange), then the seconds since training started and the megabytes sent
+_NODE = re.compile(r"node (?P<node>\d+) \(depth (?P<depth>\d+)\)(?P<rest>.*)")
+_LEVEL = re.compile(
+    r"level (?P<depth>\d+): (?P<nodes>\d+) nodes, (?P<inner>\d+) interior(?P<rest>.*)"
+)
+_SECONDS = re.compile(r", (?P<s>\d+(?:\.\d+)?) s(?=,|$)")
+
+
+def describe_progress(text: str) -> str:
+    """A party's progress report in words: ``node 125 (depth 4), 12.3 s, 1.2 MB sent`` becomes
+    ``125 nodes so far, depth 4, 12 s elapsed, 1.2 MB sent``. A tree's node count is not known
+    until it is grown, so no total and no time left are given. Other text is kept as it is."""
+
+    def elapsed(rest: str) -> str:
+        return _SECONDS.sub(lambda m: f", {duration(float(m['s']))} elapsed", rest, count=1)
+
+    if m := _NODE.fullmatch(text):
+        n = int(m["node"])
+        return f"{n} node{'' if n == 1 else 's'} so far, depth {m['depth']}{elapsed(m['rest'])}"
+    if m := _LEVEL.fullmatch(text):
+        return f"level {m['depth']}: {m['nodes']} nodes ({m['inner']} interior){elapsed(m['rest'])}"
+    return text
+
+
+class ProgressLine:
+    """Progress on ``stream`` (default: standard error), each line after ``prefix``.
+
+    ``note(line)`` (or calling the object) writes a line that stays; ``update(line)`` writes a
+    status line that the next one replaces: on a terminal (``live``, by default when the
+    stream is one) it is rewritten in place with a carriage return, cut to the terminal's
+    width; elsewhere it is a plain line like any other. ``close()`` clears a status line left
+    on the terminal; call it before writing anything else there."""
+
+    def __init__(
+        self, stream: IO[str] | None = None, prefix: str = "", *, live: bool | None = None
+    ) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self.prefix = prefix
+        if live is None:
+            isatty = getattr(self.stream, "isatty", None)
+            live = bool(isatty and isatty())
+        self.live = live
+        self._status = False
+
+    def __call__(self, line: str) -> None:
+        self.note(line)
+
+    def note(self, line: str) -> None:
+        self.close()
+        self._write(f"{self.prefix}{line}\n")
+
+    def update(self, line: str) -> None:
+        if not self.live:
+            self.note(line)
+            return
+        width = shutil.get_terminal_size((100, 24)).columns
+        text = f"{self.prefix}{line}"
+        if len(text) >= width:
+            text = text[: max(width - 4, 1)] + "..."
+        self._write(f"\r{text}\x1b[K")
+        self._status = True
+
+    def close(self) -> None:
+        if self._status:
+            self._status = False
+            self._write("\r\x1b[K")
+
+    def _write(self, text: str) -> None:
+        self.stream.write(text)
+        self.stream.flush()

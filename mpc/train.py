@@ -24,6 +24,7 @@ from mpc.files import write_private
 
 if TYPE_CHECKING:
     from mpc.datasets import Discretizer, Table
+    from mpc.monitor import ProgressLine
 
 __all__ = ["add_datasets_parser", "add_train_parser", "run_datasets", "run_train"]
 
@@ -271,12 +272,25 @@ def _learner(args: argparse.Namespace) -> Any:
 
 
 def run_train(args: argparse.Namespace) -> int:
+    from mpc.monitor import ProgressLine
+
+    display = ProgressLine(sys.stderr)
+    try:
+        return _train(args, display)
+    finally:
+        display.close()
+
+
+def _train(args: argparse.Namespace, display: ProgressLine) -> int:
+    """``mpc train``: progress lines go to ``display`` (a :class:`mpc.monitor.ProgressLine`);
+    with ``--json`` none do."""
     from mpc.datasets import Discretizer, kinds_warning
-    from mpc.evaluation import accuracy, confusion_matrix, cross_validate
+    from mpc.evaluation import accuracy, confusion_matrix, cross_validate, format_confusion
     from mpc.predict import PlainModel, save_plain_model, write_predictions
     from mpc.tree import depth, leaf_count, node_count, render, to_dot, to_json
 
-    say = (lambda line: None) if args.json else (lambda line: print(line, file=sys.stderr))
+    say = (lambda line: None) if args.json else display.note
+    fold = (lambda line: None) if args.json else display.update
     if args.cv is not None and args.cv < 2:
         raise ConfigError(f"--cv must be at least 2, got {args.cv}")
     if args.bins < 2:
@@ -299,7 +313,7 @@ def run_train(args: argparse.Namespace) -> int:
     if args.csv is not None:
         warning = kinds_warning(train)
         if warning is not None:
-            print(warning, file=sys.stderr)
+            display.note(warning)
     say(
         f"loaded {train.name}: {train.n_rows} rows, {len(train.attributes)} attributes"
         + (f", test split {test.n_rows} rows" if test is not None else "")
@@ -321,8 +335,9 @@ def run_train(args: argparse.Namespace) -> int:
     if args.cv is not None or test is None:
         k = args.cv or 10
         res = cross_validate(
-            lambda: _learner(args), train, k, seed=args.seed, prepare=prepare, progress=say
+            lambda: _learner(args), train, k, seed=args.seed, prepare=prepare, progress=fold
         )
+        display.close()
         doc.update(
             evaluation=f"{k}-fold cross-validation (stratified, seed {args.seed})",
             accuracy=res.accuracy,
@@ -385,10 +400,7 @@ def run_train(args: argparse.Namespace) -> int:
     print(f"evaluation: {doc['evaluation']}")
     print(f"accuracy:   {doc['accuracy']:.4f}")
     print("confusion (rows: true class, columns: predicted):")
-    width = max(len(c) for c in doc["classes"]) + 2
-    print(" " * width + "".join(f"{c:>{width}}" for c in doc["classes"]))
-    for c, row in zip(doc["classes"], doc["confusion"], strict=True):
-        print(f"{c:>{width}}" + "".join(f"{n:>{width}}" for n in row))
+    print("\n".join("  " + line for line in format_confusion(doc["classes"], doc["confusion"])))
     print(
         f"tree (learned on all {train.n_rows} training rows): {doc['nodes']} nodes, "
         f"{doc['leaves']} leaves, depth {doc['depth']}"

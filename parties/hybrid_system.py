@@ -86,6 +86,8 @@ __all__ = [
 
 
 def hybrid_args(p: argparse.ArgumentParser) -> None:
+    from parties.systems import NumberList
+
     src = p.add_mutually_exclusive_group()
     src.add_argument(
         "--dataset", metavar="NAME", default=None, help="dataset (default: the weather table)"
@@ -148,6 +150,7 @@ def hybrid_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--coin-seeds",
+        type=NumberList(str),  # checked by parse_coin_seeds, which names what is wrong
         default=None,
         metavar="A,B",
         help="for reproducible experiments only: Alice's and Bob's coin seeds (two different "

@@ -29,14 +29,14 @@ from typing import Any
 
 from mpc.config import DeploymentConfig, PartyConfig, load_config
 from mpc.errors import ConfigError, InputError, MPCError, PeerError
-from mpc.files import write_private
+from mpc.files import OUTPUT_RULE, check_output, write_private
 from mpc.keys import load_public_key, load_secret_key
 from mpc.metrics import jsonable
 from mpc.runtime import Fault, Party
 from mpc.transport import PeerAddress, ZmqTransport
 from parties.systems import get_system
 
-__all__ = ["build_parser", "main", "own_files"]
+__all__ = ["PROG", "build_parser", "check_outputs", "main", "own_files"]
 
 log = logging.getLogger("mpc.party")
 
@@ -60,10 +60,15 @@ def _add_identity(p: argparse.ArgumentParser) -> None:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
+#: the command that runs a party (``mpc party`` passes its own name)
+PROG = "python -m parties"
+
+
+def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="python -m parties",
-        description="Run one party of a deployment as this process.",
+        prog=prog,
+        description="Run one party of a deployment as this process. Output paths (--report, "
+        "--model-out, --predictions-out) are checked before the party connects.",
     )
     p.add_argument("role", help="this party's role; must match its entry in the deployment file")
     _add_identity(p)
@@ -78,7 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--report",
         type=Path,
         default=None,
-        help="write the JSON report here (default: print it to stdout)",
+        help=f"write the JSON report here (default: print it to stdout); {OUTPUT_RULE}",
     )
     p.add_argument(
         "--insecure",
@@ -126,7 +131,8 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         default=None,
         metavar="FILE",
-        help="after training, write this party's part of the model here (private JSON)",
+        help="after training, write this party's part of the model here (private JSON); "
+        f"{OUTPUT_RULE}",
     )
     own.add_argument(
         "--model",
@@ -140,7 +146,8 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         default=None,
         metavar="FILE.csv",
-        help="where this party writes the predictions (id, class) if it receives them",
+        help="where this party writes the predictions (id, class) if it receives them; "
+        f"{OUTPUT_RULE}",
     )
     faults = p.add_mutually_exclusive_group()
     faults.add_argument(
@@ -162,9 +169,9 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def build_ping_parser() -> argparse.ArgumentParser:
+def build_ping_parser(prog: str = f"{PROG} ping") -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="python -m parties ping",
+        prog=prog,
         description="Health check: PING a running party over its own protocol (CurveZMQ with "
         "the deployment's monitor key) and print its PONG.",
     )
@@ -181,11 +188,11 @@ def build_ping_parser() -> argparse.ArgumentParser:
     return p
 
 
-def ping_main(argv: list[str]) -> int:
+def ping_main(argv: list[str], *, prog: str = f"{PROG} ping") -> int:
     """``python -m parties ping``: 0 healthy, 1 no (good) answer, 2 bad configuration."""
     from mpc.monitor import ping
 
-    args = build_ping_parser().parse_args(argv)
+    args = build_ping_parser(prog).parse_args(argv)
     try:
         cfg = load_config(args.config)
         target = cfg.party(args.name)
@@ -361,11 +368,19 @@ async def _run(
     return rc
 
 
-def main(argv: list[str] | None = None) -> int:
+def check_outputs(me: PartyConfig) -> None:
+    """Refuse, before the party connects, a model or predictions file it could not write
+    (:func:`mpc.files.check_output`); the message names the option and the path."""
+    for path, option in ((me.model_out, "--model-out"), (me.predictions, "--predictions-out")):
+        if path is not None:
+            check_output(path, kind="file", option=f"{me.name}: {option}")
+
+
+def main(argv: list[str] | None = None, *, prog: str = PROG) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["ping"]:
-        return ping_main(argv[1:])
-    args = build_parser().parse_args(argv)
+        return ping_main(argv[1:], prog=f"{prog} ping")
+    args = build_parser(prog).parse_args(argv)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,
         format=f"%(asctime)s {args.name} %(levelname)s %(message)s",
@@ -378,9 +393,16 @@ def main(argv: list[str] | None = None) -> int:
         "result": None,
         "error": None,
     }
+    if args.report:
+        try:  # where the report goes must be writable before anything else happens
+            check_output(args.report, kind="file", option="--report")
+        except ConfigError as exc:
+            log.error("%s: %s: %s", args.name, type(exc).__name__, exc)
+            return 2
     try:
         cfg = load_config(args.config)
         me = own_files(cfg.party(args.name), args)
+        check_outputs(me)
         system = get_system(cfg.protocol)
         if me.role != args.role:
             raise ConfigError(

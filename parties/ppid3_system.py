@@ -68,6 +68,8 @@ ID_COLUMN = "id"
 
 
 def ppid3_args(p: argparse.ArgumentParser) -> None:
+    from parties.systems import NumberList
+
     src = p.add_mutually_exclusive_group()
     src.add_argument(
         "--dataset",
@@ -78,7 +80,7 @@ def ppid3_args(p: argparse.ArgumentParser) -> None:
     src.add_argument("--csv", metavar="FILE", help="any CSV file with a header row")
     src.add_argument(
         "--synthetic",
-        type=_synthetic_spec,
+        type=NumberList(_synthetic_spec),
         metavar="ROWS,ATTRS,SEED",
         help="a generated table: ROWS rows of ATTRS nominal attributes of 2 to 8 values each, "
         "labelled by a planted random tree of depth 4 (2 classes, 5%% of the labels flipped); "
@@ -86,20 +88,29 @@ def ppid3_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--class", dest="class_column", metavar="COLUMN", help="class column of --csv")
     p.add_argument("--data-dir", metavar="DIR", help="where the UCI datasets are")
-    p.add_argument("--sites", type=int, default=2, metavar="K", help="number of sites (default 2)")
+    p.add_argument(
+        "--sites",
+        type=int,
+        default=None,
+        metavar="K",
+        help="number of sites, named site1..siteK (default 2; with an explicit --partition, "
+        "its number of groups, which --sites must then match if given)",
+    )
     p.add_argument(
         "--partition",
         default="contiguous",
         metavar="SCHEME",
         help="contiguous (default), round-robin, random:SEED (a seeded shuffle of the columns "
-        "over the sites: a public choice), or an explicit 'a,b;c;d'",
+        "over the sites: a public choice), or an explicit 'a,b;c;d' (one group of columns per "
+        "site, in site order, ';' between sites: it sets the number of sites)",
     )
     p.add_argument(
         "--class-site",
-        type=int,
+        type=class_site_option,
         default=-1,
-        metavar="I",
-        help="index of the site holding the class (default -1: the last)",
+        metavar="N|siteN",
+        help="the site holding the class: its number 1..K or its name site1..siteK (as the "
+        "sites are named), or -1 for the last (default; -2 the one before it, ...)",
     )
     test = p.add_mutually_exclusive_group()
     test.add_argument(
@@ -187,6 +198,68 @@ def _kind_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
+def class_site_option(text: str) -> int:
+    """``--class-site``: a site number counted from 1 (``3``) or a site name (``site3``), as
+    the sites are named site1..siteK, or a negative number counted from the end (``-1``: the
+    last site). Returns the 0-based site index (negative: from the end), checked against the
+    number of sites by :func:`class_site_index`."""
+    value = text.strip()
+    named = value.lower().startswith("site")
+    number = value[4:] if named else value
+    try:
+        n = int(number)
+    except ValueError:
+        n = 0
+    if n == 0 or (named and n < 0):
+        raise argparse.ArgumentTypeError(
+            f"expected a site number 1..K, a site name site1..siteK or -1 (the last site), "
+            f"got {text!r}" + ("; sites are counted from 1" if number.strip() == "0" else "")
+        )
+    return n - 1 if n > 0 else n
+
+
+def class_site_index(index: int, k: int) -> int:
+    """The 0-based index of ``--class-site`` (:func:`class_site_option`) among ``k`` sites; a
+    site that does not exist is a one-line error naming the sites."""
+    if not -k <= index < k:
+        shown = str(index + 1) if index >= 0 else str(index)
+        raise ConfigError(
+            f"--class-site {shown}: there are {k} sites, site1..site{k}; give 1..{k}, a site "
+            "name or -1 for the last"
+        )
+    return index
+
+
+def _explicit_partition(scheme: str) -> bool:
+    """Whether ``--partition`` lists the columns of every site (``'a,b;c;d'``) rather than
+    naming a scheme (:func:`mpc.datasets.partition` reads it the same way)."""
+    return scheme not in ("contiguous", "round-robin") and not scheme.startswith("random:")
+
+
+def site_count(args: argparse.Namespace) -> int:
+    """The number of sites: the groups of an explicit ``--partition 'a,b;c;d'`` (``--sites``,
+    if given, must agree), else ``--sites`` (default 2)."""
+    sites = getattr(args, "sites", None)
+    if _explicit_partition(args.partition):
+        k = args.partition.count(";") + 1
+        if sites is not None and sites != k:
+            raise ConfigError(
+                f"--sites {sites} disagrees with --partition {args.partition!r}, which gives "
+                f"{k} site{'s' if k != 1 else ''} (groups separated by ';'); drop --sites or "
+                "make them agree"
+            )
+        if k < 2:
+            raise ConfigError(
+                f"--partition {args.partition!r} gives 1 site; list the columns of at least 2 "
+                "sites, separated by ';'"
+            )
+        return k
+    k = 2 if sites is None else sites
+    if k < 2:
+        raise ConfigError(f"--sites must be at least 2, got {k}")
+    return k
+
+
 def default_helper(k: int) -> str:
     """The helper of ``--counts fast`` when none is named: never an outside party. A third
     site with ``k >= 3`` sites (the fastest of the two), oblivious transfer with two."""
@@ -220,7 +293,7 @@ def _count_or_fraction(text: str) -> int | float:
 
 
 #: the planted tree and the domains of ``--synthetic`` (the scaling benchmark's table)
-SYNTHETIC = {"n_values": (2, 8), "depth": 4, "noise": 0.05, "n_classes": 2}
+SYNTHETIC: dict[str, Any] = {"n_values": (2, 8), "depth": 4, "noise": 0.05, "n_classes": 2}
 
 
 def _synthetic_spec(text: str) -> tuple[int, int, int]:
@@ -234,7 +307,7 @@ def _synthetic_spec(text: str) -> tuple[int, int, int]:
         raise argparse.ArgumentTypeError(
             f"expected ROWS,ATTRS,SEED (three integers, e.g. 100000,20,1), got {text!r}"
         ) from None
-    if rows < 1 or attrs < SYNTHETIC["depth"]:
+    if rows < 1 or attrs < int(SYNTHETIC["depth"]):
         raise argparse.ArgumentTypeError(
             f"need ROWS >= 1 and ATTRS >= {SYNTHETIC['depth']} (the planted tree's depth), "
             f"got {text!r}"
@@ -247,7 +320,7 @@ def _load(args: argparse.Namespace) -> tuple[Any, Any]:
 
     if getattr(args, "synthetic", None) is not None:
         rows, attrs, seed = args.synthetic
-        return synthetic(rows, n_attributes=attrs, seed=seed, **SYNTHETIC), None  # type: ignore[arg-type]
+        return synthetic(rows, n_attributes=attrs, seed=seed, **SYNTHETIC), None
 
     if args.csv is not None:
         if not args.class_column:
@@ -312,8 +385,8 @@ def ppid3_plan(args: argparse.Namespace) -> Any:
     from mpc.id3 import ID3Classifier
     from parties.plan import Plan
 
-    if args.sites < 2:
-        raise ConfigError(f"--sites must be at least 2, got {args.sites}")
+    k = site_count(args)
+    class_site = class_site_index(args.class_site, k)
     if args.bins < 2:
         raise ConfigError(f"--bins must be at least 2, got {args.bins}")
     if args.max_depth is not None and args.max_depth < 1:
@@ -342,13 +415,11 @@ def ppid3_plan(args: argparse.Namespace) -> Any:
         print(f"[mpc] {warning}", file=sys.stderr)
     discretizer = Discretizer.fit(train, args.bins) if "continuous" in train.kinds else None
     binned = discretizer.transform(train) if discretizer else train
-    if args.sites > len(train.attributes):
-        raise ConfigError(
-            f"--sites {args.sites}: {train.name} has only {len(train.attributes)} attributes"
-        )
+    if k > len(train.attributes):
+        raise ConfigError(f"--sites {k}: {train.name} has only {len(train.attributes)} attributes")
     if isinstance(args.min_samples_split, float):  # a fraction of the training rows
         args.min_samples_split = max(1, math.ceil(args.min_samples_split * train.n_rows))
-    part = partition(train.attributes, args.sites, args.partition, class_site=args.class_site)
+    part = partition(train.attributes, k, args.partition, class_site=class_site)
     names = [f"site{i + 1}" for i in range(part.k)]
     texts = site_files(train, part, seed=args.seed)
     test_texts = site_files(test, part, seed=args.seed + 1, prefix="t") if test else None
@@ -455,8 +526,8 @@ def _public_plan(args: argparse.Namespace) -> Any:
             "with --class COLUMN; or --split-demo DATASET to split a demo table"
         )
     attrs = [a.strip() for s in args.partition.split(";") for a in s.split(",") if a.strip()]
-    part = partition(attrs, args.partition.count(";") + 1, args.partition,
-                     class_site=args.class_site)  # fmt: skip
+    k = site_count(args)
+    part = partition(attrs, k, args.partition, class_site=class_site_index(args.class_site, k))
     names = [f"site{i + 1}" for i in range(part.k)]
     specs = [
         PartySpec(n, "site", columns=tuple(part.sites[i]), entries={"id": ID_COLUMN})

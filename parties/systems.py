@@ -25,7 +25,15 @@ from mpc.launcher import PartySpec
 from mpc.runtime import Party
 from parties.plan import Plan, load_party_data
 
-__all__ = ["SYSTEMS", "Plan", "System", "get_system", "random_sets", "read_set_file"]
+__all__ = [
+    "SYSTEMS",
+    "NumberList",
+    "Plan",
+    "System",
+    "get_system",
+    "random_sets",
+    "read_set_file",
+]
 
 
 @dataclass(frozen=True)
@@ -43,12 +51,40 @@ class System:
     summary: Callable[[Any], list[str]] | None = None
 
 
+class NumberList:
+    """The argparse ``type`` of an option whose value is a comma-separated list of numbers
+    (``--inputs -3,4,5``). ``mpc`` keeps a value that starts with a minus sign after such an
+    option as its value (argparse alone takes it for an option; see :mod:`mpc.cli`).
+
+    Called with the option's text, it returns ``parse(text)``: by default the list of
+    integers, an :class:`argparse.ArgumentTypeError` naming what was expected otherwise."""
+
+    def __init__(self, parse: Callable[[str], Any] | None = None) -> None:
+        self.parse = parse
+        self.__name__ = "number list"  # what argparse calls the type in its messages
+
+    def __call__(self, text: str) -> Any:
+        if self.parse is not None:
+            return self.parse(text)
+        try:
+            return [int(v) for v in text.split(",")]
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"expected comma-separated integers (e.g. -3,4,5), got {text!r}"
+            ) from None
+
+
 def _int_list(text: str, what: str) -> list[int]:
     try:
         values = [int(v) for v in text.split(",")]
     except ValueError:
         raise ConfigError(f"{what}: expected comma-separated integers, got {text!r}") from None
     return values
+
+
+def _numbers(value: str | list[int], what: str) -> list[int]:
+    """The integers of an option: already a list (:class:`NumberList`), or its text."""
+    return list(value) if isinstance(value, list) else _int_list(value, what)
 
 
 def _int_param(params: dict[str, Any], key: str, default: int) -> int:
@@ -78,9 +114,11 @@ def _sum_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--inputs",
+        type=NumberList(),
         default=None,
         metavar="X1,X2,...",
-        help="each party's private integer, in party order (default: 1,2,...,k)",
+        help="each party's private integer, in party order, negative ones too (-3,4,5); "
+        "default: 1,2,...,k",
     )
     p.add_argument(
         "--modulus",
@@ -99,7 +137,7 @@ def _sum_args(p: argparse.ArgumentParser) -> None:
 
 def _sum_plan(args: argparse.Namespace) -> Plan:
     k = args.parties
-    inputs = _int_list(args.inputs, "--inputs") if args.inputs else list(range(1, k + 1))
+    inputs = _numbers(args.inputs, "--inputs") if args.inputs else list(range(1, k + 1))
     if args.inputs and len(inputs) != k:
         raise ConfigError(f"--inputs has {len(inputs)} values but --parties is {k}")
     if k < 2:
@@ -132,6 +170,7 @@ def _sum_result(reports: dict[str, dict[str, Any]]) -> Any:
 def _ire_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--flags",
+        type=NumberList(),
         required=True,
         metavar="F1,F2,...",
         help="each site's AR flag (1: has attributes left, 0: none), in site order",
@@ -146,7 +185,7 @@ def _ire_args(p: argparse.ArgumentParser) -> None:
 
 
 def _ire_plan(args: argparse.Namespace) -> Plan:
-    flags = _int_list(args.flags, "--flags")
+    flags = _numbers(args.flags, "--flags")
     if len(flags) < 2:
         raise ConfigError(f"--flags needs one flag per site and at least 2 sites, got {flags}")
     if any(f not in (0, 1) for f in flags):
