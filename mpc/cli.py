@@ -15,7 +15,7 @@ Every option that names a file or folder to write (``--report``, ``--out``, ``--
 created (:data:`mpc.files.OUTPUT_RULE`); a path that cannot be written is a one-line error
 with exit code 2, before any party starts. An option whose value is a list of numbers
 (``--inputs -3,4,5``) takes a value that starts with a minus sign (:class:`NumberList
-<parties.systems.NumberList>`).
+<parties.options.NumberList>`).
 
 What the commands write for one party's eyes (keys, private inputs, reports, ledgers) is
 mode 0600 in folders of mode 0700 (:mod:`mpc.files`).
@@ -283,8 +283,8 @@ _NEGATIVE_VALUE = re.compile(r"-\.?\d.*", re.DOTALL)
 
 def number_list_options(parser: argparse.ArgumentParser) -> frozenset[str]:
     """The option strings, under ``parser``, whose values are lists of numbers
-    (:class:`parties.systems.NumberList`)."""
-    from parties.systems import NumberList
+    (:class:`parties.options.NumberList`)."""
+    from parties.options import NumberList
 
     return frozenset(
         o

@@ -86,7 +86,7 @@ __all__ = [
 
 
 def hybrid_args(p: argparse.ArgumentParser) -> None:
-    from parties.systems import NumberList
+    from parties.options import NumberList
 
     src = p.add_mutually_exclusive_group()
     src.add_argument(

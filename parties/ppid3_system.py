@@ -68,7 +68,7 @@ ID_COLUMN = "id"
 
 
 def ppid3_args(p: argparse.ArgumentParser) -> None:
-    from parties.systems import NumberList
+    from parties.options import NumberList
 
     src = p.add_mutually_exclusive_group()
     src.add_argument(

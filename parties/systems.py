@@ -23,6 +23,7 @@ from mpc.config import DeploymentConfig, PartyConfig
 from mpc.errors import ConfigError, ProtocolError
 from mpc.launcher import PartySpec
 from mpc.runtime import Party
+from parties.options import NumberList
 from parties.plan import Plan, load_party_data
 
 __all__ = [
@@ -49,29 +50,6 @@ class System:
     finish: Callable[[dict[str, dict[str, Any]], Plan], Any] | None = None
     #: when set, the lines ``mpc run`` prints for the result
     summary: Callable[[Any], list[str]] | None = None
-
-
-class NumberList:
-    """The argparse ``type`` of an option whose value is a comma-separated list of numbers
-    (``--inputs -3,4,5``). ``mpc`` keeps a value that starts with a minus sign after such an
-    option as its value (argparse alone takes it for an option; see :mod:`mpc.cli`).
-
-    Called with the option's text, it returns ``parse(text)``: by default the list of
-    integers, an :class:`argparse.ArgumentTypeError` naming what was expected otherwise."""
-
-    def __init__(self, parse: Callable[[str], Any] | None = None) -> None:
-        self.parse = parse
-        self.__name__ = "number list"  # what argparse calls the type in its messages
-
-    def __call__(self, text: str) -> Any:
-        if self.parse is not None:
-            return self.parse(text)
-        try:
-            return [int(v) for v in text.split(",")]
-        except ValueError:
-            raise argparse.ArgumentTypeError(
-                f"expected comma-separated integers (e.g. -3,4,5), got {text!r}"
-            ) from None
 
 
 def _int_list(text: str, what: str) -> list[int]:
