@@ -163,3 +163,18 @@ def _peak_rss_mb() -> float | None:
         return None
     kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return round(kb / (1024 * 1024 if sys.platform == "darwin" else 1024), 1)
+
+
+def cpu_model() -> str:
+    """This machine's CPU as the benchmarks name it (``model name`` of ``/proc/cpuinfo``, or
+    what :mod:`platform` knows)."""
+    import platform
+    from pathlib import Path
+
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown CPU"

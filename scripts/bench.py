@@ -58,6 +58,8 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from mpc.metrics import cpu_model
+
 ROOT = Path(__file__).resolve().parents[1]
 #: where a smoke run writes
 SCRATCH = Path(tempfile.gettempdir()) / "mpc-bench-smoke"
@@ -127,16 +129,6 @@ class RunFailed(RuntimeError):
     def __init__(self, message: str, tail: str = "") -> None:
         super().__init__(f"{message}:\n{tail}" if tail else message)
         self.tail = tail or message
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine() or "unknown CPU"
 
 
 def machine() -> str:

@@ -16,27 +16,18 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+from mpc.metrics import cpu_model
+
 ROOT = Path(__file__).resolve().parent.parent
 SIZES = (1_000, 10_000, 100_000)
 #: Paillier cost grows with n (one encryption per entry); --quick stops here.
 QUICK_PAILLIER_MAX_N = 10_000
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine() or "unknown CPU"
 
 
 def run_once(method: str, n: int, batch: int, seed: int, timeout: float) -> dict[str, Any]:

@@ -23,7 +23,6 @@ import os
 import platform
 import statistics
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -31,6 +30,7 @@ import numpy as np
 from mpc.keys import generate_keypair
 from mpc.launcher import free_ports
 from mpc.local import run_in_memory
+from mpc.metrics import cpu_model
 from mpc.runtime import Party
 from mpc.transport import PeerAddress, ZmqTransport
 from protocols import oblivious_transfer as ot
@@ -39,16 +39,6 @@ SIZES = (10_000, 100_000, 1_000_000)
 NAMES = ("A", "B")
 #: the receive deadline of every party: generous, a million products move 1.5 GB
 TIMEOUT_S = 300.0
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine() or "unknown CPU"
 
 
 def machine() -> str:

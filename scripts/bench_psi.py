@@ -26,27 +26,18 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+from mpc.metrics import cpu_model
+
 ROOT = Path(__file__).resolve().parent.parent
 SIZES = "1000,10000,100000"
 QUICK_SIZES = "1000,10000"
 PARTIES = "2,3,4"
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine() or "unknown CPU"
 
 
 def run_once(k: int, n: int, overlap: float, seed: int, timeout: float) -> dict[str, Any]:
