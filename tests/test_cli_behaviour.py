@@ -263,12 +263,21 @@ def test_ctrl_c_pressed_again_and_again_still_ends_with_one_line_and_130() -> No
 
 @pytest.mark.processes
 @pytest.mark.timeout(120)
-def test_ctrl_c_stops_mpc_party_with_one_line(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("command", "prog"),
+    [(("mpc", "party"), "mpc"), (("parties",), "python -m parties")],
+    ids=["mpc-party", "python-m-parties"],
+)
+def test_ctrl_c_stops_a_party_with_one_line(
+    tmp_path: Path, command: tuple[str, ...], prog: str
+) -> None:
+    """A party waiting for its peers, stopped by Ctrl-C: its peers are told, one line, 130
+    (the signal goes through the party's event loop, never into the middle of a task)."""
     code, _, err = run_mpc("deploy", "secure-sum", "--out", str(tmp_path / "d"), "--insecure",
                            *(f"--host=site{i}=127.0.0.1" for i in (1, 2, 3)))  # fmt: skip
     assert code == 0, err
     proc = subprocess.Popen(
-        [sys.executable, "-m", "mpc", "party", "site", "--config",
+        [sys.executable, "-m", *command, "site", "--config",
          str(tmp_path / "d" / "deployment.toml"), "--name", "site1", "--insecure"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, cwd=ROOT,
         start_new_session=True,
@@ -284,7 +293,7 @@ def test_ctrl_c_stops_mpc_party_with_one_line(tmp_path: Path) -> None:
             proc.wait(timeout=10)
     assert proc.returncode == 130, err
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
-    assert err.strip().splitlines()[-1] == "mpc: stopped by SIGINT"
+    assert err.strip().splitlines()[-1] == f"{prog}: stopped by SIGINT"
 
 
 # ------------------------------------------------------------------ 3. a closed stdout
