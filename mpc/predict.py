@@ -1,7 +1,7 @@
 """Saved plain models and ``mpc predict``: a tree of ``mpc train --model-out`` classifies the
 rows of a new CSV file.
 
-A plain model is one :mod:`mpc.model_file` document (system ``"id3"`` or ``"c45"``, party
+A plain model is one :mod:`mpc.learners.model_file` document (system ``"id3"`` or ``"c45"``, party
 ``null``, digest-checked) whose body holds everything prediction needs::
 
     {
@@ -12,7 +12,7 @@ A plain model is one :mod:`mpc.model_file` document (system ``"id3"`` or ``"c45"
       "discretizer": {"method": "equal-frequency", "bins": 4,
                       "edges": {"temperature": [70.5, 75.5]}},   # ID3's binned columns, else null
       "classes": ["no", "yes"],
-      "tree": {...},                                     # mpc.tree.to_json
+      "tree": {...},                                     # mpc.learners.tree.to_json
       "params": {"max_depth": null, ...},                # the learner's get_params()
       "training": {"data": "weather", "source": "...", "rows": 14, "bins": 4}
     }
@@ -27,7 +27,7 @@ new file's values are binned with the stored cut points, never with new ones. In
     predicted = model.predict(rows.table)               # = the fitted learner's predict
 
 What can go wrong is one :class:`~mpc.errors.ConfigError` naming the file: a model file that
-is edited, of another learner or malformed (:class:`~mpc.model_file.ModelError`), a new CSV
+is edited, of another learner or malformed (:class:`~mpc.learners.model_file.ModelError`), a new CSV
 without one of the model's attributes or with a value of the wrong kind
 (:class:`~mpc.datasets.DataError`).
 """
@@ -54,10 +54,10 @@ from mpc.datasets import (
     load_party_csv,
 )
 from mpc.errors import ConfigError
-from mpc.evaluation import accuracy, predict_table
-from mpc.files import open_private
-from mpc.model_file import ModelError, SavedModel, new_model_id, read_model, write_model
-from mpc.tree import Leaf, Node, from_json, nodes, to_json
+from mpc.learners.evaluation import accuracy, predict_table
+from mpc.learners.model_file import ModelError, SavedModel, new_model_id, read_model, write_model
+from mpc.learners.tree import Leaf, Node, from_json, nodes, to_json
+from mpc.runtime.files import open_private
 
 __all__ = [
     "PLAIN_LEARNERS",
@@ -165,7 +165,7 @@ def save_plain_model(path: str | Path, model: PlainModel) -> SavedModel:
 
 def load_plain_model(path: str | Path, learner: str | Sequence[str] = PLAIN_LEARNERS) -> PlainModel:
     """Read and check a model file of ``learner`` (one name or several). Raises
-    :class:`~mpc.model_file.ModelError` naming the file when it is edited, of another
+    :class:`~mpc.learners.model_file.ModelError` naming the file when it is edited, of another
     learner or malformed."""
     learners = (learner,) if isinstance(learner, str) else tuple(learner)
     saved = read_model(path, learners)

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from mpc.errors import ConfigError
-from mpc.files import open_private
+from mpc.runtime.files import open_private
 
 __all__ = ["add_sanitize_parser", "read_mask", "run_sanitize", "write_release"]
 

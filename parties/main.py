@@ -29,14 +29,14 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from mpc.config import DeploymentConfig, PartyConfig, load_config
 from mpc.errors import ConfigError, InputError, MPCError, PeerError
-from mpc.files import OUTPUT_RULE, check_output, write_private
-from mpc.keys import load_public_key, load_secret_key
-from mpc.launcher import STOP_SIGNALS, Stopped
-from mpc.metrics import jsonable
-from mpc.runtime import Fault, Party
-from mpc.transport import PeerAddress, ZmqTransport
+from mpc.runtime.config import DeploymentConfig, PartyConfig, load_config
+from mpc.runtime.files import OUTPUT_RULE, check_output, write_private
+from mpc.runtime.keys import load_public_key, load_secret_key
+from mpc.runtime.launcher import STOP_SIGNALS, Stopped
+from mpc.runtime.metrics import jsonable
+from mpc.runtime.party import Fault, Party
+from mpc.runtime.transport import PeerAddress, ZmqTransport
 from parties.systems import get_system
 
 __all__ = ["PROG", "build_parser", "check_outputs", "main", "own_files"]
@@ -193,7 +193,7 @@ def build_ping_parser(prog: str = f"{PROG} ping") -> argparse.ArgumentParser:
 
 def ping_main(argv: list[str], *, prog: str = f"{PROG} ping") -> int:
     """``python -m parties ping``: 0 healthy, 1 no (good) answer, 2 bad configuration."""
-    from mpc.monitor import ping
+    from mpc.runtime.monitor import ping
 
     args = build_ping_parser(prog).parse_args(argv)
     try:
@@ -409,7 +409,7 @@ async def _run_stoppable(
 
 def check_outputs(me: PartyConfig) -> None:
     """Refuse, before the party connects, a model or predictions file it could not write
-    (:func:`mpc.files.check_output`); the message names the option and the path."""
+    (:func:`mpc.runtime.files.check_output`); the message names the option and the path."""
     for path, option in ((me.model_out, "--model-out"), (me.predictions, "--predictions-out")):
         if path is not None:
             check_output(path, kind="file", option=f"{me.name}: {option}")

@@ -108,7 +108,7 @@ def test_missing_parent_folders_are_created_for_every_output(tmp_path: Path) -> 
 
 def test_every_output_option_states_the_rule_in_its_help() -> None:
     from mpc.cli import OUTPUT_OPTIONS
-    from mpc.files import OUTPUT_RULE
+    from mpc.runtime.files import OUTPUT_RULE
     from parties.main import build_parser as party_parser
 
     seen = set()
@@ -137,7 +137,7 @@ def test_a_party_refuses_an_unwritable_report_before_it_reads_its_config(tmp_pat
 
 
 def test_check_output_names_the_option_and_allows_missing_folders(tmp_path: Path) -> None:
-    from mpc.files import check_output
+    from mpc.runtime.files import check_output
 
     check_output(tmp_path / "new" / "deeper" / "file.json", option="--report")
     check_output(tmp_path / "new" / "folder", kind="folder", option="--keep")
@@ -466,8 +466,8 @@ def test_help_is_plain_text_everywhere() -> None:
 def test_plain_text_drops_rest_roles_and_double_backticks() -> None:
     from mpc.cli import plain_text
 
-    assert plain_text(":mod:`mpc.files` and :func:`~mpc.files.check_output`") == (
-        "mpc.files and check_output"
+    assert plain_text(":mod:`mpc.runtime.files` and :func:`~mpc.runtime.files.check_output`") == (
+        "mpc.runtime.files and check_output"
     )
     assert plain_text("``mpc train`` (:class:`NumberList <parties.systems.NumberList>`)::") == (
         "mpc train (NumberList):"
@@ -505,7 +505,7 @@ def test_the_confusion_matrix_columns_are_aligned(tmp_path: Path) -> None:
 
 
 def test_format_confusion_fits_the_widest_label_or_count() -> None:
-    from mpc.evaluation import format_confusion
+    from mpc.learners.evaluation import format_confusion
 
     assert format_confusion(["e", "p"], [[4208, 0], [0, 3916]]) == [
         "         e     p",
@@ -533,7 +533,7 @@ def test_cross_validation_progress_gives_done_of_total_and_time_left() -> None:
 
 
 def test_tree_progress_says_what_is_known_without_a_total() -> None:
-    from mpc.monitor import describe_progress, done_of, duration
+    from mpc.runtime.monitor import describe_progress, done_of, duration
 
     assert describe_progress("node 125 (depth 4), 12.3 s, 1.2 MB sent") == (
         "125 nodes so far, depth 4, 12 s elapsed, 1.2 MB sent"
@@ -549,7 +549,7 @@ def test_tree_progress_says_what_is_known_without_a_total() -> None:
 
 def test_progress_is_one_updating_line_on_a_terminal_and_plain_lines_elsewhere() -> None:
     from mpc.cli import _RunProgress
-    from mpc.monitor import ProgressLine
+    from mpc.runtime.monitor import ProgressLine
 
     plain = io.StringIO()
     shown = _RunProgress(plain, "[mpc] ", live=False)

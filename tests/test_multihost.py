@@ -374,7 +374,7 @@ def test_ppid3_sites_on_separate_hosts(
     # months later: new, unlabelled records, each host writing only its own columns (in its
     # own row order), classified by a second run of the parties with their saved parts
     from mpc.datasets import load_dataset
-    from mpc.id3 import ID3Classifier
+    from mpc.learners.id3 import ID3Classifier
 
     table, _ = load_dataset("weather", _data_dir())
     part = result["partition"]
