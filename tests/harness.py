@@ -33,8 +33,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from mpc.cli import build_parser
 from mpc.runtime.launcher import write_deployment
+from parties.cli.main import build_parser
 from parties.systems import get_system
 
 from .conftest import ROOT

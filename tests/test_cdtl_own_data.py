@@ -16,7 +16,6 @@ from typing import Any
 import numpy as np
 import pytest
 
-from mpc.cli import build_parser
 from mpc.crypto.sealed import ClientKey
 from mpc.datasets import Discretizer, load_party_csv
 from mpc.errors import InputError
@@ -36,6 +35,7 @@ from parties.cdtl_service import (
     model_path,
     rows_to_classify,
 )
+from parties.cli.main import build_parser
 from parties.systems import get_system
 from protocols.anatomization import anatomize, open_eseq
 from protocols.cdtl import CDBS, CLIENT, CDBSClient, CDBSStore, ClientCosts, serve_client

@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from mpc.cli import build_parser
 from mpc.datasets import DataError, load_csv, load_party_csv, resolve_data_dir
 from mpc.errors import ConfigError
+from parties.cli.main import build_parser
 
 from .conftest import ROOT, processes_mentioning, run_mpc, run_mpc_json
 
@@ -107,8 +107,8 @@ def test_missing_parent_folders_are_created_for_every_output(tmp_path: Path) -> 
 
 
 def test_every_output_option_states_the_rule_in_its_help() -> None:
-    from mpc.cli import OUTPUT_OPTIONS
     from mpc.runtime.files import OUTPUT_RULE
+    from parties.cli.main import OUTPUT_OPTIONS
     from parties.main import build_parser as party_parser
 
     seen = set()
@@ -327,7 +327,7 @@ def _plan(*argv: str) -> object:
 
     parser = build_parser()
     try:
-        from mpc.cli import keep_negative_values, number_list_options
+        from parties.cli.main import keep_negative_values, number_list_options
     except ImportError:  # (as the command line read it before negative values were kept)
         args = parser.parse_args(list(argv))
     else:
@@ -409,7 +409,7 @@ def test_a_secure_sum_of_negative_inputs() -> None:
 
 
 def test_every_number_list_option_takes_a_leading_minus() -> None:
-    from mpc.cli import keep_negative_values, number_list_options
+    from parties.cli.main import keep_negative_values, number_list_options
 
     parser = build_parser()
     options = number_list_options(parser)
@@ -464,7 +464,7 @@ def test_help_is_plain_text_everywhere() -> None:
 
 
 def test_plain_text_drops_rest_roles_and_double_backticks() -> None:
-    from mpc.cli import plain_text
+    from parties.cli.main import plain_text
 
     assert plain_text(":mod:`mpc.runtime.files` and :func:`~mpc.runtime.files.check_output`") == (
         "mpc.runtime.files and check_output"
@@ -548,8 +548,8 @@ def test_tree_progress_says_what_is_known_without_a_total() -> None:
 
 
 def test_progress_is_one_updating_line_on_a_terminal_and_plain_lines_elsewhere() -> None:
-    from mpc.cli import _RunProgress
     from mpc.runtime.monitor import ProgressLine
+    from parties.cli.main import _RunProgress
 
     plain = io.StringIO()
     shown = _RunProgress(plain, "[mpc] ", live=False)

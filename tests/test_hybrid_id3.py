@@ -22,7 +22,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mpc.cli import build_parser
 from mpc.datasets import Discretizer, Table, resolve_data_dir, weather
 from mpc.errors import ConfigError
 from mpc.learners.id3 import ID3Classifier
@@ -32,6 +31,7 @@ from mpc.runtime.config import PartyConfig, load_config
 from mpc.runtime.local import run_in_memory
 from mpc.runtime.party import Party
 from mpc.runtime.transport import InMemoryNetwork
+from parties.cli.main import build_parser
 from parties.hybrid_system import (
     COIN_SEED_KEY,
     COINS_OS,

@@ -23,7 +23,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mpc.cli import build_parser
 from mpc.datasets import Discretizer, Table, load_party_csv
 from mpc.errors import ConfigError
 from mpc.learners.evaluation import predict_table
@@ -32,6 +31,7 @@ from mpc.learners.tree import to_json
 from mpc.runtime.config import load_config
 from mpc.runtime.local import run_in_memory
 from mpc.runtime.party import Party
+from parties.cli.main import build_parser
 from parties.hybrid_model import load_part, strip_classes
 from parties.hybrid_system import hybrid_plan, hybrid_run, split_attributes
 from parties.vertical_csv import kind_entries, party_csv

@@ -180,16 +180,16 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     _per_system(deploy, _add_deploy)
 
-    from mpc.train import add_datasets_parser, add_train_parser
+    from parties.cli.train import add_datasets_parser, add_train_parser
 
     add_datasets_parser(sub)
     add_train_parser(sub)
 
-    from mpc.predict import add_predict_parser
+    from parties.cli.predict import add_predict_parser
 
     add_predict_parser(sub)
 
-    from mpc.sanitize import add_sanitize_parser
+    from parties.cli.sanitize import add_sanitize_parser
 
     add_sanitize_parser(sub)
 
@@ -599,21 +599,21 @@ def _stdout_to_devnull() -> None:
 
 def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "datasets":
-        from mpc.train import run_datasets
+        from parties.cli.train import run_datasets
 
         return run_datasets(args)
     if args.command == "train":
-        from mpc.train import run_train
+        from parties.cli.train import run_train
 
         return run_train(args)
     if args.command == "predict":
-        from mpc.predict import run_predict
+        from parties.cli.predict import run_predict
 
         return run_predict(args)
     if args.command == "deploy":
         return _deploy(args)
     if args.command == "sanitize":
-        from mpc.sanitize import run_sanitize
+        from parties.cli.sanitize import run_sanitize
 
         return run_sanitize(args)
     if args.command == "keygen":

@@ -199,12 +199,12 @@ _CSV_ONLY = {
 }
 
 
-def _load(args: argparse.Namespace) -> tuple[Table, Table | None]:
+def load_tables(args: argparse.Namespace) -> tuple[Table, Table | None]:
     """The training table and the test table (None: none of its own) that ``args`` name;
     ``args`` has the options of :func:`add_data_options` and may have those of ``mpc train``
     (``--nominal``, ``--continuous``, ``--delimiter``, ``--test``)."""
     from mpc.datasets import load_csv, load_dataset, resolve_data_dir
-    from mpc.predict import read_rows
+    from mpc.learners.plain_model import read_rows
 
     given = {dest: getattr(args, dest, None) for dest in _CSV_ONLY}
     if args.csv is None:
@@ -286,8 +286,9 @@ def _train(args: argparse.Namespace, display: ProgressLine) -> int:
     :class:`mpc.runtime.monitor.ProgressLine`); with ``--json`` none do."""
     from mpc.datasets import Discretizer, kinds_warning
     from mpc.learners.evaluation import accuracy, confusion_matrix, cross_validate, format_confusion
+    from mpc.learners.plain_model import PlainModel, save_plain_model
     from mpc.learners.tree import depth, leaf_count, node_count, render, to_dot, to_json
-    from mpc.predict import PlainModel, save_plain_model, write_predictions
+    from parties.cli.predict import write_predictions
 
     say = (lambda line: None) if args.json else display.note
     fold = (lambda line: None) if args.json else display.update
@@ -307,7 +308,7 @@ def _train(args: argparse.Namespace, display: ProgressLine) -> int:
         args.cv is not None or (args.csv is not None and args.test is None)
     ):
         raise ConfigError(no_test)
-    train, test = _load(args)
+    train, test = load_tables(args)
     if args.predictions_out is not None and test is None:
         raise ConfigError(no_test)
     if args.csv is not None:
