@@ -19,9 +19,9 @@ import numpy as np
 import pytest
 import zmq
 
-from mpc import runtime
 from mpc.crypto.curve25519 import InvalidPoint, X25519Key
 from mpc.errors import PeerMisbehaved, ProtocolError
+from mpc.runtime import party as runtime
 from mpc.runtime.codec import encode
 from mpc.runtime.keys import generate_keypair
 from mpc.runtime.launcher import free_ports
