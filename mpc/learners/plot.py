@@ -12,7 +12,8 @@ per site; every leaf shows its class and its class counts; every edge its test (
 ``<= threshold``, ``!= value``). A tree of more than ``max_nodes`` nodes is drawn to the
 deepest level that keeps it within ``max_nodes``; an interior node cut there is drawn with
 its class counts and the number of nodes below it, and the picture says how many nodes were
-left out.
+left out. The file is written as every output of a run is (:mod:`mpc.runtime.files`):
+mode 0600, missing parent folders made.
 
 matplotlib is an optional dependency (``pip install 'mpc-trees[experiments]'``):
 :func:`require_matplotlib` says so in one line, before any work, where it is missing. The
@@ -22,6 +23,8 @@ program.
 
 from __future__ import annotations
 
+import io
+import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +32,7 @@ from typing import Any
 
 from mpc.errors import ConfigError
 from mpc.learners.tree import Leaf, Node, Split, from_json, node_count
+from mpc.runtime.files import write_private
 
 __all__ = ["FORMATS", "PlotInfo", "check_plot_path", "plot_tree", "require_matplotlib"]
 
@@ -98,16 +102,21 @@ def _edge_label(node: Split, key: str) -> str:
     return f"= {key}"
 
 
+def _wrap(text: str, width: int = 16) -> str:
+    """A long name on a few lines (broken at hyphens and spaces where it can be)."""
+    return "\n".join(textwrap.wrap(text, width, break_on_hyphens=True)) or text
+
+
 def _fmt(n: float) -> str:
     return str(int(n)) if float(n).is_integer() else f"{n:.1f}"
 
 
 def _counts(counts: Mapping[str, float]) -> str:
-    """The non-zero class counts, two to a line (``no rows`` for none)."""
-    shown = [f"{c} {_fmt(n)}" for c, n in sorted(counts.items()) if n]
+    """The non-zero class counts, one to a line (``no rows`` for none)."""
+    shown = [f"{c}: {_fmt(n)}" for c, n in sorted(counts.items()) if n]
     if not shown:
         return "no rows"
-    return "\n".join(", ".join(shown[i : i + 2]) for i in range(0, len(shown), 2))
+    return "\n".join(shown)
 
 
 def _depth_limit(tree: Node, max_nodes: int) -> int:
@@ -193,8 +202,8 @@ def plot_tree(
     colour = {i: _SITE_COLOURS[n % len(_SITE_COLOURS)] for n, i in enumerate(order)}
 
     levels = max(b.depth for b in boxes) + 1
-    width = min(max(6.0, 1.9 * columns), 60.0)
-    height = 1.5 + 1.35 * levels
+    width = min(max(6.0, 1.5 * columns), 60.0)
+    height = 1.5 + 1.6 * levels
     fig = Figure(figsize=(width, height))
     ax = fig.subplots()
     ax.set_xlim(-0.7, columns - 0.3)
@@ -209,13 +218,13 @@ def plot_tree(
             for key, child in box.children:
                 ax.plot([box.x, child.x], [y - 0.12, -child.depth + 0.16], color="#555555",
                         linewidth=0.8, zorder=1)  # fmt: skip
-                ax.text((box.x + child.x) / 2, (y - child.depth) / 2, _edge_label(node, key),
+                ax.text((box.x + child.x) / 2, (y - child.depth) / 2, _wrap(_edge_label(node, key)),
                         fontsize=font - 1, ha="center", va="center", zorder=2,
                         bbox={"boxstyle": "round,pad=0.15", "fc": "white",
                               "ec": "none"})  # fmt: skip
-            text, face = node.attribute, colour[node.site]
+            text, face = _wrap(node.attribute), colour[node.site]
         elif isinstance(node, Split):  # cut at the depth limit
-            text = f"{node.attribute}\n{_counts(node.counts)}\n+{box.hidden} nodes below"
+            text = f"{_wrap(node.attribute)}\n{_counts(node.counts)}\n+{box.hidden} nodes below"
             face = colour[node.site]
         else:
             text, face = f"{node.label}\n{_counts(node.counts)}", _LEAF_COLOUR
@@ -240,11 +249,11 @@ def plot_tree(
     fmt = path.suffix.lower()[1:]
     # text stays text in an SVG (searchable, small); no date, so a picture is reproducible
     metadata = {"Date": None} if fmt == "svg" else {"Software": None}
-    try:
-        with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "mpc-trees"}):
-            fig.savefig(path, format=fmt, metadata=metadata)
-    except OSError as exc:
-        raise ConfigError(f"cannot write the picture {path}: {exc.strerror or exc}") from None
+    buffer = io.BytesIO()
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "mpc-trees"}):
+        fig.savefig(buffer, format=fmt, metadata=metadata)
+    # the tree is what its owners learned: a private file, like every other output of a run
+    write_private(path, buffer.getvalue())
     return PlotInfo(
         path=path,
         nodes=total,
