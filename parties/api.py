@@ -167,7 +167,7 @@ class RunResult:
             dataset = self.result.get("dataset") if isinstance(self.result, dict) else None
             title = (
                 f"{self.system}{f' on {dataset}' if dataset else ''}: the tree assembled "
-                "from every site's own nodes (no site holds it)"
+                "from every party's own nodes (no party holds it)"
             )
         return plot_tree(
             self.tree,
