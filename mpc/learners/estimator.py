@@ -292,10 +292,10 @@ class PlainTreeClassifier:
     ) -> Self:
         """Learn the tree from a :class:`~mpc.datasets.Table` (``y`` omitted), or from ``X``
         (a DataFrame or a 2-D array) and its labels ``y``; ``kinds`` overrides the kinds read
-        from ``X`` (see the module docstring). Other keyword arguments go to the learner
-        (:meth:`ID3Classifier._fit_table <mpc.learners.id3.ID3Classifier._fit_table>`,
-        :meth:`C45Classifier._fit_table <mpc.learners.c45.C45Classifier._fit_table>`).
-        Returns the learner."""
+        from ``X`` (see the module docstring). Other keyword arguments go to the learner's
+        own fit: ``attribute_order`` and ``sites`` for ID3 (the private learners'
+        tie-breaking order and owners), ``prune_rows`` for C4.5 (the rows that reduced-error
+        pruning holds out). Returns the learner."""
         if y is None:
             if not (hasattr(X, "attributes") and hasattr(X, "kinds") and hasattr(X, "n_rows")):
                 raise ConfigError(
