@@ -4,8 +4,8 @@ Roles: k >= 2 parties, each holding a private integer x_i.
 
 1. Each party draws k - 1 shares uniformly mod 2^64 from its own CSPRNG (``secrets``), keeps
    x_i minus their sum as its own share, and sends one share to each other party (``send``).
-2. Each party adds its own share to the shares it receives (``gather``): a partial sum s_i,
-   uniform on its own whatever the inputs.
+2. Each party adds its own share to the shares it receives (``recv`` from each peer): a
+   partial sum s_i, uniform on its own whatever the inputs.
 3. Each party sends s_i to all (``broadcast``) and receives everyone's (``gather``); the sum of
    the s_j is the sum of the x_i.
 
@@ -37,8 +37,8 @@ async def masked_sum(party: Party, x: int) -> int:
     own = (x - sum(shares.values())) % MODULUS
     for peer, share in shares.items():
         await party.send(peer, "masked-sum/share", share)
-    received = await party.gather(party.peers, "masked-sum/share")
-    partial = (own + sum(received.values())) % MODULUS
+    received = [await party.recv(peer, "masked-sum/share") for peer in party.peers]
+    partial = (own + sum(received)) % MODULUS
     await party.broadcast("masked-sum/partial", partial)
     partials = await party.gather(party.peers, "masked-sum/partial")
     total = (partial + sum(partials.values())) % MODULUS
