@@ -113,7 +113,7 @@ RUNS: dict[str, Run] = {
         )
     ),
     "mpc train --learner c45 --dataset house-votes-84 --cv 10": Run(
-        (r"^dataset:", r"^evaluation:", r"^accuracy:", r"^ +(democrat|republican) +\d")
+        (r"^dataset:", r"^evaluation:", r"^accuracy:", r"^(democrat|republican) +\d")
     ),
     "mpc train --csv broken.csv --class label": Run(
         (r"^mpc: error:",), files={"broken.csv": BAD_CSV["bad.csv"]}, exit_code=2
@@ -160,7 +160,7 @@ RUNS: dict[str, Run] = {
         (
             r"^system:",
             r"^ok:",
-            r"^  site3: ProcessDied",
+            r"^site3: ProcessDied",
         ),
         timeout=120,
     ),
