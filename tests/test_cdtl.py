@@ -756,3 +756,44 @@ def test_cdtl_and_cnl_take_turns_to_run_first() -> None:
     assert [o[0] for o in orders].count("cdtl") == [o[0] for o in orders].count("cnl") == 5
     assert method_order(["cdtl"], 1) == ["cdtl"]
     assert method_order(["cnl", "cdbsl"], 1) == ["cnl", "cdbsl"]
+
+
+def _experiment_script() -> Any:
+    import importlib.util
+    import sys
+
+    path = Path(__file__).resolve().parent.parent / "scripts" / "experiments" / "cdtl.py"
+    spec = importlib.util.spec_from_file_location("cdtl_experiments", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_experiment_tables_state_runs_and_spread_and_quick_runs_write_to_scratch() -> None:
+    exp = _experiment_script()
+    quick = exp.parse_args(["--quick"])
+    assert quick.out == exp.SCRATCH and "results" not in quick.out.parts
+    assert quick.repeats == 1 and quick.link_list == ["loopback", "shaped"]
+    assert exp.parse_args([]).out.parts[-2:] == ("results", "cdtl")
+
+    def one(protocol: str, link: str, ets: float, round_trips: int) -> dict[str, Any]:
+        return {
+            "experiment": "2", "protocol": protocol, "link": link, "rows": 435,
+            "nominal_splits": "binary", "test_rows": 100, "wall_s": 1.0,
+            "accuracy": {"cdtl": 0.9, "cnl": 0.95}, "client_seconds": {"cdtl": 1.0, "cnl": 1.0},
+            "round_trips": {"cdtl": round_trips, "cnl": 102}, "subtrees_learned": 5,
+            "ets": ets, "ets_cpu": ets, "ms": 0.4, "ms_held": 0.3,
+            "ets_per_fold": [ets], "ms_per_fold": [0.4],
+        }  # fmt: skip
+
+    runs = {
+        ("2", "shaped", "as-drawn"): [one("as-drawn", "shaped", x, 105) for x in (1.1, 1.3, 1.2)],
+        ("2", "shaped", "optimised"): [one("optimised", "shaped", x, 100) for x in (0.9, 0.7)],
+    }
+    cells = {k: exp.combine(v) for k, v in runs.items()}
+    md = exp.markdown(cells, exp.EXPERIMENTS, ["shaped"], ["as-drawn", "optimised"], ["hdr"])
+    # the median of each cell with its lowest and highest, and the runs per cell
+    assert "| 2 | shaped | 2/3 | 1.200 (1.100-1.300) | 0.800 (0.700-0.900) |" in md
+    assert "| 1.050 | 1.000 |" in md  # round trips per prediction, as drawn and optimised
