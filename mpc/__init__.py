@@ -5,8 +5,7 @@ The public surface::
     from mpc import Party, load_config, ProtocolError, ...
 """
 
-from mpc.commutative import MODP_2048, MODP_3072, CommutativeKey, SafePrimeGroup
-from mpc.config import DeploymentConfig, PartyConfig, load_config
+from mpc.crypto.commutative import MODP_2048, MODP_3072, CommutativeKey, SafePrimeGroup
 from mpc.errors import (
     AuthenticationError,
     ConfigError,
@@ -16,9 +15,10 @@ from mpc.errors import (
     PeerTimeout,
     ProtocolError,
 )
-from mpc.metrics import Ledger, Metrics
-from mpc.runtime import Party
-from mpc.transport import InMemoryNetwork, Transport, ZmqTransport
+from mpc.runtime.config import DeploymentConfig, PartyConfig, load_config
+from mpc.runtime.metrics import Ledger, Metrics
+from mpc.runtime.party import Party
+from mpc.runtime.transport import InMemoryNetwork, Transport, ZmqTransport
 
 __all__ = [
     "MODP_2048",

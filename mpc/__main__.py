@@ -2,6 +2,6 @@
 
 import sys
 
-from mpc.cli import main
+from parties.cli import main
 
 sys.exit(main())

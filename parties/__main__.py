@@ -9,6 +9,11 @@ import sys
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
-from parties.main import main  # noqa: E402
+from mpc.runtime.launcher import Stopped  # noqa: E402
+from parties.main import PROG, main  # noqa: E402
 
-sys.exit(main())
+try:
+    sys.exit(main())
+except Stopped as exc:  # SIGINT or SIGTERM: the party told its peers and closed; one line
+    print(f"{PROG}: {exc}", file=sys.stderr)
+    sys.exit(exc.exit_code)

@@ -13,7 +13,7 @@ parties, and either process may end between sessions, or be restarted during one
   the rest under a fresh key and outsources IT and ST with the shared prune set
   (:data:`~parties.cdtl_tables.PRUNE_FRACTION` of the rows, a public choice of ``seed``); the
   CDBS learns the BDT and stores all three. The client writes its model file
-  (:class:`ClientModel`, :mod:`mpc.model_file`, private, mode 0600): the key, the table's
+  (:class:`ClientModel`, :mod:`mpc.learners.model_file`, private, mode 0600): the key, the table's
   name at the CDBS and its schema digest, the columns and kinds it read, the discretizer, the
   prune rows, the sensitive attribute, the class and the kind of nominal split.
 * **classify** (``cdtl-classify``) — a new client process reads the model file (its digest
@@ -26,7 +26,7 @@ parties, and either process may end between sessions, or be restarted during one
 The CDBS process (the same program in both) serves its client until it says ``done`` and
 exits; a new process on the same database folder and key serves the next session, or the
 rest of this one: the client sends again what the old process never answered
-(:meth:`~mpc.runtime.Party.expect_restarts`). A client's predictions are those of the same
+(:meth:`~mpc.runtime.party.Party.expect_restarts`). A client's predictions are those of the same
 cdtl run in one process: the outsourced table, the BDT and the subtrees do not depend on how
 many processes served them.
 
@@ -60,13 +60,13 @@ from typing import Any
 
 import numpy as np
 
-from mpc.config import DeploymentConfig, PartyConfig
+from mpc.crypto.sealed import KEY_BYTES, ClientKey
 from mpc.datasets import CONTINUOUS, NOMINAL, Discretizer, PartyTable, Table, csv_header
 from mpc.errors import ConfigError, InputError, ProtocolError
-from mpc.launcher import PartySpec
-from mpc.model_file import ModelError, SavedModel, new_model_id, read_model, write_model
-from mpc.runtime import Party
-from mpc.sealed import KEY_BYTES, ClientKey
+from mpc.learners.model_file import ModelError, SavedModel, new_model_id, read_model, write_model
+from mpc.runtime.config import DeploymentConfig, PartyConfig
+from mpc.runtime.launcher import PartySpec
+from mpc.runtime.party import Party
 from parties.cdtl_system import serve_cdbs
 from parties.cdtl_tables import (
     PRUNE_FRACTION,
@@ -224,8 +224,8 @@ def model_path(path: str | Path) -> Path:
 
 
 def load_client_model(path: str | Path) -> tuple[ClientModel, SavedModel]:
-    """Read and check the client's model file; :class:`~mpc.model_file.ModelError` names the
-    file and what is wrong (missing, edited, of another learner, malformed)."""
+    """Read and check the client's model file; :class:`~mpc.learners.model_file.ModelError` names
+    the file and what is wrong (missing, edited, of another learner, malformed)."""
     saved = read_model(path, MODEL_SYSTEM)
     try:
         return ClientModel.from_body(saved.body), saved
@@ -373,7 +373,7 @@ def outsource_plan(args: argparse.Namespace) -> Any:
 
 
 async def outsource_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
-    from mpc.evaluation import train_test_split
+    from mpc.learners.evaluation import train_test_split
     from protocols.anatomization import anatomize, open_eseq, suppress_for_l
     from protocols.cdtl import CDBSClient
 
@@ -534,7 +534,7 @@ def classify_plan(args: argparse.Namespace) -> Any:
 
 
 async def classify_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
-    from mpc.evaluation import accuracy, rows_of
+    from mpc.learners.evaluation import accuracy, rows_of
     from protocols.cdtl import CDBSClient, ClientCosts
 
     p = cfg.params

@@ -34,11 +34,11 @@ from typing import Any
 
 import numpy as np
 
-from mpc.config import DeploymentConfig, PartyConfig
 from mpc.errors import ConfigError, ProtocolError
-from mpc.files import open_private
-from mpc.launcher import PartySpec
-from mpc.runtime import Party
+from mpc.runtime.config import DeploymentConfig, PartyConfig
+from mpc.runtime.files import open_private
+from mpc.runtime.launcher import PartySpec
+from mpc.runtime.party import Party
 from parties.cdtl_tables import (
     cdtl_folds,
     client_table,
@@ -166,7 +166,6 @@ def method_list(text: str | list[str]) -> list[str]:
 
 def cdtl_plan(args: argparse.Namespace) -> Any:
     from mpc.datasets import load_dataset, resolve_data_dir
-    from parties.hybrid_system import _concat
     from parties.plan import Plan
 
     if args.l < 2:
@@ -187,7 +186,7 @@ def cdtl_plan(args: argparse.Namespace) -> Any:
                 raise ConfigError(f"{option} goes with --csv; a named dataset has its own schema")
         table, extra = load_dataset(args.dataset or "weather", resolve_data_dir(args.data_dir))
         if extra is not None:
-            table = _concat(table, extra)
+            table = table.concat(extra)
         table = filter_rows(table, args.where)
         table = with_class(table, args.class_column)
         source = table.name
@@ -259,8 +258,8 @@ def method_order(methods: list[str], fold: int) -> list[str]:
 
 
 async def cdtl_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
-    from mpc.evaluation import rows_of
-    from mpc.sealed import ClientKey
+    from mpc.crypto.sealed import ClientKey
+    from mpc.learners.evaluation import rows_of
     from parties.plan import load_party_data
     from protocols.anatomization import anatomize, open_eseq, suppress_for_l
     from protocols.cdtl import CDBSClient, ClientCosts
@@ -524,16 +523,15 @@ def load_args(p: argparse.ArgumentParser) -> None:
 def load_plan(args: argparse.Namespace) -> Any:
     """One data owner's table outsourced by ``client1``; then every client (the same owner's
     key) sends ``--predictions`` cdtl predictions of random rows at once."""
+    from mpc.crypto.sealed import ClientKey
     from mpc.datasets import Discretizer, load_dataset, resolve_data_dir
-    from mpc.sealed import ClientKey
-    from parties.hybrid_system import _concat
     from parties.plan import Plan
 
     if args.clients < 1 or args.predictions < 1:
         raise ConfigError("--clients and --predictions must be at least 1")
     table, extra = load_dataset(args.dataset, resolve_data_dir(args.data_dir))
     if extra is not None:
-        table = _concat(table, extra)
+        table = table.concat(extra)
     table = with_class(table, args.class_column)
     if "continuous" in table.kinds:
         table = Discretizer.fit(table, args.bins).transform(table)
@@ -570,8 +568,8 @@ def load_plan(args: argparse.Namespace) -> Any:
 
 
 async def load_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
-    from mpc.evaluation import rows_of
-    from mpc.sealed import ClientKey
+    from mpc.crypto.sealed import ClientKey
+    from mpc.learners.evaluation import rows_of
     from parties.plan import load_party_data
     from protocols.anatomization import anatomize, suppress_for_l
     from protocols.cdtl import CDBSClient, ClientCosts

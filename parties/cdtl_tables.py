@@ -25,10 +25,10 @@ from typing import Any
 
 import numpy as np
 
-from mpc.config import PartyConfig
 from mpc.datasets import Discretizer, PartyTable, Table, load_party_csv
 from mpc.errors import ConfigError, InputError
-from mpc.evaluation import stratified_kfold, train_test_split
+from mpc.learners.evaluation import stratified_kfold, train_test_split
+from mpc.runtime.config import PartyConfig
 from protocols.anatomization import max_l
 
 __all__ = [

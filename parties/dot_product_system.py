@@ -17,10 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from mpc.config import DeploymentConfig, PartyConfig
 from mpc.errors import ConfigError, ProtocolError
-from mpc.launcher import PartySpec
-from mpc.runtime import Party
+from mpc.runtime.config import DeploymentConfig, PartyConfig
+from mpc.runtime.launcher import PartySpec
+from mpc.runtime.party import Party
 from protocols.dot_product import dot_products
 
 __all__ = [
@@ -83,7 +83,7 @@ def dot_product_args(p: argparse.ArgumentParser) -> None:
 
 
 def dot_product_plan(args: argparse.Namespace) -> Any:
-    from mpc.paillier import MIN_KEY_BITS, PAILLIER_KEY_BITS
+    from mpc.crypto.paillier import MIN_KEY_BITS, PAILLIER_KEY_BITS
     from parties.plan import Plan
     from protocols.dot_product import paillier_capacity_bits
 

@@ -51,13 +51,13 @@ from typing import Any
 
 import numpy as np
 
-from mpc.config import DeploymentConfig, PartyConfig
 from mpc.datasets import DataError, load_party_csv
 from mpc.errors import ConfigError, InputError, ProtocolError
-from mpc.evaluation import accuracy
-from mpc.launcher import PartySpec
-from mpc.model_file import ModelError
-from mpc.runtime import Party
+from mpc.learners.evaluation import accuracy
+from mpc.learners.model_file import ModelError
+from mpc.runtime.config import DeploymentConfig, PartyConfig
+from mpc.runtime.launcher import PartySpec
+from mpc.runtime.party import Party
 from parties.hybrid_model import HybridPart, load_part, plain_predict
 from parties.own_data import read_own_table, write_predictions
 from parties.vertical_csv import fresh_id_column, party_csv

@@ -1,4 +1,4 @@
-"""Hybrid-ID3's saved model: one part per party, each a :mod:`mpc.model_file` document
+"""Hybrid-ID3's saved model: one part per party, each a :mod:`mpc.learners.model_file` document
 (system ``"hybrid-id3"``, party ``"alice"`` or ``"bob"``), bound to its training run by the
 model id and the digests of both parts.
 
@@ -20,7 +20,7 @@ What a part's body holds, and why::
 * **The tree.** Teng & Du end with the tree at both parties, and classifying new records
   (:mod:`protocols.hybrid_classify`) needs at each party the tree's tests, to mark the
   terminals its own values allow. Only the class holder needs the classes of the terminals
-  (it weights its vector with them), so Bob's part keeps the whole tree (:mod:`mpc.tree`
+  (it weights its vector with them), so Bob's part keeps the whole tree (:mod:`mpc.learners.tree`
   JSON with counts and classes) and Alice's keeps the tests only (attribute, site and
   children; no counts, no classes): a file that lives on should hold no more than its use
   needs. Both keep the sorted class labels, so that either can receive the predictions.
@@ -35,7 +35,7 @@ In Python::
     part = load_part("bob.model.json", BOB)          # checked: digest, layout, role
     predicted = plain_predict({ALICE: a, BOB: b}, joined)   # the launcher's check, in plain
 
-What can go wrong is one :class:`~mpc.model_file.ModelError` naming the file: edited, of
+What can go wrong is one :class:`~mpc.learners.model_file.ModelError` naming the file: edited, of
 another learner, of the other party, or with a malformed body.
 """
 
@@ -49,9 +49,9 @@ from typing import Any
 import numpy as np
 
 from mpc.datasets import Discretizer, Table
-from mpc.evaluation import predict_table
-from mpc.model_file import ModelError, read_model
-from mpc.tree import from_json
+from mpc.learners.evaluation import predict_table
+from mpc.learners.model_file import ModelError, read_model
+from mpc.learners.tree import from_json
 from protocols.hybrid_id3 import ALICE, BOB, HybridSetup
 
 __all__ = [
@@ -147,8 +147,8 @@ class HybridPart:
 
 
 def load_part(path: str | Path, role: str) -> HybridPart:
-    """Read and check ``role``'s part (:func:`mpc.model_file.read_model`, then the body's
-    layout); raises :class:`~mpc.model_file.ModelError` naming the file."""
+    """Read and check ``role``'s part (:func:`mpc.learners.model_file.read_model`, then the body's
+    layout); raises :class:`~mpc.learners.model_file.ModelError` naming the file."""
     model = read_model(path, LEARNER)
     where = f"model file {model.path}"
     if model.party != role:
@@ -204,8 +204,8 @@ def load_part(path: str | Path, role: str) -> HybridPart:
 def plain_predict(parts: Mapping[str, HybridPart], table: Table) -> np.ndarray:
     """The saved model's predictions for the rows of the joined ``table`` (both parties'
     attributes, raw values), computed in plain: every continuous column binned with its
-    owner's cut points, then :func:`mpc.tree.predict_one` on Bob's tree. This is the check of
-    ``mpc run hybrid-id3-classify``, where one machine holds both parts."""
+    owner's cut points, then :func:`mpc.learners.tree.predict_one` on Bob's tree. This is the check
+    of ``mpc run hybrid-id3-classify``, where one machine holds both parts."""
     edges: dict[str, tuple[float, ...]] = {}
     bins = 2
     for part in parts.values():

@@ -58,11 +58,11 @@ from typing import Any
 
 import numpy as np
 
-from mpc.config import DeploymentConfig, PartyConfig
 from mpc.datasets import Discretizer, PartyTable
 from mpc.errors import ConfigError
-from mpc.model_file import SavedModel, write_model
-from mpc.runtime import Party
+from mpc.learners.model_file import SavedModel, write_model
+from mpc.runtime.config import DeploymentConfig, PartyConfig
+from mpc.runtime.party import Party
 from parties.hybrid_classify_system import classify_party, serve_classify
 from parties.hybrid_model import LEARNER, part_body
 from parties.own_data import read_own_table

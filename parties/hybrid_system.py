@@ -40,16 +40,15 @@ import numpy as np
 
 from mpc.datasets import (
     Discretizer,
-    Table,
     load_dataset,
     load_party_csv,
     resolve_data_dir,
 )
 from mpc.errors import ConfigError, ProtocolError
-from mpc.evaluation import accuracy, predict_table, train_test_split
-from mpc.id3 import ID3Classifier
-from mpc.launcher import PartySpec
-from mpc.tree import depth, from_json, render, to_json
+from mpc.learners.evaluation import accuracy, predict_table, train_test_split
+from mpc.learners.id3 import ID3Classifier
+from mpc.learners.tree import depth, from_json, render, to_json
+from mpc.runtime.launcher import PartySpec
 from parties.hybrid_party import (
     COIN_SEED_KEY,
     COINS_OS,
@@ -270,7 +269,7 @@ def _joined(args: argparse.Namespace) -> tuple[Any, np.ndarray]:
             raise ConfigError(f"{flag} goes with --csv; a named dataset knows its columns")
     table, extra = load_dataset(args.dataset or "weather", resolve_data_dir(args.data_dir))
     if extra is not None:  # adult ships a separate test file: pool the rows, split 80/20
-        table = _concat(table, extra)
+        table = table.concat(extra)
     return table, np.array([str(i + 1) for i in range(table.n_rows)], dtype=object)
 
 
@@ -351,19 +350,6 @@ def hybrid_plan(args: argparse.Namespace) -> Any:
         "model_out": str(args.model_out.resolve()) if args.model_out else None,
     }
     return Plan(specs, params, context)
-
-
-def _concat(a: Any, b: Any) -> Any:
-
-    return Table(
-        name=a.name,
-        attributes=tuple(a.attributes),
-        kinds=tuple(a.kinds),
-        columns=tuple(np.concatenate([x, y]) for x, y in zip(a.columns, b.columns, strict=True)),
-        target=np.concatenate([a.target, b.target]),
-        class_name=a.class_name,
-        source=f"{a.source} + {b.source}",
-    )
 
 
 # ----------------------------------------------------------------------------- the audit

@@ -22,18 +22,21 @@ import dataclasses
 import json
 import logging
 import os
+import signal
 import sys
+import threading
 import traceback
 from pathlib import Path
 from typing import Any
 
-from mpc.config import DeploymentConfig, PartyConfig, load_config
 from mpc.errors import ConfigError, InputError, MPCError, PeerError
-from mpc.files import OUTPUT_RULE, check_output, write_private
-from mpc.keys import load_public_key, load_secret_key
-from mpc.metrics import jsonable
-from mpc.runtime import Fault, Party
-from mpc.transport import PeerAddress, ZmqTransport
+from mpc.runtime.config import DeploymentConfig, PartyConfig, load_config
+from mpc.runtime.files import OUTPUT_RULE, check_output, write_private
+from mpc.runtime.keys import load_public_key, load_secret_key
+from mpc.runtime.launcher import STOP_SIGNALS, Stopped
+from mpc.runtime.metrics import jsonable
+from mpc.runtime.party import Fault, Party
+from mpc.runtime.transport import PeerAddress, ZmqTransport
 from parties.systems import get_system
 
 __all__ = ["PROG", "build_parser", "check_outputs", "main", "own_files"]
@@ -190,7 +193,7 @@ def build_ping_parser(prog: str = f"{PROG} ping") -> argparse.ArgumentParser:
 
 def ping_main(argv: list[str], *, prog: str = f"{PROG} ping") -> int:
     """``python -m parties ping``: 0 healthy, 1 no (good) answer, 2 bad configuration."""
-    from mpc.monitor import ping
+    from mpc.runtime.monitor import ping
 
     args = build_ping_parser(prog).parse_args(argv)
     try:
@@ -368,9 +371,45 @@ async def _run(
     return rc
 
 
+async def _run_stoppable(
+    cfg: DeploymentConfig, me: PartyConfig, args: argparse.Namespace, report: dict[str, Any]
+) -> int:
+    """:func:`_run`, ended cleanly by SIGINT or SIGTERM: the first signal cancels the run
+    (the party tells its peers that it stops and closes its sockets), then :class:`Stopped`
+    is raised for the caller to print one line and exit 128 + the signal number. Signals
+    that come again during the cleanup are ignored; signals the process was told to ignore
+    stay ignored. The handlers go through the event loop, so a signal never lands in the
+    middle of a task's step."""
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    got: list[int] = []
+
+    def stop(signum: int) -> None:
+        if not got and task is not None:
+            got.append(signum)
+            task.cancel()
+
+    in_main = threading.current_thread() is threading.main_thread()
+    handled = [s for s in STOP_SIGNALS if in_main and signal.getsignal(s) is not signal.SIG_IGN]
+    previous = {s: signal.getsignal(s) for s in handled}
+    for s in handled:
+        loop.add_signal_handler(s, stop, s)
+    try:
+        return await _run(cfg, me, args, report)
+    except asyncio.CancelledError:
+        if got:
+            raise Stopped(got[0]) from None
+        raise
+    finally:
+        for s in handled:
+            loop.remove_signal_handler(s)
+            old = previous[s]
+            signal.signal(s, old if old is not None else signal.SIG_DFL)
+
+
 def check_outputs(me: PartyConfig) -> None:
     """Refuse, before the party connects, a model or predictions file it could not write
-    (:func:`mpc.files.check_output`); the message names the option and the path."""
+    (:func:`mpc.runtime.files.check_output`); the message names the option and the path."""
     for path, option in ((me.model_out, "--model-out"), (me.predictions, "--predictions-out")):
         if path is not None:
             check_output(path, kind="file", option=f"{me.name}: {option}")
@@ -413,7 +452,7 @@ def main(argv: list[str] | None = None, *, prog: str = PROG) -> int:
             raise ConfigError(
                 f"system {system.name!r} has roles {sorted(system.roles)}, not {me.role!r}"
             )
-        rc = asyncio.run(_run(cfg, me, args, report))
+        rc = asyncio.run(_run_stoppable(cfg, me, args, report))
     except MPCError as exc:  # configuration, keys, input: nothing was started
         log.error("%s: %s: %s", args.name, type(exc).__name__, exc)
         report["error"] = _error_dict(exc)

@@ -1,6 +1,6 @@
-"""Option types shared by the command line of every system (:mod:`mpc.cli`) and the systems'
-own options (``parties/*_system.py``). Imports nothing from the systems, so that any of them
-may use it without a cycle."""
+"""Option types shared by the command line of every system (:mod:`parties.cli.main`) and the
+systems' own options (``parties/*_system.py``). Imports nothing from the systems, so that any of
+them may use it without a cycle."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ __all__ = ["NumberList"]
 class NumberList:
     """The argparse ``type`` of an option whose value is a comma-separated list of numbers
     (``--inputs -3,4,5``). ``mpc`` keeps a value that starts with a minus sign after such an
-    option as its value (argparse alone takes it for an option; see :mod:`mpc.cli`).
+    option as its value (argparse alone takes it for an option; see :mod:`parties.cli.main`).
 
     Called with the option's text, it returns ``parse(text)``: by default the list of
     integers, an :class:`argparse.ArgumentTypeError` naming what was expected otherwise."""

@@ -12,10 +12,10 @@ import csv
 from collections.abc import Sequence
 from pathlib import Path
 
-from mpc.config import PartyConfig
 from mpc.datasets import DataError, PartyTable, kinds_warning, load_party_csv
 from mpc.errors import ConfigError, InputError
-from mpc.files import open_private
+from mpc.runtime.config import PartyConfig
+from mpc.runtime.files import open_private
 
 __all__ = ["read_own_table", "write_predictions"]
 

@@ -5,9 +5,9 @@ class site; ``--data``/``--id`` or its deployment entry), aligns its records wit
 sites (:mod:`protocols.record_alignment`), bins its own continuous columns (equal-frequency
 bins on its own training rows), trains the distributed tree with the other sites, classifies
 the training and test instances with Algorithm 8 and, with ``--model-out``, saves its part of
-the tree (:mod:`mpc.model_file`); started with ``--model`` it classifies new records instead
-(also ``mpc run ppid3-classify``). For a local run the launcher loads a table, partitions its
-columns over ``k`` sites and writes each site such a file, in its own row order; ``mpc deploy``
+the tree (:mod:`mpc.learners.model_file`); started with ``--model`` it classifies new records
+instead (also ``mpc run ppid3-classify``). For a local run the launcher loads a table, partitions
+its columns over ``k`` sites and writes each site such a file, in its own row order; ``mpc deploy``
 writes only public things unless asked to split a demo table (``--split-demo``).
 ``--counts psi`` trains depth first with set-intersection counts
 (:mod:`protocols.ppid3`); ``--counts fast`` trains a level per exchange on additive shares
@@ -40,10 +40,10 @@ from typing import Any
 
 import numpy as np
 
-from mpc.config import DeploymentConfig, PartyConfig
 from mpc.errors import ConfigError, ProtocolError
-from mpc.launcher import PartySpec
-from mpc.runtime import Party
+from mpc.runtime.config import DeploymentConfig, PartyConfig
+from mpc.runtime.launcher import PartySpec
+from mpc.runtime.party import Party
 from protocols.level_dealing import DEALER, HELPERS
 
 log = logging.getLogger("mpc.ppid3")
@@ -381,8 +381,8 @@ def site_files(
 
 def ppid3_plan(args: argparse.Namespace) -> Any:
     from mpc.datasets import Discretizer, kinds_warning, partition
-    from mpc.evaluation import train_test_split
-    from mpc.id3 import ID3Classifier
+    from mpc.learners.evaluation import train_test_split
+    from mpc.learners.id3 import ID3Classifier
     from parties.plan import Plan
 
     k = site_count(args)
@@ -440,7 +440,7 @@ def ppid3_plan(args: argparse.Namespace) -> Any:
             )
         )
     if model_dir is not None:
-        from mpc.files import private_dir
+        from mpc.runtime.files import private_dir
 
         private_dir(model_dir)
     if _helper(args, part.k) == "dealer":
@@ -747,7 +747,7 @@ async def _train_run(
     }
     model_id, parts = await _bind_parts(site, body)
     if me.model_out is not None:
-        from mpc.model_file import SavedModel, write_model
+        from mpc.learners.model_file import SavedModel, write_model
 
         write_model(me.model_out, SavedModel("ppid3", party.name, model_id, body, parts))
         out["model"] = {"file": str(me.model_out), "model_id": model_id}
@@ -777,7 +777,7 @@ async def _train_run(
 async def _bind_parts(site: Party, body: dict[str, Any]) -> tuple[str, dict[str, str]]:
     """One model id for the run (drawn by the first site) and every site's part digest: what
     binds the parts of one tree together. Reveals digests of bodies with random node ids."""
-    from mpc.model_file import body_digest, new_model_id
+    from mpc.learners.model_file import body_digest, new_model_id
 
     first = site.parties[0]
     if site.name == first:
@@ -804,7 +804,7 @@ async def _classify_run(
     """Algorithm 8 on new, unlabelled records with this site's saved model part."""
     from mpc.datasets import CONTINUOUS
     from mpc.errors import InputError
-    from mpc.model_file import ModelError, read_model
+    from mpc.learners.model_file import ModelError, read_model
     from parties.own_data import read_own_table, write_predictions
     from protocols.classify_instance import classify_instances
     from protocols.ppid3 import DistributedTree
@@ -893,8 +893,8 @@ def _accuracy(pred: dict[int, str], ids: list[int], target: list[str]) -> float:
 
 
 def ppid3_result(reports: dict[str, dict[str, Any]], plan: Any) -> dict[str, Any]:
-    from mpc.evaluation import accuracy
-    from mpc.tree import to_json
+    from mpc.learners.evaluation import accuracy
+    from mpc.learners.tree import to_json
     from protocols.ppid3 import assemble, check_tree_equal
 
     ctx = plan.context
@@ -950,8 +950,8 @@ def ppid3_result(reports: dict[str, dict[str, Any]], plan: Any) -> dict[str, Any
             for n in names
         },
     }
-    from mpc.tree import depth as tree_depth_of
-    from mpc.tree import from_json, node_count
+    from mpc.learners.tree import depth as tree_depth_of
+    from mpc.learners.tree import from_json, node_count
 
     assembled = from_json(view)
     return {
@@ -1127,7 +1127,7 @@ def classify_args(p: argparse.ArgumentParser) -> None:
 
 
 def _model_parts(folder: Path) -> dict[str, Any]:
-    from mpc.model_file import read_model
+    from mpc.learners.model_file import read_model
 
     files = sorted(folder.glob("*.model.json")) if folder.is_dir() else []
     if not files:
@@ -1212,7 +1212,7 @@ def _classify_entries(model: Any, id_column: str, receives: bool, out: Path) -> 
 
 
 def classify_result(reports: dict[str, dict[str, Any]], plan: Any) -> dict[str, Any]:
-    from mpc.tree import from_json, predict_one
+    from mpc.learners.tree import from_json, predict_one
     from protocols.ppid3 import assemble
 
     ctx = plan.context

@@ -19,10 +19,10 @@ from typing import Any
 
 import numpy as np
 
-from mpc.config import DeploymentConfig, PartyConfig
 from mpc.errors import ConfigError, ProtocolError
-from mpc.launcher import PartySpec
-from mpc.runtime import Party
+from mpc.runtime.config import DeploymentConfig, PartyConfig
+from mpc.runtime.launcher import PartySpec
+from mpc.runtime.party import Party
 from parties.options import NumberList
 from parties.plan import Plan, load_party_data
 
@@ -335,7 +335,7 @@ def _elements(data: dict[str, Any], me: PartyConfig) -> list[str]:
 
 
 async def _psi_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
-    from mpc.curve25519 import ELEMENT_BYTES, hash_to_curve
+    from mpc.crypto.curve25519 import ELEMENT_BYTES, hash_to_curve
     from protocols.psi_ca import GroupInput, set_intersection_cardinality
 
     elements = _elements(load_party_data(me), me)

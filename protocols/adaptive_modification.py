@@ -7,7 +7,7 @@ trained on the release misclassify the confidential cells, while the loss of fun
 Table 1's view: the confidential cells are the *test data* (one test record per confidential
 cell, its class the cell's attribute); every other known cell is *training data*. Any
 attribute can be posted as the class label (multi-dimensional inference). The learner is the
-C4.5-style learner of :mod:`mpc.c45` (reduced-error pruning, seeded): a record with
+C4.5-style learner of :mod:`mpc.learners.c45` (reduced-error pruning, seeded): a record with
 ``"?"`` on a split attribute is an *uncertain evidence* whose weight is split among the
 children in proportion to their populations (footnote 2), in training and in classification.
 
@@ -47,10 +47,10 @@ from typing import Any
 
 import numpy as np
 
-from mpc.c45 import C45Classifier
 from mpc.datasets import NOMINAL, Table
 from mpc.errors import ConfigError
-from mpc.tree import MISSING, Leaf, Node, Split, distribution, majority, predict_one
+from mpc.learners.c45 import C45Classifier
+from mpc.learners.tree import MISSING, Leaf, Node, Split, distribution, majority, predict_one
 
 __all__ = [
     "LeafStats",

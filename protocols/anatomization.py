@@ -7,7 +7,7 @@ table operations of the collaborative learning: ``joinTables(leafIns, ST, GID)``
 
 Roles, inputs and outputs:
 
-* **client** — holds the person specific table ``D`` and the :class:`~mpc.sealed.ClientKey`.
+* **client** — holds the person specific table ``D`` and the :class:`~mpc.crypto.sealed.ClientKey`.
   :func:`anatomize` ``(D, A_s, l, key)`` gives ``IT`` and ``ST``, which it uploads to the CDBS.
   :func:`join` ``(IT, ST, key)`` rebuilds ``D`` exactly (client naive learning, Section 3.1);
   :func:`true_instances` ``(leafIns, key)`` keeps the true (tuple, sensitive value) pairs of a
@@ -45,7 +45,7 @@ Choices where the paper leaves room:
   distinct sensitive values, and this always succeeds when no value covers more than ``n / l``
   of the tuples (Xiao & Tao, *Anatomy*, VLDB 2006); otherwise :func:`anatomize` raises
   :class:`~mpc.errors.ConfigError` before anything is built.
-* ``ESEQ = E_k(salt, s)`` is a :func:`~mpc.sealed.seal` of ``salt || s || r``: a 16-byte
+* ``ESEQ = E_k(salt, s)`` is a :func:`~mpc.crypto.sealed.seal` of ``salt || s || r``: a 16-byte
   random salt, the sequence number ``s`` and the tuple's original row ``r`` (so :func:`join`
   restores the original row order), with associated data naming the table and the tuple's
   ``GID``: an ESEQ moved to another table or group fails authentication.
@@ -68,10 +68,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from mpc.c45 import CodedTable
-from mpc.datasets import CONTINUOUS, NOMINAL, Table
-from mpc.errors import ConfigError, ProtocolError
-from mpc.sealed import (
+from mpc.crypto.sealed import (
     OVERHEAD,
     ClientKey,
     associated_data,
@@ -79,6 +76,9 @@ from mpc.sealed import (
     open_rows,
     seal,
 )
+from mpc.datasets import CONTINUOUS, NOMINAL, Table
+from mpc.errors import ConfigError, ProtocolError
+from mpc.learners.c45 import CodedTable
 
 __all__ = [
     "ESEQ_BYTES",
@@ -178,7 +178,7 @@ class IdentifyingTable:
         return IdentifyingTable(self.table.subset(idx), self.gid[idx], self.eseq[idx])
 
     def to_wire(self) -> dict[str, Any]:
-        """A body for :mod:`mpc.codec`: nominal columns as a domain of str and an int32 code
+        """A body for :mod:`mpc.runtime.codec`: nominal columns as a domain of str and an int32 code
         array, continuous ones as float64 arrays, GID int64, ESEQ one uint8 array."""
         return {**_table_to_wire(self.table), "gid": self.gid, "eseq": self.eseq}
 
@@ -238,7 +238,7 @@ class SensitiveTable:
         return out
 
     def to_wire(self) -> dict[str, Any]:
-        """A body for :mod:`mpc.codec`."""
+        """A body for :mod:`mpc.runtime.codec`."""
         return {
             "name": self.name,
             "attribute": self.attribute,
@@ -322,7 +322,7 @@ class Candidates:
         return len(self.row)
 
     def to_wire(self, schema: TableSchema) -> dict[str, Any]:
-        """A body for :mod:`mpc.codec`, in the terms of the table's ``schema`` (which the
+        """A body for :mod:`mpc.runtime.codec`, in the terms of the table's ``schema`` (which the
         client holds, so only the rows travel): the leaf's IT rows as codes into the
         schema's domains (see :meth:`IdentifyingTable.to_wire`), with their GIDs and ESEQs,
         and the pairs as one int64 array of rows ``(row, seq, code of the value in the
@@ -409,7 +409,7 @@ class TableSchema:
         return _schema_digest(self)
 
     def to_wire(self) -> dict[str, Any]:
-        """A body for :mod:`mpc.codec`."""
+        """A body for :mod:`mpc.runtime.codec`."""
         return {
             "name": self.name,
             "source": self.source,
@@ -895,8 +895,8 @@ def leaf_learning_table(
 ) -> tuple[CodedTable, np.ndarray]:
     """``trueInstances`` of a ``leafIns`` received as :meth:`Candidates.to_wire` made it
     (with ``schema``): :func:`true_instances_with_rows`, with the same checks, but the table
-    comes as the learner's :class:`~mpc.c45.CodedTable` made from the codes on the wire (the
-    same table, so the same tree, without making the values str by str)."""
+    comes as the learner's :class:`~mpc.learners.c45.CodedTable` made from the codes on the wire
+    (the same table, so the same tree, without making the values str by str)."""
     cols, gid, eseq, pairs = _leaf_wire(doc, schema)
     seq, row = _open_eseq(eseq, gid, name, key)
     sensitive = pairs[_true_pairs(pairs[:, 0], pairs[:, 1], seq), 2]
@@ -950,7 +950,7 @@ def joined_learning_table(
     it_doc: Any, st_doc: Any, key: ClientKey, *, name: str
 ) -> tuple[CodedTable, np.ndarray]:
     """:func:`join_with_rows` of ``IT`` and ``ST`` received as their ``to_wire`` made them,
-    with the same checks, the table as the learner's :class:`~mpc.c45.CodedTable` (see
+    with the same checks, the table as the learner's :class:`~mpc.learners.c45.CodedTable` (see
     :func:`leaf_learning_table`)."""
     cols, gid, eseq = _wire_it(it_doc)
     d = _mapping(st_doc, "ST")
@@ -995,7 +995,7 @@ def _coded_restore(
 
 
 # --------------------------------------------------------------------------------------------
-# Wire helpers (bodies for mpc.codec; malformed input raises ProtocolError)
+# Wire helpers (bodies for mpc.runtime.codec; malformed input raises ProtocolError)
 
 
 def _table_to_wire(t: Table, domains: Sequence[Sequence[str]] | None = None) -> dict[str, Any]:

@@ -6,11 +6,12 @@ learning (cnl) and CDBS learning (cdbsl) of Section 3.
 Roles:
 
 * **client** — the data owner: holds the table ``D`` and the key ``k`` (a
-  :class:`~mpc.sealed.ClientKey`); outsources ``IT`` and ``ST`` (:mod:`protocols.anatomization`)
-  and asks for predictions. It keeps nothing but the key between requests; to come back in
-  a later process it needs the key, the table's name, the digest of its schema (checked
-  against the CDBS's: :meth:`CDBSClient.table_schema`) and the shared prune rows, which a
-  client keeps in its private model file (the ``cdtl-outsource`` / ``cdtl-classify`` systems).
+  :class:`~mpc.crypto.sealed.ClientKey`); outsources ``IT`` and ``ST``
+  (:mod:`protocols.anatomization`) and asks for predictions. It keeps nothing but the key between
+  requests; to come back in a later process it needs the key, the table's name, the digest of its
+  schema (checked against the CDBS's: :meth:`CDBSClient.table_schema`) and the shared prune rows,
+  which a client keeps in its private model file (the ``cdtl-outsource`` / ``cdtl-classify``
+  systems).
 * **cdbs** — the cloud database server: stores ``IT``, ``ST``, the base decision tree (BDT)
   and the encrypted subtrees (:class:`CDBSStore`, SQLite), learns the BDT from ``IT`` and
   serves requests (:func:`serve_client`).
@@ -39,7 +40,7 @@ Protocol (every request but ``update_bdt`` one round trip, :class:`CDBSClient`):
   the learner grows on (those not in the shared prune set) all have one class or are too
   few to split, with that leaf's class.
   The CDBS knows this from IT's classes and the prune positions
-  (:meth:`~mpc.c45.C45Classifier.single_leaf_label`). The client then neither receives
+  (:meth:`~mpc.learners.c45.C45Classifier.single_leaf_label`). The client then neither receives
   tuples nor learns, and its prediction is the one Figure 3's subtree would give.
 * ``update_bdt`` — the client uploads the subtree it learned for a leaf, AES-GCM sealed under
   its key with the table and the leaf id as associated data; the CDBS stores the first subtree
@@ -106,14 +107,14 @@ from typing import Any
 import msgpack
 import numpy as np
 
-from mpc.c45 import C45Classifier, CodedTable
-from mpc.codec import decode, encode
+from mpc.crypto.sealed import ClientKey, associated_data, open_json, seal_json
 from mpc.datasets import Table
 from mpc.errors import AuthenticationError, ConfigError, ProtocolError
-from mpc.evaluation import rows_of
-from mpc.runtime import Party
-from mpc.sealed import ClientKey, associated_data, open_json, seal_json
-from mpc.tree import MISSING, Node, Split, from_json, predict_one, to_json
+from mpc.learners.c45 import C45Classifier, CodedTable
+from mpc.learners.evaluation import rows_of
+from mpc.learners.tree import MISSING, Node, Split, from_json, predict_one, to_json
+from mpc.runtime.codec import decode, encode
+from mpc.runtime.party import Party
 from protocols.anatomization import (
     Anatomized,
     IdentifyingTable,
@@ -503,7 +504,7 @@ class _Loaded:
         """The class the client's subtree of ``leaf`` predicts everywhere when the learner is
         sure to make it a single leaf whatever the sensitive values are: the tuples it grows
         on (those not in the shared prune set) all have one class, or are too few to split
-        (:meth:`~mpc.c45.C45Classifier.single_leaf_label`; the CDBS has every tuple's class
+        (:meth:`~mpc.learners.c45.C45Classifier.single_leaf_label`; the CDBS has every tuple's class
         and the prune positions). None if the subtree depends on the sensitive values
         (computed on first use)."""
         if leaf not in self.single:
@@ -801,7 +802,7 @@ class CDBSClient:
     The CDBS may be restarted between or during requests (a new process on the same
     database): the client then sends again every request it has no answer for. Use one
     ``CDBSClient`` per party and CDBS (it registers itself with
-    :meth:`~mpc.runtime.Party.expect_restarts`)."""
+    :meth:`~mpc.runtime.party.Party.expect_restarts`)."""
 
     def __init__(
         self,

@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 
 from mpc.errors import ProtocolError
-from mpc.runtime import Party
-from mpc.tree import majority
+from mpc.learners.tree import majority
+from mpc.runtime.party import Party
 from protocols.ppid3 import DistributedTree
 
 __all__ = ["classify_instances", "tree_depth"]

@@ -52,10 +52,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from mpc.curve25519 import hash_ids
+from mpc.crypto.curve25519 import hash_ids
 from mpc.errors import ConfigError, ProtocolError
-from mpc.id3 import information_gain
-from mpc.runtime import Party
+from mpc.learners.id3 import information_gain
+from mpc.runtime.party import Party
 from protocols.psi_ca import GroupInput, os_permutation, set_intersection_cardinality
 
 __all__ = [

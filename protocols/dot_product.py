@@ -36,7 +36,7 @@ The masks come from a cryptographic generator (AES-CTR keyed from ``secrets``), 
 numpy generator: a statistical PRNG's state can be recovered from its outputs, and Bob sees
 ``A + Ra`` where ``A`` may be mostly zeros.
 
-Method ``paillier`` — no third party; Alice holds a fresh Paillier key (:mod:`mpc.paillier`):
+Method ``paillier`` — no third party; Alice holds a fresh Paillier key (:mod:`mpc.crypto.paillier`):
 
 1. Alice sends ``n`` and ``Enc(A_ji)`` for every entry (fresh randomness each) to Bob;
 2. for every ``(j, k)`` Bob computes ``Enc(sum_i A_ji B_ik)`` homomorphically (over the
@@ -67,7 +67,6 @@ form); the Paillier method also counts ``paillier_keygen``, ``paillier_enc``, ``
 from __future__ import annotations
 
 import asyncio
-import math
 import secrets
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -76,9 +75,10 @@ import gmpy2
 import numpy as np
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
+from mpc.crypto.paillier import PAILLIER_KEY_BITS, PaillierPrivateKey, PaillierPublicKey
 from mpc.errors import ConfigError, ProtocolError
-from mpc.paillier import PAILLIER_KEY_BITS, PaillierPrivateKey, PaillierPublicKey
-from mpc.runtime import Party
+from mpc.runtime.chunks import checked_shape, pack_array, unpack_array
+from mpc.runtime.party import Party
 
 __all__ = [
     "ALICE",
@@ -99,8 +99,6 @@ METHODS = ("dealer", "paillier")
 REVEAL = ("alice", "bob", "both", None)
 #: σ: Alice's view of a masked product is within statistical distance 2^-σ of uniform.
 STATISTICAL_SECURITY = 64
-#: Largest array frame a message carries; bigger matrices travel as several frames.
-CHUNK_BYTES = 4 * 1024 * 1024
 _WORD = 2**64
 _MPZ = type(gmpy2.mpz(0))
 
@@ -290,8 +288,8 @@ async def _deal(
     else:
         Rb = words(n * ell).reshape(n, ell)
         rb = Ra @ Rb - ra
-    await party.send(alice, f"{tag}/dealer", {"Ra": _pack(Ra), "ra": _pack(ra)})
-    await party.send(bob, f"{tag}/dealer", {"Rb": _pack(Rb), "rb": _pack(rb)})
+    await party.send(alice, f"{tag}/dealer", {"Ra": pack_array(Ra), "ra": pack_array(ra)})
+    await party.send(bob, f"{tag}/dealer", {"Rb": pack_array(Rb), "rb": pack_array(rb)})
 
 
 async def _dealer_method(
@@ -301,11 +299,11 @@ async def _dealer_method(
     if role == ALICE:
         A = M
         m, n = A.shape
-        Ra = _unpack(got.get("Ra"), np.uint64, (m, n), dealer, "Ra")
-        ra = _unpack(got.get("ra"), np.uint64, (m, 1) if rows else (m, None), dealer, "ra")
+        Ra = unpack_array(got.get("Ra"), np.uint64, (m, n), dealer, "Ra")
+        ra = unpack_array(got.get("ra"), np.uint64, (m, 1) if rows else (m, None), dealer, "ra")
         ell = ra.shape[1]
-        await party.send(other, f"{tag}/masked", _pack(A + Ra))
-        B_hat = _unpack(
+        await party.send(other, f"{tag}/masked", pack_array(A + Ra))
+        B_hat = unpack_array(
             await party.recv(other, f"{tag}/masked"),
             np.uint64,
             (m, n) if rows else (n, ell),
@@ -319,11 +317,11 @@ async def _dealer_method(
         ell = 1
     else:
         n, ell = B.shape
-    Rb = _unpack(got.get("Rb"), np.uint64, B.shape, dealer, "Rb")
-    rb = _unpack(got.get("rb"), np.uint64, (m, 1) if rows else (None, ell), dealer, "rb")
+    Rb = unpack_array(got.get("Rb"), np.uint64, B.shape, dealer, "Rb")
+    rb = unpack_array(got.get("rb"), np.uint64, (m, 1) if rows else (None, ell), dealer, "rb")
     m = rb.shape[0]
-    await party.send(other, f"{tag}/masked", _pack(B + Rb))
-    A_hat = _unpack(await party.recv(other, f"{tag}/masked"), np.uint64, (m, n), other, "A+Ra")
+    await party.send(other, f"{tag}/masked", pack_array(B + Rb))
+    A_hat = unpack_array(await party.recv(other, f"{tag}/masked"), np.uint64, (m, n), other, "A+Ra")
     return (_row_sums(A_hat, B) if rows else A_hat @ B) + rb, (m, n, ell)
 
 
@@ -334,9 +332,9 @@ async def _open_shares(
     if this party does. Returns the product or the share."""
     other_role = BOB if role == ALICE else ALICE
     if reveal_to in (other_role, "both"):
-        await party.send(other, f"{tag}/share", _pack(share))
+        await party.send(other, f"{tag}/share", pack_array(share))
     if reveal_to in (role, "both"):
-        theirs = _unpack(
+        theirs = unpack_array(
             await party.recv(other, f"{tag}/share"), np.uint64, share.shape, other, "share"
         )
         return share + theirs
@@ -372,11 +370,13 @@ async def _paillier_method(
         party.metrics.count("paillier_keygen", 1)
         cs = await asyncio.to_thread(key.encrypt_many, A.reshape(-1).tolist())
         party.metrics.count("paillier_enc", m * n)
-        body = {"n": pk.n, "shape": [m, n], "c": _pack(pk.ciphertexts_to_array(cs))}
+        body = {"n": pk.n, "shape": [m, n], "c": pack_array(pk.ciphertexts_to_array(cs))}
         await party.send(other, f"{tag}/enc", body)
         reply = _fields(await party.recv(other, f"{tag}/enc"), other, ("shape", "c"))
-        ell = _dims(reply.get("shape"), (m, 1) if rows else (m, None), other, "Enc(A B + mask)")[1]
-        cts = _unpack(reply.get("c"), np.uint8, (m * ell, pk.ciphertext_bytes), other, "c")
+        ell = checked_shape(
+            reply.get("shape"), (m, 1) if rows else (m, None), other, "Enc(A B + mask)"
+        )[1]
+        cts = unpack_array(reply.get("c"), np.uint8, (m * ell, pk.ciphertext_bytes), other, "c")
         D = await asyncio.to_thread(key.decrypt_many, pk.ciphertexts_from_array(cts))
         party.metrics.count("paillier_dec", m * ell)
         limit = 1 << paillier_capacity_bits(n)  # D = (A B)_jk + M_jk < 2^κ + 2^(κ+σ)
@@ -384,7 +384,7 @@ async def _paillier_method(
             raise ProtocolError(f"dot product (paillier): {other} sent a product out of range")
         U = np.array([int(d) % _WORD for d in D], dtype=np.uint64).reshape(m, ell)
         if bob_learns:
-            await party.send(other, f"{tag}/share", _pack(U))
+            await party.send(other, f"{tag}/share", pack_array(U))
         return U, (m, n, ell)
 
     B = M
@@ -395,7 +395,7 @@ async def _paillier_method(
     else:
         n, ell = B.shape
     body = _fields(await party.recv(other, f"{tag}/enc"), other, ("n", "shape", "c"))
-    m = _dims(body.get("shape"), (m_b, n), other, "Enc(A)")[0]
+    m = checked_shape(body.get("shape"), (m_b, n), other, "Enc(A)")[0]
     N = body.get("n")
     if isinstance(N, _MPZ):
         N = int(N)
@@ -412,7 +412,7 @@ async def _paillier_method(
             f"vectors of length {n} (needs more than {paillier_capacity_bits(n)} bits)"
         )
     cs = pk.ciphertexts_from_array(
-        _unpack(body.get("c"), np.uint8, (m * n, pk.ciphertext_bytes), other, "c")
+        unpack_array(body.get("c"), np.uint8, (m * n, pk.ciphertext_bytes), other, "c")
     )
     if rows:  # row j of A with row j of B
         own_rows = [B[j].tolist() for j in range(m)]
@@ -440,11 +440,11 @@ async def _paillier_method(
     party.metrics.count("paillier_enc", m * ell)
     out = [c * e % pk.n_sq for c, e in zip(C, fresh, strict=True)]
     await party.send(
-        other, f"{tag}/enc", {"shape": [m, ell], "c": _pack(pk.ciphertexts_to_array(out))}
+        other, f"{tag}/enc", {"shape": [m, ell], "c": pack_array(pk.ciphertexts_to_array(out))}
     )
     V = (np.uint64(0) - t).reshape(m, ell)
     if bob_learns:
-        U = _unpack(await party.recv(other, f"{tag}/share"), np.uint64, (m, ell), other, "U")
+        U = unpack_array(await party.recv(other, f"{tag}/share"), np.uint64, (m, ell), other, "U")
         return U + V, (m, n, ell)
     return V, (m, n, ell)
 
@@ -491,55 +491,6 @@ def _as_matrix(X: Any, role: str, rows: bool = False) -> np.ndarray:
             f"dot product: {role} must pass a non-empty vector or matrix, got shape {arr.shape}"
         )
     return np.ascontiguousarray(arr)
-
-
-def _pack(arr: np.ndarray) -> dict[str, Any]:
-    """An array as ``{"shape", "parts"}``: its flat data in frames of at most CHUNK_BYTES."""
-    flat = np.ascontiguousarray(arr).reshape(-1)
-    step = max(1, CHUNK_BYTES // flat.itemsize)
-    return {
-        "shape": list(arr.shape),
-        "parts": [flat[i : i + step] for i in range(0, flat.size, step)],
-    }
-
-
-def _unpack(
-    body: object,
-    dtype: type[np.generic] | np.dtype[Any],
-    shape: Sequence[int | None],
-    sender: str,
-    what: str,
-) -> np.ndarray:
-    """Inverse of :func:`_pack`, checking dtype and shape (``None``: any positive size)."""
-    if not isinstance(body, dict) or not isinstance(body.get("parts"), list):
-        raise ProtocolError(f"dot product: {sender} sent a malformed {what}")
-    dims = _dims(body.get("shape"), shape, sender, what)
-    parts = body["parts"]
-    if not all(
-        isinstance(p, np.ndarray) and p.dtype == np.dtype(dtype) and p.ndim == 1 for p in parts
-    ):
-        raise ProtocolError(f"dot product: {sender} sent {what} that is not {np.dtype(dtype)} data")
-    flat = np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
-    if flat.size != math.prod(dims):
-        raise ProtocolError(
-            f"dot product: {sender} sent {flat.size} values for {what} of shape {dims}"
-        )
-    return flat.reshape(dims)
-
-
-def _dims(value: object, shape: Sequence[int | None], sender: str, what: str) -> tuple[int, ...]:
-    if (
-        not isinstance(value, list)
-        or len(value) != len(shape)
-        or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 1 for d in value)
-        or any(want is not None and d != want for d, want in zip(value, shape, strict=True))
-    ):
-        expected = "(" + ", ".join("any" if d is None else str(d) for d in shape) + ")"
-        raise ProtocolError(
-            f"dot product: {sender} sent {what} of shape {value!r}, expected {expected}; "
-            "do both parties agree on the vector length n?"
-        )
-    return tuple(value)
 
 
 def _fields(body: object, sender: str, allowed: Sequence[str]) -> dict[str, Any]:

@@ -86,9 +86,10 @@ import numpy as np
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
 from mpc.errors import ConfigError, ProtocolError
-from mpc.runtime import Party
+from mpc.runtime.chunks import pack_array, unpack_array
+from mpc.runtime.party import Party
 from protocols.distribution_counts import Constraints, CountOracle, form_trans_set
-from protocols.dot_product import _pack, _unpack, os_random_words
+from protocols.dot_product import os_random_words
 from protocols.psi_ca import os_permutation
 
 __all__ = [
@@ -181,9 +182,11 @@ async def elementwise_product(
         R, r = words[:size].reshape(x.shape), words[size:].reshape(x.shape)
     else:
         R = prg_words(got["seed"], size).reshape(x.shape)
-        r = _unpack(got.get("r"), np.uint64, x.shape, dealer, "r")
-    await party.send(other, f"{tag}/masked", _pack(x + R))
-    theirs = _unpack(await party.recv(other, f"{tag}/masked"), np.uint64, x.shape, other, "x+R")
+        r = unpack_array(got.get("r"), np.uint64, x.shape, dealer, "r")
+    await party.send(other, f"{tag}/masked", pack_array(x + R))
+    theirs = unpack_array(
+        await party.recv(other, f"{tag}/masked"), np.uint64, x.shape, other, "x+R"
+    )
     party.metrics.count("elementwise_products", size)
     if me_a:
         return r - R * theirs
@@ -197,7 +200,7 @@ async def _deal_elementwise(party: Party, shape: tuple[int, ...], a: str, b: str
     Ra, ra = words[:size], words[size:]
     rb = Ra * prg_words(seed_b, size) - ra
     await party.send(a, f"{tag}/dealer", {"seed": seed_a})
-    await party.send(b, f"{tag}/dealer", {"seed": seed_b, "r": _pack(rb.reshape(shape))})
+    await party.send(b, f"{tag}/dealer", {"seed": seed_b, "r": pack_array(rb.reshape(shape))})
 
 
 # ----------------------------------------------------------------------------- class order
@@ -235,7 +238,7 @@ async def deal_permuted_open(
     seed = secrets.token_bytes(32)
     K, L = prg_array(seed, (2, m, B * p), dtype)
     await party.send(peer, f"{tag}/dealer", {"seed": seed})
-    await party.send(site, f"{tag}/dealer", {"d": _pack(permute_blocks(K, perms) - L)})
+    await party.send(site, f"{tag}/dealer", {"d": pack_array(permute_blocks(K, perms) - L)})
 
 
 async def open_permuted_owner(
@@ -249,8 +252,8 @@ async def open_permuted_owner(
     if not isinstance(got, dict) or not isinstance(got.get("seed"), bytes):
         raise ProtocolError(f"{dealer} sent no randomness for the permuted opening {tag}")
     K, L = prg_array(got["seed"], (2, *a.shape), a.dtype)
-    await party.send(class_site, f"{tag}/a-K", _pack(a - K))
-    y = _unpack(await party.recv(class_site, f"{tag}/open"), a.dtype, a.shape, class_site,
+    await party.send(class_site, f"{tag}/a-K", pack_array(a - K))
+    y = unpack_array(await party.recv(class_site, f"{tag}/open"), a.dtype, a.shape, class_site,
                 "permuted counts")  # fmt: skip
     return y + L
 
@@ -276,10 +279,10 @@ async def open_permuted_class_site(
     await ask({"kind": "perm", "peer": owner, "tag": tag, "shape": [m, B, p],
                "perms": perms.tolist()})  # fmt: skip
     got = await party.recv(dealer, f"{tag}/dealer")
-    d = _unpack(got.get("d") if isinstance(got, dict) else None, T.dtype, (m, cols), dealer,
+    d = unpack_array(got.get("d") if isinstance(got, dict) else None, T.dtype, (m, cols), dealer,
                 "K pi - L")  # fmt: skip
-    x = _unpack(await party.recv(owner, f"{tag}/a-K"), T.dtype, (m, cols), owner, "a - K")
-    await party.send(owner, f"{tag}/open", _pack(permute_blocks(x + T, perms) + d))
+    x = unpack_array(await party.recv(owner, f"{tag}/a-K"), T.dtype, (m, cols), owner, "a - K")
+    await party.send(owner, f"{tag}/open", pack_array(permute_blocks(x + T, perms) + d))
 
 
 class _LRU:
@@ -322,13 +325,15 @@ async def _xdot_owner(
     Ra = prg_words(seed, m * n).reshape(m, n)
     await party.send(holder, f"{tag}/head", {"context": ctx, "new": new})
     if new:
-        await party.send(holder, f"{tag}/Ahat", _pack(xt + Ra))
+        await party.send(holder, f"{tag}/Ahat", pack_array(xt + Ra))
     got = await party.recv(dealer, f"{tag}/dealer")
-    ra = _unpack(got.get("ra") if isinstance(got, dict) else None, np.uint64, (m, None),
+    ra = unpack_array(got.get("ra") if isinstance(got, dict) else None, np.uint64, (m, None),
                  dealer, "ra")  # fmt: skip
     p = ra.shape[1]
-    b_hat = _unpack(await party.recv(holder, f"{tag}/masked"), np.uint64, (n, p), holder, "z+Rb")
-    v = _unpack(await party.recv(holder, f"{tag}/share"), np.uint64, (m, p), holder, "share")
+    b_hat = unpack_array(
+        await party.recv(holder, f"{tag}/masked"), np.uint64, (n, p), holder, "z+Rb"
+    )
+    v = unpack_array(await party.recv(holder, f"{tag}/share"), np.uint64, (m, p), holder, "share")
     party.metrics.count("dot_products", m * p)
     return ra - Ra @ b_hat + v
 
@@ -349,7 +354,7 @@ async def _xdot_holder(
     if not isinstance(head, dict) or not isinstance(head.get("context"), int):
         raise ProtocolError(f"{owner} sent no context for {tag}")
     if head.get("new"):
-        a_hat = _unpack(await party.recv(owner, f"{tag}/Ahat"), np.uint64, (None, z.shape[0]),
+        a_hat = unpack_array(await party.recv(owner, f"{tag}/Ahat"), np.uint64, (None, z.shape[0]),
                         owner, "X+Ra")  # fmt: skip
         cache.put(head["context"], a_hat)
     else:
@@ -362,11 +367,11 @@ async def _xdot_holder(
         raise ProtocolError(f"{dealer} sent no correlated randomness for {tag}")
     n, p = z.shape
     Rb = prg_words(got["seed"], n * p).reshape(n, p)
-    rb = _unpack(got.get("rb"), np.uint64, (a_hat.shape[0], p), dealer, "rb")
-    await party.send(owner, f"{tag}/masked", _pack(z + Rb))
+    rb = unpack_array(got.get("rb"), np.uint64, (a_hat.shape[0], p), dealer, "rb")
+    await party.send(owner, f"{tag}/masked", pack_array(z + Rb))
     T = os_random_words(a_hat.shape[0] * p).reshape(a_hat.shape[0], p) if mask_out else None
     share = a_hat @ z + rb
-    await party.send(owner, f"{tag}/share", _pack(share - T if T is not None else share))
+    await party.send(owner, f"{tag}/share", pack_array(share - T if T is not None else share))
     return T
 
 
@@ -473,8 +478,10 @@ async def serve_count_dealer(
             seed_b = secrets.token_bytes(32)
             Rb = prg_words(seed_b, n_rows * p).reshape(n_rows, p)
             ra = gen(m * p).reshape(m, p)
-            await party.send(site, f"{tag}/dealer", {"ra": _pack(ra)})
-            await party.send(peer, f"{tag}/dealer", {"seed": seed_b, "rb": _pack(Ra @ Rb - ra)})
+            await party.send(site, f"{tag}/dealer", {"ra": pack_array(ra)})
+            await party.send(
+                peer, f"{tag}/dealer", {"seed": seed_b, "rb": pack_array(Ra @ Rb - ra)}
+            )
         elif kind == "perm" and len(shape) == 3:
             await deal_permuted_open(party, site, peer, tag, shape, req, np.uint64)
         else:
@@ -622,14 +629,14 @@ class FastCountOracle(CountOracle):
             if party.name in holders:
                 assert share is not None
                 await party.send(
-                    class_site, f"{tag}/sum", _pack(share.sum(axis=0, dtype=np.uint64))
+                    class_site, f"{tag}/sum", pack_array(share.sum(axis=0, dtype=np.uint64))
                 )
             return None
         assert share is not None
         total = share.sum(axis=0, dtype=np.uint64)
         for j in holders:
             if j != party.name:
-                total = total + _unpack(
+                total = total + unpack_array(
                     await party.recv(j, f"{tag}/sum"), np.uint64, (self._p,), j, "column sums"
                 )
         counts = total.astype(np.int64)

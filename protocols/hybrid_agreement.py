@@ -17,8 +17,8 @@ the files. These steps open them, and nothing else:
    deployment files disagree.
 3. **model parts** (:func:`bind_parts`, after training): Alice draws a fresh model id and sends
    it to Bob; each sends the other the digest of its part's body
-   (:func:`mpc.model_file.body_digest`). Each part records the model id and both digests, so
-   a part from another training run, or one edited and re-digested, is refused.
+   (:func:`mpc.learners.model_file.body_digest`). Each part records the model id and both digests,
+   so a part from another training run, or one edited and re-digested, is refused.
 4. **model check** (:func:`check_parts`, before classifying): each sends the other its part's
    model id and recorded digests; they must be equal.
 
@@ -39,8 +39,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mpc.errors import ConfigError, ProtocolError
-from mpc.model_file import ModelError, body_digest, new_model_id
-from mpc.runtime import Party
+from mpc.learners.model_file import ModelError, body_digest, new_model_id
+from mpc.runtime.party import Party
 from protocols.hybrid_id3 import ALICE, BOB, HybridSetup
 
 __all__ = [
@@ -156,7 +156,7 @@ async def bind_parts(
 ) -> tuple[str, dict[str, str]]:
     """Step 3 at Alice or Bob, once the tree is built: returns the model id (drawn by Alice)
     and the digest of both parts' bodies, ``{"alice": ..., "bob": ...}``, for
-    :class:`mpc.model_file.SavedModel`."""
+    :class:`mpc.learners.model_file.SavedModel`."""
     me = party.name
     other = BOB if me == ALICE else ALICE
     mine = body_digest(body)
@@ -187,7 +187,8 @@ async def check_parts(
     party: Party, model_id: str, parts: Mapping[str, str], *, tag: str = "hybrid-classify/model"
 ) -> None:
     """Step 4 at Alice or Bob: this party's saved part has ``model_id`` and ``parts``; the
-    other's must have the same. Raises :class:`mpc.model_file.ModelError` at both otherwise."""
+    other's must have the same. Raises :class:`mpc.learners.model_file.ModelError` at both
+    otherwise."""
     me = party.name
     other = BOB if me == ALICE else ALICE
     with party.phase(tag):

@@ -12,7 +12,7 @@ Roles: ``alice`` and ``bob``, each with its part of the saved model and its colu
 **Terminals.** The tree's ``T`` nodes in pre-order (children by sorted value) are where a
 record's walk can end: at a leaf, or at an interior node whose value for the record has no
 child (a value unseen in training), which predicts the node's majority class — the rule of
-:func:`mpc.tree.predict_one`. Every record ends at exactly one terminal.
+:func:`mpc.learners.tree.predict_one`. Every record ends at exactly one terminal.
 
 1. Each party ``P`` computes, for every record ``r`` and terminal ``t``, ``v_P[r, t] = 1``
    when every test on the path to ``t`` on one of ``P``'s attributes holds for ``r`` (and,
@@ -52,8 +52,8 @@ import numpy as np
 import numpy.typing as npt
 
 from mpc.errors import ConfigError, ProtocolError
-from mpc.runtime import Party
-from mpc.tree import majority
+from mpc.learners.tree import majority
+from mpc.runtime.party import Party
 from protocols.dot_product import row_dot_products
 from protocols.hybrid_id3 import ALICE, BOB, DEALER
 
@@ -91,7 +91,7 @@ def _walk(tree: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
 
 
 def terminal_count(tree: Mapping[str, Any]) -> int:
-    """``T``: the number of nodes of the tree (JSON form of :mod:`mpc.tree`)."""
+    """``T``: the number of nodes of the tree (JSON form of :mod:`mpc.learners.tree`)."""
     return sum(1 for _ in _walk(tree))
 
 
@@ -143,7 +143,7 @@ def consistent_terminals(
 
 def terminal_classes(tree: Mapping[str, Any], classes: Sequence[str]) -> np.ndarray:
     """Step 2 at Bob: the index in ``classes`` of every terminal's class (a leaf's ``class``;
-    an interior node's majority, as :func:`mpc.tree.predict_one` predicts there)."""
+    an interior node's majority, as :func:`mpc.learners.tree.predict_one` predicts there)."""
     index = {c: i for i, c in enumerate(classes)}
     out = []
     for node in _walk(tree):

@@ -18,8 +18,8 @@ the class), disguises them with multi-group randomized response
    other's disguised part); they exchange the estimates and average them; (b) the ``ω`` best
    averages form the window; (c) secure dot products ``N(E ∧ A = v ∧ class = C) = V_a · V_b``
    give the exact counts, hence the exact gains, of the window's attributes; the best (ties:
-   Alice's attributes first, then column order, :func:`mpc.id3.best_site_attribute`) splits;
-5. label the node with it;
+   Alice's attributes first, then column order, :func:`mpc.learners.id3.best_site_attribute`)
+splits; 5. label the node with it;
 6. every value of the split attribute gets a child; (b) a child with no records is a leaf with
    the node's majority class; (c) otherwise recurse — its class counts are the ones of 4c.
 
@@ -32,8 +32,8 @@ so the cost ratio C of Table 1 is exact.
 Baselines (Section 5): *randomization-only* — the averaged estimates choose every split and the
 averaged estimated counts decide the leaves (a class is present when its estimate is at least
 one record, a node is empty when its estimate is below one), no SMC at all; *SMC-only* — ``ω``
-is every candidate, which makes the tree that of plain ID3 (:class:`mpc.id3.ID3Classifier` with
-Alice's attributes first), at the largest SMC cost.
+is every candidate, which makes the tree that of plain ID3 (:class:`mpc.learners.id3.ID3Classifier`
+with Alice's attributes first), at the largest SMC cost.
 
 What each party learns (ledger):
 
@@ -67,9 +67,9 @@ import numpy as np
 import numpy.typing as npt
 
 from mpc.errors import ConfigError, ProtocolError
-from mpc.id3 import best_attribute, best_site_attribute, information_gain
-from mpc.runtime import Party
-from mpc.tree import majority
+from mpc.learners.id3 import best_attribute, best_site_attribute, information_gain
+from mpc.learners.tree import majority
+from mpc.runtime.party import Party
 from protocols.dot_product import dot_products
 from protocols.randomized_response import (
     THETA_SINGULAR_TOLERANCE,
@@ -197,7 +197,7 @@ class DisguisedView:
 
 @dataclass
 class HybridResult:
-    """One tree as both parties hold it (JSON form of :mod:`mpc.tree`) and what it cost."""
+    """One tree as both parties hold it (JSON form of :mod:`mpc.learners.tree`) and what it cost."""
 
     tree: dict[str, Any]
     mode: str

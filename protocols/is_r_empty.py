@@ -26,9 +26,9 @@ from __future__ import annotations
 import random
 import secrets
 
-from mpc.commutative import MODP_2048, CommutativeKey, SafePrimeGroup
+from mpc.crypto.commutative import MODP_2048, CommutativeKey, SafePrimeGroup
 from mpc.errors import ConfigError, ProtocolError
-from mpc.runtime import Party
+from mpc.runtime.party import Party
 
 __all__ = ["DEFAULT_DOMAIN", "is_r_empty"]
 

@@ -43,8 +43,8 @@ from typing import Any, TypeVar
 import numpy as np
 
 from mpc.errors import ConfigError, ProtocolError
-from mpc.runtime import Party
-from protocols.dot_product import _pack
+from mpc.runtime.chunks import pack_array
+from mpc.runtime.party import Party
 from protocols.fast_counts import DEALER, deal_permuted_open, serve_dealer_requests
 from protocols.share_ring import (
     Left,
@@ -179,7 +179,7 @@ def _level_handler(party: Party, dtype: Any, who: str) -> Any:
             rb = outer_product(Ra, Rb, np.asarray(parents, np.int64), p)
             rb -= ra
             await party.send(site, f"{tag}/dealer", {"seed": seed_a, "seed2": seed_r})
-            await party.send(peer, f"{tag}/dealer", {"seed": seed_b, "r": _pack(rb)})
+            await party.send(peer, f"{tag}/dealer", {"seed": seed_b, "r": pack_array(rb)})
         elif kind == "xdot" and len(shape) == 3:
             m, rows, cols = shape
             blocks, n_cls = req.get("blocks"), req.get("p")  # rows per attribute; classes
@@ -207,9 +207,11 @@ def _level_handler(party: Party, dtype: Any, who: str) -> Any:
             c = (c & 1).astype(bool).reshape(len(blocks), cols // n_cls)
             Rc = np.where(expand_blocks(c, blocks, n_cls), R0R1[1], R0R1[0])
             await party.send(
-                site, f"{tag}/dealer", {"seed": seed_r, "c": _pack(c), "Rc": _pack(Rc)}
+                site, f"{tag}/dealer", {"seed": seed_r, "c": pack_array(c), "Rc": pack_array(Rc)}
             )
-            await party.send(peer, f"{tag}/dealer", {"seed": seed_b, "r": _pack(rb), "ot": seed_ot})
+            await party.send(
+                peer, f"{tag}/dealer", {"seed": seed_b, "r": pack_array(rb), "ot": seed_ot}
+            )
         elif kind == "perm" and len(shape) == 3:
             await deal_permuted_open(party, site, peer, tag, shape, req, dtype)
         else:

@@ -110,8 +110,8 @@ from typing import Any
 import numpy as np
 
 from mpc.errors import ConfigError, ProtocolError
-from mpc.runtime import Party
-from protocols.dot_product import _pack, _unpack
+from mpc.runtime.chunks import pack_array, unpack_array
+from mpc.runtime.party import Party
 from protocols.fast_counts import permute_blocks
 from protocols.level_dealing import Dealing
 from protocols.oblivious_transfer import (
@@ -354,12 +354,12 @@ class OTDealing(Dealing):
             y = await vector_ots_receive(self.party, receiver, c, width, self.dtype)
             Rc = _blocks_to_counts(y, blocks, n_blocks, p)
             c_bits = c.astype(bool).reshape(n_attr, n_blocks)
-            return {"c": _pack(c_bits), "Rc": _pack(Rc)}
+            return {"c": pack_array(c_bits), "Rc": pack_array(Rc)}
         D = ring_random(secrets.token_bytes(32), (n_attr * n_blocks, width), self.dtype)
         x = await vector_ots_send(self.party, sender, D)
         R0 = _blocks_to_counts(x, blocks, n_blocks, p)
         R1 = _blocks_to_counts(x + D, blocks, n_blocks, p)
-        return {"ot": _pack(np.stack([R0, R1]))}
+        return {"ot": pack_array(np.stack([R0, R1]))}
 
     # ------------------------------------------------------------------ the direct products
 
@@ -525,8 +525,8 @@ async def open_permuted_owner_ot(
     K, L = got["K"], got["L"]
     if K.shape != a.shape:
         raise ProtocolError(f"{class_site} opened {K.shape} counts, the owner has {a.shape}")
-    await party.send(class_site, f"{tag}/a-K", _pack(a - K))
-    y = _unpack(await party.recv(class_site, f"{tag}/open"), a.dtype, a.shape, class_site,
+    await party.send(class_site, f"{tag}/a-K", pack_array(a - K))
+    y = unpack_array(await party.recv(class_site, f"{tag}/open"), a.dtype, a.shape, class_site,
                 "permuted counts")  # fmt: skip
     return y + L
 
@@ -549,5 +549,5 @@ async def open_permuted_class_site_ot(
     await dealing.ask({"kind": "perm", "peer": owner, "tag": tag, "shape": [m, B, p],
                        "perms": perms.tolist()})  # fmt: skip
     d = (await dealing.receive(owner, tag))["d"]
-    x = _unpack(await party.recv(owner, f"{tag}/a-K"), T.dtype, (m, cols), owner, "a - K")
-    await party.send(owner, f"{tag}/open", _pack(permute_blocks(x + T, perms) + d))
+    x = unpack_array(await party.recv(owner, f"{tag}/a-K"), T.dtype, (m, cols), owner, "a - K")
+    await party.send(owner, f"{tag}/open", pack_array(permute_blocks(x + T, perms) + d))

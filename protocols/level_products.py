@@ -33,9 +33,9 @@ from typing import Any
 import numpy as np
 
 from mpc.errors import ConfigError, ProtocolError
-from mpc.runtime import Party
+from mpc.runtime.chunks import pack_array, unpack_array
+from mpc.runtime.party import Party
 from protocols.distribution_counts import SiteView
-from protocols.dot_product import _pack, _unpack
 from protocols.fast_counts import open_permuted_class_site, open_permuted_owner
 from protocols.level_dealing import Dealing
 from protocols.level_ot import OTDealing, open_permuted_class_site_ot, open_permuted_owner_ot
@@ -156,9 +156,11 @@ async def _outer(
     else:
         R = dealt(got, "seed", x.shape, dtype, dealer, "Rb")
         r = dealt(got, "r", (v, p, n), dtype, dealer, "rb")
-    await party.send(other, f"{tag}/masked", _pack(x + R))
+    await party.send(other, f"{tag}/masked", pack_array(x + R))
     shape_other = (None, n) if me_a else (v, n)
-    theirs = _unpack(await party.recv(other, f"{tag}/masked"), dtype, shape_other, other, "x+R")
+    theirs = unpack_array(
+        await party.recv(other, f"{tag}/masked"), dtype, shape_other, other, "x+R"
+    )
     party.metrics.count("outer_products", n * v * p)
     masks = {"R": R, "r": r, "other": theirs}
     return outer_shares(x if me_a else None, None if me_a else x, parents, p, masks)
@@ -411,19 +413,19 @@ async def _xdot_owner(
         elif first:
             Ra = ring_random(seed, (m, n), xt.dtype)
             prepared[holder] = ring_left(Ra)
-            await party.send(holder, f"{tag}/Ahat", _pack(xt + Ra))
+            await party.send(holder, f"{tag}/Ahat", pack_array(xt + Ra))
         got = await dealing.receive(holder, tag)
-        bits = _unpack(got.get("c"), np.bool_, (len(sizes), len(chunk)), dealer, "c")
-        Rc = _unpack(got.get("Rc"), xt.dtype, (m, cols), dealer, "Rc")
+        bits = unpack_array(got.get("c"), np.bool_, (len(sizes), len(chunk)), dealer, "c")
+        Rc = unpack_array(got.get("Rc"), xt.dtype, (m, cols), dealer, "Rc")
         # OT choice: b = 1 where the attribute remains at the node
         want = np.array([[j not in nodes[k].used for k in chunk] for j in range(len(sizes))])
-        await party.send(holder, f"{tag}/e", _pack(want ^ bits))
+        await party.send(holder, f"{tag}/e", pack_array(want ^ bits))
         if direct is None:
             ra = dealt(got, "seed", (m, cols), xt.dtype, dealer, "ra")
-            b_hat = _unpack(await party.recv(holder, f"{tag}/masked"), xt.dtype, (cols, n),
+            b_hat = unpack_array(await party.recv(holder, f"{tag}/masked"), xt.dtype, (cols, n),
                             holder, "z+Rb")  # fmt: skip
             mine = ra - ring_matmul(prepared[holder], b_hat.T)
-        y = _unpack(await party.recv(holder, f"{tag}/ot"), xt.dtype, (2, m, cols), holder, "y")
+        y = unpack_array(await party.recv(holder, f"{tag}/ot"), xt.dtype, (2, m, cols), holder, "y")
         mask = expand_blocks(want, sizes, p)
         theirs = np.where(mask, y[1] - Rc, y[0] - Rc)  # the zero block where not wanted
         part = mine + theirs
@@ -474,7 +476,7 @@ async def _xdot_holder(
             ):
                 raise ProtocolError(f"{owner} announced attribute sizes {blocks!r}")  # fmt: skip
             if not isinstance(dealing, OTDealing):
-                got_hat = _unpack(await party.recv(owner, f"{tag}/Ahat"), z.dtype,
+                got_hat = unpack_array(await party.recv(owner, f"{tag}/Ahat"), z.dtype,
                                   (sum(blocks), n), owner, "X+Ra")  # fmt: skip
                 xt_hat[owner] = ring_left(got_hat)
             xt_blocks[owner] = blocks
@@ -489,7 +491,7 @@ async def _xdot_holder(
             got = await dealing.receive(owner, tag)
             Rb = dealt(got, "seed", (cols, n), z.dtype, dealer, "Rb")
             rb = dealt(got, "r", (m, cols), z.dtype, dealer, "rb")
-            await party.send(owner, f"{tag}/masked", _pack(z + Rb))
+            await party.send(owner, f"{tag}/masked", pack_array(z + Rb))
             v = ring_matmul(xt_hat[owner], z.T) + rb
         R0, R1 = dealt(got, "ot", (2, m, cols), z.dtype, dealer, "R0, R1")
         for i, k in enumerate(chunk):
@@ -499,7 +501,9 @@ async def _xdot_holder(
                     party.name, others, pairwise, f"{t}/z{names.index(owner)}/n{k}", (m, p),
                     z.dtype, order=names,
                 )  # fmt: skip
-        e = _unpack(await party.recv(owner, f"{tag}/e"), np.bool_, (None, len(chunk)), owner, "e")
+        e = unpack_array(
+            await party.recv(owner, f"{tag}/e"), np.bool_, (None, len(chunk)), owner, "e"
+        )
         blocks = xt_blocks[owner]
         if e.shape[0] != len(blocks):
             raise ProtocolError(f"{owner} sent {e.shape[0]} choice rows, not {len(blocks)}")
@@ -512,7 +516,7 @@ async def _xdot_holder(
             masks.append(T)
             y0 -= T
             y1 -= T
-        await party.send(owner, f"{tag}/ot", _pack(np.stack([y0, y1])))
+        await party.send(owner, f"{tag}/ot", pack_array(np.stack([y0, y1])))
     return np.concatenate(masks, axis=1) if mask and masks else None
 
 
@@ -524,7 +528,7 @@ def dealt(got: Any, key: str, shape: tuple[int, ...], dtype: Any, dealer: str, w
     value = got[key]
     if isinstance(value, bytes):
         return ring_random(value, shape, dtype)
-    return _unpack(value, dtype, shape, dealer, what)
+    return unpack_array(value, dtype, shape, dealer, what)
 
 
 async def pair_keys(party: Party, tag: str) -> dict[str, bytes]:

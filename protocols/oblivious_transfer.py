@@ -97,9 +97,9 @@ import numpy as np
 from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
-from mpc.curve25519 import ELEMENT_BYTES
+from mpc.crypto.curve25519 import ELEMENT_BYTES
 from mpc.errors import ConfigError, PeerMisbehaved, ProtocolError
-from mpc.runtime import Party
+from mpc.runtime.party import Party
 from protocols.dot_product import os_random_words
 
 __all__ = [

@@ -12,18 +12,18 @@ step knows which protocol instance it is part of; everything private stays at it
   fewer than ``min_samples_split`` rows) and announces only *leaf or not*;
 * line 10: AttribMaxInfoGain (Algorithm 5): the counts of every remaining attribute (Algorithm 6)
   reach the attribute's owner, which computes the gains and sends its best gain to the class
-  site; the class site compares them (site order breaks ties, :func:`mpc.id3.best_site_attribute`)
-  and announces the winning site;
+  site; the class site compares them (site order breaks ties,
+  :func:`mpc.learners.id3.best_site_attribute`) and announces the winning site;
 * lines 12-19: the winning site creates the interior node, announces only its number of
   children, and the recursion visits them in order with its constraint set updated.
 
 The result is a *distributed tree*: each site stores only its own interior nodes (attribute and
 value -> child), the class site the leaves (class distribution) and the distributions of all
 nodes; node ids are random tokens. Who owns each node and each node's branching factor are
-public. The tree equals :class:`mpc.id3.ID3Classifier` on the joined data with the attributes in
-site order (the same gains, from the same integer counts, with the same tie rules; a site that
-sees the classes in a permuted order sums the same terms in another order, a difference of a
-few units in the last place, far inside the tie tolerance :data:`mpc.id3.GAIN_TIE`).
+public. The tree equals :class:`mpc.learners.id3.ID3Classifier` on the joined data with the
+attributes in site order (the same gains, from the same integer counts, with the same tie rules; a
+site that sees the classes in a permuted order sums the same terms in another order, a difference of
+a few units in the last place, far inside the tie tolerance :data:`mpc.learners.id3.GAIN_TIE`).
 
 Leakage (Theorem 1), as recorded in the ledgers:
 
@@ -48,9 +48,9 @@ from typing import Any
 import numpy as np
 
 from mpc.errors import ConfigError, ProtocolError
-from mpc.id3 import best_site_attribute
-from mpc.runtime import Party
-from mpc.tree import majority
+from mpc.learners.id3 import best_site_attribute
+from mpc.learners.tree import majority
+from mpc.runtime.party import Party
 from protocols.distribution_counts import (
     Constraints,
     CountOracle,
@@ -296,7 +296,7 @@ async def _hand_up(
 
 
 def assemble(trees: dict[str, dict[str, Any]], site_index: dict[str, int]) -> dict[str, Any]:
-    """The audit view: every site's nodes joined into one tree (JSON of :mod:`mpc.tree`).
+    """The audit view: every site's nodes joined into one tree (JSON of :mod:`mpc.learners.tree`).
 
     Only the launcher of a test deployment, which gathers every site's report, can build this;
     no party ever holds it."""

@@ -10,8 +10,8 @@ The depth-first driver of :mod:`protocols.ppid3` visits one node per exchange, a
 trips a node; a depth-6 tree on Adult has 13,041 nodes. This driver builds the same tree one
 *level* per exchange: every message carries all nodes of the level. Everything it decides is
 decided as in Algorithm 7, from the same integer counts with the same tie rules
-(:func:`mpc.id3.best_site_attribute`), so the tree equals :class:`mpc.id3.ID3Classifier` on
-the joined data and the one of :mod:`protocols.ppid3`.
+(:func:`mpc.learners.id3.best_site_attribute`), so the tree equals
+:class:`mpc.learners.id3.ID3Classifier` on the joined data and the one of :mod:`protocols.ppid3`.
 
 Roles: ``k >= 2`` sites (one holds the class) and, with ``helper="dealer"``, the dealer; with
 ``helper="sites"`` each site also deals, in a task beside its own program, the products of
@@ -149,9 +149,9 @@ from typing import Any
 import numpy as np
 
 from mpc.errors import ConfigError, ProtocolError
-from mpc.id3 import best_site_attribute
-from mpc.runtime import Party
-from mpc.tree import majority
+from mpc.learners.id3 import best_site_attribute
+from mpc.learners.tree import majority
+from mpc.runtime.party import Party
 from protocols.distribution_counts import (
     SiteView,
     gain_in_any_class_order,

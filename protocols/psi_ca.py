@@ -50,9 +50,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mpc.curve25519 import ELEMENT_BYTES, InvalidPoint, X25519Key
+from mpc.crypto.curve25519 import ELEMENT_BYTES, InvalidPoint, X25519Key
 from mpc.errors import ConfigError, PeerMisbehaved, ProtocolError
-from mpc.runtime import Party
+from mpc.runtime.party import Party
 
 __all__ = ["GroupInput", "count_tensor", "os_permutation", "set_intersection_cardinality"]
 

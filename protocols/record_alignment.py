@@ -49,9 +49,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mpc.curve25519 import ELEMENT_BYTES, hash_to_curve
+from mpc.crypto.curve25519 import ELEMENT_BYTES, hash_to_curve
 from mpc.errors import ConfigError, ProtocolError
-from mpc.runtime import Party
+from mpc.runtime.party import Party
 from protocols.psi_ca import GroupInput, set_intersection_cardinality
 
 __all__ = ["Alignment", "RecordMismatch", "align_records", "order_key"]

@@ -22,7 +22,7 @@ import secrets
 from collections.abc import Sequence
 
 from mpc.errors import ConfigError
-from mpc.runtime import Party
+from mpc.runtime.party import Party
 
 __all__ = ["secure_sum"]
 

@@ -58,7 +58,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from mpc.metrics import cpu_model
+from mpc.runtime.metrics import cpu_model
 
 ROOT = Path(__file__).resolve().parents[1]
 #: where a smoke run writes

@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from mpc.metrics import cpu_model
+from mpc.runtime.metrics import cpu_model
 
 ROOT = Path(__file__).resolve().parent.parent
 SIZES = (1_000, 10_000, 100_000)

@@ -27,12 +27,12 @@ from typing import Any
 
 import numpy as np
 
-from mpc.keys import generate_keypair
-from mpc.launcher import free_ports
-from mpc.local import run_in_memory
-from mpc.metrics import cpu_model
-from mpc.runtime import Party
-from mpc.transport import PeerAddress, ZmqTransport
+from mpc.runtime.keys import generate_keypair
+from mpc.runtime.launcher import free_ports
+from mpc.runtime.local import run_in_memory
+from mpc.runtime.metrics import cpu_model
+from mpc.runtime.party import Party
+from mpc.runtime.transport import PeerAddress, ZmqTransport
 from protocols import oblivious_transfer as ot
 
 SIZES = (10_000, 100_000, 1_000_000)

@@ -32,7 +32,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from mpc.metrics import cpu_model
+from mpc.runtime.metrics import cpu_model
 
 ROOT = Path(__file__).resolve().parent.parent
 SIZES = "1000,10000,100000"

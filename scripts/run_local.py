@@ -10,7 +10,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from mpc.cli import main
+from parties.cli import main
 
 if __name__ == "__main__":
     sys.exit(main(["run", *sys.argv[1:]]))

@@ -1,7 +1,7 @@
 """Parties as OS processes under a test's control: start, watch, pause, kill, restart.
 
-``mpc run`` (:func:`mpc.launcher.launch`) starts every party and waits for all of them; fault
-tests need to act on one party while the others run: stop it (SIGSTOP) at a known step,
+``mpc run`` (:func:`mpc.runtime.launcher.launch`) starts every party and waits for all of them;
+fault tests need to act on one party while the others run: stop it (SIGSTOP) at a known step,
 resume it, kill it, start a new process in its place. :class:`Parties` starts each party
 exactly as the launcher does (``python -m parties ROLE --config FILE --name NAME``, its own
 process group, a log file and a JSON report per process) and hands the test the process.
@@ -33,8 +33,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from mpc.cli import build_parser
-from mpc.launcher import write_deployment
+from mpc.runtime.launcher import write_deployment
+from parties.cli.main import build_parser
 from parties.systems import get_system
 
 from .conftest import ROOT

@@ -14,12 +14,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mpc.c45 import C45Classifier
-from mpc.cli import main
 from mpc.datasets import Table
 from mpc.errors import ConfigError
-from mpc.evaluation import rows_of
-from mpc.tree import MISSING
+from mpc.learners.c45 import C45Classifier
+from mpc.learners.evaluation import rows_of
+from mpc.learners.tree import MISSING
+from parties.cli import main
 from protocols import adaptive_modification as am
 
 

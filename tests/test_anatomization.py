@@ -14,11 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mpc.c45 import C45Classifier, CodedTable
-from mpc.codec import decode, encode
-from mpc.datasets import Table, weather
-from mpc.errors import AuthenticationError, ConfigError, ProtocolError
-from mpc.sealed import (
+from mpc.crypto.sealed import (
     OVERHEAD,
     ClientKey,
     associated_data,
@@ -29,7 +25,11 @@ from mpc.sealed import (
     seal,
     seal_json,
 )
-from mpc.tree import Leaf, to_json
+from mpc.datasets import Table, weather
+from mpc.errors import AuthenticationError, ConfigError, ProtocolError
+from mpc.learners.c45 import C45Classifier, CodedTable
+from mpc.learners.tree import Leaf, to_json
+from mpc.runtime.codec import decode, encode
 from protocols.anatomization import (
     ESEQ_BYTES,
     Candidates,

@@ -15,14 +15,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mpc.crypto.sealed import ClientKey, open_json
 from mpc.datasets import Table
 from mpc.errors import AuthenticationError, ConfigError, MPCError, ProtocolError
-from mpc.evaluation import rows_of
-from mpc.local import run_in_memory
-from mpc.metrics import Ledger
-from mpc.runtime import Party
-from mpc.sealed import ClientKey, open_json
-from mpc.tree import Leaf, Split, from_json, nodes, predict_one, to_json
+from mpc.learners.evaluation import rows_of
+from mpc.learners.tree import Leaf, Split, from_json, nodes, predict_one, to_json
+from mpc.runtime.local import run_in_memory
+from mpc.runtime.metrics import Ledger
+from mpc.runtime.party import Party
 from protocols.anatomization import anatomize, open_eseq, suppress_for_l
 from protocols.cdtl import (
     CDBS,

@@ -16,17 +16,16 @@ from typing import Any
 import numpy as np
 import pytest
 
-from mpc.cli import build_parser
-from mpc.config import PartyConfig
+from mpc.crypto.sealed import ClientKey
 from mpc.datasets import Discretizer, load_party_csv
 from mpc.errors import InputError
-from mpc.evaluation import rows_of, train_test_split
-from mpc.keys import write_keypair
-from mpc.launcher import PartySpec, free_ports, write_deployment
-from mpc.local import run_in_memory
-from mpc.model_file import ModelError, SavedModel, write_model
-from mpc.runtime import Party
-from mpc.sealed import ClientKey
+from mpc.learners.evaluation import rows_of, train_test_split
+from mpc.learners.model_file import ModelError, SavedModel, write_model
+from mpc.runtime.config import PartyConfig
+from mpc.runtime.keys import write_keypair
+from mpc.runtime.launcher import PartySpec, free_ports, write_deployment
+from mpc.runtime.local import run_in_memory
+from mpc.runtime.party import Party
 from parties.cdtl_service import (
     DB_FILE,
     MODEL_FILE,
@@ -36,6 +35,7 @@ from parties.cdtl_service import (
     model_path,
     rows_to_classify,
 )
+from parties.cli.main import build_parser
 from parties.systems import get_system
 from protocols.anatomization import anatomize, open_eseq
 from protocols.cdtl import CDBS, CLIENT, CDBSClient, CDBSStore, ClientCosts, serve_client

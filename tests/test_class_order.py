@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from mpc.codec import decode
 from mpc.datasets import Partition, Table
-from mpc.transport import InMemoryNetwork
+from mpc.runtime.codec import decode
+from mpc.runtime.transport import InMemoryNetwork
 from protocols.fast_counts import WITHHELD_FIELDS, request_record
 
 from .test_ppid3 import _assert_equal_to_plain, run_ppid3

@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from mpc.cli import build_parser
 from mpc.datasets import DataError, load_csv, load_party_csv, resolve_data_dir
 from mpc.errors import ConfigError
+from parties.cli.main import build_parser
 
 from .conftest import ROOT, processes_mentioning, run_mpc, run_mpc_json
 
@@ -107,8 +107,8 @@ def test_missing_parent_folders_are_created_for_every_output(tmp_path: Path) -> 
 
 
 def test_every_output_option_states_the_rule_in_its_help() -> None:
-    from mpc.cli import OUTPUT_OPTIONS
-    from mpc.files import OUTPUT_RULE
+    from mpc.runtime.files import OUTPUT_RULE
+    from parties.cli.main import OUTPUT_OPTIONS
     from parties.main import build_parser as party_parser
 
     seen = set()
@@ -137,7 +137,7 @@ def test_a_party_refuses_an_unwritable_report_before_it_reads_its_config(tmp_pat
 
 
 def test_check_output_names_the_option_and_allows_missing_folders(tmp_path: Path) -> None:
-    from mpc.files import check_output
+    from mpc.runtime.files import check_output
 
     check_output(tmp_path / "new" / "deeper" / "file.json", option="--report")
     check_output(tmp_path / "new" / "folder", kind="folder", option="--keep")
@@ -263,12 +263,21 @@ def test_ctrl_c_pressed_again_and_again_still_ends_with_one_line_and_130() -> No
 
 @pytest.mark.processes
 @pytest.mark.timeout(120)
-def test_ctrl_c_stops_mpc_party_with_one_line(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("command", "prog"),
+    [(("mpc", "party"), "mpc"), (("parties",), "python -m parties")],
+    ids=["mpc-party", "python-m-parties"],
+)
+def test_ctrl_c_stops_a_party_with_one_line(
+    tmp_path: Path, command: tuple[str, ...], prog: str
+) -> None:
+    """A party waiting for its peers, stopped by Ctrl-C: its peers are told, one line, 130
+    (the signal goes through the party's event loop, never into the middle of a task)."""
     code, _, err = run_mpc("deploy", "secure-sum", "--out", str(tmp_path / "d"), "--insecure",
                            *(f"--host=site{i}=127.0.0.1" for i in (1, 2, 3)))  # fmt: skip
     assert code == 0, err
     proc = subprocess.Popen(
-        [sys.executable, "-m", "mpc", "party", "site", "--config",
+        [sys.executable, "-m", *command, "site", "--config",
          str(tmp_path / "d" / "deployment.toml"), "--name", "site1", "--insecure"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, cwd=ROOT,
         start_new_session=True,
@@ -284,7 +293,7 @@ def test_ctrl_c_stops_mpc_party_with_one_line(tmp_path: Path) -> None:
             proc.wait(timeout=10)
     assert proc.returncode == 130, err
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
-    assert err.strip().splitlines()[-1] == "mpc: stopped by SIGINT"
+    assert err.strip().splitlines()[-1] == f"{prog}: stopped by SIGINT"
 
 
 # ------------------------------------------------------------------ 3. a closed stdout
@@ -318,7 +327,7 @@ def _plan(*argv: str) -> object:
 
     parser = build_parser()
     try:
-        from mpc.cli import keep_negative_values, number_list_options
+        from parties.cli.main import keep_negative_values, number_list_options
     except ImportError:  # (as the command line read it before negative values were kept)
         args = parser.parse_args(list(argv))
     else:
@@ -400,7 +409,7 @@ def test_a_secure_sum_of_negative_inputs() -> None:
 
 
 def test_every_number_list_option_takes_a_leading_minus() -> None:
-    from mpc.cli import keep_negative_values, number_list_options
+    from parties.cli.main import keep_negative_values, number_list_options
 
     parser = build_parser()
     options = number_list_options(parser)
@@ -455,10 +464,10 @@ def test_help_is_plain_text_everywhere() -> None:
 
 
 def test_plain_text_drops_rest_roles_and_double_backticks() -> None:
-    from mpc.cli import plain_text
+    from parties.cli.main import plain_text
 
-    assert plain_text(":mod:`mpc.files` and :func:`~mpc.files.check_output`") == (
-        "mpc.files and check_output"
+    assert plain_text(":mod:`mpc.runtime.files` and :func:`~mpc.runtime.files.check_output`") == (
+        "mpc.runtime.files and check_output"
     )
     assert plain_text("``mpc train`` (:class:`NumberList <parties.systems.NumberList>`)::") == (
         "mpc train (NumberList):"
@@ -496,7 +505,7 @@ def test_the_confusion_matrix_columns_are_aligned(tmp_path: Path) -> None:
 
 
 def test_format_confusion_fits_the_widest_label_or_count() -> None:
-    from mpc.evaluation import format_confusion
+    from mpc.learners.evaluation import format_confusion
 
     assert format_confusion(["e", "p"], [[4208, 0], [0, 3916]]) == [
         "         e     p",
@@ -524,7 +533,7 @@ def test_cross_validation_progress_gives_done_of_total_and_time_left() -> None:
 
 
 def test_tree_progress_says_what_is_known_without_a_total() -> None:
-    from mpc.monitor import describe_progress, done_of, duration
+    from mpc.runtime.monitor import describe_progress, done_of, duration
 
     assert describe_progress("node 125 (depth 4), 12.3 s, 1.2 MB sent") == (
         "125 nodes so far, depth 4, 12 s elapsed, 1.2 MB sent"
@@ -539,8 +548,8 @@ def test_tree_progress_says_what_is_known_without_a_total() -> None:
 
 
 def test_progress_is_one_updating_line_on_a_terminal_and_plain_lines_elsewhere() -> None:
-    from mpc.cli import _RunProgress
-    from mpc.monitor import ProgressLine
+    from mpc.runtime.monitor import ProgressLine
+    from parties.cli.main import _RunProgress
 
     plain = io.StringIO()
     shown = _RunProgress(plain, "[mpc] ", live=False)

@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from mpc.codec import (
+from mpc.errors import ProtocolError
+from mpc.runtime.codec import (
     ALLOWED_DTYPES,
     DECODE_SLACK_BYTES,
     KINDS,
@@ -22,7 +23,6 @@ from mpc.codec import (
     decode,
     encode,
 )
-from mpc.errors import ProtocolError
 
 dtypes = st.sampled_from(sorted(ALLOWED_DTYPES)).map(np.dtype)
 arrays = dtypes.flatmap(

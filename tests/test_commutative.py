@@ -10,7 +10,7 @@ from gmpy2 import mpz
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mpc.commutative import MODP_2048, MODP_3072, CommutativeKey, SafePrimeGroup
+from mpc.crypto.commutative import MODP_2048, MODP_3072, CommutativeKey, SafePrimeGroup
 
 TOY = SafePrimeGroup("toy", mpz(23))  # q = 11; residues {1, 2, 3, 4, 6, 8, 9, 12, 13, 16, 18}
 

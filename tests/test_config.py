@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from mpc.config import load_config
 from mpc.errors import AuthenticationError, ConfigError
-from mpc.keys import load_public_key, load_secret_key, write_keypair
+from mpc.runtime.config import load_config
+from mpc.runtime.keys import load_public_key, load_secret_key, write_keypair
 
 GOOD = """
 [deployment]

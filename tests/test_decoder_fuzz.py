@@ -1,5 +1,5 @@
 """A structured fuzzer of the message decoder: whatever a peer sends, ``decode`` either returns
-a well-formed :class:`~mpc.codec.Envelope` or raises :class:`~mpc.errors.ProtocolError`, and
+a well-formed :class:`~mpc.runtime.codec.Envelope` or raises :class:`~mpc.errors.ProtocolError`, and
 never builds more than the frame limit (plus the decoder's slack) of objects.
 
 The inputs are not only random bytes: hypothesis draws msgpack object trees (nested lists and
@@ -25,7 +25,8 @@ from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 from hypothesis.errors import FlakyStrategyDefinition
 
-from mpc.codec import (
+from mpc.errors import ProtocolError
+from mpc.runtime.codec import (
     ALLOWED_DTYPES,
     DECODE_SLACK_BYTES,
     KINDS,
@@ -35,7 +36,6 @@ from mpc.codec import (
     decode,
     encode,
 )
-from mpc.errors import ProtocolError
 
 pytestmark = pytest.mark.timeout(600)
 

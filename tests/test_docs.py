@@ -29,7 +29,7 @@ LINK = re.compile(r"\]\(([^)\s]+)")
 #: a snippet line of pymdownx.snippets: ``--8<-- "path"``
 SNIPPET = re.compile(r'^\s*-{1,}8<-{1,}\s+"([^"]+)"', re.M)
 #: ``mpc WORD`` or ``python -m mpc WORD`` as a command, not inside a longer name
-#: (``mpc-trees``, ``mpc.id3``, ``[mpc]`` and ``mpc: error`` do not match)
+#: (``mpc-trees``, ``mpc.learners.id3``, ``[mpc]`` and ``mpc: error`` do not match)
 COMMAND = re.compile(r"(?<![\w./\[-])(?:python -m mpc|mpc)[ \t]+([A-Za-z][\w-]*)")
 #: ``mpc run SYSTEM``: the system, in lower case (``mpc run SYSTEM`` is a placeholder)
 RUN_SYSTEM = re.compile(r"(?<![\w./\[-])(?:python -m mpc|mpc)[ \t]+run[ \t]+([a-z][\w-]*)")

@@ -14,11 +14,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import chisquare
 
-from mpc.codec import decode
+from mpc.crypto.paillier import PaillierPrivateKey, PaillierPublicKey, multi_powmod
 from mpc.errors import ConfigError, MPCError, ProtocolError
-from mpc.local import run_in_memory
-from mpc.paillier import PaillierPrivateKey, PaillierPublicKey, multi_powmod
-from mpc.transport import InMemoryNetwork
+from mpc.runtime.codec import decode
+from mpc.runtime.local import run_in_memory
+from mpc.runtime.transport import InMemoryNetwork
 from protocols.dot_product import dot_product, dot_products, os_random_words
 
 from .conftest import run_mpc_json

@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from mpc.evaluation import rows_of
-from mpc.sealed import ClientKey, open_json
-from mpc.tree import from_json, predict_one
+from mpc.crypto.sealed import ClientKey, open_json
+from mpc.learners.evaluation import rows_of
+from mpc.learners.tree import from_json, predict_one
 from parties.cdtl_system import _table
 from protocols.cdtl import CDBSStore, find_bdt_leaf, subtree_aad
 

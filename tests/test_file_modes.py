@@ -167,7 +167,7 @@ def test_a_learned_tree_and_a_release_are_private(tmp_path: Path) -> None:
 
 
 def test_write_private_is_atomic_exact_and_never_follows_a_link(tmp_path: Path) -> None:
-    from mpc.files import write_private
+    from mpc.runtime.files import write_private
 
     old = os.umask(0o777)  # a umask can only take bits away: the modes are set explicitly
     try:
@@ -189,7 +189,7 @@ def test_write_private_is_atomic_exact_and_never_follows_a_link(tmp_path: Path) 
 
 def test_open_private_refuses_a_link_and_tightens_an_existing_file(tmp_path: Path) -> None:
     from mpc.errors import ConfigError
-    from mpc.files import open_private
+    from mpc.runtime.files import open_private
 
     (tmp_path / "victim").write_text("keep me")
     (tmp_path / "link").symlink_to(tmp_path / "victim")
@@ -204,7 +204,7 @@ def test_open_private_refuses_a_link_and_tightens_an_existing_file(tmp_path: Pat
 
 
 def test_private_dir_leaves_an_existing_folder_unless_told(tmp_path: Path) -> None:
-    from mpc.files import private_dir
+    from mpc.runtime.files import private_dir
 
     shared = tmp_path / "shared"
     shared.mkdir()

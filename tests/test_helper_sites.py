@@ -22,11 +22,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mpc.cli import build_parser
-from mpc.codec import decode
 from mpc.datasets import Partition, Table, load_dataset, partition, resolve_data_dir, weather
 from mpc.errors import ConfigError, ProtocolError
-from mpc.transport import InMemoryNetwork
+from mpc.runtime.codec import decode
+from mpc.runtime.transport import InMemoryNetwork
+from parties.cli.main import build_parser
 from parties.ppid3_system import TRUST
 from parties.systems import get_system
 from protocols.fast_counts import WITHHELD_FIELDS, request_record

@@ -26,10 +26,10 @@ import numpy as np
 import pytest
 import zmq
 
-from mpc.codec import MAX_INT_BYTES, Envelope, decode, encode
-from mpc.config import load_config
-from mpc.keys import load_public_key, load_secret_key, write_keypair
-from mpc.transport import MONITOR_ID
+from mpc.runtime.codec import MAX_INT_BYTES, Envelope, decode, encode
+from mpc.runtime.config import load_config
+from mpc.runtime.keys import load_public_key, load_secret_key, write_keypair
+from mpc.runtime.transport import MONITOR_ID
 
 from .harness import Parties, plan_deployment
 

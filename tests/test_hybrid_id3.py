@@ -22,16 +22,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mpc.cli import build_parser
-from mpc.codec import decode
-from mpc.config import PartyConfig, load_config
 from mpc.datasets import Discretizer, Table, resolve_data_dir, weather
 from mpc.errors import ConfigError
-from mpc.id3 import ID3Classifier
-from mpc.local import run_in_memory
-from mpc.runtime import Party
-from mpc.transport import InMemoryNetwork
-from mpc.tree import to_json
+from mpc.learners.id3 import ID3Classifier
+from mpc.learners.tree import to_json
+from mpc.runtime.codec import decode
+from mpc.runtime.config import PartyConfig, load_config
+from mpc.runtime.local import run_in_memory
+from mpc.runtime.party import Party
+from mpc.runtime.transport import InMemoryNetwork
+from parties.cli.main import build_parser
 from parties.hybrid_system import (
     COIN_SEED_KEY,
     COINS_OS,

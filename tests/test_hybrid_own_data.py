@@ -23,15 +23,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mpc.cli import build_parser
-from mpc.config import load_config
 from mpc.datasets import Discretizer, Table, load_party_csv
 from mpc.errors import ConfigError
-from mpc.evaluation import predict_table
-from mpc.id3 import ID3Classifier
-from mpc.local import run_in_memory
-from mpc.runtime import Party
-from mpc.tree import to_json
+from mpc.learners.evaluation import predict_table
+from mpc.learners.id3 import ID3Classifier
+from mpc.learners.tree import to_json
+from mpc.runtime.config import load_config
+from mpc.runtime.local import run_in_memory
+from mpc.runtime.party import Party
+from parties.cli.main import build_parser
 from parties.hybrid_model import load_part, strip_classes
 from parties.hybrid_system import hybrid_plan, hybrid_run, split_attributes
 from parties.vertical_csv import kind_entries, party_csv
@@ -142,7 +142,7 @@ def test_the_terminal_vectors_meet_exactly_where_predict_one_ends(
     seed: int, max_depth: int | None
 ) -> None:
     """For every record, Alice's and Bob's vectors are both 1 at one terminal, whose class is
-    the one :func:`mpc.tree.predict_one` gives (values unseen in training included)."""
+    the one :func:`mpc.learners.tree.predict_one` gives (values unseen in training included)."""
     rng = np.random.default_rng(seed)
     table = _random_table(rng, 60)
     alice, bob = split_attributes(list(table.attributes), seed)

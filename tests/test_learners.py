@@ -10,18 +10,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mpc.c45 import C45Classifier
 from mpc.datasets import Table, weather
 from mpc.errors import ConfigError
-from mpc.evaluation import (
+from mpc.learners.c45 import C45Classifier
+from mpc.learners.evaluation import (
     accuracy,
     confusion_matrix,
     rows_of,
     stratified_kfold,
     train_test_split,
 )
-from mpc.id3 import ID3Classifier, best_attribute, information_gain
-from mpc.tree import (
+from mpc.learners.id3 import ID3Classifier, best_attribute, information_gain
+from mpc.learners.tree import (
     Leaf,
     Split,
     depth,
@@ -437,7 +437,7 @@ def test_coded_table_from_codes_equals_the_table_coded_from_its_values(
     the values: in any order of those lists (sorted and of str: all columns recoded at once;
     otherwise column by column), with values that never occur, and with MISSING, which is
     no value of an attribute (code -1) but an ordinary class."""
-    from mpc.c45 import CodedTable
+    from mpc.learners.c45 import CodedTable
 
     def as_codes(values: np.ndarray) -> tuple[list[str], np.ndarray]:
         present = sorted(set(values.tolist()))

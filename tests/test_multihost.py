@@ -308,7 +308,7 @@ def _data_dir() -> Path:
 def _audit(run: ComposeRun, plan_service: str) -> dict[str, Any]:
     """The launcher's audit of a run (for PPID3: the tree assembled from every site's own
     nodes against plain ID3), from the plan service's own command and the parties' reports."""
-    from mpc.cli import build_parser
+    from parties.cli.main import build_parser
     from parties.systems import get_system
 
     command = [run.mapped(a) for a in run.services[plan_service].command]
@@ -374,7 +374,7 @@ def test_ppid3_sites_on_separate_hosts(
     # months later: new, unlabelled records, each host writing only its own columns (in its
     # own row order), classified by a second run of the parties with their saved parts
     from mpc.datasets import load_dataset
-    from mpc.id3 import ID3Classifier
+    from mpc.learners.id3 import ID3Classifier
 
     table, _ = load_dataset("weather", _data_dir())
     part = result["partition"]

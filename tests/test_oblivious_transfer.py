@@ -18,12 +18,12 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from scipy.stats import chisquare
 
-from mpc.codec import decode
-from mpc.curve25519 import on_curve
+from mpc.crypto.curve25519 import on_curve
 from mpc.errors import ConfigError, MPCError, PeerMisbehaved, ProtocolError
-from mpc.local import run_in_memory
-from mpc.runtime import Party
-from mpc.transport import InMemoryNetwork
+from mpc.runtime.codec import decode
+from mpc.runtime.local import run_in_memory
+from mpc.runtime.party import Party
+from mpc.runtime.transport import InMemoryNetwork
 from protocols import oblivious_transfer as ot
 
 U64 = 2**64 - 1

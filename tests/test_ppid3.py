@@ -13,8 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mpc.codec import decode
-from mpc.curve25519 import hash_ids
+from mpc.crypto.curve25519 import hash_ids
 from mpc.datasets import (
     Partition,
     Table,
@@ -24,10 +23,11 @@ from mpc.datasets import (
     split_vertically,
     weather,
 )
-from mpc.id3 import ID3Classifier
-from mpc.local import run_in_memory
-from mpc.transport import InMemoryNetwork
-from mpc.tree import to_json
+from mpc.learners.id3 import ID3Classifier
+from mpc.learners.tree import to_json
+from mpc.runtime.codec import decode
+from mpc.runtime.local import run_in_memory
+from mpc.runtime.transport import InMemoryNetwork
 from protocols.classify_instance import classify_instances, tree_depth
 from protocols.distribution_counts import PSICountOracle, SiteView
 from protocols.fast_counts import DEALER, FastCountOracle, Sites, serve_count_dealer

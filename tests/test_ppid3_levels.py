@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 
 from mpc.datasets import Partition, Table, load_dataset, partition, resolve_data_dir, weather
 from mpc.errors import ConfigError
-from mpc.id3 import ID3Classifier
-from mpc.local import run_in_memory
-from mpc.transport import InMemoryNetwork
-from mpc.tree import to_json
+from mpc.learners.id3 import ID3Classifier
+from mpc.learners.tree import to_json
+from mpc.runtime.local import run_in_memory
+from mpc.runtime.transport import InMemoryNetwork
 from protocols.classify_instance import classify_instances, tree_depth
 from protocols.fast_counts import Sites
 from protocols.ppid3 import assemble, check_tree_equal

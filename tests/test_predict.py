@@ -20,12 +20,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mpc.c45 import C45Classifier
-from mpc.cli import main
 from mpc.datasets import Discretizer, Table, load_csv, load_dataset, resolve_data_dir
-from mpc.id3 import ID3Classifier
-from mpc.model_file import ModelError, SavedModel, new_model_id, write_model
-from mpc.predict import load_plain_model
+from mpc.learners.c45 import C45Classifier
+from mpc.learners.id3 import ID3Classifier
+from mpc.learners.model_file import ModelError, SavedModel, new_model_id, write_model
+from mpc.learners.plain_model import load_plain_model
+from parties.cli import main
 
 from .conftest import run_mpc
 

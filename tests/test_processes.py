@@ -17,12 +17,12 @@ import pytest
 import zmq
 import zmq.asyncio
 
-from mpc.codec import encode
-from mpc.config import load_config
-from mpc.keys import generate_keypair, load_public_key, write_keypair
-from mpc.launcher import PartySpec, write_deployment
-from mpc.runtime import Party
-from mpc.transport import PeerAddress, ZmqTransport
+from mpc.runtime.codec import encode
+from mpc.runtime.config import load_config
+from mpc.runtime.keys import generate_keypair, load_public_key, write_keypair
+from mpc.runtime.launcher import PartySpec, write_deployment
+from mpc.runtime.party import Party
+from mpc.runtime.transport import PeerAddress, ZmqTransport
 
 from .conftest import ROOT, processes_mentioning, run_mpc, run_mpc_json
 
@@ -193,11 +193,11 @@ def test_malformed_frames_over_tcp_are_rejected_and_the_party_keeps_serving(
     receiving party reports each and still receives the next valid message."""
     write_keypair(tmp_path, "alice")
     write_keypair(tmp_path, "mallory")
-    from mpc.keys import load_secret_key
+    from mpc.runtime.keys import load_secret_key
 
     alice_keys = load_secret_key(tmp_path / "alice.secret")
     mallory_keys = load_secret_key(tmp_path / "mallory.secret")
-    from mpc.launcher import free_ports
+    from mpc.runtime.launcher import free_ports
 
     port_a, port_m = free_ports(2)
     max_frame = 4096
@@ -288,8 +288,8 @@ def test_arrays_and_big_integers_cross_curve_tcp_as_raw_frames(tmp_path: Path) -
     import gmpy2
     import numpy as np
 
-    from mpc.keys import load_secret_key
-    from mpc.launcher import free_ports
+    from mpc.runtime.keys import load_secret_key
+    from mpc.runtime.launcher import free_ports
 
     names = ["alice", "bob"]
     for n in names:
@@ -483,10 +483,10 @@ def test_a_monitor_gets_a_pong_and_nothing_else(tmp_path: Path) -> None:
     """The monitor key admits a connection that may only ping: its protocol messages are
     rejected and never counted as received; a monitor routing id with a party's key is
     dropped. Alice is pinged while she waits for bob in her handshake (bob never comes)."""
-    from mpc.codec import decode
     from mpc.errors import PeerTimeout
-    from mpc.keys import load_secret_key
-    from mpc.launcher import free_ports
+    from mpc.runtime.codec import decode
+    from mpc.runtime.keys import load_secret_key
+    from mpc.runtime.launcher import free_ports
 
     for n in ("alice", "bob", "monitor"):
         write_keypair(tmp_path, n)

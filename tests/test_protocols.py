@@ -11,10 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import chisquare
 
-from mpc.codec import decode
 from mpc.errors import ConfigError
-from mpc.local import run_in_memory
-from mpc.transport import InMemoryNetwork
+from mpc.runtime.codec import decode
+from mpc.runtime.local import run_in_memory
+from mpc.runtime.transport import InMemoryNetwork
 from protocols.is_r_empty import is_r_empty
 from protocols.secure_sum import secure_sum
 

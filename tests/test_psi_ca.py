@@ -16,13 +16,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import chisquare
 
-from mpc.cli import build_parser
-from mpc.codec import decode
-from mpc.curve25519 import X25519Key, hash_ids
+from mpc.crypto.curve25519 import X25519Key, hash_ids
 from mpc.errors import ConfigError, MPCError, ProtocolError
-from mpc.local import run_in_memory
-from mpc.runtime import Party
-from mpc.transport import InMemoryNetwork
+from mpc.runtime.codec import decode
+from mpc.runtime.local import run_in_memory
+from mpc.runtime.party import Party
+from mpc.runtime.transport import InMemoryNetwork
+from parties.cli.main import build_parser
 from parties.systems import get_system, random_sets, read_set_file
 from protocols.psi_ca import (
     GroupInput,

@@ -12,12 +12,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mpc.codec import decode, encode
 from mpc.errors import PeerAborted, PeerLost, PeerTimeout, ProtocolError
-from mpc.local import run_in_memory
-from mpc.metrics import Ledger, jsonable
-from mpc.runtime import Party
-from mpc.transport import InMemoryNetwork
+from mpc.runtime.codec import decode, encode
+from mpc.runtime.local import run_in_memory
+from mpc.runtime.metrics import Ledger, jsonable
+from mpc.runtime.party import Party
+from mpc.runtime.transport import InMemoryNetwork
 from protocols.secure_sum import secure_sum
 
 
@@ -261,7 +261,7 @@ def test_a_restarted_peer_ends_the_run_unless_its_restarts_are_expected() -> Non
 
 
 def test_the_launcher_relays_progress_lines_of_party_logs(tmp_path: Path) -> None:
-    from mpc.launcher import _relay_progress
+    from mpc.runtime.launcher import _relay_progress
 
     log = tmp_path / "site1.log"
     log.write_bytes(b"2026 site1 INFO started\n2026 mpc.ppid3 INFO PROGRESS node 25 (depth 3)\n")

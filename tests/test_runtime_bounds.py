@@ -19,15 +19,15 @@ import numpy as np
 import pytest
 import zmq
 
-from mpc import runtime
-from mpc.codec import encode
-from mpc.curve25519 import InvalidPoint, X25519Key
+from mpc.crypto.curve25519 import InvalidPoint, X25519Key
 from mpc.errors import PeerMisbehaved, ProtocolError
-from mpc.keys import generate_keypair
-from mpc.launcher import free_ports
-from mpc.metrics import MAX_REJECTED_NOTES, Metrics
-from mpc.runtime import Party
-from mpc.transport import MAX_REFUSED_NOTES, InMemoryNetwork, PeerAddress, ZmqTransport
+from mpc.runtime import party as runtime
+from mpc.runtime.codec import encode
+from mpc.runtime.keys import generate_keypair
+from mpc.runtime.launcher import free_ports
+from mpc.runtime.metrics import MAX_REJECTED_NOTES, Metrics
+from mpc.runtime.party import Party
+from mpc.runtime.transport import MAX_REFUSED_NOTES, InMemoryNetwork, PeerAddress, ZmqTransport
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -182,7 +182,7 @@ def test_refused_connections_are_bounded_and_their_log_rate_limited(
             ctx.term()
             await transport.close()
 
-    with caplog.at_level(logging.WARNING, logger="mpc.transport"):
+    with caplog.at_level(logging.WARNING, logger="mpc.runtime.transport"):
         total, described = asyncio.run(main())
     assert total == strangers
     assert described == MAX_REFUSED_NOTES

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from mpc.datasets import resolve_data_dir
-from mpc.tree import Split, from_json, predict_one
+from mpc.learners.tree import Split, from_json, predict_one
 
 from .conftest import run_mpc, run_mpc_json
 

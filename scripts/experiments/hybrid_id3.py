@@ -50,11 +50,11 @@ sys.path.insert(0, str(ROOT))
 
 
 from mpc.datasets import Discretizer, load_dataset, resolve_data_dir  # noqa: E402
-from mpc.evaluation import accuracy, predict_table, train_test_split  # noqa: E402
-from mpc.local import run_in_memory  # noqa: E402
-from mpc.runtime import Party  # noqa: E402
-from mpc.tree import from_json  # noqa: E402
-from parties.hybrid_system import _concat, make_setup, party_codes, split_attributes  # noqa: E402
+from mpc.learners.evaluation import accuracy, predict_table, train_test_split  # noqa: E402
+from mpc.learners.tree import from_json  # noqa: E402
+from mpc.runtime.local import run_in_memory  # noqa: E402
+from mpc.runtime.party import Party  # noqa: E402
+from parties.hybrid_system import make_setup, party_codes, split_attributes  # noqa: E402
 from protocols.hybrid_id3 import (  # noqa: E402
     ALICE,
     BOB,
@@ -79,7 +79,7 @@ DEFAULT_DEPTH = {"adult": 3}
 def load(name: str, data_dir: str | None, bins: int) -> Any:
     table, extra = load_dataset(name, resolve_data_dir(data_dir))
     if extra is not None:
-        table = _concat(table, extra)
+        table = table.concat(extra)
     return table
 
 

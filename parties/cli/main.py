@@ -12,13 +12,13 @@ as a program killed by SIGPIPE reports it to the shell).
 
 Every option that names a file or folder to write (``--report``, ``--out``, ``--model-out``,
 ...) is checked before the command does any work, under one rule: missing parent folders are
-created (:data:`mpc.files.OUTPUT_RULE`); a path that cannot be written is a one-line error
+created (:data:`mpc.runtime.files.OUTPUT_RULE`); a path that cannot be written is a one-line error
 with exit code 2, before any party starts. An option whose value is a list of numbers
 (``--inputs -3,4,5``) takes a value that starts with a minus sign (:class:`NumberList
 <parties.options.NumberList>`).
 
 What the commands write for one party's eyes (keys, private inputs, reports, ledgers) is
-mode 0600 in folders of mode 0700 (:mod:`mpc.files`).
+mode 0600 in folders of mode 0700 (:mod:`mpc.runtime.files`).
 """
 
 from __future__ import annotations
@@ -35,10 +35,10 @@ from pathlib import Path
 from typing import Any
 
 from mpc.errors import MPCError
-from mpc.files import OUTPUT_RULE, check_output, write_private
-from mpc.keys import write_keypair
-from mpc.launcher import Stopped, stop_on_signals
-from mpc.monitor import ProgressLine, describe_progress
+from mpc.runtime.files import OUTPUT_RULE, check_output, write_private
+from mpc.runtime.keys import write_keypair
+from mpc.runtime.launcher import Stopped, stop_on_signals
+from mpc.runtime.monitor import ProgressLine, describe_progress
 
 __all__ = ["main"]
 
@@ -180,16 +180,16 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     _per_system(deploy, _add_deploy)
 
-    from mpc.train import add_datasets_parser, add_train_parser
+    from parties.cli.train import add_datasets_parser, add_train_parser
 
     add_datasets_parser(sub)
     add_train_parser(sub)
 
-    from mpc.predict import add_predict_parser
+    from parties.cli.predict import add_predict_parser
 
     add_predict_parser(sub)
 
-    from mpc.sanitize import add_sanitize_parser
+    from parties.cli.sanitize import add_sanitize_parser
 
     add_sanitize_parser(sub)
 
@@ -265,8 +265,8 @@ def _finish_parsers(parser: argparse.ArgumentParser) -> None:
 
 
 def check_outputs(args: argparse.Namespace) -> None:
-    """Check every output path of the parsed command (:func:`mpc.files.check_output`), before
-    it does any work: missing parent folders are fine (they are created), a path that cannot
+    """Check every output path of the parsed command (:func:`mpc.runtime.files.check_output`),
+    before it does any work: missing parent folders are fine (they are created), a path that cannot
     be written raises :class:`~mpc.errors.ConfigError` naming the option and the path."""
     for option, dest, kind in getattr(args, "output_checks", None) or ():
         value = getattr(args, dest, None)
@@ -378,7 +378,7 @@ def _add_deploy(p: argparse.ArgumentParser) -> None:
 
 
 def _deploy(args: argparse.Namespace) -> int:
-    from mpc.launcher import write_deployment
+    from mpc.runtime.launcher import write_deployment
     from parties.systems import get_system
 
     system = get_system(args.system)
@@ -476,7 +476,7 @@ def _summary(doc: dict[str, Any], summarize: Any = None) -> str:
 
 class _RunProgress(ProgressLine):
     """The progress lines of ``mpc run``: the parties' reports (``NAME: TEXT``) in words
-    (:func:`mpc.monitor.describe_progress`), as a status line on a terminal."""
+    (:func:`mpc.runtime.monitor.describe_progress`), as a status line on a terminal."""
 
     def update(self, line: str) -> None:
         name, sep, text = line.partition(": ")
@@ -484,7 +484,7 @@ class _RunProgress(ProgressLine):
 
 
 def _run(args: argparse.Namespace) -> int:
-    from mpc.launcher import launch
+    from mpc.runtime.launcher import launch
     from parties.systems import get_system
 
     system = get_system(args.system)
@@ -599,21 +599,21 @@ def _stdout_to_devnull() -> None:
 
 def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "datasets":
-        from mpc.train import run_datasets
+        from parties.cli.train import run_datasets
 
         return run_datasets(args)
     if args.command == "train":
-        from mpc.train import run_train
+        from parties.cli.train import run_train
 
         return run_train(args)
     if args.command == "predict":
-        from mpc.predict import run_predict
+        from parties.cli.predict import run_predict
 
         return run_predict(args)
     if args.command == "deploy":
         return _deploy(args)
     if args.command == "sanitize":
-        from mpc.sanitize import run_sanitize
+        from parties.cli.sanitize import run_sanitize
 
         return run_sanitize(args)
     if args.command == "keygen":

@@ -47,8 +47,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mpc.codec import DEFAULT_MAX_FRAME_BYTES
 from mpc.errors import ConfigError
+from mpc.runtime.codec import DEFAULT_MAX_FRAME_BYTES
 
 __all__ = ["DEFAULT_TIMEOUT", "DeploymentConfig", "PartyConfig", "load_config"]
 

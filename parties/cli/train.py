@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mpc.errors import ConfigError
-from mpc.files import write_private
+from mpc.runtime.files import write_private
 
 if TYPE_CHECKING:
     from mpc.datasets import Discretizer, Table
-    from mpc.monitor import ProgressLine
+    from mpc.runtime.monitor import ProgressLine
 
 __all__ = ["add_datasets_parser", "add_train_parser", "run_datasets", "run_train"]
 
@@ -199,12 +199,12 @@ _CSV_ONLY = {
 }
 
 
-def _load(args: argparse.Namespace) -> tuple[Table, Table | None]:
+def load_tables(args: argparse.Namespace) -> tuple[Table, Table | None]:
     """The training table and the test table (None: none of its own) that ``args`` name;
     ``args`` has the options of :func:`add_data_options` and may have those of ``mpc train``
     (``--nominal``, ``--continuous``, ``--delimiter``, ``--test``)."""
     from mpc.datasets import load_csv, load_dataset, resolve_data_dir
-    from mpc.predict import read_rows
+    from mpc.learners.plain_model import read_rows
 
     given = {dest: getattr(args, dest, None) for dest in _CSV_ONLY}
     if args.csv is None:
@@ -258,8 +258,8 @@ def _describe(column: dict[str, Any]) -> str:
 
 
 def _learner(args: argparse.Namespace) -> Any:
-    from mpc.c45 import C45Classifier
-    from mpc.id3 import ID3Classifier
+    from mpc.learners.c45 import C45Classifier
+    from mpc.learners.id3 import ID3Classifier
 
     if args.learner == "id3":
         return ID3Classifier(max_depth=args.max_depth, min_samples_split=args.min_samples_split)
@@ -272,7 +272,7 @@ def _learner(args: argparse.Namespace) -> Any:
 
 
 def run_train(args: argparse.Namespace) -> int:
-    from mpc.monitor import ProgressLine
+    from mpc.runtime.monitor import ProgressLine
 
     display = ProgressLine(sys.stderr)
     try:
@@ -282,12 +282,13 @@ def run_train(args: argparse.Namespace) -> int:
 
 
 def _train(args: argparse.Namespace, display: ProgressLine) -> int:
-    """``mpc train``: progress lines go to ``display`` (a :class:`mpc.monitor.ProgressLine`);
-    with ``--json`` none do."""
+    """``mpc train``: progress lines go to ``display`` (a
+    :class:`mpc.runtime.monitor.ProgressLine`); with ``--json`` none do."""
     from mpc.datasets import Discretizer, kinds_warning
-    from mpc.evaluation import accuracy, confusion_matrix, cross_validate, format_confusion
-    from mpc.predict import PlainModel, save_plain_model, write_predictions
-    from mpc.tree import depth, leaf_count, node_count, render, to_dot, to_json
+    from mpc.learners.evaluation import accuracy, confusion_matrix, cross_validate, format_confusion
+    from mpc.learners.plain_model import PlainModel, save_plain_model
+    from mpc.learners.tree import depth, leaf_count, node_count, render, to_dot, to_json
+    from parties.cli.predict import write_predictions
 
     say = (lambda line: None) if args.json else display.note
     fold = (lambda line: None) if args.json else display.update
@@ -307,7 +308,7 @@ def _train(args: argparse.Namespace, display: ProgressLine) -> int:
         args.cv is not None or (args.csv is not None and args.test is None)
     ):
         raise ConfigError(no_test)
-    train, test = _load(args)
+    train, test = load_tables(args)
     if args.predictions_out is not None and test is None:
         raise ConfigError(no_test)
     if args.csv is not None:

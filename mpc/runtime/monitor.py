@@ -2,8 +2,8 @@
 
 A deployment may name a *monitor key* (``monitor_key`` in ``[deployment]``, made with
 ``mpc keygen --out DIR monitor``). Every party admits that key besides its peers' keys, bound
-to the identity :data:`~mpc.transport.MONITOR_ID`, not to a party: its holder can send a PING
-and get a PONG (name, role, protocol version, state) from the party's runtime, and nothing
+to the identity :data:`~mpc.runtime.transport.MONITOR_ID`, not to a party: its holder can send a
+PING and get a PONG (name, role, protocol version, state) from the party's runtime, and nothing
 else. A container healthcheck is therefore a real exchange with the party: a CurveZMQ
 handshake with the key pinned in the deployment file, the ZAP check, the codec, the runtime's
 reader answering. A port that is open but served by something else, a party with the wrong
@@ -32,10 +32,10 @@ from typing import IO, Any
 import zmq
 from zmq.utils.monitor import parse_monitor_message
 
-from mpc.codec import DEFAULT_MAX_FRAME_BYTES, PROTOCOL_VERSION, decode, encode
 from mpc.errors import AuthenticationError, PeerTimeout, ProtocolError
-from mpc.keys import KeyPair
-from mpc.transport import MONITOR_ID
+from mpc.runtime.codec import DEFAULT_MAX_FRAME_BYTES, PROTOCOL_VERSION, decode, encode
+from mpc.runtime.keys import KeyPair
+from mpc.runtime.transport import MONITOR_ID
 
 __all__ = ["Pong", "ProgressLine", "describe_progress", "done_of", "duration", "ping"]
 

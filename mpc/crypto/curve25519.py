@@ -11,7 +11,7 @@ survives scalar multiplication and so would leak one bit of every element's hash
 
 Elements are 32-byte little-endian u-coordinates (``uint8`` rows of a numpy array on the wire).
 X25519 comes from ``cryptography`` (OpenSSL), about 35,000 operations per second per core here,
-roughly ten times the 2048-bit MODP group of :mod:`mpc.commutative`.
+roughly ten times the 2048-bit MODP group of :mod:`mpc.crypto.commutative`.
 """
 
 from __future__ import annotations

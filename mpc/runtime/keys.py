@@ -22,7 +22,7 @@ from pathlib import Path
 import zmq
 
 from mpc.errors import AuthenticationError
-from mpc.files import private_dir, write_private
+from mpc.runtime.files import private_dir, write_private
 
 __all__ = ["KeyPair", "generate_keypair", "load_public_key", "load_secret_key", "write_keypair"]
 

@@ -25,8 +25,8 @@ Two checks protect a model, both made before it classifies anything:
   by the others. The digests are of bodies that contain random node ids, so they reveal
   nothing of the nodes.
 
-A model file is private (mode 0600, :mod:`mpc.files`): a site's part names its attributes and
-the values it splits on.
+A model file is private (mode 0600, :mod:`mpc.runtime.files`): a site's part names its attributes
+and the values it splits on.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from mpc.errors import ConfigError
-from mpc.files import write_private
+from mpc.runtime.files import write_private
 
 __all__ = [
     "FORMAT",

@@ -31,8 +31,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 import numpy as np
 
 from mpc.errors import ConfigError
-from mpc.evaluation import predict_proba_table, predict_table, train_test_split
-from mpc.tree import MISSING, Leaf, Node, Split, majority
+from mpc.learners.evaluation import predict_proba_table, predict_table, train_test_split
+from mpc.learners.tree import MISSING, Leaf, Node, Split, majority
 
 if TYPE_CHECKING:
     from mpc.datasets import Table
@@ -71,7 +71,7 @@ def _split_info(weights: np.ndarray) -> float:
 
 class CodedTable:
     """A table as the learner reads it: every nominal column as int codes into its domain
-    (the distinct values of the column but :data:`~mpc.tree.MISSING`, sorted; ``-1`` for
+    (the distinct values of the column but :data:`~mpc.learners.tree.MISSING`, sorted; ``-1`` for
     MISSING), every continuous column as float64 (NaN unknown), the class as an index into
     ``classes`` (its distinct values, sorted).
 

@@ -22,13 +22,13 @@ from typing import Any
 import numpy as np
 
 from mpc.errors import ConfigError
-from mpc.files import open_private
+from mpc.runtime.files import open_private
 
 __all__ = ["add_sanitize_parser", "read_mask", "run_sanitize", "write_release"]
 
 
 def add_sanitize_parser(sub: Any) -> None:
-    from mpc.train import add_data_options
+    from parties.cli.train import add_data_options
 
     p = sub.add_parser(
         "sanitize",
@@ -126,12 +126,12 @@ def write_release(path: Path, attributes: list[str], released: np.ndarray) -> No
 
 
 def run_sanitize(args: argparse.Namespace) -> int:
-    from mpc.train import _load
+    from parties.cli.train import load_tables
     from protocols import adaptive_modification as am
 
     if not 0 <= args.threshold <= 1:
         raise ConfigError(f"--threshold is a share in [0, 1], got {args.threshold}")
-    table, _ = _load(args)
+    table, _ = load_tables(args)
     attributes = [*table.attributes, table.class_name]
     if args.mask is not None:
         mask = read_mask(args.mask, attributes, table.n_rows)

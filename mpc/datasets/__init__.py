@@ -18,7 +18,7 @@ Where the data comes from:
   (column names and types, class column, declared values, missing-value marker, delimiter,
   lines to skip); every field is checked against it while reading.
 * :func:`weather` is Quinlan's 14-row weather table, shipped inside the package as
-  ``mpc/data/weather.csv``, so it works with no data directory at all.
+  ``mpc/datasets/data/weather.csv``, so it works with no data directory at all.
 * :func:`load_csv` reads any CSV file with a header row; :func:`synthetic` labels random rows
   with a planted decision tree.
 
@@ -223,7 +223,8 @@ class Table:
         return replace(self, columns=tuple(c[idx] for c in self.columns), target=target)
 
     def concat(self, other: Table) -> Table:
-        """This table's rows followed by ``other``'s (same attributes, kinds and class)."""
+        """This table's rows followed by ``other``'s (same attributes, kinds and class); the
+        source names both (``"adult.data + adult.test"``) when they differ."""
         if (other.attributes, other.kinds, other.class_name) != (
             self.attributes, self.kinds, self.class_name
         ):  # fmt: skip
@@ -237,6 +238,9 @@ class Table:
                 np.concatenate([a, b]) for a, b in zip(self.columns, other.columns, strict=True)
             ),
             target=np.concatenate([self.target, other.target]),
+            source=self.source
+            if other.source == self.source
+            else f"{self.source} + {other.source}",
         )
 
     def select(self, attributes: Sequence[str]) -> Table:
@@ -667,9 +671,8 @@ def _build(
 
 
 def _repository_default() -> Path:
-    import mpc
-
-    return Path(mpc.__file__).resolve().parents[1].parent / "shared" / "datasets"
+    # mpc/datasets/__init__.py -> the folder that holds the repository
+    return Path(__file__).resolve().parents[3] / "shared" / "datasets"
 
 
 def default_data_dir() -> Path | None:
@@ -723,7 +726,9 @@ def _spec(name: str) -> _Spec:
 
 
 def _embedded_weather_text() -> str:
-    return importlib.resources.files("mpc").joinpath("data", "weather.csv").read_text("utf-8")
+    return (
+        importlib.resources.files("mpc.datasets").joinpath("data", "weather.csv").read_text("utf-8")
+    )
 
 
 def available_datasets(data_dir: Path | None) -> list[DatasetInfo]:
@@ -860,10 +865,10 @@ def _check_row_count(path: Path, schema: _Schema, n: int) -> None:
 
 def weather() -> Table:
     """Quinlan's weather (play-tennis) table: 14 rows, 4 nominal attributes, class ``play``,
-    embedded in the package as ``mpc/data/weather.csv`` (the rows of Weka's
+    embedded in the package as ``mpc/datasets/data/weather.csv`` (the rows of Weka's
     ``weather.nominal.arff``, in the same order)."""
     text = _embedded_weather_text()
-    path = Path("mpc/data/weather.csv")
+    path = Path("mpc/datasets/data/weather.csv")
     names = [c.name for c in _WEATHER_COLUMNS]
     lines = text.split("\n")
     header = [h.strip() for h in lines[0].split(",")]

@@ -18,7 +18,7 @@ blames and the step; every party that receives it fails at once with
 :class:`~mpc.errors.PeerAborted`, so the whole deployment ends within one deadline.
 
 A monitor holding the deployment's monitor key may PING a party at any time (a container
-healthcheck, :mod:`mpc.monitor`); the runtime answers PONG with the party's name, role,
+healthcheck, :mod:`mpc.runtime.monitor`); the runtime answers PONG with the party's name, role,
 protocol version and state (``handshake``, ``running``, ``closing`` or ``failed``), nothing
 about the protocol's data, and accepts nothing else from a monitor.
 
@@ -45,8 +45,6 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from mpc.codec import DEFAULT_MAX_FRAME_BYTES, PROTOCOL_VERSION, decode, encode
-from mpc.config import DEFAULT_TIMEOUT
 from mpc.errors import (
     InputError,
     MPCError,
@@ -57,12 +55,14 @@ from mpc.errors import (
     PeerTimeout,
     ProtocolError,
 )
-from mpc.metrics import Ledger, Metrics
-from mpc.transport import Transport, is_monitor
+from mpc.runtime.codec import DEFAULT_MAX_FRAME_BYTES, PROTOCOL_VERSION, decode, encode
+from mpc.runtime.config import DEFAULT_TIMEOUT
+from mpc.runtime.metrics import Ledger, Metrics
+from mpc.runtime.transport import Transport, is_monitor
 
 __all__ = ["Fault", "Party"]
 
-log = logging.getLogger("mpc.runtime")
+log = logging.getLogger("mpc.runtime.party")
 
 #: How long a party keeps trying to hand over its final messages / its abort notice.
 CLOSE_LINGER_S = 1.0

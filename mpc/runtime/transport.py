@@ -1,4 +1,5 @@
-"""Transports move frames between named parties; the :class:`~mpc.runtime.Party` does the rest.
+"""Transports move frames between named parties; the :class:`~mpc.runtime.party.Party` does the
+rest.
 
 Two implementations share one interface:
 
@@ -7,7 +8,7 @@ Two implementations share one interface:
   connection is encrypted, the server key of each peer is pinned from the deployment file,
   and a ZAP handler admits only the deployment's public keys; the sender of every received
   message is the party name bound to the authenticated key, never a value from the payload.
-* A *monitor* (a health check, :mod:`mpc.monitor`) may connect to a party's ROUTER with
+* A *monitor* (a health check, :mod:`mpc.runtime.monitor`) may connect to a party's ROUTER with
   the deployment's monitor key (``monitor_key``). It is not a peer: its routing id starts
   with :data:`MONITOR_ID`, the runtime answers only its ``ping`` (through :meth:`reply`),
   and it can neither send protocol messages nor receive any.
@@ -20,7 +21,7 @@ Two implementations share one interface:
   one anyway fails the run as :class:`~mpc.errors.PeerMisbehaved`: a peer cannot fill an
   unread queue.
 * :class:`InMemoryNetwork` — all parties in one event loop, for fast protocol tests and
-  debugging. The same codec and :class:`~mpc.runtime.Party` run on top of it.
+  debugging. The same codec and :class:`~mpc.runtime.party.Party` run on top of it.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ __all__ = [
     "is_monitor",
 ]
 
-log = logging.getLogger("mpc.transport")
+log = logging.getLogger("mpc.runtime.transport")
 
 Frames = Sequence[bytes | memoryview]
 

@@ -7,7 +7,7 @@ made for them with mode 0700, whatever the umask. Public material (a deployment 
 
 ::
 
-    from mpc.files import private_dir, write_private
+    from mpc.runtime.files import private_dir, write_private
 
     private_dir(out / "data", tighten=True)                  # 0700, even if it existed
     write_private(out / "data" / "site1.json", json.dumps(doc))   # 0600, atomic

@@ -1,7 +1,7 @@
-"""Saved plain models and ``mpc predict``: a tree of ``mpc train --model-out`` classifies the
-rows of a new CSV file.
+"""Saved plain models: a tree of ``mpc train --model-out`` (or of :meth:`PlainModel.from_fitted`)
+classifies the rows of a new CSV file (``mpc predict``, :mod:`parties.cli.predict`).
 
-A plain model is one :mod:`mpc.model_file` document (system ``"id3"`` or ``"c45"``, party
+A plain model is one :mod:`mpc.learners.model_file` document (system ``"id3"`` or ``"c45"``, party
 ``null``, digest-checked) whose body holds everything prediction needs::
 
     {
@@ -12,7 +12,7 @@ A plain model is one :mod:`mpc.model_file` document (system ``"id3"`` or ``"c45"
       "discretizer": {"method": "equal-frequency", "bins": 4,
                       "edges": {"temperature": [70.5, 75.5]}},   # ID3's binned columns, else null
       "classes": ["no", "yes"],
-      "tree": {...},                                     # mpc.tree.to_json
+      "tree": {...},                                     # mpc.learners.tree.to_json
       "params": {"max_depth": null, ...},                # the learner's get_params()
       "training": {"data": "weather", "source": "...", "rows": 14, "bins": 4}
     }
@@ -27,17 +27,14 @@ new file's values are binned with the stored cut points, never with new ones. In
     predicted = model.predict(rows.table)               # = the fitted learner's predict
 
 What can go wrong is one :class:`~mpc.errors.ConfigError` naming the file: a model file that
-is edited, of another learner or malformed (:class:`~mpc.model_file.ModelError`), a new CSV
+is edited, of another learner or malformed (:class:`~mpc.learners.model_file.ModelError`), a new CSV
 without one of the model's attributes or with a value of the wrong kind
 (:class:`~mpc.datasets.DataError`).
 """
 
 from __future__ import annotations
 
-import argparse
-import csv
 import math
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,20 +51,16 @@ from mpc.datasets import (
     load_party_csv,
 )
 from mpc.errors import ConfigError
-from mpc.evaluation import accuracy, predict_table
-from mpc.files import open_private
-from mpc.model_file import ModelError, SavedModel, new_model_id, read_model, write_model
-from mpc.tree import Leaf, Node, from_json, nodes, to_json
+from mpc.learners.evaluation import predict_table
+from mpc.learners.model_file import ModelError, SavedModel, new_model_id, read_model, write_model
+from mpc.learners.tree import Leaf, Node, from_json, nodes, to_json
 
 __all__ = [
     "PLAIN_LEARNERS",
     "PlainModel",
-    "add_predict_parser",
     "load_plain_model",
     "read_rows",
-    "run_predict",
     "save_plain_model",
-    "write_predictions",
 ]
 
 #: the learners whose models ``mpc predict`` reads (the model file's ``system``)
@@ -165,7 +158,7 @@ def save_plain_model(path: str | Path, model: PlainModel) -> SavedModel:
 
 def load_plain_model(path: str | Path, learner: str | Sequence[str] = PLAIN_LEARNERS) -> PlainModel:
     """Read and check a model file of ``learner`` (one name or several). Raises
-    :class:`~mpc.model_file.ModelError` naming the file when it is edited, of another
+    :class:`~mpc.learners.model_file.ModelError` naming the file when it is edited, of another
     learner or malformed."""
     learners = (learner,) if isinstance(learner, str) else tuple(learner)
     saved = read_model(path, learners)
@@ -305,90 +298,3 @@ def read_rows(
         delimiter=delimiter,
     )
     return PartyTable(rows.ids, rows.table.select(attributes), rows.id_column)
-
-
-def write_predictions(
-    out: str | Path | None, ids: Sequence[str] | np.ndarray, predicted: np.ndarray
-) -> None:
-    """Write CSV ``id,class``, one row per prediction, to ``out`` (a private file, mode 0600)
-    or, when ``out`` is None, to standard output."""
-    if len(ids) != len(predicted):
-        raise ConfigError(f"{len(ids)} ids for {len(predicted)} predictions")
-    lines = [("id", "class"), *zip(map(str, ids), map(str, predicted), strict=True)]
-    if out is None:
-        csv.writer(sys.stdout, lineterminator="\n").writerows(lines)
-        return
-    with open_private(out, "w", newline="", encoding="utf-8") as fh:
-        csv.writer(fh, lineterminator="\n").writerows(lines)
-
-
-# ------------------------------------------------------------------------ mpc predict
-
-
-def add_predict_parser(sub: Any) -> None:
-    p = sub.add_parser(
-        "predict",
-        help="classify the rows of a CSV file with a saved plain model (mpc train --model-out)",
-        description="Classify every row of --csv with the model of `mpc train --model-out` "
-        "and write CSV id,class. The file needs the model's attribute columns (other columns "
-        "are ignored), read with the kinds and cut points of training; when it has the class "
-        "column too, the accuracy is printed.",
-    )
-    p.add_argument(
-        "--model",
-        type=Path,
-        required=True,
-        metavar="FILE",
-        help="a model file written by mpc train --model-out",
-    )
-    p.add_argument(
-        "--csv",
-        type=Path,
-        required=True,
-        metavar="FILE",
-        help="the CSV file (with a header row) whose rows to classify",
-    )
-    p.add_argument(
-        "--id",
-        dest="id_column",
-        metavar="COLUMN",
-        help="the column whose values identify the rows (default: row numbers from 0)",
-    )
-    p.add_argument(
-        "--out",
-        type=Path,
-        metavar="FILE",
-        help="write the predictions to FILE (private, mode 0600); default: standard output, "
-        "with the summary on standard error",
-    )
-    p.add_argument(
-        "--delimiter", default=",", metavar="C", help="the field delimiter of --csv (default ,)"
-    )
-
-
-def run_predict(args: argparse.Namespace) -> int:
-    model = load_plain_model(args.model)
-    rows = read_rows(
-        args.csv,
-        model.attributes,
-        model.kinds,
-        model.class_name,
-        id_column=args.id_column,
-        delimiter=args.delimiter,
-    )
-    predicted = model.predict(rows.table)
-    write_predictions(args.out, rows.ids, predicted)
-    stream = sys.stdout if args.out is not None else sys.stderr
-    trained = model.training
-    print(
-        f"model:      {args.model} ({model.learner}, class {model.class_name!r}, trained on "
-        f"{trained.get('data', '?')}: {trained.get('rows', '?')} rows)",
-        file=stream,
-    )
-    print(f"rows:       {rows.table.n_rows} from {args.csv}", file=stream)
-    if rows.table.class_name:
-        score = accuracy(rows.table.target, predicted)
-        print(f"accuracy:   {score:.4f} (the file's class column)", file=stream)
-    if args.out is not None:
-        print(f"wrote:      {args.out} (id,class)", file=stream)
-    return 0

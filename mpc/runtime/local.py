@@ -1,7 +1,7 @@
 """Run several parties in one process over the in-memory transport (tests, debugging).
 
-The shipped path runs each party as its own process over ZeroMQ (see :mod:`mpc.launcher`);
-this module runs *the same protocol code* on :class:`~mpc.transport.InMemoryNetwork`.
+The shipped path runs each party as its own process over ZeroMQ (see :mod:`mpc.runtime.launcher`);
+this module runs *the same protocol code* on :class:`~mpc.runtime.transport.InMemoryNetwork`.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from mpc.runtime import Party
-from mpc.transport import InMemoryNetwork
+from mpc.runtime.party import Party
+from mpc.runtime.transport import InMemoryNetwork
 
 __all__ = ["run_in_memory"]
 

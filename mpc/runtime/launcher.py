@@ -6,7 +6,7 @@ one private input file per party), starts one OS process per party on 127.0.0.1
 their JSON reports. Every child runs in its own process group and is killed when the
 launcher leaves, whatever happens, so no process outlives a run.
 
-What a run writes is private (:mod:`mpc.files`): secret keys, private inputs, logs and
+What a run writes is private (:mod:`mpc.runtime.files`): secret keys, private inputs, logs and
 reports are mode 0600 in folders of mode 0700; only the deployment file and the ``.public``
 keys may be read by others. A temporary deployment is removed when the run ends, however it
 ends. SIGINT (Ctrl-C) and SIGTERM stop a run: :func:`launch` kills its parties, removes its
@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from mpc.errors import ConfigError
-from mpc.files import open_private, private_dir, write_private
-from mpc.keys import write_keypair
+from mpc.runtime.files import open_private, private_dir, write_private
+from mpc.runtime.keys import write_keypair
 
 __all__ = [
     "STOP_SIGNALS",
@@ -107,7 +107,7 @@ class PartySpec:
     The private input is either ``data`` (a JSON object: the toy systems' inputs) or ``csv``
     (the text of the party's own CSV file, written as ``NAME.csv`` where its JSON would go).
     ``entries`` are further per-party fields of the deployment file (``id``, ``nominal``,
-    ``model_out``, ...; see :mod:`mpc.config`); a relative path among them is relative to
+    ``model_out``, ...; see :mod:`mpc.runtime.config`); a relative path among them is relative to
     the deployment file. ``files`` are further private files of the party, by the field that
     names them (``{"test": CSV_TEXT}``): written next to its input, named in its entry."""
 
@@ -303,7 +303,7 @@ def launch(
     ``timeout`` is the per-receive deadline of every party. ``kill = (name, n)`` makes that
     party SIGKILL itself after sending ``n`` messages (fault injection). ``progress`` is
     a callable taking a line of text, or None; the parties' own progress reports go to its
-    ``update`` method when it has one (:class:`mpc.monitor.ProgressLine`: a status line that
+    ``update`` method when it has one (:class:`mpc.runtime.monitor.ProgressLine`: a status line that
     the next one replaces), else to the callable too.
 
     The deployment goes to a temporary folder (mode 0700), removed when the run ends however

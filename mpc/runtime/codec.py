@@ -8,9 +8,9 @@ A message is a ZeroMQ multipart message::
 ``kind`` is ``"msg"`` (protocol data), ``"hello"`` (startup handshake), ``"bye"`` (this
 party finished and leaves), ``"abort"`` (the run failed), ``"probe"`` / ``"status"`` (after a
 timeout: "what are you waiting for?", answered by the runtime), ``"ping"`` / ``"pong"`` (a
-monitor's health check, answered by the runtime; see :mod:`mpc.monitor`).
+monitor's health check, answered by the runtime; see :mod:`mpc.runtime.monitor`).
 ``tag`` matches a message to the ``recv`` waiting for it; ``depth`` is the causal round
-number (see :class:`mpc.metrics.Metrics`). ``body`` may hold ``None``, bools, ints, floats,
+number (see :class:`mpc.runtime.metrics.Metrics`). ``body`` may hold ``None``, bools, ints, floats,
 str, bytes, lists, tuples (decoded as lists), dicts with str keys, and three explicit
 extension types:
 

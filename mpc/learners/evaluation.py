@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from mpc.errors import ConfigError
-from mpc.tree import Node, distribution, predict_one
+from mpc.learners.tree import Node, distribution, predict_one
 
 if TYPE_CHECKING:
     from mpc.datasets import Table
@@ -154,7 +154,7 @@ def cross_validate(
     """Stratified k-fold CV. ``prepare(train, test)`` runs per fold (e.g. discretisation
     learned on the fold's training part only). ``progress`` gets a line after every fold:
     ``fold 3/10: accuracy 0.9412; 1.2 s elapsed, about 2.8 s left``."""
-    from mpc.monitor import done_of
+    from mpc.runtime.monitor import done_of
 
     started = time.perf_counter()
     classes = sorted({str(c) for c in table.target})

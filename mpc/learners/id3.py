@@ -15,7 +15,7 @@ is a well-defined, testable statement:
   (:func:`best_attribute`);
 * every value of the split attribute's domain (the values seen in the training data) gets a
   child; a child with no rows is a leaf with zero counts predicting the parent's majority;
-* majority ties go to the class that sorts first (:func:`mpc.tree.majority`);
+* majority ties go to the class that sorts first (:func:`mpc.learners.tree.majority`);
 * ``"?"`` is an ordinary value;
 * optional stopping rules: ``max_depth`` and ``min_samples_split`` (both off by default).
 """
@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from mpc.errors import ConfigError
-from mpc.tree import Leaf, Node, Split, majority
+from mpc.learners.tree import Leaf, Node, Split, majority
 
 if TYPE_CHECKING:
     from mpc.datasets import Table
@@ -205,13 +205,13 @@ class ID3Classifier:
             raise ConfigError("this ID3Classifier is not fitted yet; call fit(table) first")
 
     def predict(self, table: Table) -> np.ndarray:
-        from mpc.evaluation import predict_table
+        from mpc.learners.evaluation import predict_table
 
         self._check_fitted()
         return predict_table(self.tree_, table)
 
     def predict_proba(self, table: Table) -> np.ndarray:
-        from mpc.evaluation import predict_proba_table
+        from mpc.learners.evaluation import predict_proba_table
 
         self._check_fitted()
         return predict_proba_table(self.tree_, table, self.classes_)
