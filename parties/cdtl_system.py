@@ -461,11 +461,17 @@ def cdtl_result(reports: dict[str, dict[str, Any]], plan: Any) -> dict[str, Any]
     return out
 
 
+def _protocol_note(result: dict[str, Any]) -> str:
+    """``, PROTOCOL protocol`` for a run not of the default (optimised) protocol."""
+    protocol = result.get("protocol", "optimised")
+    return "" if protocol == "optimised" else f", {protocol} protocol"
+
+
 def cdtl_summary(result: dict[str, Any]) -> list[str]:
     lines = [
         f"dataset:   {result['dataset']} ({result['rows']} rows; class {result['class']!r}, "
         f"sensitive {result['sensitive']!r}, l = {result['l']}, {result['folds']}-fold CV, "
-        f"{result['nominal_splits']} splits, {result.get('protocol', 'optimised')} protocol)",
+        f"{result['nominal_splits']} splits{_protocol_note(result)})",
         "method    accuracy  client CPU s  client wall s  memory (tuples)",
     ]
     for m, v in result["methods"].items():

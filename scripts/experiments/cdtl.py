@@ -19,7 +19,7 @@ The links (``--links``):
 * ``loopback`` — both processes on 127.0.0.1, as ``mpc run`` places them;
 * ``shaped`` — the client and the CDBS each in a network namespace of its own, joined by a
   veth pair shaped to ``--rate-mbit`` (100) and ``--delay-ms`` (5 ms one way, each
-  direction): :mod:`mpc.netlab` (netem where the kernel has it, else tbf and a delay line;
+  direction): :mod:`mpc.runtime.netlab` (netem where the kernel has it, else tbf and a delay line;
   the table states which, with the exact ``tc`` command, and the round trip measured through
   the link before and after the runs). Needs root and iproute2; where the namespaces cannot
   be made, the shaped runs are skipped and the table says why. Over this link cnl pays for
@@ -103,7 +103,7 @@ def run(
     placement: Any = None,
 ) -> dict[str, Any]:
     """One run: the client and the CDBS launched with ``protocol`` on ``link``."""
-    from mpc.launcher import launch
+    from mpc.runtime.launcher import launch
     from parties.plan import Plan
     from parties.systems import get_system
 
@@ -409,8 +409,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from mpc.metrics import cpu_model
-    from mpc.netlab import ShapedLink
+    from mpc.runtime.metrics import cpu_model
+    from mpc.runtime.netlab import ShapedLink
 
     args = parse_args(argv)
     cv = 3 if args.quick else 10
