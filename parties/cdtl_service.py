@@ -374,7 +374,8 @@ def outsource_plan(args: argparse.Namespace) -> Any:
 
 async def outsource_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
     from mpc.learners.evaluation import train_test_split
-    from protocols.anatomization import anatomize, open_eseq, suppress_for_l
+    from protocols.anatomization import anatomize, suppress_for_l
+    from protocols.anatomized_joins import open_eseq
     from protocols.cdtl import CDBSClient
 
     p = cfg.params

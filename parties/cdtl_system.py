@@ -261,7 +261,8 @@ async def cdtl_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
     from mpc.crypto.sealed import ClientKey
     from mpc.learners.evaluation import rows_of
     from parties.plan import load_party_data
-    from protocols.anatomization import anatomize, open_eseq, suppress_for_l
+    from protocols.anatomization import anatomize, suppress_for_l
+    from protocols.anatomized_joins import open_eseq
     from protocols.cdtl import CDBSClient, ClientCosts
 
     p = cfg.params

@@ -26,6 +26,7 @@ import signal
 import sys
 import threading
 import traceback
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,9 @@ from parties.systems import get_system
 __all__ = ["PROG", "build_parser", "check_outputs", "main", "own_files"]
 
 log = logging.getLogger("mpc.party")
+
+#: what a party process runs once its runtime is up (a system's ``run``)
+Program = Callable[[Party, DeploymentConfig, PartyConfig], Awaitable[Any]]
 
 
 def _add_identity(p: argparse.ArgumentParser) -> None:
@@ -337,9 +341,12 @@ def _transport(cfg: DeploymentConfig, me: PartyConfig, args: argparse.Namespace)
 
 
 async def _run(
-    cfg: DeploymentConfig, me: PartyConfig, args: argparse.Namespace, report: dict[str, Any]
+    cfg: DeploymentConfig,
+    me: PartyConfig,
+    args: argparse.Namespace,
+    report: dict[str, Any],
+    program: Program,
 ) -> int:
-    system = get_system(cfg.protocol)
     transport = _transport(cfg, me, args)
     fault = _fault(args)
     party = Party(
@@ -357,7 +364,7 @@ async def _run(
             log.info(
                 "%s: connected to %s; running %s", me.name, ", ".join(party.peers), cfg.protocol
             )
-            report["result"] = jsonable(await system.run(party, cfg, me))
+            report["result"] = jsonable(await program(party, cfg, me))
     except MPCError as exc:
         log.error("%s: %s: %s", me.name, type(exc).__name__, exc)
         report["error"] = _error_dict(exc)
@@ -372,7 +379,11 @@ async def _run(
 
 
 async def _run_stoppable(
-    cfg: DeploymentConfig, me: PartyConfig, args: argparse.Namespace, report: dict[str, Any]
+    cfg: DeploymentConfig,
+    me: PartyConfig,
+    args: argparse.Namespace,
+    report: dict[str, Any],
+    program: Program,
 ) -> int:
     """:func:`_run`, ended cleanly by SIGINT or SIGTERM: the first signal cancels the run
     (the party tells its peers that it stops and closes its sockets), then :class:`Stopped`
@@ -395,7 +406,7 @@ async def _run_stoppable(
     for s in handled:
         loop.add_signal_handler(s, stop, s)
     try:
-        return await _run(cfg, me, args, report)
+        return await _run(cfg, me, args, report, program)
     except asyncio.CancelledError:
         if got:
             raise Stopped(got[0]) from None
@@ -415,7 +426,12 @@ def check_outputs(me: PartyConfig) -> None:
             check_output(path, kind="file", option=f"{me.name}: {option}")
 
 
-def main(argv: list[str] | None = None, *, prog: str = PROG) -> int:
+def main(
+    argv: Sequence[str] | None = None, *, prog: str = PROG, program: Program | None = None
+) -> int:
+    """One party process: ``argv`` as the module docstring says (default: ``sys.argv``).
+    The party runs its system's program (``protocol.name`` of the deployment file), or
+    ``program`` when one is given (a party program of one's own, whatever the name)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["ping"]:
         return ping_main(argv[1:], prog=f"{prog} ping")
@@ -442,17 +458,19 @@ def main(argv: list[str] | None = None, *, prog: str = PROG) -> int:
         cfg = load_config(args.config)
         me = own_files(cfg.party(args.name), args)
         check_outputs(me)
-        system = get_system(cfg.protocol)
         if me.role != args.role:
             raise ConfigError(
                 f"party {me.name!r} has role {me.role!r} in {cfg.path}, "
                 f"but was started as {args.role!r}"
             )
-        if me.role not in system.roles:
-            raise ConfigError(
-                f"system {system.name!r} has roles {sorted(system.roles)}, not {me.role!r}"
-            )
-        rc = asyncio.run(_run_stoppable(cfg, me, args, report))
+        if program is None:
+            system = get_system(cfg.protocol)
+            if me.role not in system.roles:
+                raise ConfigError(
+                    f"system {system.name!r} has roles {sorted(system.roles)}, not {me.role!r}"
+                )
+            program = system.run
+        rc = asyncio.run(_run_stoppable(cfg, me, args, report, program))
     except MPCError as exc:  # configuration, keys, input: nothing was started
         log.error("%s: %s: %s", args.name, type(exc).__name__, exc)
         report["error"] = _error_dict(exc)

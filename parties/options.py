@@ -1,14 +1,62 @@
-"""Option types shared by the command line of every system (:mod:`parties.cli.main`) and the
-systems' own options (``parties/*_system.py``). Imports nothing from the systems, so that any of
-them may use it without a cycle."""
+"""Option types shared by the command line of every system (:mod:`parties.cli.main`), the
+systems' own options (``parties/*_system.py``) and the Python API (:mod:`parties.api`), and
+the one check of every option that names an output. Imports nothing from the systems, so that
+any of them may use it without a cycle."""
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
-__all__ = ["NumberList"]
+from mpc.learners.plot import check_plot_path, require_matplotlib
+from mpc.runtime.files import check_output
+
+__all__ = ["EITHER_OUTPUTS", "OUTPUT_OPTIONS", "NumberList", "check_outputs", "output_checks"]
+
+#: the options that name an output, whatever the command; a metavar of DIR means a folder
+OUTPUT_OPTIONS = frozenset(
+    {"--out", "--report", "--tree-out", "--dot", "--model-out", "--predictions-out", "--keep",
+     "--secrets", "--db", "--cdbs-db", "--plot"}
+)  # fmt: skip
+#: outputs that are a folder or a file (cdtl-outsource: DIR/client.model.json, or FILE.json)
+EITHER_OUTPUTS = frozenset({("cdtl-outsource", "--model-out")})
+
+
+def output_checks(parser: argparse.ArgumentParser, command: str) -> list[tuple[str, str, str]]:
+    """``(option, dest, kind)`` of every output option of ``parser`` (the parser of
+    ``command``): ``kind`` is ``"folder"`` for a metavar of DIR, ``"either"`` for
+    :data:`EITHER_OUTPUTS`, else ``"file"``."""
+    checks = []
+    for action in parser._actions:
+        option = next((o for o in action.option_strings if o in OUTPUT_OPTIONS), None)
+        if option is None or action.nargs == 0:
+            continue
+        kind = (
+            "either"
+            if (command, option) in EITHER_OUTPUTS
+            else "folder"
+            if action.metavar == "DIR"
+            else "file"
+        )
+        checks.append((option, action.dest, kind))
+    return checks
+
+
+def check_outputs(checks: Iterable[tuple[str, str, str]], args: argparse.Namespace) -> None:
+    """Check every output path of ``args`` named by ``checks`` (:func:`output_checks`) with
+    :func:`mpc.runtime.files.check_output`, before any work: missing parent folders are fine
+    (they are created), a path that cannot be written raises :class:`~mpc.errors.ConfigError`
+    naming the option and the path. A picture (``--plot``) needs matplotlib and a suffix it
+    can write, which are checked first."""
+    for option, dest, kind in checks:
+        value = getattr(args, dest, None)
+        if value is None or value == "" or (option == "--db" and value == ":memory:"):
+            continue  # none given, or SQLite's in-memory database
+        if option == "--plot":
+            require_matplotlib("--plot")
+            check_plot_path(value, option)
+        check_output(value, kind=kind, option=option)
 
 
 class NumberList:

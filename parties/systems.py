@@ -6,7 +6,9 @@ A *system* ties a protocol to the launcher and the party entry point:
 * ``plan`` — from those options, the parties (name, role, private input) and the protocol
   parameters that go into the deployment file;
 * ``run`` — what one party process does once the runtime is up;
-* ``result`` — the run's result, from the per-party reports (all parties must agree).
+* ``result`` — the run's result, from the per-party reports (all parties must agree);
+* ``audit`` — what the launcher of a local run reads off that result (:class:`Audit`): the
+  tree assembled from every party's own nodes, the accuracy, the trust the run rests on.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from parties.plan import Plan, load_party_data
 
 __all__ = [
     "SYSTEMS",
+    "Audit",
     "NumberList",
     "Plan",
     "System",
@@ -35,6 +38,24 @@ __all__ = [
     "random_sets",
     "read_set_file",
 ]
+
+
+@dataclass(frozen=True)
+class Audit:
+    """What a local run's launcher, which reads every party's report, can say of the run.
+
+    ``tree`` is the tree (JSON of :mod:`mpc.learners.tree`) assembled from the parts every
+    party holds, for this audit only: no party holds it. A node's ``site`` is an index into
+    ``sites``; the leaves are held by ``class_site``. ``accuracy`` is the accuracy of the
+    private tree on the held-out rows (where there are some, else on the training rows;
+    cdtl: its cross-validated accuracy). ``trust`` is the assumption the run's privacy rests
+    on."""
+
+    trust: str
+    tree: dict[str, Any] | None = None
+    sites: tuple[str, ...] = ()
+    class_site: str | None = None
+    accuracy: float | None = None
 
 
 @dataclass(frozen=True)
@@ -50,6 +71,59 @@ class System:
     finish: Callable[[dict[str, dict[str, Any]], Plan], Any] | None = None
     #: when set, the lines ``mpc run`` prints for the result
     summary: Callable[[Any], list[str]] | None = None
+    #: what the launcher reads off the result (:class:`Audit`)
+    audit: Callable[[Any], Audit] = lambda result: Audit(SEMI_HONEST)
+    #: whether the audit has a tree (``mpc run SYSTEM --plot`` draws it)
+    has_tree: bool = False
+
+
+#: the trust of the systems that have no helper: every party semi-honest, none colluding
+SEMI_HONEST = "semi-honest parties, no two colluding"
+#: the trust of a run with a commodity server (``dealer``) or without (``paillier``)
+TWO_PARTY_TRUST = {
+    "dealer": "semi-honest alice and bob; the commodity server colludes with neither",
+    "paillier": "semi-honest alice and bob; no third party",
+}
+#: the trust of the cdtl sessions
+CDBS_TRUST = "semi-honest client; the CDBS is honest-but-curious and may read everything it stores"
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _ppid3_audit(result: dict[str, Any]) -> Audit:
+    part = result["partition"]
+    names = tuple(part["site_names"])
+    accuracy = result.get("accuracy") or {}
+    return Audit(
+        trust=str(result.get("trust") or SEMI_HONEST),
+        tree=result["tree"],
+        sites=names,
+        class_site=names[int(part["class_site"])],
+        accuracy=_number(accuracy.get("test", accuracy.get("train"))),
+    )
+
+
+def _hybrid_audit(result: dict[str, Any]) -> Audit:
+    return Audit(
+        trust=TWO_PARTY_TRUST.get(str(result.get("method")), SEMI_HONEST),
+        tree=result["tree"],
+        sites=("alice", "bob"),
+        class_site="bob",
+        accuracy=_number(result.get("accuracy")),
+    )
+
+
+def _two_party_audit(result: dict[str, Any]) -> Audit:
+    method = result.get("method") if isinstance(result, dict) else None
+    return Audit(trust=TWO_PARTY_TRUST.get(str(method), SEMI_HONEST))
+
+
+def _cdtl_audit(result: dict[str, Any]) -> Audit:
+    methods = result.get("methods") if isinstance(result, dict) else None
+    accuracy = (methods or {}).get("cdtl", {}).get("accuracy")
+    return Audit(trust=CDBS_TRUST, accuracy=_number(accuracy))
 
 
 def _int_list(text: str, what: str) -> list[int]:
@@ -428,6 +502,9 @@ SYSTEMS: dict[str, System] = {
             _sum_plan,
             _sum_run,
             _sum_result,
+            audit=lambda result: Audit(
+                "semi-honest parties; the two ring neighbours of a party do not collude"
+            ),
         ),
         System(
             "is-r-empty",
@@ -437,6 +514,9 @@ SYSTEMS: dict[str, System] = {
             _ire_plan,
             _ire_run,
             _agreed,
+            audit=lambda result: Audit(
+                "semi-honest sites; the two ring neighbours of a site do not collude"
+            ),
         ),
         System(
             "psi-ca",
@@ -474,6 +554,8 @@ def _register_ppid3() -> None:
         _agreed,
         finish=ppid3_result,
         summary=ppid3_summary,
+        audit=_ppid3_audit,
+        has_tree=True,
     )
 
     from parties.ppid3_system import (
@@ -521,6 +603,7 @@ def _register_dot_product() -> None:
         dot_product_reported,
         finish=dot_product_result,
         summary=dot_product_summary,
+        audit=_two_party_audit,
     )
 
 
@@ -554,6 +637,8 @@ def _register_hybrid() -> None:
         lambda reports: None,
         finish=hybrid_result,
         summary=hybrid_summary,
+        audit=_hybrid_audit,
+        has_tree=True,
     )
     SYSTEMS["hybrid-id3-classify"] = System(
         "hybrid-id3-classify",
@@ -566,6 +651,7 @@ def _register_hybrid() -> None:
         lambda reports: None,
         finish=classify_result,
         summary=classify_summary,
+        audit=_two_party_audit,
     )
 
 
@@ -585,6 +671,7 @@ def _register_cdtl() -> None:
         cdtl_run,
         lambda reports: None,
         finish=cdtl_result,
+        audit=_cdtl_audit,
         summary=cdtl_summary,
     )
 
@@ -616,6 +703,7 @@ def _register_cdtl_sessions() -> None:
         outsource_run,
         lambda reports: None,
         finish=outsource_result,
+        audit=_cdtl_audit,
         summary=outsource_summary,
     )
     SYSTEMS["cdtl-classify"] = System(
@@ -629,6 +717,7 @@ def _register_cdtl_sessions() -> None:
         lambda reports: None,
         finish=classify_result,
         summary=classify_summary,
+        audit=_cdtl_audit,
     )
 
 
@@ -647,6 +736,7 @@ def _register_cdbs_load() -> None:
         load_run,
         lambda reports: None,
         finish=load_result,
+        audit=_cdtl_audit,
         summary=load_summary,
     )
 

@@ -115,15 +115,8 @@ from mpc.learners.evaluation import rows_of
 from mpc.learners.tree import MISSING, Node, Split, from_json, predict_one, to_json
 from mpc.runtime.codec import decode, encode
 from mpc.runtime.party import Party
-from protocols.anatomization import (
-    Anatomized,
-    IdentifyingTable,
-    SensitiveTable,
-    TableSchema,
-    group_join,
-    joined_learning_table,
-    leaf_learning_table,
-)
+from protocols.anatomized_joins import group_join, joined_learning_table, leaf_learning_table
+from protocols.anatomized_tables import Anatomized, IdentifyingTable, SensitiveTable, TableSchema
 
 __all__ = [
     "CDBS",

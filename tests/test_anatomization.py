@@ -30,22 +30,17 @@ from mpc.errors import AuthenticationError, ConfigError, ProtocolError
 from mpc.learners.c45 import C45Classifier, CodedTable
 from mpc.learners.tree import Leaf, to_json
 from mpc.runtime.codec import decode, encode
-from protocols.anatomization import (
-    ESEQ_BYTES,
-    Candidates,
-    IdentifyingTable,
-    SensitiveTable,
-    TableSchema,
-    anatomize,
+from protocols.anatomization import anatomize, is_l_diverse, max_l
+from protocols.anatomized_joins import (
     group_join,
-    is_l_diverse,
     join,
     join_with_rows,
     joined_learning_table,
     leaf_learning_table,
-    max_l,
     true_instances,
 )
+from protocols.anatomized_tables import Candidates, IdentifyingTable, SensitiveTable, TableSchema
+from protocols.eseq import ESEQ_BYTES
 
 KEY = ClientKey.from_bytes(bytes(range(32)))
 OTHER_KEY = ClientKey.from_bytes(bytes(range(1, 33)))

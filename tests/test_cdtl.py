@@ -23,7 +23,8 @@ from mpc.learners.tree import Leaf, Split, from_json, nodes, predict_one, to_jso
 from mpc.runtime.local import run_in_memory
 from mpc.runtime.metrics import Ledger
 from mpc.runtime.party import Party
-from protocols.anatomization import anatomize, open_eseq, suppress_for_l
+from protocols.anatomization import anatomize, suppress_for_l
+from protocols.anatomized_joins import open_eseq
 from protocols.cdtl import (
     CDBS,
     POST_DELAY_S,
@@ -672,7 +673,8 @@ def test_the_prepared_leaf_replies_are_the_group_joins_and_survive_a_restart(
     """The CDBS answers an unrefined leaf with the leafIns it prepared when it loaded the
     table: for every leaf, exactly the group join of the leaf's IT tuples with ST; a new
     store on the same database prepares the same replies."""
-    from protocols.anatomization import Candidates, group_join
+    from protocols.anatomized_joins import group_join
+    from protocols.anatomized_tables import Candidates
 
     t = table(5)
     an = anatomize(t, SENSITIVE, 2, ClientKey.generate())

@@ -37,7 +37,8 @@ from parties.cdtl_service import (
 )
 from parties.cli.main import build_parser
 from parties.systems import get_system
-from protocols.anatomization import anatomize, open_eseq
+from protocols.anatomization import anatomize
+from protocols.anatomized_joins import open_eseq
 from protocols.cdtl import CDBS, CLIENT, CDBSClient, CDBSStore, ClientCosts, serve_client
 
 from .conftest import processes_mentioning, run_mpc, run_mpc_json

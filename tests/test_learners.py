@@ -115,10 +115,13 @@ def test_options_limit_the_tree() -> None:
         ID3Classifier().predict(t)
 
 
-def test_id3_refuses_continuous_attributes() -> None:
-    t = table({"x": [1.0, 2.0]}, ["a", "b"], {"x": "continuous"})
+def test_id3_refuses_continuous_attributes_unless_it_bins_them() -> None:
+    t = table({"x": [1.0, 2.0, 3.0, 4.0]}, ["a", "a", "b", "b"], {"x": "continuous"})
     with pytest.raises(ConfigError, match="discretise"):
-        ID3Classifier().fit(t)
+        ID3Classifier(bins=None).fit(t)
+    model = ID3Classifier(bins=2).fit(t)
+    assert model.discretizer_ is not None and model.discretizer_.edges == {"x": (2.5,)}
+    assert list(model.predict(t)) == ["a", "a", "b", "b"]
 
 
 @st.composite

@@ -31,7 +31,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 import numpy as np
 
 from mpc.errors import ConfigError
-from mpc.learners.evaluation import predict_proba_table, predict_table, train_test_split
+from mpc.learners.estimator import PlainTreeClassifier
+from mpc.learners.evaluation import train_test_split
 from mpc.learners.tree import MISSING, Leaf, Node, Split, majority
 
 if TYPE_CHECKING:
@@ -264,7 +265,7 @@ def _recode_all(
     ]
 
 
-class C45Classifier:
+class C45Classifier(PlainTreeClassifier):
     """C4.5-style decision tree; keyword-only parameters, ``fit`` returns ``self``."""
 
     _constraints: ClassVar[dict[str, str]] = {
@@ -309,12 +310,9 @@ class C45Classifier:
                     f"got {getattr(self, name)!r}"
                 )
 
-    def get_params(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in (*self._constraints, "seed")}
-
     # ------------------------------------------------------------------ fit
 
-    def fit(
+    def _fit_table(
         self,
         table: Table | CodedTable,
         *,
@@ -702,17 +700,3 @@ class C45Classifier:
             return node, subtree_errors
 
         return visit(tree)[0]
-
-    # ------------------------------------------------------------------ use
-
-    def _check_fitted(self) -> None:
-        if not hasattr(self, "tree_"):
-            raise ConfigError("this C45Classifier is not fitted yet; call fit(table) first")
-
-    def predict(self, table: Table) -> np.ndarray:
-        self._check_fitted()
-        return predict_table(self.tree_, table)
-
-    def predict_proba(self, table: Table) -> np.ndarray:
-        self._check_fitted()
-        return predict_proba_table(self.tree_, table, self.classes_)

@@ -17,21 +17,22 @@ is a well-defined, testable statement:
   child; a child with no rows is a leaf with zero counts predicting the parent's majority;
 * majority ties go to the class that sorts first (:func:`mpc.learners.tree.majority`);
 * ``"?"`` is an ordinary value;
-* optional stopping rules: ``max_depth`` and ``min_samples_split`` (both off by default).
+* optional stopping rules: ``max_depth`` and ``min_samples_split`` (both off by default);
+* continuous attributes are binned before learning (``bins``, equal-frequency cut points
+  learned on the training rows).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
+from mpc.datasets import Discretizer, Table
 from mpc.errors import ConfigError
+from mpc.learners.estimator import PlainTreeClassifier
 from mpc.learners.tree import Leaf, Node, Split, majority
-
-if TYPE_CHECKING:
-    from mpc.datasets import Table
 
 __all__ = [
     "GAIN_TIE",
@@ -93,16 +94,33 @@ def best_site_attribute(gains_by_site: Sequence[Sequence[float]]) -> tuple[int, 
     return site, local[site]
 
 
-class ID3Classifier:
-    """Plain ID3 on nominal attributes (discretise continuous ones first).
+class ID3Classifier(PlainTreeClassifier):
+    """Plain ID3 on nominal attributes; continuous ones are binned first.
 
-    Parameters are keyword-only and only stored; ``fit`` learns ``tree_``, ``classes_``,
-    ``attributes_`` and ``domains_``.
+    Parameters are keyword-only and only stored:
+
+    * ``max_depth``, ``min_samples_split``: the optional stopping rules (off by default);
+    * ``bins``: each continuous attribute is cut into this many equal-frequency bins, the cut
+      points learned on the rows ``fit`` is given (:class:`~mpc.datasets.Discretizer`), so
+      that under cross-validation every fold bins on its own training rows; ``None`` makes a
+      continuous attribute an error.
+
+    ``fit`` learns ``tree_``, ``classes_``, ``attributes_``, ``domains_`` and
+    ``discretizer_`` (None when no attribute was binned); ``predict`` bins new rows with the
+    same cut points. Besides a :class:`~mpc.datasets.Table`, ``fit`` takes ``X, y`` as
+    scikit-learn does (:mod:`mpc.learners.estimator`).
     """
 
-    def __init__(self, *, max_depth: int | None = None, min_samples_split: int | None = None):
+    def __init__(
+        self,
+        *,
+        max_depth: int | None = None,
+        min_samples_split: int | None = None,
+        bins: int | None = 4,
+    ):
         self.max_depth = max_depth
         self.min_samples_split = min_samples_split
+        self.bins = bins
 
     def _validate(self) -> None:
         if self.max_depth is not None and (
@@ -115,8 +133,12 @@ class ID3Classifier:
             raise ConfigError(
                 f"min_samples_split must be None or an int >= 2, got {self.min_samples_split!r}"
             )
+        if self.bins is not None and (
+            isinstance(self.bins, bool) or not isinstance(self.bins, int) or self.bins < 2
+        ):
+            raise ConfigError(f"bins must be None or an int >= 2, got {self.bins!r}")
 
-    def fit(
+    def _fit_table(
         self,
         table: Table,
         *,
@@ -130,18 +152,22 @@ class ID3Classifier:
         unknown = [a for a in order if a not in table.attributes]
         if unknown:
             raise ConfigError(f"attribute_order names unknown attributes {unknown}")
+        self.discretizer_: Discretizer | None = None
+        if self.bins is not None and "continuous" in table.kinds:
+            self.discretizer_ = Discretizer.fit(table, self.bins)
+            table = self.discretizer_.transform(table)
         for a in order:
             if table.kinds[table.attributes.index(a)] != "nominal":
                 raise ConfigError(
-                    f"ID3 needs nominal attributes; {a!r} is continuous: discretise it first "
-                    "(e.g. --bins 4)"
+                    f"ID3 needs nominal attributes; {a!r} is continuous: discretise it "
+                    "(ID3Classifier(bins=4), or --bins 4)"
                 )
         if table.n_rows == 0:
             raise ConfigError("cannot learn a tree from an empty table")
         self.attributes_ = order
         self.sites_ = dict(sites or {})
         class_values, y = np.unique(np.asarray(table.target, dtype=str), return_inverse=True)
-        self.classes_: list[str] = [str(c) for c in class_values]
+        self.classes_ = [str(c) for c in class_values]
         self.domains_: list[list[str]] = []
         codes = np.empty((table.n_rows, len(order)), dtype=np.int64)
         for j, a in enumerate(order):
@@ -200,21 +226,7 @@ class ID3Classifier:
 
     # ------------------------------------------------------------------ use
 
-    def _check_fitted(self) -> None:
-        if not hasattr(self, "tree_"):
-            raise ConfigError("this ID3Classifier is not fitted yet; call fit(table) first")
-
-    def predict(self, table: Table) -> np.ndarray:
-        from mpc.learners.evaluation import predict_table
-
-        self._check_fitted()
-        return predict_table(self.tree_, table)
-
-    def predict_proba(self, table: Table) -> np.ndarray:
-        from mpc.learners.evaluation import predict_proba_table
-
-        self._check_fitted()
-        return predict_proba_table(self.tree_, table, self.classes_)
-
-    def get_params(self) -> dict[str, Any]:
-        return {"max_depth": self.max_depth, "min_samples_split": self.min_samples_split}
+    def _transform(self, table: Table) -> Table:
+        """New rows binned with the cut points learned in ``fit``."""
+        disc = getattr(self, "discretizer_", None)
+        return table if disc is None else disc.transform(table)

@@ -36,6 +36,7 @@ from mpc.runtime.files import open_private, private_dir, write_private
 from mpc.runtime.keys import write_keypair
 
 __all__ = [
+    "PARTY_COMMAND",
     "STOP_SIGNALS",
     "LaunchResult",
     "PartySpec",
@@ -46,6 +47,9 @@ __all__ = [
     "stop_on_signals",
     "write_deployment",
 ]
+
+#: the command that starts one party of a system (its role and options follow)
+PARTY_COMMAND = (sys.executable, "-m", "parties")
 
 #: the signals that stop a run (Ctrl-C, and what ``kill`` or a service manager sends)
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -293,13 +297,17 @@ def launch(
     keep: Path | None = None,
     kill: tuple[str, int] | None = None,
     progress: Any = None,
+    command: Sequence[str] | None = None,
     placement: Mapping[str, Placement] | None = None,
 ) -> LaunchResult:
     """Run a deployment as local processes and collect the reports.
 
+    Each party is started as ``COMMAND ROLE --config FILE --name NAME --report FILE``, where
+    ``command`` is by default :data:`PARTY_COMMAND` (the systems' party program,
+    ``python -m parties``); a program of one's own gives the command that runs it (it must
+    take those arguments and write that report, as :func:`parties.api.party_main` does).
     ``placement`` (party name -> :class:`Placement`, for every party) puts the parties at
     other addresses and starts them under a prefix, e.g. each in its own network namespace.
-
     ``timeout`` is the per-receive deadline of every party. ``kill = (name, n)`` makes that
     party SIGKILL itself after sending ``n`` messages (fault injection). ``progress`` is
     a callable taking a line of text, or None; the parties' own progress reports go to its
@@ -332,7 +340,9 @@ def launch(
                 directory = Path(tempfile.mkdtemp(prefix="mpc-run-"))
             codes, logs, killed = _run_parties(
                 directory, protocol, params, parties, timeout=timeout, insecure=insecure,
-                kill=kill, say=say, update=update, signals=signals, placement=placement,
+                kill=kill, say=say, update=update, signals=signals,
+                command=list(command) if command is not None else list(PARTY_COMMAND),
+                placement=placement,
             )  # fmt: skip
             if not signals:  # (signals only accumulate: if none now, none came before)
                 result = _collect(directory, parties, codes, logs, started)
@@ -427,6 +437,7 @@ def _run_parties(
     say: Callable[[str], None],
     update: Callable[[str], None],
     signals: list[int],
+    command: list[str],
     placement: Mapping[str, Placement] | None = None,
 ) -> tuple[dict[str, int | None], dict[str, Path], int]:
     """Write the deployment, start every party, wait for them (or for a stop signal) and
@@ -455,9 +466,7 @@ def _run_parties(
             prefix = placement[spec.name].prefix if placement is not None else ()
             cmd = [
                 *prefix,
-                sys.executable,
-                "-m",
-                "parties",
+                *command,
                 spec.role,
                 "--config",
                 str(config),

@@ -32,15 +32,20 @@ import re
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from mpc.errors import MPCError
 from mpc.runtime.files import OUTPUT_RULE, check_output, write_private
 from mpc.runtime.keys import write_keypair
 from mpc.runtime.launcher import Stopped, stop_on_signals
 from mpc.runtime.monitor import ProgressLine, describe_progress
+from parties.options import OUTPUT_OPTIONS, output_checks
+from parties.options import check_outputs as check_option_outputs
 
-__all__ = ["main"]
+if TYPE_CHECKING:
+    from parties.systems import System
+
+__all__ = ["OUTPUT_OPTIONS", "main"]
 
 _EPILOG = """\
 examples:
@@ -65,14 +70,6 @@ exit codes:
 
 #: the exit code of a command whose standard output was closed (128 + SIGPIPE)
 EXIT_BROKEN_PIPE = 141
-
-#: the options that name an output, whatever the command; a metavar of DIR means a folder
-OUTPUT_OPTIONS = frozenset(
-    {"--out", "--report", "--tree-out", "--dot", "--model-out", "--predictions-out", "--keep",
-     "--secrets", "--db", "--cdbs-db"}
-)  # fmt: skip
-#: outputs that are a folder or a file (cdtl-outsource: DIR/client.model.json, or FILE.json)
-_EITHER = {("cdtl-outsource", "--model-out")}
 
 
 def _add_common(p: argparse.ArgumentParser) -> None:
@@ -168,7 +165,7 @@ def _build_parser() -> argparse.ArgumentParser:
         description="Start one process per party on 127.0.0.1, wait for them, "
         "print the result, the cost and what each party learned.",
     )
-    _per_system(run, _add_common)
+    _per_system(run, _add_run)
 
     deploy = sub.add_parser(
         "deploy",
@@ -241,22 +238,12 @@ def _finish_parsers(parser: argparse.ArgumentParser) -> None:
     for p in _subparsers(parser):
         p.description = plain_text(p.description) if p.description else p.description
         p.epilog = plain_text(p.epilog) if p.epilog else p.epilog
-        checks = []
         for action in p._actions:
             if action.help and action.help is not argparse.SUPPRESS:
                 action.help = plain_text(action.help)
-            option = next((o for o in action.option_strings if o in OUTPUT_OPTIONS), None)
-            if option is None or action.nargs == 0:
-                continue
-            command = p.prog.rsplit(" ", 1)[-1]
-            kind = (
-                "either"
-                if (command, option) in _EITHER
-                else "folder"
-                if action.metavar == "DIR"
-                else "file"
-            )
-            checks.append((option, action.dest, kind))
+        checks = output_checks(p, p.prog.rsplit(" ", 1)[-1])
+        for option, _, kind in checks:
+            action = next(a for a in p._actions if option in a.option_strings)
             rule = OUTPUT_RULE if kind == "file" else f"it and its {OUTPUT_RULE}"
             if OUTPUT_RULE not in (action.help or ""):
                 action.help = f"{action.help}; {rule}" if action.help else rule.capitalize()
@@ -267,12 +254,10 @@ def _finish_parsers(parser: argparse.ArgumentParser) -> None:
 def check_outputs(args: argparse.Namespace) -> None:
     """Check every output path of the parsed command (:func:`mpc.runtime.files.check_output`),
     before it does any work: missing parent folders are fine (they are created), a path that cannot
-    be written raises :class:`~mpc.errors.ConfigError` naming the option and the path."""
-    for option, dest, kind in getattr(args, "output_checks", None) or ():
-        value = getattr(args, dest, None)
-        if value is None or value == "" or (option == "--db" and value == ":memory:"):
-            continue  # none given, or SQLite's in-memory database
-        check_output(value, kind=kind, option=option)
+    be written raises :class:`~mpc.errors.ConfigError` naming the option and the path; a
+    ``--plot`` without matplotlib says how to install it
+    (:func:`parties.options.check_outputs`)."""
+    check_option_outputs(getattr(args, "output_checks", None) or (), args)
     if getattr(args, "command", None) == "deploy" and getattr(args, "private", None):
         check_output(Path(args.out) / args.private, kind="folder", option="--private")
 
@@ -316,7 +301,8 @@ def keep_negative_values(argv: list[str], options: frozenset[str]) -> list[str]:
 
 
 def _per_system(
-    parser: argparse.ArgumentParser, add_options: Callable[[argparse.ArgumentParser], None]
+    parser: argparse.ArgumentParser,
+    add_options: Callable[[argparse.ArgumentParser, System], None],
 ) -> None:
     """One sub-command per system under ``parser``: the system's own options, then ours."""
     from parties.systems import SYSTEMS
@@ -325,10 +311,26 @@ def _per_system(
     for system in SYSTEMS.values():
         sp = systems.add_parser(system.name, help=system.help, description=system.help)
         system.add_arguments(sp)
-        add_options(sp)
+        add_options(sp, system)
 
 
-def _add_deploy(p: argparse.ArgumentParser) -> None:
+def _add_run(p: argparse.ArgumentParser, system: System) -> None:
+    """The options of ``mpc run SYSTEM``: those of every system, and ``--plot`` for a
+    system whose audit has a tree."""
+    _add_common(p)
+    if system.has_tree:
+        p.add_argument(
+            "--plot",
+            type=Path,
+            default=None,
+            metavar="FILE",
+            help="draw the tree (assembled from every site's own nodes, as the summary shows "
+            "it) to FILE.svg or FILE.png, interior nodes coloured by the site that holds them, "
+            "leaves with their class counts (needs matplotlib: the experiments extra)",
+        )
+
+
+def _add_deploy(p: argparse.ArgumentParser, system: System) -> None:
     g = p.add_argument_group("options of mpc deploy")
     g.add_argument("--out", type=Path, required=True, metavar="DIR", help="output directory")
     g.add_argument(
@@ -426,54 +428,6 @@ def _deploy(args: argparse.Namespace) -> int:
     return 0
 
 
-def _learned(ledger: list[dict[str, Any]]) -> str:
-    """The ledger in one cell: every value when there are few (a long one cut short; --json
-    prints it whole), else counts per label."""
-    if not ledger:
-        return "-"
-    if len(ledger) <= 4:
-        return "; ".join(f"{e['label']}={_cut(json.dumps(e['value']))}" for e in ledger)
-    labels: dict[str, int] = {}
-    for e in ledger:
-        labels[e["label"]] = labels.get(e["label"], 0) + 1
-    return ", ".join(f"{n} x {label}" for label, n in labels.items())
-
-
-def _cut(text: str, limit: int = 120) -> str:
-    return text if len(text) <= limit else f"{text[: limit - 15]}... ({len(text)} chars)"
-
-
-def _summary(doc: dict[str, Any], summarize: Any = None) -> str:
-    lines = [f"system: {doc['system']}", f"ok:     {doc['ok']}", f"wall:   {doc['wall_s']} s"]
-    if doc["ok"] and summarize is not None:
-        lines += summarize(doc["result"])
-    elif doc["ok"]:
-        lines.append(f"result: {json.dumps(doc['result'])}")
-    lines.append("")
-    header = (
-        f"{'party':<10} {'role':<8} {'exit':>4} {'sent B':>9} {'recv B':>9} {'msgs':>5} "
-        f"{'rounds':>6} {'crypto':<16} learned"
-    )
-    lines.append(header)
-    for name, p in doc["parties"].items():
-        m = p.get("metrics") or {}
-        crypto = ",".join(f"{k}={v}" for k, v in (m.get("crypto") or {}).items()) or "-"
-        learned = _learned(p.get("ledger") or [])
-        lines.append(
-            f"{name:<10} {p.get('role', ''):<8} {p.get('exit_code')!s:>4} "
-            f"{m.get('bytes_sent', 0):>9} {m.get('bytes_received', 0):>9} "
-            f"{m.get('messages_sent', 0):>5} {m.get('rounds', 0):>6} {crypto:<16} {learned}"
-        )
-    errors = [(n, p["error"]) for n, p in doc["parties"].items() if p.get("error")]
-    if errors:
-        lines.append("")
-        lines.append("errors:")
-        lines += [f"  {n}: {e.get('type')}: {e.get('message')}" for n, e in errors]
-    if doc.get("deployment"):
-        lines.append(f"\ndeployment kept in {doc['deployment']}")
-    return "\n".join(lines)
-
-
 class _RunProgress(ProgressLine):
     """The progress lines of ``mpc run``: the parties' reports (``NAME: TEXT``) in words
     (:func:`mpc.runtime.monitor.describe_progress`), as a status line on a terminal."""
@@ -484,72 +438,46 @@ class _RunProgress(ProgressLine):
 
 
 def _run(args: argparse.Namespace) -> int:
-    from mpc.runtime.launcher import launch
+    from parties.api import run_planned
     from parties.systems import get_system
 
     system = get_system(args.system)
-    plan = system.plan(args)
-    names = [p.name for p in plan.parties]
-    if args.kill is not None and args.kill not in names:
-        raise MPCError(f"--kill {args.kill}: no such party; parties are {names}")
     if args.after < 0:
         raise MPCError(f"--after must be >= 0, got {args.after}")
-    if args.timeout <= 0:
-        raise MPCError(f"--timeout must be > 0 seconds, got {args.timeout}")
+    plan = system.plan(args)
     display = None if args.json or args.quiet else _RunProgress(sys.stderr, "[mpc] ")
     if args.insecure:
         logging.getLogger("mpc").warning("--insecure: parties talk in plaintext, unauthenticated")
     try:
-        res = launch(
-            system.name,
-            plan.params,
-            plan.parties,
-            timeout=args.timeout,
-            insecure=args.insecure,
-            keep=args.keep,
-            kill=(args.kill, args.after) if args.kill else None,
-            progress=display,
-        )
+        run = run_planned(
+            system, plan, timeout=args.timeout, insecure=args.insecure, keep=args.keep,
+            kill=(args.kill, args.after) if args.kill else None, progress=display,
+        )  # fmt: skip
     finally:
         if display is not None:
             display.close()
-    result = None
-    ok = res.ok
-    if ok:
-        try:
-            finish = getattr(system, "finish", None)
-            result = finish(res.reports, plan) if finish else system.result(res.reports)
-        except MPCError as exc:
-            ok = False
-            print(f"mpc: {exc}", file=sys.stderr)
-    doc = {
-        "system": system.name,
-        "ok": ok,
-        "result": result,
-        "wall_s": round(res.wall_s, 3),
-        "parties": {
-            n: {
-                k: r.get(k)
-                for k in ("role", "ok", "exit_code", "error", "result", "metrics", "ledger")
-            }
-            for n, r in res.reports.items()
-        },
-    }
-    if args.keep:
-        doc["deployment"] = str(res.directory)
+    if not run.ok and all(r.ok for r in run.parties.values()):
+        print(f"mpc: {run.error}", file=sys.stderr)  # the parties agreed on no result
+    doc = run.to_json()
     text = json.dumps(doc, indent=2)
     if args.report:
         write_private(args.report, text + "\n")
+    picture = None
+    if getattr(args, "plot", None) is not None and run.tree is not None:
+        picture = run.plot(args.plot)
     if args.json:
         print(text)
     else:
-        print(_summary(doc, getattr(system, "summary", None)))
-        if not ok:
-            for n, r in res.reports.items():
-                if r.get("exit_code") not in (0,) and res.logs.get(n):
-                    tail = res.logs[n].strip().splitlines()[-3:]
+        print(run.summary())
+        if picture is not None:
+            left = f"; {picture.left_out} nodes left out" if picture.left_out else ""
+            print(f"\npicture: {picture.path} ({picture.drawn} nodes drawn{left})")
+        if not run.ok:
+            for n, r in run.reports.items():
+                if r.get("exit_code") not in (0,) and run.logs.get(n):
+                    tail = run.logs[n].strip().splitlines()[-3:]
                     print(f"\nlast log lines of {n}:\n  " + "\n  ".join(tail), file=sys.stderr)
-    return 0 if ok else 1
+    return 0 if run.ok else 1
 
 
 def main(argv: list[str] | None = None) -> int:

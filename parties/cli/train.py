@@ -122,6 +122,14 @@ def add_train_parser(sub: Any) -> None:
     p.add_argument("--tree-out", type=Path, metavar="FILE", help="write the tree as JSON")
     p.add_argument("--dot", type=Path, metavar="FILE", help="write the tree as Graphviz DOT")
     p.add_argument(
+        "--plot",
+        type=Path,
+        metavar="FILE",
+        help="draw the tree to FILE.svg or FILE.png, leaves with their class counts (a tree of "
+        "more than 50 nodes to the depth that keeps it within 50; needs matplotlib: the "
+        "experiments extra)",
+    )
+    p.add_argument(
         "--model-out",
         type=Path,
         metavar="FILE",
@@ -262,7 +270,9 @@ def _learner(args: argparse.Namespace) -> Any:
     from mpc.learners.id3 import ID3Classifier
 
     if args.learner == "id3":
-        return ID3Classifier(max_depth=args.max_depth, min_samples_split=args.min_samples_split)
+        return ID3Classifier(
+            max_depth=args.max_depth, min_samples_split=args.min_samples_split, bins=args.bins
+        )
     return C45Classifier(
         pruning=args.pruning,
         nominal_splits=args.nominal_splits,
@@ -284,9 +294,10 @@ def run_train(args: argparse.Namespace) -> int:
 def _train(args: argparse.Namespace, display: ProgressLine) -> int:
     """``mpc train``: progress lines go to ``display`` (a
     :class:`mpc.runtime.monitor.ProgressLine`); with ``--json`` none do."""
-    from mpc.datasets import Discretizer, kinds_warning
+    from mpc.datasets import kinds_warning
     from mpc.learners.evaluation import accuracy, confusion_matrix, cross_validate, format_confusion
     from mpc.learners.plain_model import PlainModel, save_plain_model
+    from mpc.learners.plot import plot_tree
     from mpc.learners.tree import depth, leaf_count, node_count, render, to_dot, to_json
     from parties.cli.predict import write_predictions
 
@@ -319,25 +330,17 @@ def _train(args: argparse.Namespace, display: ProgressLine) -> int:
         f"loaded {train.name}: {train.n_rows} rows, {len(train.attributes)} attributes"
         + (f", test split {test.n_rows} rows" if test is not None else "")
     )
-    needs_bins = args.learner == "id3" and "continuous" in train.kinds
 
     def fit(tr: Table) -> tuple[Any, Discretizer | None]:
-        """The learner fitted on ``tr`` (for id3, binned with cut points learned on ``tr``)."""
-        disc = Discretizer.fit(tr, args.bins) if needs_bins else None
-        return _learner(args).fit(tr if disc is None else disc.transform(tr)), disc
-
-    def prepare(tr: Table, te: Table) -> tuple[Table, Table]:
-        if not needs_bins:
-            return tr, te
-        disc = Discretizer.fit(tr, args.bins)
-        return disc.transform(tr), disc.transform(te)
+        """The learner fitted on ``tr``; id3 bins its continuous columns with cut points it
+        learns on ``tr`` (so each fold of a cross-validation bins on its own training rows)."""
+        model = _learner(args).fit(tr)
+        return model, getattr(model, "discretizer_", None)
 
     doc: dict[str, Any] = {"dataset": train.name, "learner": args.learner, "rows": train.n_rows}
     if args.cv is not None or test is None:
         k = args.cv or 10
-        res = cross_validate(
-            lambda: _learner(args), train, k, seed=args.seed, prepare=prepare, progress=fold
-        )
+        res = cross_validate(lambda: _learner(args), train, k, seed=args.seed, progress=fold)
         display.close()
         doc.update(
             evaluation=f"{k}-fold cross-validation (stratified, seed {args.seed})",
@@ -351,7 +354,7 @@ def _train(args: argparse.Namespace, display: ProgressLine) -> int:
     else:
         # learned on all training rows: the tree tested here is the one printed and saved
         model, disc = fit(train)
-        predicted = model.predict(test if disc is None else disc.transform(test))
+        predicted = model.predict(test)
         classes = sorted({str(c) for c in train.target} | {str(c) for c in test.target})
         doc.update(
             evaluation=f"train on {train.n_rows} rows, test on {test.n_rows} rows",
@@ -387,6 +390,11 @@ def _train(args: argparse.Namespace, display: ProgressLine) -> int:
         write_private(args.tree_out, json.dumps(to_json(tree), indent=2) + "\n")
     if args.dot:
         write_private(args.dot, to_dot(tree, name=train.name))
+    picture = None
+    if args.plot:
+        title = f"{train.name}: {args.learner} on all {train.n_rows} training rows"
+        picture = plot_tree(tree, args.plot, title=title)
+        doc.update(plot=str(picture.path), plot_left_out=picture.left_out)
     doc["wall_s"] = round(time.perf_counter() - started, 3)
     if args.json:
         doc["tree"] = to_json(tree)
@@ -413,6 +421,9 @@ def _train(args: argparse.Namespace, display: ProgressLine) -> int:
         print(f"... ({len(lines) - 60} more lines; --tree-out FILE writes the whole tree)")
     if args.model_out:
         print(f"model:      {args.model_out} (for mpc predict; model id {doc['model_id']})")
+    if picture is not None:
+        left = f"; {picture.left_out} nodes left out" if picture.left_out else ""
+        print(f"picture:    {picture.path} ({picture.drawn} nodes drawn{left})")
     if args.predictions_out is not None:
         print(f"predicted:  {args.predictions_out} (id,class of the {doc['test_rows']} test rows)")
     return 0

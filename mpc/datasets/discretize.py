@@ -1,0 +1,100 @@
+"""Equal-frequency binning of continuous columns for the ID3 family: :class:`Discretizer`
+learns its cut points on training rows only (inside each cross-validation fold) and applies
+them unchanged to any other rows."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from mpc.datasets.table import CONTINUOUS, MISSING, NOMINAL, DataError, Table
+
+# --------------------------------------------------------------------------------------------
+# Discretisation
+
+
+def _number(x: float) -> str:
+    return np.format_float_positional(x, trim="-")
+
+
+@dataclass(frozen=True)
+class Discretizer:
+    """Equal-frequency binning of continuous attributes, learned on training rows only.
+
+    ``edges[a]`` are the inner cut points of attribute ``a`` in increasing order; a value
+    ``x`` falls in the first bin whose upper edge is ``>= x``. A cut point between two
+    training values is their midpoint, so ``<=37.5`` reads as "37 or less" on integer data.
+    """
+
+    bins: int
+    edges: dict[str, tuple[float, ...]] = field(default_factory=dict)
+
+    @classmethod
+    def fit(cls, table: Table, bins: int) -> Discretizer:
+        """Cut points at the ``i/bins`` quantiles (``i = 1 .. bins-1``) of the non-missing
+        values of every continuous attribute; repeated cut points are merged and a cut point
+        at the largest value is dropped, so an attribute may get fewer than ``bins`` bins."""
+        if isinstance(bins, bool) or not isinstance(bins, int | np.integer) or bins < 2:
+            raise DataError(f"bins must be an integer of at least 2, got {bins!r}")
+        edges: dict[str, tuple[float, ...]] = {}
+        for a, kind, col in zip(table.attributes, table.kinds, table.columns, strict=True):
+            if kind != CONTINUOUS:
+                continue
+            v = np.sort(col[~np.isnan(col)])
+            n = len(v)
+            cuts: set[float] = set()
+            for i in range(1, int(bins) if n else 1):
+                pos = i * (n - 1) / bins
+                lo, hi = float(v[math.floor(pos)]), float(v[math.ceil(pos)])
+                cut = lo if lo == hi else (lo + hi) / 2
+                if cut < v[-1]:
+                    cuts.add(cut)
+            edges[a] = tuple(sorted(cuts))
+        return cls(bins=int(bins), edges=edges)
+
+    def labels(self, attribute: str) -> tuple[str, ...]:
+        """The bin labels of ``attribute`` in increasing order, e.g.
+        ``("<=37.5", "(37.5,48]", ">48")``; ``("any",)`` if it has no cut point."""
+        if attribute not in self.edges:
+            raise DataError(
+                f"the discretizer has no attribute {attribute!r}; "
+                f"it was fitted on {list(self.edges)}"
+            )
+        e = [_number(x) for x in self.edges[attribute]]
+        if not e:
+            return ("any",)
+        inner = [f"({lo},{hi}]" for lo, hi in itertools.pairwise(e)]
+        return (f"<={e[0]}", *inner, f">{e[-1]}")
+
+    def transform(self, table: Table) -> Table:
+        """``table`` with every continuous attribute replaced by its nominal bin label;
+        a missing value (NaN) becomes ``"?"``."""
+        columns = list(table.columns)
+        kinds = list(table.kinds)
+        for i, (a, kind) in enumerate(zip(table.attributes, table.kinds, strict=True)):
+            if kind != CONTINUOUS:
+                continue
+            if a not in self.edges:
+                raise DataError(
+                    f"attribute {a!r} is continuous but the discretizer was not fitted on it "
+                    f"(fitted on {list(self.edges)}); fit on a table with the same attributes"
+                )
+            x = table.columns[i]
+            names = np.array([*self.labels(a), MISSING], dtype=object)
+            idx = np.searchsorted(np.asarray(self.edges[a], dtype=np.float64), x, side="left")
+            idx[np.isnan(x)] = len(names) - 1
+            columns[i] = names[idx]
+            kinds[i] = NOMINAL
+        return replace(table, kinds=tuple(kinds), columns=tuple(columns))
+
+    def to_dict(self) -> dict[str, Any]:
+        """For run reports: ``{"method", "bins", "edges": {attribute: [cut, ...]}}``."""
+        return {
+            "method": "equal-frequency",
+            "bins": self.bins,
+            "edges": {a: list(e) for a, e in self.edges.items()},
+        }

@@ -1,0 +1,166 @@
+"""The plain learners as scikit-learn estimators: inside ``cross_val_score``, ``Pipeline`` and
+``clone`` they give what the project's own evaluation gives on the same folds; DataFrames and
+2-D arrays of strings and floats are read as the docstring of mpc.learners.estimator says."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pd = pytest.importorskip("pandas", reason="pandas is in the test extra")
+sklearn = pytest.importorskip("sklearn", reason="scikit-learn is in the test extra")
+
+from sklearn.base import clone, is_classifier  # noqa: E402
+from sklearn.compose import ColumnTransformer  # noqa: E402
+from sklearn.model_selection import cross_val_score  # noqa: E402
+from sklearn.pipeline import Pipeline  # noqa: E402
+from sklearn.preprocessing import FunctionTransformer  # noqa: E402
+
+from mpc.datasets import Discretizer, weather  # noqa: E402
+from mpc.errors import ConfigError  # noqa: E402
+from mpc.learners import C45Classifier, ID3Classifier  # noqa: E402
+from mpc.learners.estimator import as_table  # noqa: E402
+from mpc.learners.evaluation import cross_validate, stratified_kfold  # noqa: E402
+from mpc.learners.tree import to_json  # noqa: E402
+
+
+def mixed(n: int = 160, seed: int = 3) -> tuple[pd.DataFrame, pd.Series]:
+    """Two numeric columns and a nominal one (with a missing value); the class depends on
+    both kinds, with 10% noise."""
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame(
+        {
+            "age": rng.integers(18, 80, n).astype(float),
+            "income": rng.normal(40_000, 12_000, n).round(-2),
+            "region": rng.choice(["north", "south", "east", "west"], n).astype(object),
+        }
+    )
+    X.loc[5, "region"] = None
+    label = np.where((X["age"] > 45) ^ X["region"].isin(["north", "east"]), "buy", "skip")
+    flip = rng.random(n) < 0.1
+    y = pd.Series(np.where(flip, np.where(label == "buy", "skip", "buy"), label), name="y")
+    return X, y
+
+
+LEARNERS = [
+    pytest.param(lambda: ID3Classifier(bins=3), id="id3"),
+    pytest.param(lambda: C45Classifier(pruning="none"), id="c45"),
+    pytest.param(lambda: C45Classifier(), id="c45-reduced-error"),
+]
+
+
+@pytest.mark.parametrize("make", LEARNERS)
+def test_cross_val_score_equals_our_cross_validation_on_the_same_folds(make) -> None:
+    X, y = mixed()
+    folds = list(stratified_kfold(y, 4, seed=1))
+    theirs = cross_val_score(make(), X, y, cv=folds)
+    ours = cross_validate(make, as_table(X, y), 4, seed=1)
+    assert np.allclose(theirs, ours.fold_accuracies), (theirs, ours.fold_accuracies)
+    assert 0.6 < theirs.mean() <= 1.0  # the trees learn something: the same numbers, not zeros
+
+
+def test_id3_bins_each_fold_on_its_own_training_rows() -> None:
+    X, y = mixed()
+    train, _ = next(stratified_kfold(y, 4, seed=1))
+    model = ID3Classifier(bins=3).fit(X.iloc[train], y.iloc[train])
+    expected = Discretizer.fit(as_table(X.iloc[train], y.iloc[train]), 3)
+    assert model.discretizer_ == expected
+    everything = ID3Classifier(bins=3).fit(X, y).discretizer_
+    assert everything is not None and everything.edges != expected.edges
+
+
+def test_in_a_pipeline_with_a_function_and_a_column_transformer() -> None:
+    X, y = mixed()
+    folds = list(stratified_kfold(y, 4, seed=2))
+    drop = Pipeline(
+        [
+            ("drop", FunctionTransformer(lambda d: d.drop(columns=["income"]))),
+            ("tree", C45Classifier(pruning="none")),
+        ]
+    )
+    select = Pipeline(
+        [
+            (
+                "select",
+                ColumnTransformer(
+                    [("keep", "passthrough", ["age", "region"])],
+                    verbose_feature_names_out=False,
+                ).set_output(transform="pandas"),
+            ),
+            ("tree", C45Classifier(pruning="none")),
+        ]
+    )
+    direct = cross_val_score(C45Classifier(pruning="none"), X[["age", "region"]], y, cv=folds)
+    assert np.allclose(cross_val_score(drop, X, y, cv=folds), direct)
+    assert np.allclose(cross_val_score(select, X, y, cv=folds), direct)
+    fitted = select.fit(X, y)
+    assert list(fitted.named_steps["tree"].feature_names_in_) == ["age", "region"]
+    assert list(fitted.predict(X)) == list(C45Classifier(pruning="none").fit(
+        X[["age", "region"]], y).predict(X[["age", "region"]]))  # fmt: skip
+
+
+def test_clone_get_params_set_params() -> None:
+    model = C45Classifier(max_depth=3, min_leaf=4.0)
+    copy = clone(model)
+    assert copy is not model and copy.get_params() == model.get_params()
+    assert copy.get_params(deep=True)["max_depth"] == 3
+    assert is_classifier(model) and is_classifier(ID3Classifier())
+    assert ID3Classifier().set_params(bins=6, max_depth=2).get_params() == {
+        "max_depth": 2, "min_samples_split": None, "bins": 6,
+    }  # fmt: skip
+    with pytest.raises(ConfigError, match=r"no parameter 'depth'.*max_depth"):
+        ID3Classifier().set_params(depth=2)
+    X, y = mixed()
+    fitted = clone(C45Classifier(pruning="none")).fit(X, y)
+    assert not hasattr(clone(fitted), "tree_")
+    assert repr(C45Classifier(max_depth=3)) == "C45Classifier(max_depth=3)"
+
+
+def test_predict_proba_columns_follow_classes_of_any_label_type() -> None:
+    X, y = mixed()
+    codes = y.map({"buy": 10, "skip": 2}).to_numpy()  # as text "10" < "2"; as numbers 2 < 10
+    model = C45Classifier(pruning="none").fit(X, codes)
+    assert model.classes_.tolist() == [2, 10]
+    proba = model.predict_proba(X)
+    predicted = model.predict(X)
+    assert predicted.dtype == codes.dtype
+    assert np.allclose(proba.sum(axis=1), 1.0)
+    assert list(model.classes_[proba.argmax(axis=1)]) == list(predicted)
+    assert model.score(X, codes) == pytest.approx(float(np.mean(predicted == codes)))
+    assert model.score(X, codes) == C45Classifier(pruning="none").fit(X, y).score(X, y)
+
+
+def test_object_arrays_of_strings_and_floats() -> None:
+    X = np.array(
+        [["a", 1.0], ["a", 2.5], ["b", 3.0], ["b", None], ["a", 7.5], ["b", 9.0]], dtype=object
+    )
+    y = ["n", "n", "y", "y", "n", "y"]
+    model = C45Classifier(pruning="none", min_leaf=1).fit(X, y)
+    assert model.n_features_in_ == 2 and model.feature_kinds_ == ("nominal", "continuous")
+    assert not hasattr(model, "feature_names_in_")
+    assert list(model.predict(X)) == y
+    as_nominal = C45Classifier(pruning="none", min_leaf=1).fit(X, y, kinds={1: "nominal"})
+    assert as_nominal.feature_kinds_ == ("nominal", "nominal")
+    with pytest.raises(ConfigError, match="fitted on 2 columns"):
+        model.predict(X[:, :1])
+    with pytest.raises(ConfigError, match=r"column 'x1' is continuous, but row 0 holds 'high'"):
+        model.predict(np.array([["a", "high"]], dtype=object))
+    with pytest.raises(ConfigError, match="kinds must be 'nominal' or 'continuous'"):
+        C45Classifier().fit(X, y, kinds=["nominal", "numeric"])
+    with pytest.raises(ConfigError, match="X has 6 rows but y has 5 labels"):
+        C45Classifier().fit(X, y[:5])
+
+
+def test_a_table_fits_as_before_and_gives_the_same_tree_as_its_dataframe() -> None:
+    table = weather()
+    frame = pd.DataFrame(dict(zip(table.attributes, table.columns, strict=True)))
+    by_table = ID3Classifier().fit(table)
+    by_frame = ID3Classifier().fit(frame, table.target)
+    assert by_table.classes_ == ["no", "yes"]  # a list of str, as the private learners expect
+    assert to_json(by_table.tree_) == to_json(by_frame.tree_)
+    assert list(by_table.predict(table)) == list(by_frame.predict(frame))
+    assert list(by_table.predict(frame)) == list(by_table.predict(table))
+    with pytest.raises(ConfigError, match="not fitted yet"):
+        C45Classifier().predict(frame)
+    with pytest.raises(ConfigError, match="needs a Table, or X and y"):
+        C45Classifier().fit(frame)
