@@ -49,7 +49,7 @@ from parties.cdtl_tables import (
     read_client_csv,
     with_class,
 )
-from protocols.cdtl import CDBS, CLIENT, SPLITS
+from protocols.cdtl import CDBS, CLIENT, PROTOCOLS, SPLITS, Protocol
 
 __all__ = [
     "METHODS",
@@ -92,7 +92,14 @@ def cdtl_args(p: argparse.ArgumentParser) -> None:
     own_csv_args(p, when="with --csv: ")
     p.add_argument("--l", type=int, default=2, help="l of l-diversity (default 2)")
     p.add_argument("--cv", type=int, default=10, metavar="K", help="folds (default 10)")
-    p.add_argument("--method", choices=(*METHODS, "all"), default="all", help="(default all)")
+    p.add_argument(
+        "--method",
+        type=method_list,
+        default="all",
+        metavar="METHODS",
+        help="the methods to run on every fold: all (the default), or some of cdtl, cnl, "
+        "cdbsl, comma-separated",
+    )
     p.add_argument("--bins", type=int, default=4, help="bins for continuous attributes (4)")
     p.add_argument(
         "--nominal-splits",
@@ -125,11 +132,36 @@ def cdtl_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--clients", type=int, default=1, help="client processes sharing the CDBS")
     p.add_argument(
+        "--protocol",
+        choices=tuple(PROTOCOLS),
+        default="optimised",
+        help="cdtl as Figures 2-3 draw it (as-drawn), with one of the two shortcuts "
+        "(single-leaf: the CDBS answers a leaf whose subtree is sure to be one leaf with its "
+        "class; pipelined: updateBDT travels with the next request instead of a round trip "
+        "of its own), or with both (optimised, the default); the predictions are the same",
+    )
+    p.add_argument(
         "--no-suppress",
         action="store_true",
         help="fail when a sensitive value covers more than 1/l of the rows, instead of "
         "suppressing the fewest of its tuples before outsourcing",
     )
+
+
+def method_list(text: str | list[str]) -> list[str]:
+    """The methods of ``--method``: ``all``, or some of :data:`METHODS` comma-separated (in
+    the order of :data:`METHODS`)."""
+    if isinstance(text, list):
+        return text
+    if text == "all":
+        return list(METHODS)
+    chosen = [m.strip() for m in text.split(",") if m.strip()]
+    unknown = [m for m in chosen if m not in METHODS]
+    if unknown or not chosen:
+        raise argparse.ArgumentTypeError(
+            f"expected all, or some of {', '.join(METHODS)} comma-separated; got {text!r}"
+        )
+    return [m for m in METHODS if m in chosen]
 
 
 def cdtl_plan(args: argparse.Namespace) -> Any:
@@ -163,7 +195,7 @@ def cdtl_plan(args: argparse.Namespace) -> Any:
         source=source,
     )  # fmt: skip
     folds = cdtl_folds(table.target, args.cv, args.seed)
-    methods = list(METHODS) if args.method == "all" else [args.method]
+    methods = method_list(args.method)
     clients = [CLIENT] if args.clients == 1 else [f"{CLIENT}{i + 1}" for i in range(args.clients)]
     params: dict[str, Any] = {
         "sensitive": args.sensitive,
@@ -172,6 +204,7 @@ def cdtl_plan(args: argparse.Namespace) -> Any:
         "db": str(Path(args.db).resolve()) if args.db else "",
         "clients": clients,
         "nominal_splits": args.nominal_splits,
+        "protocol": args.protocol,
     }
     if args.csv is not None:
         # the client reads its file and makes the same folds from these public choices
@@ -237,8 +270,9 @@ async def cdtl_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
     # numpy imports numpy.ma lazily on the first np.unique (~70 ms); do it before any method
     # is timed, so that start-up is not billed to whichever method runs first
     importlib.import_module("numpy.ma")
+    protocol = Protocol.named(str(p.get("protocol", "optimised")))
     if me.role == CDBS:
-        return await serve_cdbs(party, cfg, clients)
+        return await serve_cdbs(party, cfg, clients, single_leaf=protocol.single_leaf)
     if p.get("input") == "csv":
         table, folds = own_table_and_folds(me, p)
     else:
@@ -251,6 +285,7 @@ async def cdtl_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
         sensitive=str(p["sensitive"]),
         class_name=table.class_name,
         nominal_splits=str(p.get("nominal_splits", "multiway")),
+        pipelined=protocol.pipelined,
     )
     methods = [str(m) for m in p["methods"]]
     folds_out = []
@@ -284,7 +319,7 @@ async def cdtl_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
                     # the reply to the last pipelined update_bdt is cdtl's, not the next
                     # method's, to wait for
                     with costs.clock():
-                        await client.settle()
+                        costs.round_trips += await client.settle()
                     memory = int(info.get("max_leaf") or 0)
                 elif method == "cnl":
                     await client.cnl_learn(name, costs)
@@ -302,6 +337,7 @@ async def cdtl_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
                 "tuples_held": costs.tuples,
                 "subtrees_learned": costs.subtrees_learned,
                 "requests": costs.requests,
+                "round_trips": costs.round_trips,
             }
         folds_out.append(out)
     await client.done()
@@ -326,8 +362,11 @@ def own_table_and_folds(me: PartyConfig, p: dict[str, Any]) -> tuple[Any, list[d
     return table, folds
 
 
-async def serve_cdbs(party: Party, cfg: DeploymentConfig, clients: list[str]) -> dict[str, Any]:
-    """The CDBS process: serve every client concurrently from one store until all are done.
+async def serve_cdbs(
+    party: Party, cfg: DeploymentConfig, clients: list[str], *, single_leaf: bool = True
+) -> dict[str, Any]:
+    """The CDBS process: serve every client concurrently from one store until all are done
+    (``single_leaf``: the shortcut of :class:`~protocols.cdtl.Protocol`).
 
     The store is the SQLite file ``protocol.params.db`` (default: ``cdbs.sqlite`` next to the
     deployment file), made private (mode 0600) before SQLite opens it; a new process on the
@@ -344,7 +383,9 @@ async def serve_cdbs(party: Party, cfg: DeploymentConfig, clients: list[str]) ->
     store = CDBSStore(db)
     try:
         started = time.perf_counter()
-        served = await asyncio.gather(*(serve_client(party, store, c) for c in clients))
+        served = await asyncio.gather(
+            *(serve_client(party, store, c, single_leaf=single_leaf) for c in clients)
+        )
         return {
             "requests": dict(zip(clients, served, strict=True)),
             "db": db,
@@ -382,6 +423,7 @@ def cdtl_result(reports: dict[str, dict[str, Any]], plan: Any) -> dict[str, Any]
         "sensitive": plan.params["sensitive"],
         "l": plan.params["l"],
         "nominal_splits": plan.params["nominal_splits"],
+        "protocol": plan.params.get("protocol", "optimised"),
         "folds": len(plan.context["folds"]),
         "methods": {},
     }
@@ -393,15 +435,23 @@ def cdtl_result(reports: dict[str, dict[str, Any]], plan: Any) -> dict[str, Any]
             "client_seconds": float(sum(f[m]["seconds"] for f in folds)),
             "client_cpu_seconds": float(sum(f[m]["cpu_seconds"] for f in folds)),
             "memory_tuples": float(np.mean([f[m]["memory_tuples"] for f in folds])),
+            "tuples_held": float(np.mean([f[m]["tuples_held"] for f in folds])),
+            "requests": int(sum(f[m]["requests"] for f in folds)),
+            "round_trips": int(sum(f[m]["round_trips"] for f in folds)),
+            "subtrees_learned": int(sum(f[m]["subtrees_learned"] for f in folds)),
         }
     if "cdtl" in methods and "cnl" in methods:
         ets = [f["cdtl"]["seconds"] / f["cnl"]["seconds"] for f in folds if f["cnl"]["seconds"]]
         cpu = [f["cdtl"]["cpu_seconds"] / f["cnl"]["cpu_seconds"] for f in folds
                if f["cnl"]["cpu_seconds"]]  # fmt: skip
         ms = [f["cdtl"]["memory_tuples"] / f["cnl"]["memory_tuples"] for f in folds]
+        # the tuples the client did hold: the biggest leafIns it received (fewer with the
+        # single-leaf shortcut, which answers pure leaves with their class)
+        held = [f["cdtl"]["tuples_held"] / f["cnl"]["memory_tuples"] for f in folds]
         out["ets"] = float(np.mean(ets))
         out["ets_cpu"] = float(np.mean(cpu))
         out["ms"] = float(np.mean(ms))
+        out["ms_held"] = float(np.mean(held))
         out["ets_per_fold"] = ets
         out["ets_cpu_per_fold"] = cpu
         out["ms_per_fold"] = ms
@@ -412,11 +462,17 @@ def cdtl_result(reports: dict[str, dict[str, Any]], plan: Any) -> dict[str, Any]
     return out
 
 
+def _protocol_note(result: dict[str, Any]) -> str:
+    """``, PROTOCOL protocol`` for a run not of the default (optimised) protocol."""
+    protocol = result.get("protocol", "optimised")
+    return "" if protocol == "optimised" else f", {protocol} protocol"
+
+
 def cdtl_summary(result: dict[str, Any]) -> list[str]:
     lines = [
         f"dataset:   {result['dataset']} ({result['rows']} rows; class {result['class']!r}, "
         f"sensitive {result['sensitive']!r}, l = {result['l']}, {result['folds']}-fold CV, "
-        f"{result['nominal_splits']} splits)",
+        f"{result['nominal_splits']} splits{_protocol_note(result)})",
         "method    accuracy  client CPU s  client wall s  memory (tuples)",
     ]
     for m, v in result["methods"].items():
@@ -434,6 +490,10 @@ def cdtl_summary(result: dict[str, Any]) -> list[str]:
             "the CDBS's own work)"
         )
         lines.append(f"ms  = {result['ms']:.3f}  (cdtl / cnl client memory, Equation 2)")
+        lines.append(
+            f"      {result['ms_held']:.3f} in the tuples the client did receive (its biggest "
+            "leafIns)"
+        )
     lines.append(f"subtrees stored at the CDBS: {result['cdbs']['subtrees']}")
     if any(result["suppressed_per_fold"]):
         lines.append(

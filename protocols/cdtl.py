@@ -33,23 +33,40 @@ Protocol (every request but ``update_bdt`` one round trip, :class:`CDBSClient`):
   ready. ``leafIns`` carries only the leaf's rows, as codes into the domains of the table's
   :class:`~protocols.anatomization.TableSchema` (its columns without rows), which the client
   has from outsourcing; a client that has not (another client of the same owner) asks for it
-  once (``table_schema``). Two kinds of leaf cannot be refined, and the CDBS answers them
+  once (``table_schema``). Two kinds of leaf need no refinement, and the CDBS answers them
   with a class label instead of ``leafIns``: a leaf without tuples (a value no training tuple
-  had), with the BDT's label there; and a leaf whose subtree is sure to be a single leaf
-  whatever the sensitive values are, because the tuples the learner grows on (those not in
-  the shared prune set) all have one class or are too few to split, with that leaf's class.
+  had), with the BDT's label there; and (with the ``single_leaf`` shortcut) a leaf whose
+  subtree is sure to be a single leaf whatever the sensitive values are, because the tuples
+  the learner grows on (those not in the shared prune set) all have one class or are too
+  few to split, with that leaf's class.
   The CDBS knows this from IT's classes and the prune positions
   (:meth:`~mpc.learners.c45.C45Classifier.single_leaf_label`). The client then neither receives
   tuples nor learns, and its prediction is the one Figure 3's subtree would give.
 * ``update_bdt`` — the client uploads the subtree it learned for a leaf, AES-GCM sealed under
   its key with the table and the leaf id as associated data; the CDBS stores the first subtree
   of a leaf and keeps it (a second upload of the same leaf is ignored), so concurrent clients
-  leave exactly one. The client does not wait for it: the upload travels with its next
-  request (or alone after :data:`POST_DELAY_S` without one), the CDBS serves it at once to
-  that request and to any other (:meth:`CDBSStore.stage`), stores it once the reply is sent,
-  and acknowledges it in its next reply.
+  leave exactly one. In the optimised protocol the client does not wait for it: the upload
+  travels with its next request (or alone after :data:`POST_DELAY_S` without one), the CDBS
+  serves it at once to that request and to any other (:meth:`CDBSStore.stage`), stores it
+  once the reply is sent, and acknowledges it in its next reply.
 * cnl: ``get_tables`` (download ``IT`` and ``ST``), ``put_blob`` / ``get_blob`` (the sealed
   full tree kept at the CDBS); cdbsl: ``predict`` (the CDBS classifies with the BDT).
+
+Two of the steps above are shortcuts that Figures 2-3 do not draw, each a switch of
+:class:`Protocol` (:data:`PROTOCOLS` names the four combinations):
+
+* ``single_leaf`` — the CDBS answers a leaf whose subtree is sure to be a single leaf with
+  its class. Off, it answers such a leaf as Figure 2 does, with ``leafIns``, and the client
+  learns the one-leaf subtree, seals and uploads it (and later queries there get it back).
+* ``pipelined`` — ``updateBDT`` is posted and travels with the next request. Off, it is a
+  request of its own that the client waits for, as Figure 3 calls it before predicting: one
+  more round trip per refined leaf, answered once the CDBS has stored the subtree.
+
+``as-drawn`` (both off) is the protocol of the figures, ``optimised`` (both on) the default.
+Both give the same predictions: the one-leaf subtree predicts the class the CDBS would have
+answered, and a posted upload is served to the next query as a stored one is. One case the
+figures leave open is answered alike by all four: a leaf no training tuple reaches has no
+tuples to learn from, so the CDBS answers it with the BDT's label there.
 
 Inference (Figure 3): on a subtree the client decrypts it and predicts; on ``leafIns`` it
 decrypts the ESEQs, keeps the true tuples (``trueInstances``), learns the subtree on them with
@@ -104,9 +121,11 @@ from protocols.anatomized_tables import Anatomized, IdentifyingTable, SensitiveT
 __all__ = [
     "CDBS",
     "CLIENT",
+    "PROTOCOLS",
     "SPLITS",
     "CDBSClient",
     "CDBSStore",
+    "Protocol",
     "find_bdt_leaf",
     "leaf_of_rows",
     "learner",
@@ -125,6 +144,35 @@ _SEP = "\x1f"
 #: how the learner splits a nominal attribute: one branch per value (J48's default), or
 #: "== v" against the other values (J48 ``-B``, the paper's trees on vote and australian)
 SPLITS = ("multiway", "binary")
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """Which of the two shortcuts over Figures 2-3 a run takes (see the module docstring):
+    ``single_leaf`` (the CDBS's, per :func:`serve_client`) and ``pipelined`` (the client's,
+    per :class:`CDBSClient`)."""
+
+    single_leaf: bool = True
+    pipelined: bool = True
+
+    @classmethod
+    def named(cls, name: str) -> Protocol:
+        """The protocol called ``name``, one of :data:`PROTOCOLS`."""
+        try:
+            return PROTOCOLS[name]
+        except KeyError:
+            raise ConfigError(
+                f"the cdtl protocol must be one of {list(PROTOCOLS)}, got {name!r}"
+            ) from None
+
+
+#: the protocols a run can take, by name: Figures 2-3 as drawn, each shortcut alone, both
+PROTOCOLS: dict[str, Protocol] = {
+    "as-drawn": Protocol(single_leaf=False, pipelined=False),
+    "single-leaf": Protocol(single_leaf=True, pipelined=False),
+    "pipelined": Protocol(single_leaf=False, pipelined=True),
+    "optimised": Protocol(single_leaf=True, pipelined=True),
+}
 
 
 def learner(seed: int = 0, nominal_splits: str = "multiway") -> C45Classifier:
@@ -437,13 +485,13 @@ class _Loaded:
             self.leaf_answer(leaf)
             self.single_leaf_label(leaf)
 
-    def final_label(self, leaf: str, node: Node) -> str | None:
+    def final_label(self, leaf: str, node: Node, single_leaf: bool = True) -> str | None:
         """The class a query that reaches ``leaf`` gets without refinement, or None if the
-        leaf is to be refined: the BDT's label at a leaf without tuples, else
-        :meth:`single_leaf_label`."""
+        leaf is to be refined: the BDT's label at a leaf without tuples, else (with
+        ``single_leaf``, the shortcut) :meth:`single_leaf_label`."""
         if not len(self.rows_of(leaf)):
             return node.label
-        return self.single_leaf_label(leaf)
+        return self.single_leaf_label(leaf) if single_leaf else None
 
     def single_leaf_label(self, leaf: str) -> str | None:
         """The class the client's subtree of ``leaf`` predicts everywhere when the learner is
@@ -483,9 +531,13 @@ def learn_bdt(it: IdentifyingTable, prune: np.ndarray, nominal_splits: str = "mu
     return learner(nominal_splits=nominal_splits).fit(it.table, prune_rows=prune).tree_
 
 
-async def serve_client(party: Party, store: CDBSStore, client: str) -> int:
+async def serve_client(
+    party: Party, store: CDBSStore, client: str, *, single_leaf: bool = True
+) -> int:
     """The CDBS's loop for one client: answer its requests, in the order they arrive, until
-    it says ``done``. Returns the number of requests served.
+    it says ``done``. Returns the number of requests served. With ``single_leaf`` (the
+    shortcut of :class:`Protocol`), a leaf whose subtree is sure to be a single leaf is
+    answered with its class; without, with ``leafIns`` as Figure 2 draws it.
 
     Each request carries its number ``n`` (the client's count, not the CDBS's) and is
     answered under ``cdtl/rep/{n}``: so a CDBS process started on the database of one that
@@ -518,7 +570,7 @@ async def serve_client(party: Party, store: CDBSStore, client: str) -> int:
         staged = {p["n"] for p in later}
         for p in posted:
             if p["n"] not in staged:
-                acks.append([p["n"], _answer(party, store, p)])
+                acks.append([p["n"], _answer(party, store, p, single_leaf)])
             served += 1
         if op in ("done", "sync"):
             await party.send(client, f"cdtl/rep/{n}", {"ok": True, "acks": acks})
@@ -526,7 +578,7 @@ async def serve_client(party: Party, store: CDBSStore, client: str) -> int:
             if op == "done":
                 return served
             continue
-        reply = _answer(party, store, req)
+        reply = _answer(party, store, req, single_leaf)
         served += 1
         if req.get("later"):
             acks.append([n, reply])
@@ -534,7 +586,7 @@ async def serve_client(party: Party, store: CDBSStore, client: str) -> int:
         try:
             await party.send(client, f"cdtl/rep/{n}", {**reply, "acks": acks})
         finally:  # a staged upload is stored even when the reply cannot be sent
-            acks = [[p["n"], _answer(party, store, p)] for p in later]
+            acks = [[p["n"], _answer(party, store, p, single_leaf)] for p in later]
 
 
 def _stage(store: CDBSStore, req: Mapping[str, Any]) -> bool:
@@ -563,12 +615,14 @@ def _is_request(req: Any, *, later: bool) -> bool:
     )
 
 
-def _answer(party: Party, store: CDBSStore, req: Mapping[str, Any]) -> dict[str, Any]:
+def _answer(
+    party: Party, store: CDBSStore, req: Mapping[str, Any], single_leaf: bool = True
+) -> dict[str, Any]:
     """The CDBS's answer to one request; a refused request is answered with its error."""
     op = req["op"]
     with party.phase(f"cdtl/{op}"):
         try:
-            return _handle(party, store, op, req)
+            return _handle(party, store, op, req, single_leaf=single_leaf)
         except (ProtocolError, ConfigError) as exc:
             return {"error": f"{type(exc).__name__}: {exc}"}
 
@@ -597,7 +651,14 @@ def _query(req: Mapping[str, Any], loaded: _Loaded) -> dict[str, Any]:
     return dict(zip(loaded.attributes, values, strict=True))
 
 
-def _handle(party: Party, store: CDBSStore, op: str, req: Mapping[str, Any]) -> dict[str, Any]:
+def _handle(
+    party: Party,
+    store: CDBSStore,
+    op: str,
+    req: Mapping[str, Any],
+    *,
+    single_leaf: bool = True,
+) -> dict[str, Any]:
     ledger = party.ledger
     if op == "outsource":
         it = IdentifyingTable.from_wire(req.get("it"))
@@ -636,7 +697,7 @@ def _handle(party: Party, store: CDBSStore, op: str, req: Mapping[str, Any]) -> 
         ledger.record(
             "cdtl/query", {"name": name, "instance": ins}, step="find_bdt_leaf", plain=True
         )
-        final = loaded.final_label(leaf, node)
+        final = loaded.final_label(leaf, node, single_leaf)
         blob = None if final is not None else store.subtree(name, leaf)
         ledger.record(
             "cdtl/visited-leaf", {"name": name, "leaf": leaf, "refined": blob is not None},
@@ -708,13 +769,14 @@ class ClientCosts:
     learning + inference, and any wait for the CDBS), ``cpu_seconds`` of the client
     process's own CPU time over the same spans (all its threads, so the messaging layer's
     encryption too, but not the CDBS's work), tuples held at once, subtrees learned,
-    requests."""
+    requests (posted ones too) and round trips (requests the client waited for)."""
 
     seconds: float = 0.0
     cpu_seconds: float = 0.0
     tuples: int = 0
     subtrees_learned: int = 0
     requests: int = 0
+    round_trips: int = 0
 
     @contextmanager
     def clock(self) -> Iterator[None]:
@@ -744,6 +806,7 @@ class CDBSClient:
         sensitive: str,
         class_name: str,
         nominal_splits: str = "multiway",
+        pipelined: bool = True,
     ) -> None:
         if nominal_splits not in SPLITS:
             raise ConfigError(
@@ -754,6 +817,9 @@ class CDBSClient:
         #: how every tree of this client's tables splits nominal attributes (the CDBS learns
         #: the BDT so too: it comes with the outsourcing)
         self.nominal_splits = nominal_splits
+        #: whether ``updateBDT`` is posted (travels with the next request) or waited for, as
+        #: Figure 3 draws it (:class:`Protocol`)
+        self.pipelined = pipelined
         self._seq = 0
         self._posted: dict[int, str] = {}  # number -> op posted, not acknowledged yet
         self._unanswered: dict[int, dict[str, Any]] = {}  # sent, no reply or ack read yet
@@ -799,11 +865,14 @@ class CDBSClient:
             self._timer = asyncio.get_running_loop().call_later(POST_DELAY_S, self._flush)
         return n
 
-    async def settle(self) -> None:
+    async def settle(self) -> bool:
         """Wait until the CDBS has acknowledged every posted request (one ``sync`` round
-        trip, which carries the requests not sent yet, if any is pending)."""
+        trip, which carries the requests not sent yet, if any is pending). Returns whether
+        it took that round trip."""
         if self._posted:
             await self.request("sync")
+            return True
+        return False
 
     def _number(self, op: str, body: dict[str, Any], *, later: bool) -> int:
         """Number a new request and keep it until it is answered."""
@@ -924,6 +993,7 @@ class CDBSClient:
     ) -> str:
         reply = await self.request("find_bdt_leaf", name=name, **self._query(row))
         costs.requests += 1
+        costs.round_trips += 1
         leaf = reply.get("leaf")
         if not isinstance(leaf, str):
             raise ProtocolError("find_bdt_leaf: the CDBS sent no leaf id")
@@ -962,9 +1032,13 @@ class CDBSClient:
             subtree = learn_subtree(table, original, prune_rows, self.nominal_splits)
             costs.subtrees_learned += 1
             blob = seal_json(self.key, to_json(subtree), subtree_aad(name, leaf))
-            # posted: its answer ("stored", or "another client's subtree won") comes with the
-            # CDBS's next reply; the prediction below does not depend on it
-            await self.post("update_bdt", name=name, leaf=leaf, subtree=blob)
+            if self.pipelined:
+                # posted: its answer ("stored", or "another client's subtree won") comes with
+                # the CDBS's next reply; the prediction below does not depend on it
+                await self.post("update_bdt", name=name, leaf=leaf, subtree=blob)
+            else:  # Figure 3: updateBDT, then the prediction
+                await self.request("update_bdt", name=name, leaf=leaf, subtree=blob)
+                costs.round_trips += 1
             costs.requests += 1
         return predict_one(subtree, row)
 
@@ -992,6 +1066,7 @@ class CDBSClient:
             blob=seal_json(self.key, to_json(tree), _cnl_aad(name)),
         )
         costs.requests += 2
+        costs.round_trips += 2
 
     async def cnl_predict(self, name: str, row: Mapping[str, Any], costs: ClientCosts) -> str:
         """Every cnl prediction downloads and decrypts the tree."""
@@ -1012,6 +1087,7 @@ class CDBSClient:
             ) from None
         tree = from_json(sealed)
         costs.requests += 1
+        costs.round_trips += 1
         return predict_one(tree, row)
 
     # -- cdbsl
@@ -1025,6 +1101,7 @@ class CDBSClient:
     async def _cdbsl_predict(self, name: str, row: Mapping[str, Any], costs: ClientCosts) -> str:
         reply = await self.request("predict", name=name, **self._query(row))
         costs.requests += 1
+        costs.round_trips += 1
         label = reply.get("class")
         if not isinstance(label, str):
             raise ProtocolError("predict: the CDBS sent no class")

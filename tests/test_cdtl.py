@@ -28,6 +28,7 @@ from protocols.anatomized_joins import open_eseq
 from protocols.cdtl import (
     CDBS,
     POST_DELAY_S,
+    PROTOCOLS,
     CDBSClient,
     CDBSStore,
     ClientCosts,
@@ -186,6 +187,111 @@ def test_a_leaf_whose_subtree_is_one_leaf_is_answered_with_its_class_and_never_r
         ix = rows[leaf]
         want = learner().fit(t.subset(ix), prune_rows=[j for j, i in enumerate(ix) if i in prune])
         assert p == predict_one(want.tree_, r)
+
+
+@st.composite
+def small_tables(draw: st.DrawFn) -> Table:
+    """A small table of two identifying attributes, a sensitive one and a class, whose
+    class follows the attributes with some noise (so some leaves are pure, some not)."""
+    n = draw(st.integers(24, 60))
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    a, b, s = rng.integers(0, 3, n), rng.integers(0, 2, n), rng.integers(0, 3, n)
+    noise = draw(st.sampled_from([0.0, 0.15, 0.4]))
+    y = np.where(rng.random(n) < noise, rng.integers(0, 2, n), ((a == 0) | (s == 2)).astype(int))
+    t = Table(
+        name="h",
+        attributes=("a", "b", SENSITIVE),
+        kinds=("nominal",) * 3,
+        columns=tuple(
+            np.array([f"{k}{v}" for v in col], dtype=object)
+            for k, col in (("a", a), ("b", b), ("s", s))
+        ),
+        target=np.array([f"c{v}" for v in y], dtype=object),
+        class_name="y",
+        source="test",
+    )
+    return t.subset(suppress_for_l(t, SENSITIVE, 2))
+
+
+def run_protocol(t: Table, prune: set[int], name: str, key: ClientKey) -> dict[str, Any]:
+    """Outsource ``t`` and classify each of its rows with cdtl under protocol ``name``."""
+    protocol = PROTOCOLS[name]
+    store = CDBSStore(":memory:")
+
+    async def client_program(party: Party) -> Any:
+        client = CDBSClient(
+            party, key, sensitive=SENSITIVE, class_name=t.class_name, pipelined=protocol.pipelined
+        )
+        an = anatomize(t, SENSITIVE, 2, key)
+        _, original = open_eseq(an.it, key)
+        await client.outsource(an, np.flatnonzero(np.isin(original, list(prune))))
+        costs = ClientCosts()
+        preds = [await client.inference(t.name, r, prune, costs) for r in rows_of(t)]
+        await client.done()
+        return preds, costs
+
+    async def cdbs(party: Party) -> Any:
+        return await serve_client(party, store, "client", single_leaf=protocol.single_leaf)
+
+    programs = {"client": client_program, CDBS: cdbs}
+    roles = {"client": "client", CDBS: CDBS}
+    res, parties = asyncio.run(run_in_memory(["client", CDBS], programs, roles=roles, timeout=30))
+    preds, costs = res["client"]
+    subtrees = {
+        leaf: from_json(open_json(key, store.subtree(t.name, leaf), subtree_aad(t.name, leaf)))
+        for leaf in store.subtree_leaves()
+    }
+    metrics = parties["client"].metrics
+    return {
+        "preds": preds, "costs": costs, "subtrees": subtrees, "loaded": store.load(t.name),
+        "sent": metrics.messages_sent[CDBS], "received": metrics.messages_received[CDBS],
+        "ledger": parties["client"].ledger,
+    }  # fmt: skip
+
+
+@settings(max_examples=12, deadline=None)
+@given(t=small_tables(), every=st.integers(3, 6))
+def test_the_protocol_as_drawn_and_its_shortcuts_predict_alike(t: Table, every: int) -> None:
+    """Figures 2-3 as drawn, each shortcut alone and both give the same predictions and the
+    same subtree wherever both refine; the shortcuts save what they say: single-leaf answers
+    leave the pure leaves unrefined (no tuples sent, no subtree), pipelined updateBDT saves
+    the round trip of every refinement."""
+    prune = set(range(0, t.n_rows, every))
+    key = ClientKey.generate()
+    runs = {name: run_protocol(t, prune, name, key) for name in PROTOCOLS}
+    drawn = runs["as-drawn"]
+    loaded = drawn["loaded"]
+    rows = rows_of(t)
+    visited = {find_bdt_leaf(loaded.bdt, r)[0] for r in rows}
+    pure = {leaf for leaf in visited if loaded.single_leaf_label(leaf) is not None}
+    q = len(rows)
+    for name, r in runs.items():
+        assert r["preds"] == drawn["preds"], name
+        protocol = PROTOCOLS[name]
+        refined = visited - pure if protocol.single_leaf else visited
+        # the same subtree wherever two protocols refine a leaf
+        assert set(r["subtrees"]) == refined, name
+        for leaf in refined:
+            assert r["subtrees"][leaf] == drawn["subtrees"][leaf]
+        costs = r["costs"]
+        assert costs.subtrees_learned == len(refined)
+        assert costs.requests == q + len(refined)  # a query each, an updateBDT per refinement
+        got = {e.value["leaf"] for e in r["ledger"].entries if e.label == "cdtl/leaf-instances"}
+        assert got == refined  # leafIns of the refined leaves only
+        # round trips: one per query, and one per refinement unless updateBDT is pipelined
+        waited = q + (0 if protocol.pipelined else len(refined))
+        assert costs.round_trips == waited
+        # the CDBS's replies: outsource, the round trips, done
+        assert r["received"] == 2 + waited
+        if protocol.pipelined:  # an upload rides with the next request, or goes alone
+            assert 2 + q <= r["sent"] <= 2 + q + len(refined)
+        else:
+            assert r["sent"] == 2 + waited
+    # as drawn, a pure leaf's subtree is the single leaf whose class the CDBS answers with
+    for leaf in pure:
+        tree = drawn["subtrees"][leaf]
+        assert isinstance(tree, Leaf) and tree.label == loaded.single_leaf_label(leaf)
 
 
 def test_two_clients_refining_the_same_leaf_leave_one_subtree() -> None:
@@ -429,6 +535,29 @@ def test_cdtl_system_across_processes(splits: str) -> None:
 
 @pytest.mark.processes
 @pytest.mark.timeout(90)
+def test_mpc_run_cdtl_as_drawn_waits_for_every_update_bdt() -> None:
+    """``--protocol as-drawn`` reaches both parties: the client waits for an updateBDT per
+    subtree it learns, and the CDBS answers pure leaves with leafIns (so the client learns
+    one subtree per leaf its queries reach)."""
+    needs_house_votes()
+    code, doc = run_mpc_json(
+        "run", "cdtl", "--dataset", "house-votes-84", "--sensitive", "physician-fee-freeze",
+        "--class", "party", "--cv", "2", "--method", "cdtl,cnl", "--protocol", "as-drawn",
+        deadline=80,
+    )  # fmt: skip
+    assert code == 0 and doc["ok"], doc
+    r = doc["result"]
+    assert r["protocol"] == "as-drawn" and set(r["methods"]) == {"cdtl", "cnl"}
+    for fold in r["per_fold"]:
+        cdtl = fold["cdtl"]
+        assert cdtl["round_trips"] == fold["test"] + cdtl["subtrees_learned"] > fold["test"]
+    # every leaf a query reached was refined: the leaves answered with a class as drawn too
+    # are only those without tuples, which no test row of these tables reaches
+    assert r["cdbs"]["subtrees"] == r["methods"]["cdtl"]["subtrees_learned"]
+
+
+@pytest.mark.processes
+@pytest.mark.timeout(90)
 def test_a_cdbs_killed_mid_request_ends_the_client_with_a_named_error() -> None:
     code, doc = run_mpc_json(
         "run", "cdtl", "--sensitive", "windy", "--cv", "2", "--method", "cdtl",
@@ -629,3 +758,44 @@ def test_cdtl_and_cnl_take_turns_to_run_first() -> None:
     assert [o[0] for o in orders].count("cdtl") == [o[0] for o in orders].count("cnl") == 5
     assert method_order(["cdtl"], 1) == ["cdtl"]
     assert method_order(["cnl", "cdbsl"], 1) == ["cnl", "cdbsl"]
+
+
+def _experiment_script() -> Any:
+    import importlib.util
+    import sys
+
+    path = Path(__file__).resolve().parent.parent / "scripts" / "experiments" / "cdtl.py"
+    spec = importlib.util.spec_from_file_location("cdtl_experiments", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_experiment_tables_state_runs_and_spread_and_quick_runs_write_to_scratch() -> None:
+    exp = _experiment_script()
+    quick = exp.parse_args(["--quick"])
+    assert quick.out == exp.SCRATCH and "results" not in quick.out.parts
+    assert quick.repeats == 1 and quick.link_list == ["loopback", "shaped"]
+    assert exp.parse_args([]).out.parts[-2:] == ("results", "cdtl")
+
+    def one(protocol: str, link: str, ets: float, round_trips: int) -> dict[str, Any]:
+        return {
+            "experiment": "2", "protocol": protocol, "link": link, "rows": 435,
+            "nominal_splits": "binary", "test_rows": 100, "wall_s": 1.0,
+            "accuracy": {"cdtl": 0.9, "cnl": 0.95}, "client_seconds": {"cdtl": 1.0, "cnl": 1.0},
+            "round_trips": {"cdtl": round_trips, "cnl": 102}, "subtrees_learned": 5,
+            "ets": ets, "ets_cpu": ets, "ms": 0.4, "ms_held": 0.3,
+            "ets_per_fold": [ets], "ms_per_fold": [0.4],
+        }  # fmt: skip
+
+    runs = {
+        ("2", "shaped", "as-drawn"): [one("as-drawn", "shaped", x, 105) for x in (1.1, 1.3, 1.2)],
+        ("2", "shaped", "optimised"): [one("optimised", "shaped", x, 100) for x in (0.9, 0.7)],
+    }
+    cells = {k: exp.combine(v) for k, v in runs.items()}
+    md = exp.markdown(cells, exp.EXPERIMENTS, ["shaped"], ["as-drawn", "optimised"], ["hdr"])
+    # the median of each cell with its lowest and highest, and the runs per cell
+    assert "| 2 | shaped | 2/3 | 1.200 (1.100-1.300) | 0.800 (0.700-0.900) |" in md
+    assert "| 1.050 | 1.000 |" in md  # round trips per prediction, as drawn and optimised

@@ -225,6 +225,9 @@ ELSEWHERE: dict[str, str] = {
     "mpc run hybrid-id3-classify --csv new.csv --id rid --model hmodel --predictions-out "
     "hpredictions.csv": "tests/test_hybrid_own_data.py::test_saved_parts_classify_new_records_"
     "as_the_saved_tree_does_in_plain",
+    "mpc run cdtl --dataset house-votes-84 --sensitive physician-fee-freeze --class party "
+    "--cv 2 --method cdtl,cnl --protocol as-drawn": "tests/test_cdtl.py::"
+    "test_mpc_run_cdtl_as_drawn_waits_for_every_update_bdt",
     "mpc run cdtl-outsource --csv train.csv --id rid --class class --sensitive safety "
     "--model-out model --cdbs-db cdbs-db": "tests/test_cdtl_own_data.py::test_a_client_comes_"
     "back_to_a_restarted_cdbs_and_classifies_a_new_file",

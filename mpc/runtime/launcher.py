@@ -26,7 +26,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,6 +40,7 @@ __all__ = [
     "STOP_SIGNALS",
     "LaunchResult",
     "PartySpec",
+    "Placement",
     "Stopped",
     "free_ports",
     "launch",
@@ -121,6 +122,18 @@ class PartySpec:
     csv: str | None = None
     entries: dict[str, Any] = field(default_factory=dict)
     files: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where one party of a launch lives, when not on 127.0.0.1 at a free port: ``endpoint``
+    (where the others connect), ``bind`` (where it listens; empty: the endpoint) and
+    ``prefix``, the command its process is started under (``("ip", "netns", "exec", NS)``
+    runs it in network namespace NS). :mod:`mpc.runtime.netlab` makes these for a shaped link."""
+
+    endpoint: str
+    bind: str = ""
+    prefix: tuple[str, ...] = ()
 
 
 @dataclass
@@ -285,6 +298,7 @@ def launch(
     kill: tuple[str, int] | None = None,
     progress: Any = None,
     command: Sequence[str] | None = None,
+    placement: Mapping[str, Placement] | None = None,
 ) -> LaunchResult:
     """Run a deployment as local processes and collect the reports.
 
@@ -292,6 +306,8 @@ def launch(
     ``command`` is by default :data:`PARTY_COMMAND` (the systems' party program,
     ``python -m parties``); a program of one's own gives the command that runs it (it must
     take those arguments and write that report, as :func:`parties.api.party_main` does).
+    ``placement`` (party name -> :class:`Placement`, for every party) puts the parties at
+    other addresses and starts them under a prefix, e.g. each in its own network namespace.
     ``timeout`` is the per-receive deadline of every party. ``kill = (name, n)`` makes that
     party SIGKILL itself after sending ``n`` messages (fault injection). ``progress`` is
     a callable taking a line of text, or None; the parties' own progress reports go to its
@@ -326,6 +342,7 @@ def launch(
                 directory, protocol, params, parties, timeout=timeout, insecure=insecure,
                 kill=kill, say=say, update=update, signals=signals,
                 command=list(command) if command is not None else list(PARTY_COMMAND),
+                placement=placement,
             )  # fmt: skip
             if not signals:  # (signals only accumulate: if none now, none came before)
                 result = _collect(directory, parties, codes, logs, started)
@@ -421,6 +438,7 @@ def _run_parties(
     update: Callable[[str], None],
     signals: list[int],
     command: list[str],
+    placement: Mapping[str, Placement] | None = None,
 ) -> tuple[dict[str, int | None], dict[str, Path], int]:
     """Write the deployment, start every party, wait for them (or for a stop signal) and
     kill what is left; return the exit codes, the log files and how many were killed.
@@ -429,16 +447,25 @@ def _run_parties(
     logs: dict[str, Path] = {}
     killed = 0
     try:
+        endpoints = None
+        if placement is not None:
+            missing = [spec.name for spec in parties if spec.name not in placement]
+            if missing:
+                raise ConfigError(f"placement: no place given for {missing}")
+            endpoints = [(placement[s.name].endpoint, placement[s.name].bind) for s in parties]
         config = write_deployment(
-            directory, protocol, params, parties, timeout=timeout, insecure=insecure
-        )
+            directory, protocol, params, parties, timeout=timeout, insecure=insecure,
+            endpoints=endpoints,
+        )  # fmt: skip
         private_dir(directory / "reports", tighten=True)
         private_dir(directory / "logs", tighten=True)
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         for spec in parties:
             if signals:
                 break
+            prefix = placement[spec.name].prefix if placement is not None else ()
             cmd = [
+                *prefix,
                 *command,
                 spec.role,
                 "--config",
