@@ -119,11 +119,10 @@ from protocols.oblivious_transfer import (
     ExtensionSender,
     extension_receiver,
     extension_sender,
-    one_hot_products_receive,
-    one_hot_products_send,
     vector_ots_receive,
     vector_ots_send,
 )
+from protocols.one_hot_ot import OneHotChooser, OneHotVectors, one_hot_chooser, one_hot_vectors
 from protocols.share_ring import ring_random
 
 __all__ = [
@@ -149,12 +148,17 @@ def leader_of(a: str, b: str, sites: Sequence[str]) -> str:
     return a if names.index(a) < names.index(b) else b
 
 
-async def ot_dealing(party: Party, *, dtype: Any, tag: str = "levels/ot") -> OTDealing:
-    """Set up an OT session with every other site (one round trip each way, all pairs at
-    once): this site is the extension sender of one direction and the receiver of the
-    other, so either site of a pair may choose. ``party`` is the site view."""
+async def ot_dealing(
+    party: Party, codes: np.ndarray, sizes: Sequence[int], *, dtype: Any, tag: str = "levels/ot"
+) -> OTDealing:
+    """Set up OT sessions with every other site (all pairs at once): in each direction a
+    *randomness* session and a *direct* one, so either site of a pair may choose; over each
+    direct session, the one-hot OTs of the chooser's attribute values (``codes``, ``n x J``,
+    attribute ``j`` of ``sizes[j]`` values), kept for the whole run
+    (:mod:`protocols.one_hot_ot`). ``party`` is the site view."""
     names = list(party.parties)
     me = party.name
+    n = codes.shape[0]
 
     async def pair(peer: str, use: str) -> tuple[str, tuple[ExtensionSender, ExtensionReceiver]]:
         i, j = sorted((names.index(me), names.index(peer)))
@@ -167,9 +171,22 @@ async def ot_dealing(party: Party, *, dtype: Any, tag: str = "levels/ot") -> OTD
             sender = await extension_sender(party, peer, tag=f"{t}/b")
         return peer, (sender, receiver)
 
+    async def one_hot(peer: str, sessions: tuple[ExtensionSender, ExtensionReceiver]) -> tuple[
+        str, tuple[OneHotVectors, OneHotChooser]
+    ]:
+        sender, receiver = sessions
+        i, j = sorted((names.index(me), names.index(peer)))
+        mine = one_hot_chooser(party, receiver, codes, sizes,
+                               tag=f"{tag}/{i}.{j}/oh/{names.index(me)}")  # fmt: skip
+        theirs = one_hot_vectors(party, sender, n, tag=f"{tag}/{i}.{j}/oh/{names.index(peer)}")
+        chooser, vectors = await asyncio.gather(mine, theirs)
+        return peer, (vectors, chooser)
+
     peers = [s for s in names if s != me]
     made = await asyncio.gather(*(pair(s, "r") for s in peers), *(pair(s, "d") for s in peers))
-    return OTDealing(party, dict(made[: len(peers)]), dict(made[len(peers) :]), dtype=dtype)
+    direct = dict(made[len(peers) :])
+    fixed = dict(await asyncio.gather(*(one_hot(s, direct[s]) for s in peers)))
+    return OTDealing(party, dict(made[: len(peers)]), direct, fixed, dtype=dtype)
 
 
 class OTDealing(Dealing):
@@ -183,11 +200,13 @@ class OTDealing(Dealing):
         party: Party,
         sessions: dict[str, tuple[ExtensionSender, ExtensionReceiver]],
         direct: dict[str, tuple[ExtensionSender, ExtensionReceiver]],
+        fixed: dict[str, tuple[OneHotVectors, OneHotChooser]],
         *,
         dtype: Any,
     ) -> None:
         super().__init__(party, "ot")
         self.sessions, self.direct, self.dtype = sessions, direct, np.dtype(dtype)
+        self.fixed = fixed
         me = party.name
         self._queues: dict[str, asyncio.Queue[Any]] = {
             s: asyncio.Queue() for s in sessions if leader_of(me, s, self.sites) == me
@@ -381,60 +400,20 @@ class OTDealing(Dealing):
         out = await vector_ots_send(self.party, sender, np.ascontiguousarray(rows))
         return np.ascontiguousarray(-out.reshape(v, n, p).transpose(0, 2, 1))
 
-    async def dot_owner(
-        self, holder: str, xt: np.ndarray, cols: int, sizes: Sequence[int]
-    ) -> np.ndarray:
+    async def dot_owner(self, holder: str, cols: int, *, tag: str) -> np.ndarray:
         """The owner's additive share of ``X^T Z_h`` (``m x cols``): its one-hot ``X^T``
-        (``m x N``, bits, one block of ``sizes[j]`` rows per attribute) times the holder's
-        share ``Z_h``, over the pair's direct session in which the owner chooses. Every
-        column of a block holds one 1, at the row's value ``v_t``; by :func:`_dot_plan`, a
-        block is either
+        (every attribute, fixed for the run) times the holder's share ``Z_h``, by the
+        one-hot OTs made with ``holder`` at the start
+        (:meth:`protocols.one_hot_ot.OneHotChooser.products`): one correction per attribute
+        and record comes from the holder, nothing goes back."""
+        _, chooser = self.fixed[holder]
+        return await chooser.products(self.party, cols, self.dtype, tag=tag)
 
-        * a vector OT per entry but the block's last row, choosing ``Z_h[t]``, summed over
-          ``t``; the last row is the column sums of ``Z_h`` minus the others
-          (:func:`_last_rows`): ``s - 1`` OTs and rows of ``Z_h`` a record; or
-        * ``Σ_t e_{v_t} ⊗ Z_h[t]`` by
-          :func:`~protocols.oblivious_transfer.one_hot_products_receive`: ``s`` OTs and one
-          row of ``Z_h`` a record (blocks of one size together)."""
-        _, receiver = self.direct[holder]
-        m, n = xt.shape
-        dtype = xt.dtype
-        out = np.zeros((m, cols), dtype=dtype)
-        starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-        vector, one_hot = _dot_plan(sizes, cols, dtype)
-        keep = _kept_rows(sizes, vector)
-        if len(keep):
-            y = await vector_ots_receive(self.party, receiver, xt[keep].reshape(-1), cols, dtype)
-            out[keep] = y.reshape(len(keep), n, cols).sum(axis=1, dtype=dtype)
-        _last_rows(out, sizes, vector, np.zeros(cols, dtype=dtype))
-        for s, attrs in one_hot.items():
-            values = np.concatenate([xt[starts[j] : starts[j] + s].argmax(axis=0) for j in attrs])
-            got = await one_hot_products_receive(self.party, receiver, values, s, cols, dtype,
-                                                 group=n)  # fmt: skip
-            for i, j in enumerate(attrs):
-                out[starts[j] : starts[j] + s] = got[i]
-        return out
-
-    async def dot_holder(self, owner: str, z: np.ndarray, sizes: Sequence[int]) -> np.ndarray:
+    async def dot_holder(self, owner: str, z: np.ndarray, *, tag: str) -> np.ndarray:
         """The holder's side of :meth:`dot_owner`: ``z`` is its share ``Z_h^T``
-        (``cols x N``); returns its additive share (``sum(sizes) x cols``)."""
-        sender, _ = self.direct[owner]
-        cols, n = z.shape
-        zt = np.ascontiguousarray(z.T)
-        out = np.zeros((sum(sizes), cols), dtype=z.dtype)
-        starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-        vector, one_hot = _dot_plan(sizes, cols, z.dtype)
-        keep = _kept_rows(sizes, vector)
-        if len(keep):
-            x = await vector_ots_send(self.party, sender, np.tile(zt, (len(keep), 1)))
-            out[keep] = -x.reshape(len(keep), n, cols).sum(axis=1, dtype=z.dtype)
-        _last_rows(out, sizes, vector, zt.sum(axis=0, dtype=z.dtype))
-        for s, attrs in one_hot.items():
-            take = np.tile(np.arange(n), len(attrs))
-            got = await one_hot_products_send(self.party, sender, zt, s, take=take, group=n)
-            for i, j in enumerate(attrs):
-                out[starts[j] : starts[j] + s] = got[i]
-        return out
+        (``cols x N``); returns its additive share (``m x cols``)."""
+        vectors, _ = self.fixed[owner]
+        return await vectors.products(self.party, z, tag=tag)
 
     async def _perm(
         self,
@@ -459,46 +438,6 @@ class OTDealing(Dealing):
         x = await vector_ots_send(self.party, sender, np.ascontiguousarray(delta))
         L = -x.reshape(B, p, p, m).sum(axis=2, dtype=self.dtype)
         return {"K": K, "L": np.ascontiguousarray(L.transpose(2, 0, 1).reshape(m, B * p))}
-
-
-def _dot_plan(
-    sizes: Sequence[int], cols: int, dtype: Any
-) -> tuple[list[int], dict[int, list[int]]]:
-    """How :meth:`OTDealing.dot_owner` multiplies each attribute's block (both sites decide
-    alike from public sizes): by vector OTs (``s - 1`` a record, ``16 + cols l`` bytes each)
-    or by one-hot products (``16 s + cols l`` bytes a record), whichever sends less: the
-    latter when ``(s - 2) cols l > 16``. Returns the attributes of the first kind and those
-    of the second by number of values."""
-    item = np.dtype(dtype).itemsize
-    vector: list[int] = []
-    one_hot: dict[int, list[int]] = {}
-    for j, s in enumerate(sizes):
-        if (s - 2) * cols * item > 16:
-            one_hot.setdefault(s, []).append(j)
-        else:
-            vector.append(j)
-    return vector, one_hot
-
-
-def _kept_rows(sizes: Sequence[int], attrs: Sequence[int]) -> np.ndarray:
-    """The rows of the blocks of ``attrs`` in a one-hot ``X^T`` of attributes of ``sizes``
-    values, but the last row of each block."""
-    starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-    parts = [np.arange(starts[j], starts[j + 1] - 1) for j in attrs]
-    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
-
-
-def _last_rows(
-    out: np.ndarray, sizes: Sequence[int], attrs: Sequence[int], total: np.ndarray
-) -> None:
-    """Fill in place the last row of the block of every attribute of ``attrs`` in ``out``
-    (``sum(sizes) x cols``, the block's other rows filled): ``total`` minus the other rows.
-    A share of ``X^T Z`` for a one-hot ``X`` (every column of a block sums to 1), given a
-    share ``total`` of the column sums of ``Z`` (the holder's own, or zero at the owner)."""
-    starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-    for j in attrs:
-        first, last = starts[j], starts[j + 1] - 1
-        out[last] = total - out[first:last].sum(axis=0, dtype=out.dtype)
 
 
 def _blocks_to_counts(

@@ -407,7 +407,7 @@ async def _xdot_owner(
                          else {"new": False})  # fmt: skip
         if direct is not None:  # helper "ot": the share of X^T Z_h directly, by OT
             prepared[holder] = (xt.dtype, ())
-            mine = await direct.dot_owner(holder, xt, cols, sizes)
+            mine = await direct.dot_owner(holder, cols, tag=f"{tag}/oh")
         elif first:
             Ra = ring_random(seed, (m, n), xt.dtype)
             prepared[holder] = ring_left(Ra)
@@ -483,7 +483,10 @@ async def _xdot_holder(
         m = sum(xt_blocks[owner])
         dealer = dealing.of(owner, party.name)
         if isinstance(dealing, OTDealing):  # helper "ot": the share of X^T Z_h directly, by OT
-            v = await dealing.dot_holder(owner, z, xt_blocks[owner])
+            if dealing.fixed[owner][0].sizes != xt_blocks[owner]:
+                raise ProtocolError(f"{owner} announced attribute sizes {xt_blocks[owner]} "
+                                    f"unlike those of its one-hot OTs")  # fmt: skip
+            v = await dealing.dot_holder(owner, z, tag=f"{tag}/oh")
             got = await dealing.receive(owner, tag)
         else:
             got = await dealing.receive(owner, tag)

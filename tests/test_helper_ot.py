@@ -40,7 +40,9 @@ SITE_LABELS = {
     "levels/ot-request",
     "ot/base",
     "ot/vector",
-    "ot/one-hot",
+    "ot/kept",
+    "ot/one-hot-setup",
+    "ot/one-hot-use",
 }
 CLASS_LABELS = {"ppid3/node-counts", "ppid3/best-gains"}
 
