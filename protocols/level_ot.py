@@ -383,22 +383,46 @@ class OTDealing(Dealing):
     # ------------------------------------------------------------------ the direct products
 
     async def outer_product(
-        self, x: np.ndarray, *, a_side: str, b_side: str, parents: np.ndarray, p: int
+        self,
+        x: np.ndarray,
+        *,
+        a_side: str,
+        b_side: str,
+        parents: np.ndarray,
+        p: int,
+        derived: np.ndarray | None = None,
     ) -> np.ndarray:
         """This site's additive share of :func:`protocols.share_ring.outer_product` of
         ``a_side``'s one-hot ``A`` (``V x N``, bits) and ``b_side``'s share ``B``
         (``P p x N``), directly: a vector OT per entry of ``A``, ``a_side`` choosing by
         ``A[v, t]``, ``b_side`` giving the row ``(B[parents[v] p + c, t])_c``. Over the pair's
-        direct session in which ``a_side`` chooses."""
+        direct session in which ``a_side`` chooses.
+
+        ``derived`` (public, both sides alike) marks rows that need no OT: the last child of
+        a parent whose every child is in ``A``. Every record has one value, so the rows of a
+        parent's children add up to 1 and their products to ``B``'s block: ``b_side`` takes
+        its block minus its shares of the siblings, ``a_side`` minus its own."""
         v, n = len(parents), x.shape[1]
+        skip = np.zeros(v, dtype=bool) if derived is None else np.asarray(derived, dtype=bool)
+        keep = np.flatnonzero(~skip)
+        out = np.empty((v, p, n), dtype=x.dtype)
         if self.party.name == a_side:
             _, receiver = self.direct[b_side]
-            y = await vector_ots_receive(self.party, receiver, x.reshape(-1), p, x.dtype)
-            return np.ascontiguousarray(y.reshape(v, n, p).transpose(0, 2, 1))
-        sender, _ = self.direct[a_side]
-        rows = x.reshape(-1, p, n)[parents].transpose(0, 2, 1).reshape(-1, p)
-        out = await vector_ots_send(self.party, sender, np.ascontiguousarray(rows))
-        return np.ascontiguousarray(-out.reshape(v, n, p).transpose(0, 2, 1))
+            chosen = x[keep].reshape(-1)
+            y = await vector_ots_receive(self.party, receiver, chosen, p, x.dtype)
+            out[keep] = y.reshape(len(keep), n, p).transpose(0, 2, 1)
+            block = None
+        else:
+            sender, _ = self.direct[a_side]
+            block = x.reshape(-1, p, n)
+            rows = block[parents[keep]].transpose(0, 2, 1).reshape(-1, p)
+            got = await vector_ots_send(self.party, sender, np.ascontiguousarray(rows))
+            out[keep] = -got.reshape(len(keep), n, p).transpose(0, 2, 1)
+        for d in np.flatnonzero(skip):
+            siblings = np.flatnonzero((parents == parents[d]) & (np.arange(v) != d))
+            rest = out[siblings].sum(axis=0, dtype=x.dtype)
+            out[d] = -rest if block is None else block[parents[d]] - rest
+        return out
 
     async def dot_owner(self, holder: str, cols: int, *, tag: str) -> np.ndarray:
         """The owner's additive share of ``X^T Z_h`` (``m x cols``): its one-hot ``X^T``

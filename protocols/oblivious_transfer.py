@@ -163,6 +163,7 @@ _A24 = (_A - 2) // 4  # the ladder's constant (RFC 7748)
 _Q = 2**252 + 27742317777372353535851937790883648493  # the order of the base point
 _DOMAIN_KEY = b"mpc/ot/base/v1/key"
 _DOMAIN_HASH_KEY = b"mpc/ot/iknp/v1/tccr-key"
+_DOMAIN_REKEY = b"mpc/ot/iknp/v1/rekeyed"
 
 Role = Literal["A", "B"]
 
@@ -487,13 +488,26 @@ class CorrelationRobustHash:
     output. The tweak of row ``j`` of batch ``use`` is ``(j, use)`` as two little-endian
     64-bit words: distinct for every OT of a session."""
 
-    __slots__ = ("_encrypt", "_templates")
+    __slots__ = ("_encrypt", "_key", "_templates")
 
     def __init__(self, key: bytes) -> None:
         if len(key) != BLOCK:
             raise ConfigError(f"the hash key must be {BLOCK} bytes, got {len(key)}")
+        self._key = key
         self._encrypt = Cipher(algorithms.AES(key), modes.ECB()).encryptor()
         self._templates: dict[tuple[int, int], np.ndarray] = {}
+
+    def rekeyed(self, use: int, block: int) -> Any:
+        """``π_{use, block}``: AES-128 (an ECB encryptor) under the key ``SHA-256(domain, the
+        session key, use, block)``, public like the session key, a different permutation
+        for every batch number and pad block. ``x ↦ π_{use,b}(x) ⊕ x`` (MMO with the tweak
+        in the key) is the re-keyed correlation-robust hash of :mod:`protocols.one_hot_ot`
+        (AES as an ideal cipher)."""
+        if not (0 <= use < 2**64 and 0 <= block < 2**32):
+            raise ConfigError(f"no key for batch {use}, block {block}")
+        data = _DOMAIN_REKEY + self._key + use.to_bytes(8, "big") + block.to_bytes(4, "big")
+        key = hashlib.sha256(data).digest()[:BLOCK]
+        return Cipher(algorithms.AES(key), modes.ECB()).encryptor()
 
     def __repr__(self) -> str:
         return "CorrelationRobustHash(<session key>)"
@@ -516,13 +530,6 @@ class CorrelationRobustHash:
         out = bytearray(rows.nbytes + BLOCK - 1)  # update_into wants room for a block more
         n = self._encrypt.update_into(np.ascontiguousarray(rows).data, out)
         return np.frombuffer(out, dtype=np.uint8, count=n).reshape(rows.shape)
-
-    def permute_into(self, blocks: np.ndarray, out: bytearray) -> None:
-        """``π`` on every 16-byte block of the contiguous array ``blocks``, written to the
-        start of ``out`` (which has room for one block more than ``blocks``): the raw
-        permutation, for callers that form the tweaked inputs ``y`` themselves
-        (:mod:`protocols.one_hot_ot`) and add the feed-forward ``⊕ y``."""
-        self._encrypt.update_into(blocks.reshape(-1).view(np.uint8), out)
 
     def prefix(self, rows: np.ndarray, first: int = 0) -> np.ndarray:
         """``π(x) ⊕ (j, 0)`` for the ``(m, 16)`` uint8 rows ``x`` (``j = first + `` the row's

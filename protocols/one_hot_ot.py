@@ -77,16 +77,17 @@ from protocols.oblivious_transfer import (
 )
 
 __all__ = [
-    "SLICE_BYTES",
+    "RECORDS",
     "OneHotChooser",
     "OneHotVectors",
     "one_hot_chooser",
     "one_hot_vectors",
 ]
 
-#: bytes of pad hashed at a time: the inputs, outputs and partial sums of a slice stay in the
-#: processor's cache, so numpy's passes over them cost little beside the AES itself
-SLICE_BYTES = 2**19
+#: records hashed at a time: a slice's pads of one row (``blocks x RECORDS x 16`` bytes) and
+#: its partial sums stay in the processor's cache, so numpy's passes over them cost little
+#: beside the AES itself
+RECORDS = 2048
 #: rings of the vectors: ``Z_{2^16}``, ``Z_{2^32}``, ``Z_{2^64}``
 RINGS = (np.dtype(np.uint16), np.dtype(np.uint32), np.dtype(np.uint64))
 
@@ -116,35 +117,33 @@ def _layout(cols: int, dtype: np.dtype[Any]) -> tuple[int, int]:
 
 
 class _Pads:
-    """The pads of one use over kept rows: ``π(y) ⊕ y`` with ``y = row ⊕ (b 2^32, use)``,
-    slice by slice, in buffers reused from slice to slice. A pad block is laid out as
-    ``[block b][row][record][e ring elements]``, so that the sums over records and over
-    rows run along contiguous memory."""
+    """The pads of one use: block ``b`` of the pad of a kept row ``x`` is ``π_{use,b}(x) ⊕
+    x`` (:meth:`~protocols.oblivious_transfer.CorrelationRobustHash.rekeyed`), for a slice
+    of records of one row at a time, into a buffer reused from slice to slice. A slice's
+    pads are laid out ``[block b][record][e ring elements]``."""
 
-    def __init__(self, session: ExtensionSender | ExtensionReceiver, use: int, rows: int,
-                 blocks: int, dtype: np.dtype[Any]) -> None:  # fmt: skip
-        self.hash, self.dtype, self.blocks = session.hash, dtype, blocks
-        self.per = max(1, SLICE_BYTES // max(1, rows * blocks * BLOCK))
-        pattern = np.zeros((blocks, rows, self.per, 2), dtype=np.uint64)
-        pattern[..., 0] = (np.arange(blocks, dtype=np.uint64) << np.uint64(32))[:, None, None]
-        pattern[..., 1] = np.uint64(use)
-        self.pattern = pattern
-        self.y = np.empty_like(pattern)
-        self.out = bytearray(self.y.nbytes + BLOCK)
+    def __init__(self, session: ExtensionSender | ExtensionReceiver, use: int, blocks: int,
+                 dtype: np.dtype[Any]) -> None:  # fmt: skip
+        self.dtype, self.blocks = dtype.newbyteorder("<"), blocks
+        self.ciphers = [session.hash.rekeyed(use, b) for b in range(blocks)]
+        self.out = bytearray(blocks * RECORDS * BLOCK + BLOCK)
+        self.view = memoryview(self.out)
 
-    def __call__(self, kept: np.ndarray, start: int, stop: int) -> np.ndarray:
-        """The pads of records ``start:stop`` of ``kept`` (``rows x n x 2``): ``(blocks, rows,
-        stop - start, e)`` ring elements, valid until the next call."""
-        k = stop - start
-        rows = kept.shape[0]
-        y = self.y[:, :rows, :k] if k == self.per else np.empty((self.blocks, rows, k, 2),
-                                                                np.uint64)  # fmt: skip
-        np.bitwise_xor(kept[None, :, start:stop], self.pattern[:, :rows, :k], out=y)
-        y = np.ascontiguousarray(y)
-        self.hash.permute_into(y, self.out)
-        o = np.frombuffer(self.out, dtype=np.uint64, count=y.size).reshape(y.shape)
-        o ^= y
-        return o.view(self.dtype.newbyteorder("<")).reshape(self.blocks, rows, k, -1)
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        """The pads of the kept rows ``x`` (``k x 2`` uint64, contiguous):
+        ``(blocks, k, e)`` ring elements, valid until the next call."""
+        k = len(x)
+        if k > RECORDS and len(self.out) < self.blocks * k * BLOCK + BLOCK:
+            self.out = bytearray(self.blocks * k * BLOCK + BLOCK)  # a row of many values
+            self.view = memoryview(self.out)
+        data = x.reshape(-1).view(np.uint8)
+        size = k * BLOCK
+        for b, cipher in enumerate(self.ciphers):  # each write may use the room of the next
+            cipher.update_into(data, self.view[b * size : (b + 1) * size + BLOCK - 1])
+        o = np.frombuffer(self.out, dtype=np.uint64, count=2 * k * self.blocks)
+        o = o.reshape(self.blocks, k, 2)
+        o ^= x[None]
+        return o.view(self.dtype).reshape(self.blocks, k, -1)
 
 
 class OneHotVectors:
@@ -172,25 +171,28 @@ class OneHotVectors:
         if n != self.n:
             raise ConfigError(f"the vectors are {n} records long, the session's {self.n}")
         e, blocks = _layout(cols, dt)
-        use = self.session.reserve(1)
+        pads = _Pads(self.session, self.session.reserve(1), blocks, dt)
         wide = np.zeros((blocks * e, n), dtype=dt)
         wide[:cols] = D
         # [block][record][e]: column b e + i of record t at [b, t, i]
         d = np.ascontiguousarray(wide.reshape(blocks, e, n).transpose(0, 2, 1))
         out = np.empty((int(self.starts[-1]), blocks * e), dtype=dt)
         for j, s in enumerate(self.sizes):
-            pads = _Pads(self.session, use, s, blocks, dt)
-            acc = np.zeros((blocks, s, pads.per, e), dtype=dt)
-            corrections = np.empty((blocks, n, e), dtype=dt)
-            for start in range(0, n, pads.per):
-                stop = min(n, start + pads.per)
-                x = pads(self._rows[j], start, stop)
-                acc[:, :, : stop - start] += x
-                np.add(d[:, start:stop], x.sum(axis=1, dtype=dt), out=corrections[:, start:stop])
+            rows = self._rows[j]
+            acc = np.zeros((s, blocks, RECORDS, e), dtype=dt)  # partial sums over the records
+            corrections = d.copy()  # D[t] + Σ_u x_{j,t,u}
+            for start in range(0, n, RECORDS):
+                stop = min(n, start + RECORDS)
+                k = stop - start
+                c = corrections[:, start:stop]
+                for u in range(s):
+                    x = pads(rows[u, start:stop])
+                    acc[u, :, :k] += x
+                    c += x
             await party.send(self.session.peer, f"{tag}/c{j}", corrections)
-            block = acc.sum(axis=2, dtype=dt)  # (blocks, s, e)
+            block = acc.sum(axis=2, dtype=dt)  # (s, blocks, e)
             np.negative(block, out=block)
-            out[self.starts[j] : self.starts[j + 1]] = block.transpose(1, 0, 2).reshape(s, -1)
+            out[self.starts[j] : self.starts[j + 1]] = block.reshape(s, -1)
         _use_record(party, self.session, "vectors", cols)
         return out[:, :cols]
 
@@ -214,9 +216,10 @@ class OneHotChooser:
             groups = []
             for v in range(s):
                 idx = np.flatnonzero(codes[:, j] == v)
-                if len(idx):
+                if len(idx):  # [record][value u != v]: a slice of records is contiguous
                     others = [u for u in range(s) if u != v]
-                    groups.append((v, idx, np.ascontiguousarray(rows[others][:, idx])))
+                    kept_v = np.ascontiguousarray(rows[others][:, idx].transpose(1, 0, 2))
+                    groups.append((v, idx, kept_v))
             self._groups.append(groups)
 
     def __repr__(self) -> str:
@@ -227,22 +230,28 @@ class OneHotChooser:
         side's ``D`` (``cols x n``, ring ``dtype``), from its corrections ``<tag>/c<j>``."""
         dt = _ring(dtype)
         e, blocks = _layout(cols, dt)
-        use = self.session.reserve(1)
+        pads = _Pads(self.session, self.session.reserve(1), blocks, dt)
         peer = self.session.peer
         out = np.zeros((int(self.starts[-1]), blocks * e), dtype=dt)
+        acc = np.zeros(blocks * RECORDS * e, dtype=dt)
         for j, s in enumerate(self.sizes):
             block = np.zeros((s, blocks, e), dtype=dt)
-            pads = _Pads(self.session, use, max(1, s - 1), blocks, dt)
+            others = s - 1
+            per = max(1, RECORDS // max(1, others))  # records a slice: RECORDS rows or so
             for v, idx, rows in self._groups[j]:
-                others = [u for u in range(s) if u != v]
-                if others:
-                    acc = np.zeros((blocks, s - 1, pads.per, e), dtype=dt)
-                    for start in range(0, len(idx), pads.per):
-                        stop = min(len(idx), start + pads.per)
-                        acc[:, :, : stop - start] += pads(rows, start, stop)
-                    known = acc.sum(axis=2, dtype=dt)  # (blocks, s - 1, e)
-                    block[others] += known.transpose(1, 0, 2)
-                    block[v] -= known.sum(axis=1, dtype=dt)
+                if not others:
+                    continue
+                used = min(per, len(idx))
+                part = acc[: blocks * used * others * e].reshape(blocks, used, others, e)
+                part[...] = 0
+                for start in range(0, len(idx), per):
+                    stop = min(len(idx), start + per)
+                    x = pads(rows[start:stop].reshape(-1, 2))
+                    part[:, : stop - start] += x.reshape(blocks, stop - start, others, e)
+                known = part.sum(axis=1, dtype=dt)  # (blocks, s - 1, e): Σ of each row's pads
+                rest = [u for u in range(s) if u != v]
+                block[rest] += known.transpose(1, 0, 2)
+                block[v] -= known.sum(axis=1, dtype=dt)
             step = f"{tag}/c{j}"
             c = _corrections(await party.recv(peer, step), dt, (blocks, self.n, e), peer, step)
             for v, idx, _ in self._groups[j]:
