@@ -117,10 +117,13 @@ def _layout(cols: int, dtype: np.dtype[Any]) -> tuple[int, int]:
 
 
 class _Pads:
-    """The pads of one use: block ``b`` of the pad of a kept row ``x`` is ``π_{use,b}(x) ⊕
-    x`` (:meth:`~protocols.oblivious_transfer.CorrelationRobustHash.rekeyed`), for a slice
-    of records of one row at a time, into a buffer reused from slice to slice. A slice's
-    pads are laid out ``[block b][record][e ring elements]``."""
+    """The pads of one use without their feed-forward: block ``b`` of the pad of a kept row
+    ``x`` is ``π_{use,b}(x) + x`` (:meth:`~protocols.oblivious_transfer.CorrelationRobustHash.
+    rekeyed`, ``+`` lane by lane in the ring); this computes ``π_{use,b}(x)`` for a slice of
+    rows into a buffer reused from slice to slice, laid out ``[block b][row][e ring
+    elements]``. The callers only ever need sums of pads, and the sums of the ``x`` are the
+    same for every use and block: they are computed once (:func:`_lanes`) and added to the
+    sums, which spares a pass over every pad."""
 
     def __init__(self, session: ExtensionSender | ExtensionReceiver, use: int, blocks: int,
                  dtype: np.dtype[Any]) -> None:  # fmt: skip
@@ -140,17 +143,21 @@ class _Pads:
         size = k * BLOCK
         for b, cipher in enumerate(self.ciphers):  # each write may use the room of the next
             cipher.update_into(data, self.view[b * size : (b + 1) * size + BLOCK - 1])
-        o = np.frombuffer(self.out, dtype=np.uint64, count=2 * k * self.blocks)
-        o = o.reshape(self.blocks, k, 2)
-        o ^= x[None]
-        return o.view(self.dtype).reshape(self.blocks, k, -1)
+        o = np.frombuffer(self.out, dtype=self.dtype, count=BLOCK // self.dtype.itemsize * k
+                          * self.blocks)  # fmt: skip
+        return o.reshape(self.blocks, k, -1)
+
+
+def _lanes(x: np.ndarray, dtype: np.dtype[Any]) -> np.ndarray:
+    """Kept rows (``... x 2`` uint64) as ``16 / l`` ring elements each (``... x e``)."""
+    return np.ascontiguousarray(x).view(np.uint8).view(dtype.newbyteorder("<")).astype(dtype)
 
 
 class OneHotVectors:
     """The vector side of a session (the IKNP sender): its kept rows of every OT, per
     attribute ``s_j x n``. Made by :func:`one_hot_vectors`; ``repr`` shows sizes only."""
 
-    __slots__ = ("_rows", "n", "session", "sizes", "starts")
+    __slots__ = ("_rows", "_sums", "n", "session", "sizes", "starts")
 
     def __init__(self, session: ExtensionSender, sizes: Sequence[int], n: int,
                  kept: np.ndarray) -> None:  # fmt: skip
@@ -158,9 +165,19 @@ class OneHotVectors:
         self.starts = np.concatenate([[0], np.cumsum(self.sizes)]).astype(np.int64)
         self._rows = [kept[self.starts[j] * n : self.starts[j + 1] * n].reshape(s, n, 2)
                       for j, s in enumerate(self.sizes)]  # fmt: skip
+        self._sums: dict[tuple[int, str], tuple[np.ndarray, np.ndarray]] = {}
 
     def __repr__(self) -> str:
         return f"OneHotVectors(peer={self.session.peer!r}, sizes={self.sizes}, n={self.n})"
+
+    def _feed_forward(self, j: int, dt: np.dtype[Any]) -> tuple[np.ndarray, np.ndarray]:
+        """The kept rows of attribute ``j`` summed over the records (``s_j x e``) and over
+        the values (``n x e``), in the ring ``dt``: the same at every use."""
+        key = (j, dt.str)
+        if key not in self._sums:
+            lanes = _lanes(self._rows[j], dt)  # (s, n, e)
+            self._sums[key] = (lanes.sum(axis=1, dtype=dt), lanes.sum(axis=0, dtype=dt))
+        return self._sums[key]
 
     async def products(self, party: Party, D: np.ndarray, *, tag: str) -> np.ndarray:
         """This side's additive share of ``X^T D^T`` (``Σ s_j x cols``) for ``D`` (``cols x
@@ -179,8 +196,9 @@ class OneHotVectors:
         out = np.empty((int(self.starts[-1]), blocks * e), dtype=dt)
         for j, s in enumerate(self.sizes):
             rows = self._rows[j]
+            by_value, by_record = self._feed_forward(j, dt)
             acc = np.zeros((s, blocks, RECORDS, e), dtype=dt)  # partial sums over the records
-            corrections = d.copy()  # D[t] + Σ_u x_{j,t,u}
+            corrections = d + by_record[None]  # D[t] + Σ_u x_{j,t,u}, the π(.) to come
             for start in range(0, n, RECORDS):
                 stop = min(n, start + RECORDS)
                 k = stop - start
@@ -191,6 +209,7 @@ class OneHotVectors:
                     c += x
             await party.send(self.session.peer, f"{tag}/c{j}", corrections)
             block = acc.sum(axis=2, dtype=dt)  # (s, blocks, e)
+            block += by_value[:, None, :]
             np.negative(block, out=block)
             out[self.starts[j] : self.starts[j + 1]] = block.reshape(s, -1)
         _use_record(party, self.session, "vectors", cols)
@@ -203,7 +222,7 @@ class OneHotChooser:
     (``s_j - 1`` per record). Made by :func:`one_hot_chooser`; never serialised; ``repr``
     shows sizes only."""
 
-    __slots__ = ("_groups", "n", "session", "sizes", "starts")
+    __slots__ = ("_groups", "_sums", "n", "session", "sizes", "starts")
 
     def __init__(self, session: ExtensionReceiver, sizes: Sequence[int], codes: np.ndarray,
                  kept: np.ndarray) -> None:  # fmt: skip
@@ -221,9 +240,18 @@ class OneHotChooser:
                     kept_v = np.ascontiguousarray(rows[others][:, idx].transpose(1, 0, 2))
                     groups.append((v, idx, kept_v))
             self._groups.append(groups)
+        self._sums: dict[tuple[int, int, str], np.ndarray] = {}
 
     def __repr__(self) -> str:
         return f"OneHotChooser(peer={self.session.peer!r}, sizes={self.sizes}, n={self.n})"
+
+    def _feed_forward(self, j: int, g: int, dt: np.dtype[Any]) -> np.ndarray:
+        """The kept rows of group ``g`` of attribute ``j`` summed over its records (``s_j - 1
+        x e``), in the ring ``dt``: the same at every use."""
+        key = (j, g, dt.str)
+        if key not in self._sums:
+            self._sums[key] = _lanes(self._groups[j][g][2], dt).sum(axis=0, dtype=dt)
+        return self._sums[key]
 
     async def products(self, party: Party, cols: int, dtype: Any, *, tag: str) -> np.ndarray:
         """This side's additive share of ``X^T D^T`` (``Σ s_j x cols``) for the vector
@@ -238,7 +266,7 @@ class OneHotChooser:
             block = np.zeros((s, blocks, e), dtype=dt)
             others = s - 1
             per = max(1, RECORDS // max(1, others))  # records a slice: RECORDS rows or so
-            for v, idx, rows in self._groups[j]:
+            for g, (v, idx, rows) in enumerate(self._groups[j]):
                 if not others:
                     continue
                 used = min(per, len(idx))
@@ -249,6 +277,7 @@ class OneHotChooser:
                     x = pads(rows[start:stop].reshape(-1, 2))
                     part[:, : stop - start] += x.reshape(blocks, stop - start, others, e)
                 known = part.sum(axis=1, dtype=dt)  # (blocks, s - 1, e): Σ of each row's pads
+                known += self._feed_forward(j, g, dt)[None]
                 rest = [u for u in range(s) if u != v]
                 block[rest] += known.transpose(1, 0, 2)
                 block[v] -= known.sum(axis=1, dtype=dt)
