@@ -552,11 +552,13 @@ class CorrelationRobustHash:
         if m >= 2**32 or blocks < 1:
             raise ConfigError(f"cannot hash {m} rows into {blocks} blocks each")
         # as 64-bit words and long axes (numpy is slow on short ones): π(x) repeated per block
-        y = np.repeat(self._pi(rows).view("<u8").reshape(m, 2), blocks, axis=0)
+        y = self._pi(rows).view("<u8").reshape(m, 2)
+        if blocks > 1:
+            y = np.repeat(y, blocks, axis=0)
         y[:, 0] ^= self._tweaks(m, blocks)
         y[:, 1] ^= np.uint64(use)
         out = self._pi(y.view(np.uint8))
-        out.view("<u8")[...] ^= y
+        np.bitwise_xor(out.view("<u8"), y.reshape(-1, 2), out=out.view("<u8"))
         return out.reshape(m, blocks * BLOCK)
 
 
