@@ -5,33 +5,37 @@ transfer (:mod:`protocols.oblivious_transfer`), where a dealer or a third site
 unchanged; :mod:`protocols.level_products` asks this module instead of a dealing party.
 
 Roles: ``k >= 2`` sites. Every pair ``{a, b}`` of sites sets up, once per run
-(:func:`ot_dealing`, all pairs at once, one round trip each), two IKNP sessions in each
-direction (so either site may choose), 128 base OTs each, under tags of the pair's own
-(``<tag>/<i>.<j>/{r,d}/{a,b}``): a *direct* pair for the products, a *randomness* pair for
-the requests below. Semi-honest throughout.
+(:func:`ot_dealing`, all pairs at once), two IKNP sessions in each direction (so either site
+may choose), 128 base OTs each, under tags of the pair's own (``<tag>/<i>.<j>/{r,d}/{a,b}``):
+a *direct* pair for the products, a *randomness* pair for the requests below; then, over each
+direct session, the *one-hot OTs* of the choosing site's attribute values
+(:mod:`protocols.one_hot_ot`: one IKNP OT per attribute value and record, kept for the run).
+Semi-honest throughout.
 
 **The products, directly.** Both products of the driver have a 0/1 operand: the winner's
-one-hot column ``[A = v]`` in step 2, the owner's one-hot ``X_s^T`` in step 3. A correlated
-OT per bit multiplies it by the other site's ring vector, with no mask and no dealt
-randomness (:meth:`OTDealing.outer_product`, :meth:`OTDealing.dot_owner`,
+one-hot column ``[A = v]`` in step 2, the owner's one-hot ``X_s^T`` in step 3. Oblivious
+transfers choosing by those bits multiply it by the other site's ring vector, with no mask and
+no dealt randomness (:meth:`OTDealing.outer_product`, :meth:`OTDealing.dot_owner`,
 :meth:`OTDealing.dot_holder`):
 
 * *outer* (step 2; winner ``w`` holds ``A``, ``V x N`` bits; holder ``h`` its share ``B``):
   for each ``(v, t)`` ``w`` chooses by ``A[v, t]``, ``h``'s correlation is the row
   ``(B[parent(v) p + c, t])_c``; ``w`` keeps ``y = x + A[v, t] B[...]``, ``h`` keeps ``-x``:
   additive shares of ``A ⊙ B`` row-wise, the product of
-  :func:`protocols.share_ring.outer_product`. ``V N`` vector OTs of width ``p``.
-* *dot* (step 3; owner ``s``, holder ``h``): additive shares of ``X_s^T Z_h``, attribute by
-  attribute. The block of an attribute of ``q`` values is ``Σ_t e_{v_t} ⊗ Z_h[t]`` (``v_t``
-  the value of row ``t``), ``cols`` wide. Either a vector OT per entry of the block but its
-  last row (``s`` chooses by ``X_s^T[i, t]``, ``h``'s correlation is ``Z_h[t]``; the last
-  row is the column sums of ``Z_h`` minus the others, since every column of a block holds
-  one 1): ``q - 1`` OTs and rows of ``Z_h`` a record; or a one-hot product
-  (:func:`~protocols.oblivious_transfer.one_hot_products_send`: ``q`` OTs and one row of
-  ``Z_h`` a record), whichever sends less (:func:`_dot_plan`: the latter when ``(q - 2)
-  cols l > 16`` for ``l`` bytes an element). The holder's share then goes to the owner as
-  before: through the 1-out-of-2 OT on the remaining attributes, with its part of the
-  holders' zero-sharing.
+  :func:`protocols.share_ring.outer_product`. Fresh vector OTs of width ``p`` (the
+  attribute ``A`` is the winner's secret, so the OTs of its fixed one-hot data cannot
+  serve: the holder would have to know which attribute's). When every child of a parent is
+  interior, its last child needs none: every record has one value, so the children's rows
+  of ``A`` add up to 1 and the last child's share is the parent's share minus its
+  siblings' (public: both sites know which children are leaves). ``(V - 1) N`` OTs for such
+  a parent, one for each interior child and record otherwise.
+* *dot* (step 3; owner ``s``, holder ``h``): additive shares of ``X_s^T Z_h`` for every
+  attribute of ``s``, by the one-hot OTs of ``s``'s values made at the start
+  (:meth:`protocols.one_hot_ot.OneHotChooser.products`): the owner's values never change
+  during a run, so each product only hashes the kept OT rows under fresh tweaks, and the
+  holder sends one correction ``Z_h[t] + Σ_u x_{j,t,u}`` per attribute and record; nothing
+  goes back. The holder's share then goes to the owner as before: through the 1-out-of-2
+  OT on the remaining attributes, with its part of the holders' zero-sharing.
 
 Each direct session is used by one direction of one pair only, and the driver uses it in the
 same order at both sites: per level, the outer-product chunks in which this site is the
@@ -70,15 +74,18 @@ Rings: every OT here computes in the driver's ring ``Z_{2^l}`` (``l = 16`` or 32
 ``ppid3/structure``, its own attribute counts, at the class site the node counts and best
 gains), plus the requests of its partners (``levels/ot-request``: kind, sites, shape,
 attribute sizes, number of classes, all public in the driver, which every site runs on the
-public structure) and the sizes of its OTs (``ot/base``, ``ot/vector``, ``ot/one-hot``:
-numbers and widths). Nothing else, since every OT message is uniform to its receiver: the
-chooser's bits (one-hot data, ``c``, ``[π_b(j) = c]``) are hidden from the other site by the
-OT; a one-hot product's vector ``Z_h[t] + Σ_j x_j`` is masked by the one pad the chooser
-lacks; and the other site's correlation (a share row, ``Δ``, a column of ``K``) reaches the
-chooser only as
-``x + bit · Δ``, masked by the pad ``x`` it does not know. The outputs are what a dealer's
-products give: the two shares of a product are each uniform, adding up to it (``h`` keeps
-``-x``, uniform); the pads and ``Kπ - L`` are uniform. So:
+public structure) and the sizes of its OTs (``ot/base``, ``ot/vector``, ``ot/kept``,
+``ot/one-hot-setup``, ``ot/one-hot-use``: numbers, widths, the attribute sizes). Nothing
+else, since every OT message is uniform to its receiver: the chooser's bits (one-hot data,
+``c``, ``[π_b(j) = c]``) are hidden from the other site by the OT (the extension matrix is
+masked by PRG streams of seeds that site lacks); a one-hot correction ``Z_h[t] + Σ_u
+x_{j,t,u}`` is masked by the one pad the owner lacks, fresh at every product
+(:mod:`protocols.one_hot_ot`); and the other site's correlation (a share row, ``Δ``, a
+column of ``K``) reaches the chooser only as ``x + bit · Δ``, masked by the pad ``x`` it
+does not know. The outputs are what a dealer's products give: the two shares of a product
+add up to it, the holder's (``-x``, or ``-Σ_t x``) uniform; the pads and ``Kπ - L`` are
+uniform. (The chooser does know the other site's share where its own bit is 0, as with any
+OT product: there the product is 0, which it knows anyway.) So:
 
 * *outer*, *dot*: neither site learns the other's operand (a share, or one-hot data); each
   keeps a uniform share.
@@ -93,11 +100,14 @@ the end is what they hold with a dealer, and no dealer holds the rest. Semi-hone
 actively cheating site could send an inconsistent IKNP matrix or wrong correlations
 (:mod:`protocols.oblivious_transfer`); nothing here detects it.
 
-Cost: per outer product of ``V`` children ``V N`` vector OTs of ``p`` ring elements; per dot
-product ``m N`` vector OTs of ``cols`` elements — a vector OT of ``w`` elements takes
-``⌈w · itemsize / 16⌉`` IKNP OTs (16 bytes each way of matrix, plus the ``w`` elements of
-correction back). About ``m`` times the traffic of a dealer's masked dot product: the price of
-having no dealer.
+Cost: per outer product of ``V`` children about ``(V - 1) N`` vector OTs of ``p`` ring
+elements (``16 + p l`` bytes each, ``l`` bytes an element); per dot product one correction of
+``cols`` ring elements per attribute and record (``J N cols l`` bytes for ``J`` attributes,
+and AES over ``m N cols l`` bytes of pads at each site), after a setup of ``16 m N`` bytes
+per direction of a pair (``m`` the owner's attribute values). About ``J`` times the traffic
+of a dealer's masked dot product (``N cols l``): the price of having no dealer. Memory: 16
+bytes per attribute value and record of the partner's, and as much of one's own, per
+partner.
 """
 
 from __future__ import annotations
@@ -171,9 +181,9 @@ async def ot_dealing(
             sender = await extension_sender(party, peer, tag=f"{t}/b")
         return peer, (sender, receiver)
 
-    async def one_hot(peer: str, sessions: tuple[ExtensionSender, ExtensionReceiver]) -> tuple[
-        str, tuple[OneHotVectors, OneHotChooser]
-    ]:
+    async def one_hot(
+        peer: str, sessions: tuple[ExtensionSender, ExtensionReceiver]
+    ) -> tuple[str, tuple[OneHotVectors, OneHotChooser]]:
         sender, receiver = sessions
         i, j = sorted((names.index(me), names.index(peer)))
         mine = one_hot_chooser(party, receiver, codes, sizes,

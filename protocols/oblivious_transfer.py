@@ -790,7 +790,9 @@ async def _extend_as_receiver(
         rows = transpose_bits(t)[:m]
         pending.append((c, use, bits, rows if raw else session._hash(rows, use, blocks)))
         party.metrics.count("ot_extended", m)
-        party.metrics.count("aes_blocks", 2 * KAPPA * nb // BLOCK + (0 if raw else m * (1 + blocks)))
+        party.metrics.count(
+            "aes_blocks", 2 * KAPPA * nb // BLOCK + (0 if raw else m * (1 + blocks))
+        )
         if len(pending) >= WINDOW:
             await settle_oldest()
     while pending:

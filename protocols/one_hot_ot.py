@@ -17,24 +17,28 @@ OT ``i``, the chooser ``t_i`` where it chose 1 (there ``t_i = q_i ⊕ s``); wher
 ``s``. Kept as ``π(row) ⊕ (i, 0)``: 16 bytes per OT at each side.
 
 **A use** (:meth:`OneHotVectors.products`, :meth:`OneHotChooser.products`). Both sides reserve
-the session's next batch number ``use``; the pad of OT ``i`` is ``x_i = H((i + b 2^32, use),
-q_i ⊕ s)`` for its blocks ``b`` (the tweakable correlation-robust hash of the session,
-:class:`~protocols.oblivious_transfer.CorrelationRobustHash`), ``w`` ring elements long. For
-each attribute the vector side keeps ``-Σ_t x_{j,t,u}`` as its share of row ``u`` and sends
-one *correction* per record, ``c_{j,t} = D[t] + Σ_u x_{j,t,u}``. The chooser knows every pad of
-record ``t`` but ``x_{j,t,v}`` (``v = v_{j,t}``), so it sets row ``u ≠ v`` to ``x_{j,t,u}``
-and row ``v`` to ``c_{j,t} - Σ_{u ≠ v} x_{j,t,u} = D[t] + x_{j,t,v}``: the two rows add up to
-``[u = v] D[t]``. Summed over the records: ``X_j^T D``. One message per attribute, from the
-vector side: ``n w`` ring elements; nothing goes back.
+the session's next batch number ``use``. The pad of OT ``i`` is ``w`` ring elements long, 16
+bytes (``e`` elements) per block ``b``: ``x_i[b] = π_{use,b}(y_i) + y_i`` with ``y_i = π(q_i
+⊕ s) ⊕ (i, 0)`` (kept), ``π`` the session's fixed-key AES and ``π_{use,b}`` AES under a key
+hashed from the session key, ``use`` and ``b``
+(:meth:`~protocols.oblivious_transfer.CorrelationRobustHash.rekeyed`); ``+`` adds the 16
+bytes lane by lane in the ring (the Davies-Meyer feed-forward with addition, as in SHA-2's
+compression function): the sums of the ``y_i``, the same at every use, are computed once.
+For each attribute the vector side keeps ``-Σ_t x_{j,t,u}`` as its share of row ``u`` and
+sends one *correction* per record, ``c_{j,t} = D[t] + Σ_u x_{j,t,u}``. The chooser knows every
+pad of record ``t`` but ``x_{j,t,v}`` (``v = v_{j,t}``), so it sets row ``u ≠ v`` to
+``x_{j,t,u}`` and row ``v`` to ``c_{j,t} - Σ_{u ≠ v} x_{j,t,u} = D[t] + x_{j,t,v}``: the two
+rows add up to ``[u = v] D[t]``. Summed over the records: ``X_j^T D``. One message per
+attribute, from the vector side: ``n w`` ring elements; nothing goes back.
 
 This is the one-hot product of :func:`~protocols.oblivious_transfer.one_hot_products_send`
-with its OTs made once and their pads stretched: a use hashes the kept rows under tweaks no
-other use has, so the pads of every use are independent and uniform, exactly as if each OT's
-pad were one long vector OT cut into the uses' pieces (the way a single IKNP OT is stretched
-to a wide pad in :func:`~protocols.oblivious_transfer.vector_ots_send`). What makes this
-cheap: the ``16 n Σ s_j`` bytes of IKNP matrix, the PRG, the bit transposes and the OTs'
-acknowledgements are paid once per session instead of once per use; a use costs the pads
-(AES, one block per 16 bytes of pad, at both sides) and ``n w l`` bytes per attribute.
+with its OTs made once and their pads stretched: every (use, block) has its own key, so the
+pads of every use are independent and uniform, exactly as if each OT's pad were one long
+vector cut into the uses' pieces (the way one IKNP OT is stretched to a wide pad in
+:func:`~protocols.oblivious_transfer.vector_ots_send`). What makes this cheap: the ``16 n Σ
+s_j`` bytes of IKNP matrix, the PRG, the bit transposes and the acknowledgements are paid once
+per session instead of once per use; a use costs the pads (one AES block per 16 bytes of pad
+at each side; the chooser skips the pad it cannot form) and ``n w l`` bytes per attribute.
 
 **What each side learns.** The setup: the vector side receives the IKNP matrix ``u``, each
 row masked by a PRG stream of a base-OT seed it lacks (uniform whatever the choices), and the
@@ -43,17 +47,19 @@ the corrections ``c_{j,t} = D[t] + Σ_u x_{j,t,u}``, each masked by the pad ``x_
 the hash keeps from it (it would need ``s``), fresh for every use and every record:
 uniform, whatever ``D`` and the choices. The vector side receives nothing. The outputs are
 additive shares; the vector side's is ``-Σ_t x``, uniform to the chooser apart from what
-the product gives it. (The chooser does know, per record, the vector side's pads of the
-values it did not choose: those rows of the product are zero; once summed over the records
-they tell nothing of ``D``.) Ledger: ``ot/one-hot-setup`` (``records``, ``sizes``) and
+the product gives it. (The chooser does know, per record, the vector side's pads of every
+value but its own: those rows of the product are zero, and the pads are independent of
+``D``.) Ledger: ``ot/one-hot-setup`` (``records``, ``sizes``) and
 ``ot/one-hot-use`` (``width``), with ``peer`` and ``role``, at both sides: sizes only.
 
-Security assumptions: semi-honest parties; CDH on Curve25519 (the base OTs), AES-128 as a
-pseudorandom generator (the IKNP expansion) and as a random permutation (the tweakable
-correlation-robust hash of Guo, Katz, Wang & Yu 2020); the chooser's values must not change
-during a session (new values need a new session: reusing rows with new choices would need
-correcting choice bits, which this module does not do). Not secure against an active party
-(:mod:`protocols.oblivious_transfer`).
+Security assumptions: semi-honest parties; CDH on Curve25519 (the base OTs); AES-128 as a
+pseudorandom generator (the IKNP expansion) and as an ideal cipher: ``π`` a random
+permutation and ``π_K`` independent random permutations for the public keys ``K`` of the
+uses and blocks, so that ``y ↦ π_K(y) + y`` is correlation robust (the re-keyed
+Matyas-Meyer-Oseas / Davies-Meyer hash; the chooser would have to evaluate ``π`` at the
+unknown ``q_i ⊕ s``). The chooser's values must not change during a session (new values need
+a new session: reusing rows with new choices would need correcting choice bits, which this
+module does not do). Not secure against an active party (:mod:`protocols.oblivious_transfer`).
 
 Randomness: none is drawn here besides the session's (OS generator); every pad is a hash of
 the session's rows. Both sides must call the uses of a session in the same order.

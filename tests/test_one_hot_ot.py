@@ -46,13 +46,13 @@ def run_session(
     async def alice(p: Party) -> Any:
         session = await ot.extension_sender(p, "bob")
         vectors = await one_hot_vectors(p, session, n, tag="oh")
-        return [await vectors.products(p, D, tag=f"use{i}") for i, D in enumerate(uses)]
+        return [await vectors.products(p, d_use, tag=f"use{i}") for i, d_use in enumerate(uses)]
 
     async def bob(p: Party) -> Any:
         session = await ot.extension_receiver(p, "alice")
         chooser = await one_hot_chooser(p, session, codes, sizes, tag="oh")
-        return [await chooser.products(p, D.shape[0], D.dtype, tag=f"use{i}")
-                for i, D in enumerate(uses)]  # fmt: skip
+        return [await chooser.products(p, d_use.shape[0], d_use.dtype, tag=f"use{i}")
+                for i, d_use in enumerate(uses)]  # fmt: skip
 
     return asyncio.run(
         run_in_memory(["alice", "bob"], {"alice": alice, "bob": bob}, network=network, timeout=30)
@@ -76,11 +76,11 @@ def test_shares_add_up_to_the_one_hot_rows_times_the_vectors_at_every_use(
     uses = [rng.integers(0, top, size=(w, n), dtype=np.uint64, endpoint=True).astype(dtype)
             for w in widths]  # fmt: skip
     results, parties = run_session(codes, sizes, uses)
-    X = one_hot(codes, sizes)
-    for i, D in enumerate(uses):
-        want = (X.T @ D.T.astype(np.uint64)).astype(dtype)  # wraps mod 2^64, then mod 2^l
+    x = one_hot(codes, sizes)
+    for i, d_use in enumerate(uses):
+        want = (x.T @ d_use.T.astype(np.uint64)).astype(dtype)  # wraps mod 2^64, then mod 2^l
         got = results["alice"][i] + results["bob"][i]
-        assert got.dtype == dtype and got.shape == (sum(sizes), D.shape[0])
+        assert got.dtype == dtype and got.shape == (sum(sizes), d_use.shape[0])
         np.testing.assert_array_equal(got, want)
     for name in ("alice", "bob"):
         entries = parties[name].ledger.to_list()
@@ -98,10 +98,10 @@ def test_every_use_has_fresh_pads() -> None:
     rng = np.random.default_rng(5)
     n, sizes = 2000, [3, 2]
     codes = np.stack([rng.integers(0, s, size=n) for s in sizes], axis=1)
-    D = rng.integers(0, 2**16, size=(8, n)).astype(np.uint16)
+    d_use = rng.integers(0, 2**16, size=(8, n)).astype(np.uint16)
     network = InMemoryNetwork()
     seen = tapped(network)
-    results, _ = run_session(codes, sizes, [D, D], network=network)
+    results, _ = run_session(codes, sizes, [d_use, d_use], network=network)
     first = [body for _, tag, body in seen if tag.startswith("use0/")]
     second = [body for _, tag, body in seen if tag.startswith("use1/")]
     assert len(first) == len(second) == len(sizes)
