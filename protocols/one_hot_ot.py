@@ -154,6 +154,18 @@ class _Pads:
         return o.reshape(self.blocks, k, -1)
 
 
+def _fold(a: np.ndarray) -> np.ndarray:
+    """The sum of ``a`` (``... x r x e``) over its second-to-last axis, in its ring, found by
+    adding halves in place (``a`` is spent): every pass runs over contiguous memory, where
+    numpy's own sum over that axis goes ``e`` elements at a time."""
+    r = a.shape[-2]
+    while r > 1:
+        h = r // 2
+        a[..., :h, :] += a[..., r - h : r, :]  # with r odd, the middle row stays
+        r -= h
+    return a[..., 0, :]
+
+
 def _lanes(x: np.ndarray, dtype: np.dtype[Any]) -> np.ndarray:
     """Kept rows (``... x 2`` uint64) as ``16 / l`` ring elements each (``... x e``)."""
     return np.ascontiguousarray(x).view(np.uint8).view(dtype.newbyteorder("<")).astype(dtype)
@@ -214,7 +226,7 @@ class OneHotVectors:
                     acc[u, :, :k] += x
                     c += x
             await party.send(self.session.peer, f"{tag}/c{j}", corrections)
-            block = acc.sum(axis=2, dtype=dt)  # (s, blocks, e)
+            block = _fold(acc).copy()  # (s, blocks, e)
             block += by_value[:, None, :]
             np.negative(block, out=block)
             out[self.starts[j] : self.starts[j + 1]] = block.reshape(s, -1)
@@ -282,7 +294,8 @@ class OneHotChooser:
                     stop = min(len(idx), start + per)
                     x = pads(rows[start:stop].reshape(-1, 2))
                     part[:, : stop - start] += x.reshape(blocks, stop - start, others, e)
-                known = part.sum(axis=1, dtype=dt)  # (blocks, s - 1, e): Σ of each row's pads
+                # (blocks, s - 1, e): Σ of each row's pads
+                known = _fold(part.reshape(blocks, used, -1)).reshape(blocks, others, e)
                 known += self._feed_forward(j, g, dt)[None]
                 rest = [u for u in range(s) if u != v]
                 block[rest] += known.transpose(1, 0, 2)
@@ -290,7 +303,7 @@ class OneHotChooser:
             step = f"{tag}/c{j}"
             c = _corrections(await party.recv(peer, step), dt, (blocks, self.n, e), peer, step)
             for v, idx, _ in self._groups[j]:
-                block[v] += c[:, idx].sum(axis=1, dtype=dt)
+                block[v] += _fold(c[:, idx])
             out[self.starts[j] : self.starts[j + 1]] = block.reshape(s, -1)
         _use_record(party, self.session, "chooser", cols)
         return out[:, :cols]
