@@ -1007,7 +1007,8 @@ def ppid3_summary(result: dict[str, Any]) -> list[str]:
             if isinstance(v, float)
         ),
         _cost_line(result),
-        f"trust:     {result.get('trust', 'semi-honest sites')}",
+        f"trust:     {result.get('trust', 'semi-honest sites')}"
+        + (f" (--helper {result['helper']})" if result.get("helper") else ""),
         "",
     ]
     lines += render_distributed(result["tree"], part["site_names"], part["class_site"])

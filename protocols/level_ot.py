@@ -5,33 +5,37 @@ transfer (:mod:`protocols.oblivious_transfer`), where a dealer or a third site
 unchanged; :mod:`protocols.level_products` asks this module instead of a dealing party.
 
 Roles: ``k >= 2`` sites. Every pair ``{a, b}`` of sites sets up, once per run
-(:func:`ot_dealing`, all pairs at once, one round trip each), two IKNP sessions in each
-direction (so either site may choose), 128 base OTs each, under tags of the pair's own
-(``<tag>/<i>.<j>/{r,d}/{a,b}``): a *direct* pair for the products, a *randomness* pair for
-the requests below. Semi-honest throughout.
+(:func:`ot_dealing`, all pairs at once), two IKNP sessions in each direction (so either site
+may choose), 128 base OTs each, under tags of the pair's own (``<tag>/<i>.<j>/{r,d}/{a,b}``):
+a *direct* pair for the products, a *randomness* pair for the requests below; then, over each
+direct session, the *one-hot OTs* of the choosing site's attribute values
+(:mod:`protocols.one_hot_ot`: one IKNP OT per attribute value and record, kept for the run).
+Semi-honest throughout.
 
 **The products, directly.** Both products of the driver have a 0/1 operand: the winner's
-one-hot column ``[A = v]`` in step 2, the owner's one-hot ``X_s^T`` in step 3. A correlated
-OT per bit multiplies it by the other site's ring vector, with no mask and no dealt
-randomness (:meth:`OTDealing.outer_product`, :meth:`OTDealing.dot_owner`,
+one-hot column ``[A = v]`` in step 2, the owner's one-hot ``X_s^T`` in step 3. Oblivious
+transfers choosing by those bits multiply it by the other site's ring vector, with no mask and
+no dealt randomness (:meth:`OTDealing.outer_product`, :meth:`OTDealing.dot_owner`,
 :meth:`OTDealing.dot_holder`):
 
 * *outer* (step 2; winner ``w`` holds ``A``, ``V x N`` bits; holder ``h`` its share ``B``):
   for each ``(v, t)`` ``w`` chooses by ``A[v, t]``, ``h``'s correlation is the row
   ``(B[parent(v) p + c, t])_c``; ``w`` keeps ``y = x + A[v, t] B[...]``, ``h`` keeps ``-x``:
   additive shares of ``A ⊙ B`` row-wise, the product of
-  :func:`protocols.share_ring.outer_product`. ``V N`` vector OTs of width ``p``.
-* *dot* (step 3; owner ``s``, holder ``h``): additive shares of ``X_s^T Z_h``, attribute by
-  attribute. The block of an attribute of ``q`` values is ``Σ_t e_{v_t} ⊗ Z_h[t]`` (``v_t``
-  the value of row ``t``), ``cols`` wide. Either a vector OT per entry of the block but its
-  last row (``s`` chooses by ``X_s^T[i, t]``, ``h``'s correlation is ``Z_h[t]``; the last
-  row is the column sums of ``Z_h`` minus the others, since every column of a block holds
-  one 1): ``q - 1`` OTs and rows of ``Z_h`` a record; or a one-hot product
-  (:func:`~protocols.oblivious_transfer.one_hot_products_send`: ``q`` OTs and one row of
-  ``Z_h`` a record), whichever sends less (:func:`_dot_plan`: the latter when ``(q - 2)
-  cols l > 16`` for ``l`` bytes an element). The holder's share then goes to the owner as
-  before: through the 1-out-of-2 OT on the remaining attributes, with its part of the
-  holders' zero-sharing.
+  :func:`protocols.share_ring.outer_product`. Fresh vector OTs of width ``p`` (the
+  attribute ``A`` is the winner's secret, so the OTs of its fixed one-hot data cannot
+  serve: the holder would have to know which attribute's). When every child of a parent is
+  interior, its last child needs none: every record has one value, so the children's rows
+  of ``A`` add up to 1 and the last child's share is the parent's share minus its
+  siblings' (public: both sites know which children are leaves). ``(V - 1) N`` OTs for such
+  a parent, one for each interior child and record otherwise.
+* *dot* (step 3; owner ``s``, holder ``h``): additive shares of ``X_s^T Z_h`` for every
+  attribute of ``s``, by the one-hot OTs of ``s``'s values made at the start
+  (:meth:`protocols.one_hot_ot.OneHotChooser.products`): the owner's values never change
+  during a run, so each product only hashes the kept OT rows under fresh tweaks, and the
+  holder sends one correction ``Z_h[t] + Σ_u x_{j,t,u}`` per attribute and record; nothing
+  goes back. The holder's share then goes to the owner as before: through the 1-out-of-2
+  OT on the remaining attributes, with its part of the holders' zero-sharing.
 
 Each direct session is used by one direction of one pair only, and the driver uses it in the
 same order at both sites: per level, the outer-product chunks in which this site is the
@@ -70,15 +74,18 @@ Rings: every OT here computes in the driver's ring ``Z_{2^l}`` (``l = 16`` or 32
 ``ppid3/structure``, its own attribute counts, at the class site the node counts and best
 gains), plus the requests of its partners (``levels/ot-request``: kind, sites, shape,
 attribute sizes, number of classes, all public in the driver, which every site runs on the
-public structure) and the sizes of its OTs (``ot/base``, ``ot/vector``, ``ot/one-hot``:
-numbers and widths). Nothing else, since every OT message is uniform to its receiver: the
-chooser's bits (one-hot data, ``c``, ``[π_b(j) = c]``) are hidden from the other site by the
-OT; a one-hot product's vector ``Z_h[t] + Σ_j x_j`` is masked by the one pad the chooser
-lacks; and the other site's correlation (a share row, ``Δ``, a column of ``K``) reaches the
-chooser only as
-``x + bit · Δ``, masked by the pad ``x`` it does not know. The outputs are what a dealer's
-products give: the two shares of a product are each uniform, adding up to it (``h`` keeps
-``-x``, uniform); the pads and ``Kπ - L`` are uniform. So:
+public structure) and the sizes of its OTs (``ot/base``, ``ot/vector``, ``ot/kept``,
+``ot/one-hot-setup``, ``ot/one-hot-use``: numbers, widths, the attribute sizes). Nothing
+else, since every OT message is uniform to its receiver: the chooser's bits (one-hot data,
+``c``, ``[π_b(j) = c]``) are hidden from the other site by the OT (the extension matrix is
+masked by PRG streams of seeds that site lacks); a one-hot correction ``Z_h[t] + Σ_u
+x_{j,t,u}`` is masked by the one pad the owner lacks, fresh at every product
+(:mod:`protocols.one_hot_ot`); and the other site's correlation (a share row, ``Δ``, a
+column of ``K``) reaches the chooser only as ``x + bit · Δ``, masked by the pad ``x`` it
+does not know. The outputs are what a dealer's products give: the two shares of a product
+add up to it, the holder's (``-x``, or ``-Σ_t x``) uniform; the pads and ``Kπ - L`` are
+uniform. (The chooser does know the other site's share where its own bit is 0, as with any
+OT product: there the product is 0, which it knows anyway.) So:
 
 * *outer*, *dot*: neither site learns the other's operand (a share, or one-hot data); each
   keeps a uniform share.
@@ -93,11 +100,14 @@ the end is what they hold with a dealer, and no dealer holds the rest. Semi-hone
 actively cheating site could send an inconsistent IKNP matrix or wrong correlations
 (:mod:`protocols.oblivious_transfer`); nothing here detects it.
 
-Cost: per outer product of ``V`` children ``V N`` vector OTs of ``p`` ring elements; per dot
-product ``m N`` vector OTs of ``cols`` elements — a vector OT of ``w`` elements takes
-``⌈w · itemsize / 16⌉`` IKNP OTs (16 bytes each way of matrix, plus the ``w`` elements of
-correction back). About ``m`` times the traffic of a dealer's masked dot product: the price of
-having no dealer.
+Cost: per outer product of ``V`` children about ``(V - 1) N`` vector OTs of ``p`` ring
+elements (``16 + p l`` bytes each, ``l`` bytes an element); per dot product one correction of
+``cols`` ring elements per attribute and record (``J N cols l`` bytes for ``J`` attributes,
+and AES over ``m N cols l`` bytes of pads at each site), after a setup of ``16 m N`` bytes
+per direction of a pair (``m`` the owner's attribute values). About ``J`` times the traffic
+of a dealer's masked dot product (``N cols l``): the price of having no dealer. Memory: 16
+bytes per attribute value and record of the partner's, and as much of one's own, per
+partner.
 """
 
 from __future__ import annotations
@@ -119,11 +129,10 @@ from protocols.oblivious_transfer import (
     ExtensionSender,
     extension_receiver,
     extension_sender,
-    one_hot_products_receive,
-    one_hot_products_send,
     vector_ots_receive,
     vector_ots_send,
 )
+from protocols.one_hot_ot import OneHotChooser, OneHotVectors, one_hot_chooser, one_hot_vectors
 from protocols.share_ring import ring_random
 
 __all__ = [
@@ -149,12 +158,17 @@ def leader_of(a: str, b: str, sites: Sequence[str]) -> str:
     return a if names.index(a) < names.index(b) else b
 
 
-async def ot_dealing(party: Party, *, dtype: Any, tag: str = "levels/ot") -> OTDealing:
-    """Set up an OT session with every other site (one round trip each way, all pairs at
-    once): this site is the extension sender of one direction and the receiver of the
-    other, so either site of a pair may choose. ``party`` is the site view."""
+async def ot_dealing(
+    party: Party, codes: np.ndarray, sizes: Sequence[int], *, dtype: Any, tag: str = "levels/ot"
+) -> OTDealing:
+    """Set up OT sessions with every other site (all pairs at once): in each direction a
+    *randomness* session and a *direct* one, so either site of a pair may choose; over each
+    direct session, the one-hot OTs of the chooser's attribute values (``codes``, ``n x J``,
+    attribute ``j`` of ``sizes[j]`` values), kept for the whole run
+    (:mod:`protocols.one_hot_ot`). ``party`` is the site view."""
     names = list(party.parties)
     me = party.name
+    n = codes.shape[0]
 
     async def pair(peer: str, use: str) -> tuple[str, tuple[ExtensionSender, ExtensionReceiver]]:
         i, j = sorted((names.index(me), names.index(peer)))
@@ -167,9 +181,22 @@ async def ot_dealing(party: Party, *, dtype: Any, tag: str = "levels/ot") -> OTD
             sender = await extension_sender(party, peer, tag=f"{t}/b")
         return peer, (sender, receiver)
 
+    async def one_hot(
+        peer: str, sessions: tuple[ExtensionSender, ExtensionReceiver]
+    ) -> tuple[str, tuple[OneHotVectors, OneHotChooser]]:
+        sender, receiver = sessions
+        i, j = sorted((names.index(me), names.index(peer)))
+        mine = one_hot_chooser(party, receiver, codes, sizes,
+                               tag=f"{tag}/{i}.{j}/oh/{names.index(me)}")  # fmt: skip
+        theirs = one_hot_vectors(party, sender, n, tag=f"{tag}/{i}.{j}/oh/{names.index(peer)}")
+        chooser, vectors = await asyncio.gather(mine, theirs)
+        return peer, (vectors, chooser)
+
     peers = [s for s in names if s != me]
     made = await asyncio.gather(*(pair(s, "r") for s in peers), *(pair(s, "d") for s in peers))
-    return OTDealing(party, dict(made[: len(peers)]), dict(made[len(peers) :]), dtype=dtype)
+    direct = dict(made[len(peers) :])
+    fixed = dict(await asyncio.gather(*(one_hot(s, direct[s]) for s in peers)))
+    return OTDealing(party, dict(made[: len(peers)]), direct, fixed, dtype=dtype)
 
 
 class OTDealing(Dealing):
@@ -183,11 +210,13 @@ class OTDealing(Dealing):
         party: Party,
         sessions: dict[str, tuple[ExtensionSender, ExtensionReceiver]],
         direct: dict[str, tuple[ExtensionSender, ExtensionReceiver]],
+        fixed: dict[str, tuple[OneHotVectors, OneHotChooser]],
         *,
         dtype: Any,
     ) -> None:
         super().__init__(party, "ot")
         self.sessions, self.direct, self.dtype = sessions, direct, np.dtype(dtype)
+        self.fixed = fixed
         me = party.name
         self._queues: dict[str, asyncio.Queue[Any]] = {
             s: asyncio.Queue() for s in sessions if leader_of(me, s, self.sites) == me
@@ -364,77 +393,61 @@ class OTDealing(Dealing):
     # ------------------------------------------------------------------ the direct products
 
     async def outer_product(
-        self, x: np.ndarray, *, a_side: str, b_side: str, parents: np.ndarray, p: int
+        self,
+        x: np.ndarray,
+        *,
+        a_side: str,
+        b_side: str,
+        parents: np.ndarray,
+        p: int,
+        derived: np.ndarray | None = None,
     ) -> np.ndarray:
         """This site's additive share of :func:`protocols.share_ring.outer_product` of
         ``a_side``'s one-hot ``A`` (``V x N``, bits) and ``b_side``'s share ``B``
         (``P p x N``), directly: a vector OT per entry of ``A``, ``a_side`` choosing by
         ``A[v, t]``, ``b_side`` giving the row ``(B[parents[v] p + c, t])_c``. Over the pair's
-        direct session in which ``a_side`` chooses."""
+        direct session in which ``a_side`` chooses.
+
+        ``derived`` (public, both sides alike) marks rows that need no OT: the last child of
+        a parent whose every child is in ``A``. Every record has one value, so the rows of a
+        parent's children add up to 1 and their products to ``B``'s block: ``b_side`` takes
+        its block minus its shares of the siblings, ``a_side`` minus its own."""
         v, n = len(parents), x.shape[1]
+        skip = np.zeros(v, dtype=bool) if derived is None else np.asarray(derived, dtype=bool)
+        keep = np.flatnonzero(~skip)
+        out = np.empty((v, p, n), dtype=x.dtype)
         if self.party.name == a_side:
             _, receiver = self.direct[b_side]
-            y = await vector_ots_receive(self.party, receiver, x.reshape(-1), p, x.dtype)
-            return np.ascontiguousarray(y.reshape(v, n, p).transpose(0, 2, 1))
-        sender, _ = self.direct[a_side]
-        rows = x.reshape(-1, p, n)[parents].transpose(0, 2, 1).reshape(-1, p)
-        out = await vector_ots_send(self.party, sender, np.ascontiguousarray(rows))
-        return np.ascontiguousarray(-out.reshape(v, n, p).transpose(0, 2, 1))
+            chosen = x[keep].reshape(-1)
+            y = await vector_ots_receive(self.party, receiver, chosen, p, x.dtype)
+            out[keep] = y.reshape(len(keep), n, p).transpose(0, 2, 1)
+            block = None
+        else:
+            sender, _ = self.direct[a_side]
+            block = x.reshape(-1, p, n)
+            rows = block[parents[keep]].transpose(0, 2, 1).reshape(-1, p)
+            got = await vector_ots_send(self.party, sender, np.ascontiguousarray(rows))
+            out[keep] = -got.reshape(len(keep), n, p).transpose(0, 2, 1)
+        for d in np.flatnonzero(skip):
+            siblings = np.flatnonzero((parents == parents[d]) & (np.arange(v) != d))
+            rest = out[siblings].sum(axis=0, dtype=x.dtype)
+            out[d] = -rest if block is None else block[parents[d]] - rest
+        return out
 
-    async def dot_owner(
-        self, holder: str, xt: np.ndarray, cols: int, sizes: Sequence[int]
-    ) -> np.ndarray:
+    async def dot_owner(self, holder: str, cols: int, *, tag: str) -> np.ndarray:
         """The owner's additive share of ``X^T Z_h`` (``m x cols``): its one-hot ``X^T``
-        (``m x N``, bits, one block of ``sizes[j]`` rows per attribute) times the holder's
-        share ``Z_h``, over the pair's direct session in which the owner chooses. Every
-        column of a block holds one 1, at the row's value ``v_t``; by :func:`_dot_plan`, a
-        block is either
+        (every attribute, fixed for the run) times the holder's share ``Z_h``, by the
+        one-hot OTs made with ``holder`` at the start
+        (:meth:`protocols.one_hot_ot.OneHotChooser.products`): one correction per attribute
+        and record comes from the holder, nothing goes back."""
+        _, chooser = self.fixed[holder]
+        return await chooser.products(self.party, cols, self.dtype, tag=tag)
 
-        * a vector OT per entry but the block's last row, choosing ``Z_h[t]``, summed over
-          ``t``; the last row is the column sums of ``Z_h`` minus the others
-          (:func:`_last_rows`): ``s - 1`` OTs and rows of ``Z_h`` a record; or
-        * ``Σ_t e_{v_t} ⊗ Z_h[t]`` by
-          :func:`~protocols.oblivious_transfer.one_hot_products_receive`: ``s`` OTs and one
-          row of ``Z_h`` a record (blocks of one size together)."""
-        _, receiver = self.direct[holder]
-        m, n = xt.shape
-        dtype = xt.dtype
-        out = np.zeros((m, cols), dtype=dtype)
-        starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-        vector, one_hot = _dot_plan(sizes, cols, dtype)
-        keep = _kept_rows(sizes, vector)
-        if len(keep):
-            y = await vector_ots_receive(self.party, receiver, xt[keep].reshape(-1), cols, dtype)
-            out[keep] = y.reshape(len(keep), n, cols).sum(axis=1, dtype=dtype)
-        _last_rows(out, sizes, vector, np.zeros(cols, dtype=dtype))
-        for s, attrs in one_hot.items():
-            values = np.concatenate([xt[starts[j] : starts[j] + s].argmax(axis=0) for j in attrs])
-            got = await one_hot_products_receive(self.party, receiver, values, s, cols, dtype,
-                                                 group=n)  # fmt: skip
-            for i, j in enumerate(attrs):
-                out[starts[j] : starts[j] + s] = got[i]
-        return out
-
-    async def dot_holder(self, owner: str, z: np.ndarray, sizes: Sequence[int]) -> np.ndarray:
+    async def dot_holder(self, owner: str, z: np.ndarray, *, tag: str) -> np.ndarray:
         """The holder's side of :meth:`dot_owner`: ``z`` is its share ``Z_h^T``
-        (``cols x N``); returns its additive share (``sum(sizes) x cols``)."""
-        sender, _ = self.direct[owner]
-        cols, n = z.shape
-        zt = np.ascontiguousarray(z.T)
-        out = np.zeros((sum(sizes), cols), dtype=z.dtype)
-        starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-        vector, one_hot = _dot_plan(sizes, cols, z.dtype)
-        keep = _kept_rows(sizes, vector)
-        if len(keep):
-            x = await vector_ots_send(self.party, sender, np.tile(zt, (len(keep), 1)))
-            out[keep] = -x.reshape(len(keep), n, cols).sum(axis=1, dtype=z.dtype)
-        _last_rows(out, sizes, vector, zt.sum(axis=0, dtype=z.dtype))
-        for s, attrs in one_hot.items():
-            take = np.tile(np.arange(n), len(attrs))
-            got = await one_hot_products_send(self.party, sender, zt, s, take=take, group=n)
-            for i, j in enumerate(attrs):
-                out[starts[j] : starts[j] + s] = got[i]
-        return out
+        (``cols x N``); returns its additive share (``m x cols``)."""
+        vectors, _ = self.fixed[owner]
+        return await vectors.products(self.party, z, tag=tag)
 
     async def _perm(
         self,
@@ -459,46 +472,6 @@ class OTDealing(Dealing):
         x = await vector_ots_send(self.party, sender, np.ascontiguousarray(delta))
         L = -x.reshape(B, p, p, m).sum(axis=2, dtype=self.dtype)
         return {"K": K, "L": np.ascontiguousarray(L.transpose(2, 0, 1).reshape(m, B * p))}
-
-
-def _dot_plan(
-    sizes: Sequence[int], cols: int, dtype: Any
-) -> tuple[list[int], dict[int, list[int]]]:
-    """How :meth:`OTDealing.dot_owner` multiplies each attribute's block (both sites decide
-    alike from public sizes): by vector OTs (``s - 1`` a record, ``16 + cols l`` bytes each)
-    or by one-hot products (``16 s + cols l`` bytes a record), whichever sends less: the
-    latter when ``(s - 2) cols l > 16``. Returns the attributes of the first kind and those
-    of the second by number of values."""
-    item = np.dtype(dtype).itemsize
-    vector: list[int] = []
-    one_hot: dict[int, list[int]] = {}
-    for j, s in enumerate(sizes):
-        if (s - 2) * cols * item > 16:
-            one_hot.setdefault(s, []).append(j)
-        else:
-            vector.append(j)
-    return vector, one_hot
-
-
-def _kept_rows(sizes: Sequence[int], attrs: Sequence[int]) -> np.ndarray:
-    """The rows of the blocks of ``attrs`` in a one-hot ``X^T`` of attributes of ``sizes``
-    values, but the last row of each block."""
-    starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-    parts = [np.arange(starts[j], starts[j + 1] - 1) for j in attrs]
-    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
-
-
-def _last_rows(
-    out: np.ndarray, sizes: Sequence[int], attrs: Sequence[int], total: np.ndarray
-) -> None:
-    """Fill in place the last row of the block of every attribute of ``attrs`` in ``out``
-    (``sum(sizes) x cols``, the block's other rows filled): ``total`` minus the other rows.
-    A share of ``X^T Z`` for a one-hot ``X`` (every column of a block sums to 1), given a
-    share ``total`` of the column sums of ``Z`` (the holder's own, or zero at the owner)."""
-    starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-    for j in attrs:
-        first, last = starts[j], starts[j + 1] - 1
-        out[last] = total - out[first:last].sum(axis=0, dtype=out.dtype)
 
 
 def _blocks_to_counts(

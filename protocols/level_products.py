@@ -133,6 +133,7 @@ async def _outer(
     p: int,
     dealing: Dealing,
     tag: str,
+    derived: np.ndarray | None = None,
 ) -> np.ndarray:
     """Additive shares of the row-wise outer product (:func:`outer_product`) of ``a_side``'s
     ``A`` (``V x N``) and ``b_side``'s ``B`` (``P*p x N``), ``parents[v]`` naming the block of
@@ -142,7 +143,8 @@ async def _outer(
     to ``b_side`` (with ``helper="ot"`` the two sites made them: ``ra`` as an array)."""
     if isinstance(dealing, OTDealing):  # no randomness: the pair multiplies by OT directly
         party.metrics.count("outer_products", x.shape[1] * len(parents) * p)
-        return await dealing.outer_product(x, a_side=a_side, b_side=b_side, parents=parents, p=p)
+        return await dealing.outer_product(x, a_side=a_side, b_side=b_side, parents=parents, p=p,
+                                           derived=derived)  # fmt: skip
     me_a = party.name == a_side
     other = b_side if me_a else a_side
     n = x.shape[1]
@@ -213,6 +215,11 @@ async def child_shares(
                 [i for i, k in enumerate(chunk) for _ in by_parent[k]], dtype=np.int64
             )
             children = [child for k in chunk for child in by_parent[k]]
+            # the last child of a parent all of whose children are interior: no product
+            # needed with OT (public: the structure says which children are leaves)
+            derived = np.asarray([i == len(by_parent[k]) - 1
+                                  and len(by_parent[k]) == len(nodes[k].children) > 1
+                                  for k in chunk for i in range(len(by_parent[k]))])  # fmt: skip
             if party.name == w:
                 await dealing.ask({"kind": "outer", "peer": h, "tag": tag,
                                     "shape": [n, len(children), len(chunk) * p, p],
@@ -222,12 +229,12 @@ async def child_shares(
                      for child in by_parent[k]], axis=0,
                 ).astype(dtype)  # fmt: skip
                 out = await _outer(party, a, a_side=w, b_side=h, parents=parents, p=p,
-                                   dealing=dealing, tag=tag)  # fmt: skip
+                                   dealing=dealing, tag=tag, derived=derived)  # fmt: skip
                 cost["outer_batches"] += 1
             else:
                 b = np.concatenate([shares[k] for k in chunk], axis=0)
                 out = await _outer(party, b, a_side=w, b_side=h, parents=parents, p=p,
-                                   dealing=dealing, tag=tag)  # fmt: skip
+                                   dealing=dealing, tag=tag, derived=derived)  # fmt: skip
             for i, child in enumerate(children):
                 add(child.key, out[i])
 
@@ -409,7 +416,7 @@ async def _xdot_owner(
                          else {"new": False})  # fmt: skip
         if direct is not None:  # helper "ot": the share of X^T Z_h directly, by OT
             prepared[holder] = (xt.dtype, ())
-            mine = await direct.dot_owner(holder, xt, cols, sizes)
+            mine = await direct.dot_owner(holder, cols, tag=f"{tag}/oh")
         elif first:
             Ra = ring_random(seed, (m, n), xt.dtype)
             prepared[holder] = ring_left(Ra)
@@ -485,7 +492,10 @@ async def _xdot_holder(
         m = sum(xt_blocks[owner])
         dealer = dealing.of(owner, party.name)
         if isinstance(dealing, OTDealing):  # helper "ot": the share of X^T Z_h directly, by OT
-            v = await dealing.dot_holder(owner, z, xt_blocks[owner])
+            if dealing.fixed[owner][0].sizes != xt_blocks[owner]:
+                raise ProtocolError(f"{owner} announced attribute sizes {xt_blocks[owner]} "
+                                    f"unlike those of its one-hot OTs")  # fmt: skip
+            v = await dealing.dot_holder(owner, z, tag=f"{tag}/oh")
             got = await dealing.receive(owner, tag)
         else:
             got = await dealing.receive(owner, tag)

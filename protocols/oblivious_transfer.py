@@ -119,6 +119,8 @@ __all__ = [
     "extension_receiver",
     "extension_sender",
     "in_prime_order_subgroup",
+    "kept_rows_receive",
+    "kept_rows_send",
     "lift_point",
     "one_hot_products_receive",
     "one_hot_products_send",
@@ -161,6 +163,7 @@ _A24 = (_A - 2) // 4  # the ladder's constant (RFC 7748)
 _Q = 2**252 + 27742317777372353535851937790883648493  # the order of the base point
 _DOMAIN_KEY = b"mpc/ot/base/v1/key"
 _DOMAIN_HASH_KEY = b"mpc/ot/iknp/v1/tccr-key"
+_DOMAIN_REKEY = b"mpc/ot/iknp/v1/rekeyed"
 
 Role = Literal["A", "B"]
 
@@ -485,13 +488,26 @@ class CorrelationRobustHash:
     output. The tweak of row ``j`` of batch ``use`` is ``(j, use)`` as two little-endian
     64-bit words: distinct for every OT of a session."""
 
-    __slots__ = ("_encrypt", "_templates")
+    __slots__ = ("_encrypt", "_key", "_templates")
 
     def __init__(self, key: bytes) -> None:
         if len(key) != BLOCK:
             raise ConfigError(f"the hash key must be {BLOCK} bytes, got {len(key)}")
+        self._key = key
         self._encrypt = Cipher(algorithms.AES(key), modes.ECB()).encryptor()
         self._templates: dict[tuple[int, int], np.ndarray] = {}
+
+    def rekeyed(self, use: int, block: int) -> Any:
+        """``π_{use, block}``: AES-128 (an ECB encryptor) under the key ``SHA-256(domain, the
+        session key, use, block)``, public like the session key, a different permutation
+        for every batch number and pad block. ``x ↦ π_{use,b}(x) ⊕ x`` (MMO with the tweak
+        in the key) is the re-keyed correlation-robust hash of :mod:`protocols.one_hot_ot`
+        (AES as an ideal cipher)."""
+        if not (0 <= use < 2**64 and 0 <= block < 2**32):
+            raise ConfigError(f"no key for batch {use}, block {block}")
+        data = _DOMAIN_REKEY + self._key + use.to_bytes(8, "big") + block.to_bytes(4, "big")
+        key = hashlib.sha256(data).digest()[:BLOCK]
+        return Cipher(algorithms.AES(key), modes.ECB()).encryptor()
 
     def __repr__(self) -> str:
         return "CorrelationRobustHash(<session key>)"
@@ -515,6 +531,18 @@ class CorrelationRobustHash:
         n = self._encrypt.update_into(np.ascontiguousarray(rows).data, out)
         return np.frombuffer(out, dtype=np.uint8, count=n).reshape(rows.shape)
 
+    def prefix(self, rows: np.ndarray, first: int = 0) -> np.ndarray:
+        """``π(x) ⊕ (j, 0)`` for the ``(m, 16)`` uint8 rows ``x`` (``j = first + `` the row's
+        index), as an ``(m, 2)`` uint64 array: the part of ``y = π(x) ⊕ (j + b 2^32, use)``
+        that does not depend on the block ``b`` or the batch ``use``, kept by callers that
+        hash the same rows under many batch numbers (:mod:`protocols.one_hot_ot`)."""
+        m = len(rows)
+        if first + m > 2**32:
+            raise ConfigError(f"cannot index {first + m} rows in the tweaks (at most 2^32)")
+        y = self._pi(rows).view("<u8").reshape(m, 2).astype(np.uint64)
+        y[:, 0] ^= np.arange(first, first + m, dtype=np.uint64)
+        return y
+
     def __call__(self, rows: np.ndarray, use: int, blocks: int = 1) -> np.ndarray:
         """Hash an ``(m, 16)`` uint8 array row by row into ``blocks`` blocks each: ``(m, 16
         blocks)``, block ``b`` of row ``j`` under the tweak ``(j + b 2^32, use)`` (``m + m
@@ -524,11 +552,13 @@ class CorrelationRobustHash:
         if m >= 2**32 or blocks < 1:
             raise ConfigError(f"cannot hash {m} rows into {blocks} blocks each")
         # as 64-bit words and long axes (numpy is slow on short ones): π(x) repeated per block
-        y = np.repeat(self._pi(rows).view("<u8").reshape(m, 2), blocks, axis=0)
+        y = self._pi(rows).view("<u8").reshape(m, 2)
+        if blocks > 1:
+            y = np.repeat(y, blocks, axis=0)
         y[:, 0] ^= self._tweaks(m, blocks)
         y[:, 1] ^= np.uint64(use)
         out = self._pi(y.view(np.uint8))
-        out.view("<u8")[...] ^= y
+        np.bitwise_xor(out.view("<u8"), y.reshape(-1, 2), out=out.view("<u8"))
         return out.reshape(m, blocks * BLOCK)
 
 
@@ -536,6 +566,9 @@ _BYTE_SWAPS = ((4, 0x00000000FFFFFFFF), (2, 0x0000FFFF0000FFFF), (1, 0x00FF00FF0
 _BIT_SWAPS = ((7, 0x00AA00AA00AA00AA), (14, 0x0000CCCC0000CCCC), (28, 0x00000000F0F0F0F0))
 #: words per slice of the in-word bit transposes (1 MiB: the temporaries stay in cache)
 _SLICE_WORDS = 2**17
+#: bytes of columns transposed at a time (512 KiB of a 128-row matrix): the passes over a
+#: slice stay in the cache, twice as fast as passes over a whole batch's matrix
+_TRANSPOSE_COLUMNS = 4096
 
 
 def _transpose_byte_planes(x: np.ndarray) -> None:
@@ -574,13 +607,25 @@ def transpose_bits(matrix: np.ndarray) -> np.ndarray:
 
     Words of 64 bits move whole (numpy is slow moving single bytes): a reorder of rows, byte
     transposes by masked swaps between planes of words, bit transposes inside each word, again
-    a reorder and byte transposes, and one transpose of 64-bit words. About 15 ms for
-    ``128 x 2^18`` bits, a fifth of ``unpackbits``/``packbits``."""
+    a reorder and byte transposes, and one transpose of 64-bit words; a slice of
+    :data:`_TRANSPOSE_COLUMNS` bytes of columns at a time. About 9 ms for ``128 x 2^18`` bits,
+    a tenth of ``unpackbits``/``packbits``."""
     if matrix.ndim != 2 or matrix.dtype != np.uint8 or matrix.shape[0] % 64 or matrix.shape[1] % 8:
         raise ConfigError(
             f"transpose_bits needs a uint8 matrix of k x n/8 bytes with k and n multiples of 64, "
             f"got {matrix.dtype} of shape {matrix.shape}"
         )
+    k, nb = matrix.shape
+    if nb > _TRANSPOSE_COLUMNS:  # column slices: each one's passes stay in the cache
+        out = np.empty((nb * 8, k // 8), dtype=np.uint8)
+        for start in range(0, nb, _TRANSPOSE_COLUMNS):
+            part = np.ascontiguousarray(matrix[:, start : start + _TRANSPOSE_COLUMNS])
+            out[start * 8 : start * 8 + part.shape[1] * 8] = _transpose_bits(part)
+        return out
+    return _transpose_bits(matrix)
+
+
+def _transpose_bits(matrix: np.ndarray) -> np.ndarray:
     k, nb = matrix.shape
     R, G, H = k // 8, nb // 8, k // 64
     words = np.ascontiguousarray(matrix).view("<u8").reshape(R, 8, G)  # [row block, row, word]
@@ -603,6 +648,16 @@ class _Session:
         self.peer, self.tag = peer, tag
         self._hash = CorrelationRobustHash(hash_key)
         self._uses = 0
+
+    @property
+    def hash(self) -> CorrelationRobustHash:
+        """The session's hash ``H`` (its key is public: hashed from the base-OT transcript)."""
+        return self._hash
+
+    def reserve(self, batches: int) -> int:
+        """The number of the first of ``batches`` new batch numbers of this session (each a
+        fresh PRG nonce and hash tweak); both parties reserve in the same order."""
+        return self._reserve(batches)
 
     def _reserve(self, batches: int) -> int:
         """The number of the first of ``batches`` new batches (each a fresh PRG nonce)."""
@@ -687,11 +742,13 @@ async def _extend_as_sender(
     *,
     blocks: int = 1,
     ones_only: bool = False,
+    raw: bool = False,
 ) -> None:
     """Batches of ``sizes`` OTs as the extension sender: receive ``u``, form the rows ``q_j``
     and send ``answer(batch, H(j, q_j), H(j, q_j ⊕ s))`` back (None: an acknowledgement),
     each hash ``blocks`` blocks long; with ``ones_only`` the first hash is not computed
-    (None)."""
+    (None); with ``raw`` nothing is hashed: ``answer(batch, None, q_j ⊕ s)`` gets the rows
+    themselves (``(m, 16)`` uint8)."""
     first = session._reserve(len(sizes))
     peer = session.peer
     for c, m in enumerate(sizes):
@@ -702,12 +759,12 @@ async def _extend_as_sender(
         q = session._prg.rows(use, u.shape[1])
         q[session._s_bits] ^= u[session._s_bits]
         rows = transpose_bits(q)[:m]
-        x0 = None if ones_only else session._hash(rows, use, blocks)
+        x0 = None if ones_only or raw else session._hash(rows, use, blocks)
         rows.view("<u8")[...] ^= session._s_words  # q_j ⊕ s
-        x1 = session._hash(rows, use, blocks)
+        x1 = rows if raw else session._hash(rows, use, blocks)
         await party.send(peer, f"{session.tag}/{use}/reply", answer(c, x0, x1))
         party.metrics.count("ot_extended", m)
-        hashes = 1 if ones_only else 2
+        hashes = 0 if raw else 1 if ones_only else 2
         party.metrics.count("aes_blocks", KAPPA * u.shape[1] // BLOCK + hashes * m * (1 + blocks))
 
 
@@ -719,10 +776,12 @@ async def _extend_as_receiver(
     settle: Callable[[int, np.ndarray, np.ndarray, Any, str], None],
     *,
     blocks: int = 1,
+    raw: bool = False,
 ) -> None:
     """Batches of ``sizes`` OTs as the extension receiver with ``choices(batch)``: send ``u``,
     hash the rows ``t_j`` (``blocks`` blocks each) and call ``settle(batch, bits, H(j, t_j),
-    the sender's answer, its tag)``."""
+    the sender's answer, its tag)``; with ``raw``, ``settle`` gets the rows ``t_j``
+    themselves."""
     first = session._reserve(len(sizes))
     peer = session.peer
     pending: deque[tuple[int, int, np.ndarray, np.ndarray]] = deque()
@@ -743,9 +802,12 @@ async def _extend_as_receiver(
         u ^= t
         u ^= packed
         await party.send(peer, f"{session.tag}/{use}/u", u)
-        pending.append((c, use, bits, session._hash(transpose_bits(t)[:m], use, blocks)))
+        rows = transpose_bits(t)[:m]
+        pending.append((c, use, bits, rows if raw else session._hash(rows, use, blocks)))
         party.metrics.count("ot_extended", m)
-        party.metrics.count("aes_blocks", 2 * KAPPA * nb // BLOCK + m * (1 + blocks))
+        party.metrics.count(
+            "aes_blocks", 2 * KAPPA * nb // BLOCK + (0 if raw else m * (1 + blocks))
+        )
         if len(pending) >= WINDOW:
             await settle_oldest()
     while pending:
@@ -806,6 +868,48 @@ async def random_ots_receive(
     )
     _record(party, "ot/random", session, "receiver", ots=m)
     return bits, x
+
+
+async def kept_rows_send(party: Party, session: ExtensionSender, m: int) -> np.ndarray:
+    """``m`` OTs whose rows this side keeps, as the extension sender: the ``(m, 2)`` uint64
+    prefixes (:meth:`CorrelationRobustHash.prefix`) of the rows ``q_j ⊕ s``, so that
+    ``H((j + b 2^32, use), q_j ⊕ s)`` can be formed later for any batch number ``use`` the
+    session reserves: the message ``x_j^1`` of OT ``j``, as wide as wanted, as often as
+    wanted. The receiver (:func:`kept_rows_receive`) can form it where it chose 1. The
+    sender answers each batch with an acknowledgement only."""
+    m = _check_count(m, "the number of OTs m")
+    out = np.empty((m, 2), dtype=np.uint64)
+    sizes = _split(m, CHUNK_OTS)
+
+    def answer(c: int, _h0: Any, rows: np.ndarray) -> None:
+        start = c * CHUNK_OTS
+        out[start : start + sizes[c]] = session.hash.prefix(rows, start)
+
+    await _extend_as_sender(party, session, sizes, answer, raw=True)
+    _record(party, "ot/kept", session, "sender", ots=m)
+    return out
+
+
+async def kept_rows_receive(party: Party, session: ExtensionReceiver, choices: Any) -> np.ndarray:
+    """The receiver's side of :func:`kept_rows_send` with ``choices`` (bits): the prefixes of
+    its rows ``t_j`` (``= q_j ⊕ s`` where it chose 1, so that it forms the same ``x_j^1``;
+    where it chose 0 it holds ``q_j`` and ``x_j^1`` stays hidden from it)."""
+    bits = _bits(choices, "choices")
+    m = len(bits)
+    out = np.empty((m, 2), dtype=np.uint64)
+    sizes = _split(m, CHUNK_OTS)
+
+    def settle(c: int, _bits_c: np.ndarray, rows: np.ndarray, reply: Any, step: str) -> None:
+        _check_ack(reply, session.peer, step)
+        start = c * CHUNK_OTS
+        out[start : start + sizes[c]] = session.hash.prefix(rows, start)
+
+    await _extend_as_receiver(
+        party, session, sizes, lambda c: bits[c * CHUNK_OTS : c * CHUNK_OTS + sizes[c]], settle,
+        raw=True,
+    )  # fmt: skip
+    _record(party, "ot/kept", session, "receiver", ots=m)
+    return out
 
 
 def _cot_answer(delta: np.ndarray, h0: np.ndarray, h1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

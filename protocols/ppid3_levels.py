@@ -219,7 +219,8 @@ async def ppid3_levels(
     check_sites(party, view, class_site, attribute_counts)
     dtype = ring_dtype(len(view.tids))
     if helper == "ot":  # every pair's OT sessions, set up once per run
-        ot = await ot_dealing(party, dtype=dtype, tag=f"{tag}/ot")
+        sizes = [len(d) for d in view.domains]
+        ot = await ot_dealing(party, view.codes, sizes, dtype=dtype, tag=f"{tag}/ot")
         grow = _grow(party, view, ot, class_site, attribute_counts, max_depth,
                      min_samples_split, tag, progress)  # fmt: skip
         (tree, cost), made = await run_beside(grow, ot.serve())

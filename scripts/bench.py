@@ -12,6 +12,7 @@ ID3 fitted on the same data in the same run.
     python scripts/bench.py --helpers --repeat 5   # --helper sites, dealer and ot
     python scripts/bench.py --helpers --datasets car --repeat 1            # its smoke run
     python scripts/bench.py --scaling  # rows 10^3..10^6 and sites 2..8 (an hour or more)
+    python scripts/bench.py --helpers --scaling --repeat 3   # everything, in one run
     python scripts/bench.py --scaling --rows 1000,2000 --scaling-sites 2,3 --sites-rows 1000 \\
         --repeat 1                     # its smoke run (about a minute)
 
@@ -118,6 +119,13 @@ SITES_ROWS = 100_000
 OT_MAX_ROWS = 100_000
 #: the slope of log wall on log rows is fitted over the points with at least this many rows
 SLOPE_MIN_ROWS = 10_000
+#: the --scaling targets at a million rows (3 sites, the best helper with no outside party):
+#: wall seconds, and peak MB per party
+MILLION = 1_000_000
+MILLION_TARGET_S = 300.0
+MILLION_TARGET_MB = 4000.0
+#: helpers with no outside party
+DEALER_FREE = ("sites", "ot")
 #: per-party metrics that run() keeps, and their max and sum over the parties
 METRICS = ("bytes_sent", "rounds", "peak_rss_mb", "cpu_s")
 
@@ -670,6 +678,34 @@ def rows_slopes(
     }
 
 
+def scaling_targets(groups: dict[tuple[str, int, int, str], dict[str, Any]]) -> list[str]:
+    """The million-row targets, from the rows sweep: the best helper with no outside party
+    (the lowest median wall among those measured there) under :data:`MILLION_TARGET_S`
+    seconds and :data:`MILLION_TARGET_MB` MB peak per party, and its slope in rows."""
+    measured = {
+        h: g
+        for (s, n, k, h), g in groups.items()
+        if s == "rows" and n == MILLION and k == SCALING_K and h in DEALER_FREE and g.get("ok")
+    }
+    if not measured:
+        return [f"- {MILLION:,} rows: not measured with a helper of {', '.join(DEALER_FREE)}"]
+    best = min(measured, key=lambda h: measured[h]["wall_s"])
+    g = measured[best]
+    wall, peak = g["wall_s"], g["max"]["peak_rss_mb"]
+    lines = [
+        f"- {MILLION:,} rows x {SYNTHETIC_ATTRS} attributes, {SCALING_K} sites, depth "
+        f"{SYNTHETIC_DEPTH}, --helper {best} (the fastest with no outside party): wall "
+        f"{wall:.1f} s, under {MILLION_TARGET_S:.0f} s: {verdict(wall < MILLION_TARGET_S)}; "
+        f"peak {_cell(peak, '.0f')} MB per party (max), under {MILLION_TARGET_MB:.0f} MB: "
+        f"{verdict(peak is not None and peak < MILLION_TARGET_MB)}"
+    ]
+    fit = rows_slopes(groups).get(best)
+    if fit is not None:
+        lines.append(f"- slope in rows of --helper {best}: {fit[0]:.2f} "
+                     f"(|slope - 1| = {abs(fit[0] - 1):.2f})")  # fmt: skip
+    return lines
+
+
 def scaling_markdown(runs: list[dict[str, Any]], header: str) -> str:
     groups = scaling_groups(runs)
     lines = [header, "", f"Rows sweep ({SCALING_K} sites):", "", *scaling_table(groups, "rows")]
@@ -681,6 +717,10 @@ def scaling_markdown(runs: list[dict[str, Any]], header: str) -> str:
         f"{SLOPE_MIN_ROWS} (all points if fewer than 2 of them); 1 is time linear in rows:",
         "",
         *[slope_line(h, fit) for h, fit in rows_slopes(groups).items()],
+        "",
+        "Targets (from the medians above):",
+        "",
+        *scaling_targets(groups),
     ]
     trust = {}
     for r in runs:
@@ -907,6 +947,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="runs per configuration (--helpers: default 5; --scaling: default 1)",
     )
     p.add_argument(
+        "--scaling-repeat",
+        type=int,
+        default=None,
+        help="--scaling: runs per point (default 1; without --helpers, --repeat sets it too), "
+        "so that --helpers --scaling --repeat 3 makes the whole benchmark in one run",
+    )
+    p.add_argument(
         "--out",
         type=Path,
         default=None,
@@ -923,6 +970,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args.repeat_given = args.repeat
     if args.repeat is not None and args.repeat < 1:
         p.error("--repeat must be >= 1")
+    if args.scaling_repeat is not None and args.scaling_repeat < 1:
+        p.error("--scaling-repeat must be >= 1")
     if args.sites_rows < 1 or args.ot_max_rows < 0:
         p.error("--sites-rows must be >= 1 and --ot-max-rows >= 0")
     if args.datasets is not None:
@@ -947,7 +996,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.helpers:
                 print(compare_helpers(args.repeat or 5, args.timeout, args.out, args.datasets))
             if args.scaling:
-                args.repeat = args.repeat or 1
+                args.repeat = args.scaling_repeat or (1 if args.helpers else args.repeat or 1)
                 print(scaling(args, args.out))
             return 0
         return bench(args)

@@ -305,3 +305,45 @@ def test_scaling_repeats_give_median_and_spread() -> None:
     slope = bench.rows_slopes(bench.scaling_groups(runs))
     assert slope == {"sites": None}
     assert math.isfinite(bench.fit_slope([(1_000, 2.0), (2_000, 3.0)])[0])
+
+
+def test_million_row_targets_take_the_fastest_helper_with_no_outside_party() -> None:
+    runs = scaling_runs()
+    # the sweep above measured no dealer-free helper at a million rows: said so
+    md = bench.scaling_markdown(runs, "H")
+    assert "- 1,000,000 rows: not measured with a helper of sites, ot" in md
+    for n, wall in ((100_000, 30.0), (1_000_000, 290.0)):
+        r = record(bench.synthetic(n), 3, "sites", wall)
+        r["max"] = r["max"] | {"peak_rss_mb": 3900.0 if n == 1_000_000 else 500.0}
+        runs.append(r | {"sweep": "rows", "point_rows": n, "point_sites": 3})
+    lines = bench.scaling_targets(bench.scaling_groups(runs))
+    assert "--helper sites (the fastest with no outside party)" in lines[0]
+    assert "under 300 s: yes" in lines[0] and "under 4000 MB: yes" in lines[0]
+    assert lines[1].startswith("- slope in rows of --helper sites: 0.99")  # log10(290 / 30)
+    slow = [r | {"wall_s": 400.0} if r.get("point_rows") == 1_000_000 and r.get("helper")
+            == "sites" else r for r in runs]  # fmt: skip
+    assert "under 300 s: no" in bench.scaling_targets(bench.scaling_groups(slow))[0]
+
+
+def test_one_run_makes_the_helpers_table_and_the_scaling_sweep(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    seen: dict[str, int] = {}
+    monkeypatch.setattr(bench.importlib.util, "find_spec", lambda name: object())
+
+    def helpers(repeat: int, *_: Any) -> str:
+        seen["helpers"] = repeat
+        return ""
+
+    def scaling(args: argparse.Namespace, out: Path) -> str:
+        seen["scaling"] = args.repeat
+        return ""
+
+    monkeypatch.setattr(bench, "compare_helpers", helpers)
+    monkeypatch.setattr(bench, "scaling", scaling)
+    assert bench.main(["--helpers", "--scaling", "--repeat", "3", "--out", str(tmp_path)]) == 0
+    assert seen == {"helpers": 3, "scaling": 1}  # a point of the sweep once, by default
+    seen.clear()
+    argv = ["--helpers", "--scaling", "--repeat", "3", "--scaling-repeat", "2", "--out",
+            str(tmp_path)]  # fmt: skip
+    assert bench.main(argv) == 0 and seen == {"helpers": 3, "scaling": 2}

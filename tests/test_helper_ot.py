@@ -23,7 +23,7 @@ from mpc.runtime.codec import decode
 from mpc.runtime.local import run_in_memory
 from mpc.runtime.transport import InMemoryNetwork
 from parties.cli.main import build_parser
-from parties.ppid3_system import TRUST
+from parties.ppid3_system import TRUST, ppid3_summary
 from parties.systems import get_system
 from protocols import oblivious_transfer as ot
 from protocols.level_ot import PUBLIC_FIELDS, leader_of
@@ -40,7 +40,9 @@ SITE_LABELS = {
     "levels/ot-request",
     "ot/base",
     "ot/vector",
-    "ot/one-hot",
+    "ot/kept",
+    "ot/one-hot-setup",
+    "ot/one-hot-use",
 }
 CLASS_LABELS = {"ppid3/node-counts", "ppid3/best-gains"}
 
@@ -88,6 +90,15 @@ def test_helper_ot_equals_plain_id3_and_the_dealer_on_random_tables(
 def test_helper_ot_on_weather_with_any_number_of_sites(k: int) -> None:
     t = weather()
     part = partition(t.attributes, k, "round-robin", class_site=k // 2)
+    out = run_levels(t, part, helper="ot")
+    _assert_plain(out, t)
+    _assert_ot_ledgers(out, part)
+
+
+@pytest.mark.parametrize(("name", "k"), [("house-votes-84", 3), ("car", 2)])
+def test_helper_ot_on_uci_tables_equals_plain_id3(name: str, k: int) -> None:
+    t, _ = load_dataset(name, _data_dir())
+    part = partition(t.attributes, k, "random:7")
     out = run_levels(t, part, helper="ot")
     _assert_plain(out, t)
     _assert_ot_ledgers(out, part)
@@ -192,15 +203,18 @@ def test_helper_ot_has_no_dealer_party(k: int) -> None:
 @pytest.mark.processes
 @pytest.mark.timeout(300)
 def test_mpc_run_with_helper_ot_on_two_sites_equals_plain_id3() -> None:
+    """With two sites and no --helper, fast counts take ot, and the report says so."""
     _data_dir()
     code, doc = run_mpc_json(
-        "run", "ppid3", "--dataset", "car", "--counts", "fast", "--helper", "ot",
+        "run", "ppid3", "--dataset", "car", "--counts", "fast",
         "--sites", "2", "--timeout", "60", deadline=280,
     )  # fmt: skip
     assert code == 0 and doc["ok"], {n: p["error"] for n, p in doc["parties"].items()}
     r = doc["result"]
     assert r["identical"] is True and r["helper"] == "ot"
     assert r["trust"] == TRUST["ot"]
+    (trust,) = [line for line in ppid3_summary(r) if line.startswith("trust:")]
+    assert trust.endswith(f"{TRUST['ot']} (--helper ot)")
     assert r["accuracy"]["train"] == r["plain_accuracy"]["train"]
     assert set(doc["parties"]) == {"site1", "site2"}
     for name, p in doc["parties"].items():

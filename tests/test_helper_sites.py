@@ -27,7 +27,7 @@ from mpc.errors import ConfigError, ProtocolError
 from mpc.runtime.codec import decode
 from mpc.runtime.transport import InMemoryNetwork
 from parties.cli.main import build_parser
-from parties.ppid3_system import TRUST
+from parties.ppid3_system import TRUST, ppid3_summary
 from parties.systems import get_system
 from protocols.fast_counts import WITHHELD_FIELDS, request_record
 from protocols.level_dealing import requesters_of, run_beside, third_site
@@ -376,15 +376,20 @@ def test_fast_counts_pick_the_helper_by_the_number_of_sites() -> None:
 @pytest.mark.timeout(400)
 @pytest.mark.parametrize("dataset", ["house-votes-84", "car"])
 def test_mpc_run_with_helper_sites_equals_plain_id3(dataset: str) -> None:
+    """On house-votes-84 --helper sites is named; on car it is the default with 3 sites, and
+    the report's trust line names it."""
     _data_dir()
+    named = ["--helper", "sites"] if dataset == "house-votes-84" else []
     code, doc = run_mpc_json(
-        "run", "ppid3", "--dataset", dataset, "--counts", "fast", "--helper", "sites",
+        "run", "ppid3", "--dataset", dataset, "--counts", "fast", *named,
         "--sites", "3", "--timeout", "60", deadline=380,
     )  # fmt: skip
     assert code == 0 and doc["ok"], {n: p["error"] for n, p in doc["parties"].items()}
     r = doc["result"]
     assert r["identical"] is True and r["helper"] == "sites"
     assert r["trust"] == TRUST["sites"]
+    (trust,) = [line for line in ppid3_summary(r) if line.startswith("trust:")]
+    assert trust.endswith(f"{TRUST['sites']} (--helper sites)")
     assert r["accuracy"]["train"] == r["plain_accuracy"]["train"]
     assert set(doc["parties"]) == {"site1", "site2", "site3"}
     assert r["cost"]["dealt_by_sites"] > 0

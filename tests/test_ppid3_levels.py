@@ -192,7 +192,7 @@ def _chi2_top_bits(words: np.ndarray, bits: int = 4) -> float:
     return float(((counts - expected) ** 2 / expected).sum())
 
 
-@pytest.mark.parametrize("helper", ["dealer", "sites"])
+@pytest.mark.parametrize("helper", ["dealer", "sites", "ot"])
 def test_every_array_a_site_receives_from_a_site_is_uniform(helper: str) -> None:
     """Masked one-hot columns, masked shares, ``X^T + Ra`` and both oblivious-transfer
     messages: the top four bits of every array (>= 2,000 words) a site receives from another
@@ -200,7 +200,9 @@ def test_every_array_a_site_receives_from_a_site_is_uniform(helper: str) -> None
     the oblivious transfers' messages likewise (top two bits, pooled), and the
     choice bits are fair coins. With ``helper="sites"`` this includes the randomness a
     helping site deals (``rb``, ``Kπ - L``, the OT precomputation and its choice bits). The
-    same statistic rejects an unmasked one-hot column."""
+    same statistic rejects an unmasked one-hot column. With ``helper="ot"``: the one-hot
+    OTs' corrections, the vector OTs' corrections and every extension matrix (its bytes'
+    top four bits), besides the transfers and choice bits above."""
     table = _random_table(3000, 5)
     part = partition(table.attributes, 3, "round-robin", class_site=1)
     views = _views(table, part)
@@ -216,6 +218,8 @@ def test_every_array_a_site_receives_from_a_site_is_uniform(helper: str) -> None
             body = await orig_recv(peer, tag, **kw)
             if peer != DEALER and isinstance(body, dict) and isinstance(body.get("parts"), list):
                 arrays.append((p.name, tag, np.concatenate(body["parts"])))
+            elif peer != DEALER and isinstance(body, np.ndarray):  # OT messages (helper ot)
+                arrays.append((p.name, tag, body.reshape(-1)))
             elif peer != DEALER and isinstance(body, dict):  # randomness a helping site dealt
                 for key, value in body.items():
                     if isinstance(value, dict) and isinstance(value.get("parts"), list):
@@ -236,7 +240,14 @@ def test_every_array_a_site_receives_from_a_site_is_uniform(helper: str) -> None
     ot = np.concatenate([a for _, t, a in arrays if t.endswith("/ot")])
     words = [(who, tag, a) for who, tag, a in arrays if a.dtype == np.uint16 and a.size >= 2000]
     kinds = {tag.rsplit("/", 1)[-1] for _, tag, _ in words}
-    assert {"masked", "Ahat"} <= kinds, kinds  # outer products, dot products
+    if helper == "ot":  # outer products' vector OTs, dot products' one-hot corrections
+        assert "reply" in kinds and any(k.startswith("c") for k in kinds), kinds
+        matrices = [a for _, tag, a in arrays if tag.endswith("/u") and a.size >= 2000]
+        assert matrices
+        for a in matrices:
+            assert _chi2_top_bits(a.astype(np.uint16) << 8) < 61.1
+    else:
+        assert {"masked", "Ahat"} <= kinds, kinds  # outer products, dot products
     if helper == "sites":  # the dealt randomness, from a helping site
         dealt = {tag.rsplit("/", 1)[-1] for _, tag, _ in arrays if "/dealer/" in tag}
         assert {"r", "Rc", "c", "d"} <= dealt, dealt
