@@ -235,10 +235,12 @@ def run_j48(
 # ------------------------------------------------------------------------------ trees
 
 
-def _threshold_text(t: float) -> str:
-    """A threshold as J48 prints it (``Utils.doubleToString(t, 6)``)."""
-    text = f"{round(t, 6):.6f}".rstrip("0").rstrip(".")
-    return "0" if text in ("-0", "") else text
+def _same_threshold(text: str, t: float) -> bool:
+    """Whether J48's printed threshold (at most six decimals) is ``t``."""
+    try:
+        return abs(float(text) - t) <= 5e-7 + 1e-12 * abs(t)
+    except ValueError:
+        return False
 
 
 def tree_differences(ours: Node, j48: J48Tree, path: str = "root") -> list[str]:
@@ -258,14 +260,16 @@ def tree_differences(ours: Node, j48: J48Tree, path: str = "root") -> list[str]:
             out.append(f"{path}: leaf class {ours.label!r} vs J48's {j48.label!r}")
         return out
     assert isinstance(ours, Split)
+    theirs = [(a, op, v) for a, op, v, _ in j48.branches]
     if ours.kind == "threshold":
-        t = _threshold_text(float(ours.threshold or 0.0))
-        mine = [(ours.attribute, "<=", t), (ours.attribute, ">", t)]
+        t = float(ours.threshold or 0.0)
+        mine = [(ours.attribute, "<=", str(t)), (ours.attribute, ">", str(t))]
+        if len(theirs) == 2 and all(_same_threshold(v, t) for _, _, v in theirs):
+            theirs = [(a, op, str(t)) for a, op, _ in theirs]
     elif ours.kind == "binary":
         mine = [(ours.attribute, "=", str(ours.value)), (ours.attribute, "!=", str(ours.value))]
     else:
         mine = [(ours.attribute, "=", key) for key in ours.children]
-    theirs = [(a, op, v) for a, op, v, _ in j48.branches]
     if mine != theirs:
         return [f"{path}: ours tests {mine[:3]}..., J48 {theirs[:3]}..."]
     out: list[str] = []
