@@ -1,23 +1,43 @@
-"""C4.5-style learner (Quinlan 1993/1996), the plain learner of the outsourcing and
-inference-protection experiments (Mancuhan & Clifton used Weka J48 with reduced-error pruning
-on 20% of the training set; Chang & Tracy's footnote 2 needs fractional instances).
+"""C4.5 (Quinlan 1993/1996) as Weka's J48 3.6 grows and prunes it: the plain learner of the
+outsourcing and inference-protection experiments (Mancuhan & Clifton used J48 with
+reduced-error pruning on 20% of the training set; Chang & Tracy cite C4.5, whose default
+is error-based pruning with confidence 0.25; their footnote 2 needs fractional instances).
 
-* **Split choice**: gain ratio among the candidates whose gain is at least the average gain
-  (Quinlan's rule against tiny split-info denominators).
-* **Nominal attributes**: multiway splits (one child per value seen in training) or, with
-  ``nominal_splits="binary"``, the best "value vs. the rest" test.
-* **Continuous attributes**: binary threshold splits ``a <= t``; ``t`` is the largest training
-  value on the left; the gain carries the MDL correction ``log2(#candidates) / N``
-  (Quinlan 1996, as in J48).
+``C45Classifier(pruning="error-based", confidence=0.25)`` is J48 with its defaults; on the
+same training rows and declared values (an ARFF header) it learns J48's tree node for node
+(``tests/test_j48_reference.py``; ``scripts/compare_j48.py`` on every dataset).
+
+* **Split choice**: gain ratio among the valid candidates whose gain is at least the
+  average gain of all valid candidates (less 1e-3; a valid candidate of no gain counts too;
+  nominal attributes with values for 30% of the rows or more count only if all do). The
+  first candidate wins; a later one only with a ratio larger by more than 1e-6.
+* **Nominal attributes**: multiway splits (one branch per declared value, an empty leaf for
+  a value no row at the node has) or, with ``nominal_splits="binary"`` (J48's ``-B``), the
+  best "value vs. the rest" test. Valid: two branches with at least ``min_leaf`` weight.
+* **Continuous attributes**: binary threshold splits ``a <= t``. Each side needs
+  ``min_split`` weight (10% of the known weight per class, at least ``min_leaf``, at most
+  25); values closer than 1e-5 are not split apart; the gain loses the MDL cost
+  ``log2(number of valid thresholds) / node weight`` (Quinlan 1996). ``t`` is the largest
+  value of *all* training rows at or below the midpoint of the two values split apart.
 * **Unknown values** (``"?"`` for nominal, NaN for continuous): gains are computed on the
-  rows with a known value and scaled by their share; a row with an unknown value goes down
-  every branch with a fractional weight proportional to the branch's known weight, both in
-  training and in classification.
-* **Stopping**: a split needs two branches with at least ``min_leaf`` weight (J48's -M 2).
-* **Reduced-error pruning** (``pruning="reduced-error"``, default): a stratified
-  ``prune_fraction`` of the training rows (seeded) is held out, the tree is grown on the rest,
-  and bottom-up every subtree whose held-out error is not lower than that of a leaf is
-  replaced by the leaf.
+  rows with a known value and scaled by their share, the split info counts them as one more
+  branch; a row with an unknown value goes down every branch with a fractional weight
+  proportional to the branch's known weight, both in training and in classification.
+* **Stopping**: a node with less than ``2 * min_leaf`` weight (J48's ``-M 2``), or of one
+  class, is a leaf.
+* **Error-based pruning** (``pruning="error-based"``): subtrees that do not lower the
+  training error are collapsed, then :func:`mpc.error_based_pruning.prune` compares
+  Quinlan's pessimistic estimates of subtree, leaf and largest branch (subtree raising;
+  ``subtree_raising=False`` is J48's ``-S``). ``confidence`` is read as J48 reads ``-C``
+  (single precision).
+* **Reduced-error pruning** (``pruning="reduced-error"``, the default): a stratified
+  ``prune_fraction`` of the training rows (seeded) is held out, the tree is grown on the
+  rest, and bottom-up every subtree whose held-out error is not lower than that of a leaf is
+  replaced by the leaf. ``pruning="none"`` keeps the grown tree as it is (J48's ``-U``
+  still collapses it).
+
+Weka's tolerances are kept (weights within 1e-6 are equal, entropy terms below 1e-6 weight
+are 0) so that near-ties go the same way as in J48.
 """
 
 from __future__ import annotations

@@ -33,6 +33,7 @@ printed decimals, leaf weights to its two). It writes ``compare.json`` (every fo
 
     python scripts/compare_j48.py                 # every dataset (about half an hour)
     python scripts/compare_j48.py --quick         # a smoke run into a scratch folder
+    python scripts/compare_j48.py --render results/j48/compare.json   # the table again
 
 A smoke run (``--quick``: weather, house-votes-84 and australian, 3 folds, error-based
 only) writes to a scratch folder in the temporary directory, never over results/j48
@@ -359,8 +360,7 @@ def summarise(folds: list[dict[str, Any]]) -> dict[str, Any]:
 
 def markdown(report: dict[str, Any]) -> str:
     lines = [
-        f"# C4.5 against Weka J48 {report['weka']}: {report['folds']}-fold cross-validation",
-        "",
+        f"C4.5 against Weka J48 {report['weka']}, {report['folds']}-fold cross-validation. "
         f"Folds: stratified, seed {report['seed']}, the same for both learners; one run per "
         "fold (both learners are deterministic). Accuracy: mean ± standard deviation over the "
         "folds, in %; Δ: ours minus J48, in points. Agree: share of test rows on which both "
@@ -413,7 +413,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--weka-jar", help=f"the Weka jar (default $WEKA_JAR, else {DEFAULT_JAR})")
     p.add_argument("--out", type=Path, help="output folder (default results/j48)")
     p.add_argument("--quick", action="store_true", help="smoke run into a scratch folder")
+    p.add_argument(
+        "--render",
+        type=Path,
+        metavar="JSON",
+        help="only write compare.md beside this compare.json again (no runs)",
+    )
     args = p.parse_args(argv)
+    if args.render is not None:
+        saved = json.loads(args.render.read_text(encoding="utf-8"))
+        (args.render.parent / "compare.md").write_text(markdown(saved), encoding="utf-8")
+        return 0
     jar = weka_jar(args.weka_jar)
     if jar is None:
         print("needs java and the Weka jar: apt-get install weka (or --weka-jar)", file=sys.stderr)
