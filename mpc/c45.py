@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 import numpy as np
 
-from mpc.error_based_pruning import SMALL, Grown, collapse, prune
+from mpc.error_based_pruning import SMALL, Grown, collapse, max_class, prune
 from mpc.errors import ConfigError
 from mpc.evaluation import predict_proba_table, predict_table, train_test_split
 from mpc.tree import MISSING, Leaf, Node, Split, majority
@@ -823,8 +823,14 @@ class C45Classifier:
         index = {c: i for i, c in enumerate(self.classes_)}
 
         def errors_as_leaf(node: Node) -> float:
+            """The held-out errors of ``node`` as a leaf of its training class (J48's
+            ``maxClass``; an empty leaf's is its parent's)."""
             acc = seen.get(id(node))
-            return 0.0 if acc is None else float(acc.sum() - acc[index[node.label]])
+            if acc is None:
+                return 0.0
+            counts = np.array([node.counts.get(c, 0.0) for c in self.classes_])
+            k = max_class(counts) if counts.sum() > SMALL else index[node.label]
+            return float(acc.sum() - acc[k])
 
         def visit(node: Node) -> tuple[Node, float]:
             if isinstance(node, Leaf):
@@ -835,7 +841,7 @@ class C45Classifier:
                 node.children[key] = new
                 subtree_errors += err
             leaf_errors = errors_as_leaf(node)
-            if leaf_errors <= subtree_errors:
+            if leaf_errors - subtree_errors < SMALL or leaf_errors <= subtree_errors:
                 return Leaf(dict(node.counts), node.label), leaf_errors
             return node, subtree_errors
 

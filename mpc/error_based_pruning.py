@@ -43,6 +43,7 @@ __all__ = [
     "collapse",
     "estimated_errors",
     "estimated_errors_for_distribution",
+    "max_class",
     "prune",
 ]
 
@@ -81,7 +82,7 @@ def add_errs(n: float, e: float, confidence: float = 0.25) -> float:
     return r * n - e
 
 
-def _max_class(counts: np.ndarray) -> int:
+def max_class(counts: np.ndarray) -> int:
     """The index of the largest weight; a later one wins only when larger by more than
     :data:`SMALL` (Weka's ``Distribution.maxClass``)."""
     best, index = 0.0, 0
@@ -103,7 +104,7 @@ def _max_bag(per_bag: np.ndarray) -> int:
 
 def errors_of(counts: np.ndarray) -> float:
     """The training errors of a leaf with these class weights: all but its class."""
-    return float(counts.sum() - counts[_max_class(counts)])
+    return float(counts.sum() - counts[max_class(counts)])
 
 
 def estimated_errors_for_distribution(counts: np.ndarray, confidence: float) -> float:

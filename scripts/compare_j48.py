@@ -14,9 +14,9 @@ same training rows with the same declared values. Modes (``--modes``):
 * ``error-based``: ``C45Classifier(pruning="error-based", confidence=0.25)`` against J48's
   defaults ``-C 0.25 -M 2``;
 * ``binary``: the same with ``nominal_splits="binary"`` against ``-B``;
-* ``reduced-error``: ``pruning="reduced-error"`` (20% of the training rows held out)
-  against ``-R -N 5`` (one fold of five held out); the two draw their prune sets
-  differently, so only the accuracies are comparable;
+* ``reduced-error``: ``pruning="reduced-error"`` against ``-R -N 5`` (one fold of five
+  held out for pruning); our learner is given the rows J48 holds out (``prune_rows``, from
+  Weka's stratification, :func:`j48_prune_rows`), so both prune on the same rows;
 * ``unpruned``: ``pruning="none"`` against ``-U`` (J48 3.6 still collapses subtrees that do
   not lower the training error; ours does not).
 
@@ -82,6 +82,9 @@ from mpc.tree import Leaf, Node, Split, leaf_count, node_count  # noqa: E402
 
 DEFAULT_JAR = "/usr/share/java/weka.jar"
 
+#: J48 -R holds out one of this many folds for pruning (our default holds out 20% too)
+J48_PRUNE_FOLDS = 5
+
 #: mode -> (our learner's parameters, J48's options)
 MODES: dict[str, tuple[dict[str, Any], list[str]]] = {
     "error-based": ({"pruning": "error-based", "confidence": 0.25}, ["-C", "0.25", "-M", "2"]),
@@ -89,7 +92,7 @@ MODES: dict[str, tuple[dict[str, Any], list[str]]] = {
         {"pruning": "error-based", "confidence": 0.25, "nominal_splits": "binary"},
         ["-C", "0.25", "-M", "2", "-B"],
     ),
-    "reduced-error": ({"pruning": "reduced-error", "prune_fraction": 0.2}, ["-R", "-N", "5"]),
+    "reduced-error": ({"pruning": "reduced-error"}, ["-R", "-N", "5"]),
     "unpruned": ({"pruning": "none"}, ["-U", "-M", "2"]),
 }
 
@@ -146,6 +149,32 @@ def write_arff(
 
 
 # ------------------------------------------------------------------------------ J48
+
+
+def j48_prune_rows(target: Sequence[str], classes: Sequence[str], folds: int = 5) -> list[int]:
+    """The rows (indices in file order) that J48 ``-R -N folds`` holds out for pruning:
+    Weka's ``Instances.stratify`` (rows grouped by class, each group gathered by swapping
+    its later members forward; then every ``folds``-th row dealt into one batch) and the
+    last fold of ``testCV``. Given to our learner as ``prune_rows``, both prune on the same
+    rows."""
+    code = {c: i for i, c in enumerate(classes)}
+    cls = [code[str(c)] for c in target]
+    n = len(cls)
+    order = list(range(n))
+    index = 1
+    while index < n:
+        first = cls[order[index - 1]]
+        for j in range(index, n):
+            if cls[order[j]] == first:
+                order[index], order[j] = order[j], order[index]
+                index += 1
+        index += 1
+    dealt = [order[j] for start in range(folds) for j in range(start, n, folds)]
+    fold = folds - 1
+    size, extra = n // folds, n % folds
+    offset = fold if fold < extra else extra
+    first_row = fold * size + offset
+    return dealt[first_row : first_row + size + (1 if fold < extra else 0)]
 
 
 @dataclass
@@ -283,10 +312,15 @@ def tree_differences(ours: Node, j48: J48Tree, path: str = "root") -> list[str]:
 
 
 def fit_ours(
-    train: Table, values: dict[str, list[str]], classes: list[str], params: dict[str, Any]
+    train: Table,
+    values: dict[str, list[str]],
+    classes: list[str],
+    params: dict[str, Any],
+    *,
+    prune_rows: Sequence[int] | None = None,
 ) -> C45Classifier:
     coded = CodedTable.from_table(train, values=values, classes=classes)
-    return C45Classifier(**params).fit(coded)
+    return C45Classifier(**params).fit(coded, prune_rows=prune_rows)
 
 
 def _variants(table: Table) -> list[str]:
@@ -314,7 +348,10 @@ def run_fold(
     for mode in modes:
         params, options = MODES[mode]
         started = time.perf_counter()
-        model = fit_ours(train, values, classes, params)
+        prune_rows = None
+        if params.get("pruning") == "reduced-error":
+            prune_rows = j48_prune_rows(train.target, classes, J48_PRUNE_FOLDS)
+        model = fit_ours(train, values, classes, params, prune_rows=prune_rows)
         ours_s = time.perf_counter() - started
         predicted = model.predict(test)
         started = time.perf_counter()
