@@ -1,5 +1,7 @@
 """Our C4.5 against Weka's J48 3.6 on a few small tables, node for node: the same tests,
-thresholds, leaf weights and classes (scripts/compare_j48.py runs all datasets).
+thresholds, leaf weights and classes, with error-based pruning (multiway and binary nominal
+splits) and with reduced-error pruning on the rows J48 holds out (scripts/compare_j48.py
+runs all datasets).
 
 Marked ``weka``: it needs Java and the Weka jar (``apt-get install weka``; CI installs them)
 and is skipped, saying so, only when they are absent."""
@@ -68,7 +70,7 @@ TABLES = {
 }
 
 
-@pytest.mark.parametrize("mode", ["error-based", "binary"])
+@pytest.mark.parametrize("mode", ["error-based", "binary", "reduced-error"])
 @pytest.mark.parametrize("name", list(TABLES))
 def test_same_tree_as_j48(jar: Path, tmp_path: Path, name: str, mode: str) -> None:
     table = sample(name, TABLES[name])
@@ -76,7 +78,11 @@ def test_same_tree_as_j48(jar: Path, tmp_path: Path, name: str, mode: str) -> No
     arff = tmp_path / f"{name}.arff"
     compare.write_arff(arff, table, values, classes)
     params, options = compare.MODES[mode]
-    ours = compare.fit_ours(table, values, classes, params).tree_
+    prune_rows = None
+    if mode == "reduced-error":  # the rows J48 -R -N 5 holds out
+        prune_rows = compare.j48_prune_rows(table.target, classes, compare.J48_PRUNE_FOLDS)
+        assert abs(len(prune_rows) - table.n_rows / 5) < 1
+    ours = compare.fit_ours(table, values, classes, params, prune_rows=prune_rows).tree_
     j48 = compare.run_j48(jar, arff, arff, options, predictions=False)
     assert compare.tree_differences(ours, j48["tree"]) == [], j48["text"]
     assert node_count(ours) == j48["size"] == j48["tree"].size
