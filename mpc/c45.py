@@ -757,16 +757,18 @@ class C45Classifier:
         return list(self._domains[test["j"]])
 
     def _to_node(self, grown: Grown, parent: str | None) -> Node:
-        """The :class:`~mpc.tree.Node` of a grown (and maybe pruned) subtree. An empty leaf
-        predicts its parent's class."""
+        """The :class:`~mpc.tree.Node` of a grown (and maybe pruned) subtree. A node's class
+        is J48's: the first class, unless a later one has more weight by more than 1e-6
+        (weights of fractional rows can differ in the last bits). An empty leaf predicts its
+        parent's class."""
         counts = grown.counts
         as_dict = {c: float(counts[i]) for i, c in enumerate(self.classes_)}
         total = float(counts.sum())
         if grown.test is None:
             if abs(total) < SMALL and parent is not None:
                 return Leaf(as_dict, parent)
-            return Leaf(as_dict, majority(as_dict))
-        label = majority(as_dict)
+            return Leaf(as_dict, self.classes_[max_class(counts)])
+        label = self.classes_[max_class(counts)]
         per_bag = grown.dist.sum(axis=1)
         shares = per_bag / total if abs(total) >= SMALL else np.full(len(per_bag), 1 / len(per_bag))
         keys = self._keys(grown.test)
