@@ -34,6 +34,7 @@ printed decimals, leaf weights to its two). It writes ``compare.json`` (every fo
     python scripts/compare_j48.py                 # every dataset (about half an hour)
     python scripts/compare_j48.py --quick         # a smoke run into a scratch folder
     python scripts/compare_j48.py --render results/j48/compare.json   # the table again
+    python scripts/compare_j48.py --modes reduced-error --into results/j48/compare.json
 
 A smoke run (``--quick``: weather, house-votes-84 and australian, 3 folds, error-based
 only) writes to a scratch folder in the temporary directory, never over results/j48
@@ -407,7 +408,13 @@ def markdown(report: dict[str, Any]) -> str:
         "training rows.",
         "",
         f"Run {report['date']} on {report['machine']}; load {report['load_start']} at the "
-        f"start, {report['load_end']} at the end.",
+        f"start, {report['load_end']} at the end."
+        + "".join(
+            f" Rerun {r['date']} (load {r['load_start']}, then {r['load_end']}): "
+            + ", ".join(" ".join(row) for row in r["rows"])
+            + "."
+            for r in report.get("reruns", [])
+        ),
         "",
         "| dataset | attributes | mode | ours % | J48 % | Δ | agree % | size ours | size J48 "
         "| same trees |",
@@ -431,6 +438,23 @@ def markdown(report: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def merged(earlier: dict[str, Any], rerun: dict[str, Any]) -> dict[str, Any]:
+    """``earlier`` with the rows of ``rerun`` in place of its rows of the same dataset,
+    attributes and mode (new ones appended), and the rerun recorded in ``reruns``."""
+    key = ("dataset", "variant", "mode")
+    fresh = {tuple(r[k] for k in key): r for r in rerun["rows"]}
+    rows = [fresh.pop(tuple(r[k] for k in key), r) for r in earlier["rows"]]
+    out = dict(earlier, rows=rows + list(fresh.values()))
+    out["reruns"] = [
+        *earlier.get("reruns", []),
+        {
+            "rows": [list(k) for k in (tuple(r[k] for k in key) for r in rerun["rows"])],
+            **{k: rerun[k] for k in ("date", "machine", "load_start", "load_end")},
+        },
+    ]
+    return out
+
+
 def _load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
@@ -450,6 +474,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--weka-jar", help=f"the Weka jar (default $WEKA_JAR, else {DEFAULT_JAR})")
     p.add_argument("--out", type=Path, help="output folder (default results/j48)")
     p.add_argument("--quick", action="store_true", help="smoke run into a scratch folder")
+    p.add_argument(
+        "--into",
+        type=Path,
+        metavar="JSON",
+        help="put this run's rows into an earlier compare.json in place of the rows of the "
+        "same dataset, attributes and mode (the rerun is recorded there), and write its "
+        "compare.md again",
+    )
     p.add_argument(
         "--render",
         type=Path,
@@ -484,6 +516,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     version = subprocess.run(
         ["java", "-cp", str(jar), "weka.core.Version"], capture_output=True, text=True
     ).stdout.strip()
+    version = version.splitlines()[0].strip() if version else ""  # the rest is a self-test
     report: dict[str, Any] = {
         "weka": version or "?",
         "folds": folds,
@@ -526,6 +559,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                         flush=True,
                     )
     report["load_end"] = _load()
+    if args.into is not None:
+        report = merged(json.loads(args.into.read_text(encoding="utf-8")), report)
+        out = args.into.parent
     (out / "compare.json").write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
     (out / "compare.md").write_text(markdown(report), encoding="utf-8")
     print(f"wrote {out / 'compare.md'} and compare.json")
