@@ -824,15 +824,16 @@ class C45Classifier:
         self._route(tree, prune_rows, np.ones(len(prune_rows)), seen)
         index = {c: i for i, c in enumerate(self.classes_)}
 
-        def errors_as_leaf(node: Node) -> float:
-            """The held-out errors of ``node`` as a leaf of its training class (J48's
-            ``maxClass``; an empty leaf's is its parent's)."""
-            acc = seen.get(id(node))
-            if acc is None:
-                return 0.0
+        def leaf_class(node: Node) -> str:
+            """The class of ``node`` as a leaf: J48's ``maxClass`` of its training weights
+            (an empty leaf's is its parent's)."""
             counts = np.array([node.counts.get(c, 0.0) for c in self.classes_])
-            k = max_class(counts) if counts.sum() > SMALL else index[node.label]
-            return float(acc.sum() - acc[k])
+            return self.classes_[max_class(counts)] if counts.sum() > SMALL else node.label
+
+        def errors_as_leaf(node: Node) -> float:
+            """The held-out errors of ``node`` as a leaf of its training class."""
+            acc = seen.get(id(node))
+            return 0.0 if acc is None else float(acc.sum() - acc[index[leaf_class(node)]])
 
         def visit(node: Node) -> tuple[Node, float]:
             if isinstance(node, Leaf):
@@ -844,7 +845,7 @@ class C45Classifier:
                 subtree_errors += err
             leaf_errors = errors_as_leaf(node)
             if leaf_errors - subtree_errors < SMALL or leaf_errors <= subtree_errors:
-                return Leaf(dict(node.counts), node.label), leaf_errors
+                return Leaf(dict(node.counts), leaf_class(node)), leaf_errors
             return node, subtree_errors
 
         return visit(tree)[0]
