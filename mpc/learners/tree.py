@@ -20,8 +20,9 @@ JSON form (``to_json`` / ``from_json``)::
 * a nominal value with no child (unseen in training) predicts the node's majority class;
 * a missing value (``"?"`` for nominal attributes of C4.5, NaN for continuous) is sent down
   every branch with the branch's share of the training rows (``weights``), and the class
-  distributions are added up (Quinlan's fractional instances). ID3 treats ``"?"`` as an
-  ordinary value, so for ID3 trees this only applies to NaN.
+  distributions are added up (Quinlan's fractional instances); the predicted class is the
+  first (in sorted order) unless a later one is more probable by more than 1e-6, as in J48.
+  ID3 treats ``"?"`` as an ordinary value, so for ID3 trees this only applies to NaN.
 """
 
 from __future__ import annotations
@@ -181,9 +182,14 @@ def predict_one(tree: Node, row: Mapping[str, Any]) -> str:
             )
             if missing and node.weights:
                 classes = sorted(node.counts)
-                dist = distribution(node, row, classes)
-                best = dist.max()
-                return min(c for c, p in zip(classes, dist, strict=True) if p == best)
+                dist = distribution(node, row, classes).tolist()
+                # J48's rule: the first class, unless a later one is more probable by more
+                # than 1e-6 (sums of fractional weights can differ in their last bits)
+                chosen, best = classes[0], dist[0]
+                for c, p in zip(classes[1:], dist[1:], strict=True):
+                    if p - best > 1e-6:
+                        chosen, best = c, p
+                return chosen
             return node.label
         node = node.children[key]
     return node.label
