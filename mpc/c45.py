@@ -23,13 +23,14 @@ on 20% of the training set; Chang & Tracy's footnote 2 needs fractional instance
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from itertools import accumulate
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 import numpy as np
 
+from mpc.error_based_pruning import SMALL, Grown, collapse, prune
 from mpc.errors import ConfigError
 from mpc.evaluation import predict_proba_table, predict_table, train_test_split
 from mpc.tree import MISSING, Leaf, Node, Split, majority
@@ -40,16 +41,6 @@ if TYPE_CHECKING:
 __all__ = ["C45Classifier", "CodedTable"]
 
 _EPS = 1e-3  # J48's tolerance in "gain >= average gain"
-_TIE = 1e-9  # gain ratios closer than this are equal
-
-
-def _entropy_rows(m: np.ndarray) -> np.ndarray:
-    """Entropy (bits) of each row of a weight matrix."""
-    total = m.sum(axis=-1, keepdims=True)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        p = np.where(total > 0, m / total, 0.0)
-        logs = np.where(p > 0, np.log2(np.where(p > 0, p, 1.0)), 0.0)
-    return -(p * logs).sum(axis=-1)
 
 
 def _texts(values: np.ndarray) -> list[str]:
@@ -58,15 +49,6 @@ def _texts(values: np.ndarray) -> list[str]:
     if set(map(type, text)) <= {str}:
         return text
     return [str(v) for v in text]
-
-
-def _split_info(weights: np.ndarray) -> float:
-    w = weights[weights > 0]
-    total = w.sum()
-    if total <= 0:
-        return 0.0
-    p = w / total
-    return float(-(p * np.log2(p)).sum())
 
 
 class CodedTable:
@@ -103,23 +85,48 @@ class CodedTable:
         return len(self.y)
 
     @classmethod
-    def from_table(cls, table: Table) -> CodedTable:
-        classes, y = _class_codes(table.target)
+    def from_table(
+        cls,
+        table: Table,
+        *,
+        values: Mapping[str, Sequence[str]] | None = None,
+        classes: Sequence[str] | None = None,
+    ) -> CodedTable:
+        """The table coded. ``values[a]`` declares the values of nominal attribute ``a``
+        (e.g. all values of the whole dataset, as an ARFF header does) and ``classes`` the
+        classes; by default they are the values that occur. A declared value that occurs
+        in no row still gets a branch (an empty leaf) in a multiway split, as in J48."""
+        declared = dict(values or {})
+        unknown = sorted(set(declared) - set(table.attributes))
+        if unknown:
+            raise ConfigError(
+                f"CodedTable.from_table: values declared for {unknown}, which are not "
+                f"attributes of table {table.name!r} ({list(table.attributes)})"
+            )
+        class_list, y = _class_codes(table.target, classes, table.class_name)
         domains: list[list[str]] = []
         data: list[np.ndarray] = []
-        for kind, col in zip(table.kinds, table.columns, strict=True):
+        for a, kind, col in zip(table.attributes, table.kinds, table.columns, strict=True):
             if kind == "continuous":
                 domains.append([])
                 data.append(np.asarray(col, dtype=np.float64))
             else:
                 text = _texts(col)
-                domain = sorted(set(text) - {MISSING})  # code-point order, as np.unique
-                index = {v: i for i, v in enumerate(domain)}
+                seen = set(text) - {MISSING}
+                domain = sorted(seen | {str(v) for v in declared.get(a, ())} - {MISSING})
+                if a in declared:
+                    stray = sorted(seen - {str(v) for v in declared[a]})
+                    if stray:
+                        raise ConfigError(
+                            f"CodedTable.from_table: attribute {a!r} has values {stray[:5]} "
+                            "that are not among its declared values; declare every value"
+                        )
+                index = {v: i for i, v in enumerate(domain)}  # code-point order, as np.unique
                 index[MISSING] = -1
                 codes = np.fromiter(map(index.__getitem__, text), dtype=np.int64, count=len(text))
                 domains.append(domain)
                 data.append(codes)
-        return cls(table.attributes, table.kinds, domains, data, classes, y)
+        return cls(table.attributes, table.kinds, domains, data, class_list, y)
 
     @classmethod
     def from_codes(
@@ -174,11 +181,19 @@ class CodedTable:
         return cls(attributes, kinds, out_domains, data, classes, y)
 
 
-def _class_codes(target: np.ndarray) -> tuple[list[str], np.ndarray]:
-    """The classes (the distinct values of ``target`` as str, sorted) and each row's index
-    among them."""
+def _class_codes(
+    target: np.ndarray, declared: Sequence[str] | None = None, name: str = "class"
+) -> tuple[list[str], np.ndarray]:
+    """The classes (the distinct values of ``target`` as str, with the ``declared`` ones,
+    sorted) and each row's index among them."""
     text = _texts(target)
-    classes = sorted(set(text))
+    classes = sorted(set(text) | {str(c) for c in declared or ()})
+    if declared is not None and len(classes) > len(set(map(str, declared))):
+        stray = sorted(set(text) - set(map(str, declared)))
+        raise ConfigError(
+            f"{name}: classes {stray[:5]} occur but are not among the declared classes; "
+            "declare every class"
+        )
     index = {c: i for i, c in enumerate(classes)}
     return classes, np.fromiter(map(index.__getitem__, text), dtype=np.int64, count=len(text))
 
@@ -264,12 +279,66 @@ def _recode_all(
     ]
 
 
+class _Candidate(NamedTuple):
+    """A split candidate at a node: the attribute, its gain (MDL-corrected for a threshold)
+    and gain ratio, and the test (None: valid, but no test better than no gain)."""
+
+    j: int
+    gain: float
+    ratio: float
+    test: dict[str, Any] | None
+
+
+def _log_func(x: np.ndarray | float) -> np.ndarray:
+    """``x * log2(x)``, 0 below 1e-6 (the entropy term of Weka's split criteria, in
+    weight times bits)."""
+    x = np.asarray(x, dtype=np.float64)
+    safe = np.where(x < 1e-6, 1.0, x)
+    return np.where(x < 1e-6, 0.0, x * np.log2(safe))
+
+
+def _at_least(a: np.ndarray, b: float) -> np.ndarray:
+    """``a >= b`` within :data:`SMALL` (Weka's ``Utils.grOrEq``)."""
+    return (b - a < SMALL) | (a >= b)
+
+
+def _gains(
+    old: np.ndarray | float, new: np.ndarray, known_w: np.ndarray | float, total: float
+) -> np.ndarray:
+    """C4.5's gain from the entropies (weight times bits) before and after a split of the
+    rows with a known value: scaled by the known share, 0 when within 1e-6 of 0."""
+    numerator = (1 - (total - known_w) / total) * (old - new)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(np.abs(numerator) < SMALL, 0.0, numerator / known_w)
+
+
+def _ratios(
+    gain: np.ndarray | float, branch_w: np.ndarray, known_w: np.ndarray | float, total: float
+) -> np.ndarray:
+    """Gain ratios: the split info counts the rows of unknown value as one more branch;
+    0 when it is within 1e-6 of 0. ``branch_w``'s last axis runs over the branches."""
+    split_ent = np.where(
+        known_w > SMALL,
+        _log_func(total) - _log_func(branch_w).sum(axis=-1) - _log_func(total - known_w),
+        0.0,
+    )
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(np.abs(split_ent) < SMALL, 0.0, gain / (split_ent / total))
+
+
 class C45Classifier:
-    """C4.5-style decision tree; keyword-only parameters, ``fit`` returns ``self``."""
+    """C4.5 decision tree as Weka's J48 3.6 grows it; keyword-only parameters, ``fit``
+    returns ``self``.
+
+    ``C45Classifier(pruning="error-based", confidence=0.25)`` is J48 with its defaults
+    (``-C 0.25 -M 2``); ``pruning="reduced-error"`` (the default) prunes on a held-out
+    ``prune_fraction`` instead; ``pruning="none"`` keeps the grown tree."""
 
     _constraints: ClassVar[dict[str, str]] = {
         "min_leaf": "a number >= 1",
-        "pruning": "'reduced-error' or 'none'",
+        "pruning": "'error-based', 'reduced-error' or 'none'",
+        "confidence": "a number in (0, 0.5]",
+        "subtree_raising": "True or False",
         "prune_fraction": "a number in (0, 1)",
         "nominal_splits": "'multiway' or 'binary'",
         "max_depth": "None or an int >= 0",
@@ -280,6 +349,8 @@ class C45Classifier:
         *,
         min_leaf: float = 2.0,
         pruning: str = "reduced-error",
+        confidence: float = 0.25,
+        subtree_raising: bool = True,
         prune_fraction: float = 0.2,
         nominal_splits: str = "multiway",
         max_depth: int | None = None,
@@ -287,16 +358,25 @@ class C45Classifier:
     ) -> None:
         self.min_leaf = min_leaf
         self.pruning = pruning
+        self.confidence = confidence
+        self.subtree_raising = subtree_raising
         self.prune_fraction = prune_fraction
         self.nominal_splits = nominal_splits
         self.max_depth = max_depth
         self.seed = seed
 
     def _validate(self) -> None:
+        number = (int, float)
         ok = {
-            "min_leaf": isinstance(self.min_leaf, int | float) and self.min_leaf >= 1,
-            "pruning": self.pruning in ("reduced-error", "none"),
-            "prune_fraction": isinstance(self.prune_fraction, int | float)
+            "min_leaf": isinstance(self.min_leaf, number)
+            and not isinstance(self.min_leaf, bool)
+            and self.min_leaf >= 1,
+            "pruning": self.pruning in ("error-based", "reduced-error", "none"),
+            "confidence": isinstance(self.confidence, number)
+            and not isinstance(self.confidence, bool)
+            and 0 < self.confidence <= 0.5,
+            "subtree_raising": isinstance(self.subtree_raising, bool),
+            "prune_fraction": isinstance(self.prune_fraction, number)
             and 0 < self.prune_fraction < 1,
             "nominal_splits": self.nominal_splits in ("multiway", "binary"),
             "max_depth": self.max_depth is None
@@ -320,9 +400,10 @@ class C45Classifier:
         *,
         prune_rows: Sequence[int] | np.ndarray | None = None,
     ) -> C45Classifier:
-        """Grow the tree and, with reduced-error pruning, prune it on held-out rows: the
-        ``prune_rows`` given (indices into ``table``; several learners can then share one
-        prune set), else a stratified ``prune_fraction`` drawn with ``seed``."""
+        """Grow the tree and prune it: error-based on the training rows themselves, or
+        reduced-error on held-out rows (the ``prune_rows`` given, indices into ``table``,
+        so that several learners can share one prune set; else a stratified
+        ``prune_fraction`` drawn with ``seed``)."""
         self._validate()
         if table.n_rows == 0:
             raise ConfigError("cannot learn a tree from an empty table")
@@ -335,17 +416,36 @@ class C45Classifier:
         y = self._y = coded.y
         nominal_js = [j for j, k in enumerate(self.kinds_) if k == "nominal"]
         self._vmax = max((len(self._domains[j]) for j in nominal_js), default=0)
-        # one column per attribute (continuous: all -1) for the batched multiway evaluation
+        # one column per attribute (continuous: all -1) for the batched nominal evaluation
         self._codes = np.full((table.n_rows, len(self.kinds_)), -1, dtype=np.int64)
         for j in nominal_js:
             self._codes[:, j] = self._data[j]
+        # J48 leaves nominal attributes with values for 30% of the rows or more out of the
+        # average gain, unless every attribute is such
+        many = [
+            k == "nominal" and not len(self._domains[j]) - 0.3 * table.n_rows < -SMALL
+            for j, k in enumerate(self.kinds_)
+        ]
+        self._in_average = [not m or all(many) for m in many]
+        # a threshold is moved to the largest value of the training rows at or below it
+        self._values = {
+            j: np.unique(col[~np.isnan(col)])
+            for j, col in enumerate(self._data)
+            if self.kinds_[j] == "continuous"
+        }
         rows, held_out = self._split_rows(y, prune_rows)
-        nominal = {j for j, k in enumerate(self.kinds_) if k == "nominal"}
-        tree = self._build(rows, np.ones(len(rows)), nominal, 0, None)
+        nominal = set(nominal_js)
+        grown = self._build(rows, np.ones(len(rows)), nominal, 0)
+        if self.pruning == "error-based":
+            collapse(grown)
+            # J48 reads -C as a single-precision float
+            confidence = float(np.float32(self.confidence))
+            prune(grown, self, confidence, subtree_raising=self.subtree_raising)
+        tree = self._to_node(grown, None)
         if len(held_out):
             tree = self._prune(tree, held_out)
         self.tree_ = tree
-        del self._data, self._y, self._codes
+        del self._data, self._y, self._codes, self._values
         return self
 
     def _split_rows(
@@ -372,10 +472,11 @@ class C45Classifier:
         return rows, held_out
 
     def _stops(self, counts: np.ndarray, total: float, depth: int) -> bool:
-        """Whether a node with these class weights is a leaf before any split is tried."""
+        """Whether a node with these class weights is a leaf before any split is tried:
+        one class, less than twice ``min_leaf`` weight, or ``max_depth`` reached."""
         return bool(
-            np.count_nonzero(counts) <= 1
-            or total < 2 * self.min_leaf
+            total - 2 * self.min_leaf < -SMALL
+            or abs(total - counts.max(initial=0.0)) < SMALL
             or (self.max_depth is not None and depth >= self.max_depth)
         )
 
@@ -401,106 +502,103 @@ class C45Classifier:
             return None
         return majority({c: float(counts[i]) for i, c in enumerate(classes)})
 
-    def _counts(self, rows: np.ndarray, w: np.ndarray) -> np.ndarray:
+    # the router of error-based pruning -------------------------------------------------
+
+    def class_weights(self, rows: np.ndarray, w: np.ndarray) -> np.ndarray:
+        """The class weights of ``rows`` with weights ``w``."""
         return np.bincount(self._y[rows], weights=w, minlength=len(self.classes_))
 
-    def _as_dict(self, counts: np.ndarray) -> dict[str, float]:
-        return {c: float(counts[i]) for i, c in enumerate(self.classes_)}
+    def _members(
+        self, test: dict[str, Any], rows: np.ndarray
+    ) -> tuple[list[np.ndarray], np.ndarray]:
+        """Which of ``rows`` go to each branch of ``test`` (rows of known value), and which
+        have an unknown value."""
+        data = self._data[test["j"]][rows]
+        if test["kind"] == "threshold":
+            missing = np.isnan(data)
+            return [~missing & (data <= test["t"]), ~missing & (data > test["t"])], missing
+        missing = data < 0
+        if test["kind"] == "binary":
+            return [data == test["v"], (data >= 0) & (data != test["v"])], missing
+        return [data == v for v in range(len(self._domains[test["j"]]))], missing
 
-    def _build(
-        self, rows: np.ndarray, w: np.ndarray, nominal: set[int], depth: int, parent: str | None
-    ) -> Node:
-        counts = self._counts(rows, w)
-        as_dict = self._as_dict(counts)
-        total = counts.sum()
-        if total <= 0:
-            assert parent is not None
-            return Leaf(as_dict, parent)
-        label = majority(as_dict)
+    def distribute(
+        self, test: dict[str, Any], rows: np.ndarray, w: np.ndarray
+    ) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]]]:
+        """The class weights per branch of ``test`` among ``rows`` (a row of unknown value
+        counted in every branch in proportion to the branch's known weight; evenly when no
+        row has a known value), and the rows and weights that go down each branch."""
+        masks, missing = self._members(test, rows)
+        y = self._y[rows]
+        n_classes = len(self.classes_)
+        dist = np.stack([np.bincount(y[m], weights=w[m], minlength=n_classes) for m in masks])
+        per_bag = dist.sum(axis=1)
+        known = float(per_bag.sum())
+        shares = np.full(len(masks), 1 / len(masks)) if abs(known) < SMALL else per_bag / known
+        if missing.any():
+            unknown = np.bincount(y[missing], weights=w[missing], minlength=n_classes)
+            dist = dist + shares[:, None] * unknown[None, :]
+        parts = []
+        for k, m in enumerate(masks):
+            take = m | missing if shares[k] > SMALL else m
+            parts.append((rows[take], np.where(m, w, w * shares[k])[take]))
+        return dist, parts
+
+    # growing -----------------------------------------------------------------------
+
+    def _build(self, rows: np.ndarray, w: np.ndarray, nominal: set[int], depth: int) -> Grown:
+        counts = self.class_weights(rows, w)
+        node = Grown(rows, w, counts[None, :])
+        total = float(counts.sum())
         if self._stops(counts, total, depth):
-            return Leaf(as_dict, label)
-        candidates = []
+            return node
+        test = self._select(rows, w, nominal, total)
+        if test is None:
+            return node
+        node.test = test
+        node.dist, parts = self.distribute(test, rows, w)
+        child_nominal = nominal - {test["j"]} if test["kind"] == "multiway" else nominal
+        node.children = [self._build(r, cw, child_nominal, depth + 1) for r, cw in parts]
+        return node
+
+    def _select(
+        self, rows: np.ndarray, w: np.ndarray, nominal: set[int], total: float
+    ) -> dict[str, Any] | None:
+        """J48's choice: among the valid candidates, those whose gain is at least the
+        average gain (less 1e-3) compete by gain ratio; a later attribute wins only with a
+        ratio larger by more than 1e-6. None when no ratio is above 1e-6."""
+        candidates: list[_Candidate] = []
         if nominal:
             evaluate = (
-                self._eval_multiway_all
+                self._multiway_candidates
                 if self.nominal_splits == "multiway"
-                else self._eval_binary_all
+                else self._binary_candidates
             )
             candidates.extend(evaluate(sorted(nominal), rows, w, total))
         for j in range(len(self.attributes_)):
             if self.kinds_[j] == "continuous":
-                c = self._eval_threshold(j, rows, w, total)
+                c = self._threshold_candidate(j, rows, w, total)
                 if c is not None:
                     candidates.append(c)
-        candidates.sort(key=lambda c: c["j"])
-        if not candidates:
-            return Leaf(as_dict, label)
-        average = sum(c["gain"] for c in candidates) / len(candidates)
-        eligible = [c for c in candidates if c["gain"] >= average - _EPS and c["ratio"] > 0]
-        if not eligible:
-            return Leaf(as_dict, label)
-        # the best gain ratio; ratios within _TIE of it are ties, won by the earlier attribute
-        # (so rounding in the last bits never decides between equally good splits)
-        top = max(c["ratio"] for c in eligible)
-        best = min((c for c in eligible if c["ratio"] >= top - _TIE), key=lambda c: c["j"])
-        return self._grow(best, rows, w, nominal, depth, label, as_dict)
-
-    # candidate evaluation ------------------------------------------------------------
-
-    def _finish(
-        self, j: int, joint: np.ndarray, total: float, n_missing_w: float, extra: dict[str, Any]
-    ) -> dict[str, Any] | None:
-        branch_w = joint.sum(axis=1)
-        if np.count_nonzero(branch_w >= self.min_leaf) < 2:
+        candidates.sort(key=lambda c: c.j)
+        counted = [c.gain for c in candidates if self._in_average[c.j]]
+        if not counted:
             return None
-        known_w = branch_w.sum()
-        if known_w <= 0:
+        average = sum(counted) / len(counted)
+        best: _Candidate | None = None
+        best_ratio = 0.0
+        for c in candidates:
+            if c.gain >= average - _EPS and c.ratio - best_ratio > SMALL:
+                best, best_ratio = c, c.ratio
+        if best is None or best.test is None:
             return None
-        prior = _entropy_rows(joint.sum(axis=0))
-        cond = float((branch_w / known_w) @ _entropy_rows(joint))
-        gain = (known_w / total) * (float(prior) - cond) - extra.pop("penalty", 0.0)
-        if gain <= 0:
-            return None
-        split_info = _split_info(np.append(branch_w, n_missing_w))
-        if split_info <= 0:
-            return None
-        return {"j": j, "gain": gain, "ratio": gain / split_info, "branch_w": branch_w, **extra}
-
-    def _eval_multiway_all(
-        self, js: list[int], rows: np.ndarray, w: np.ndarray, total: float
-    ) -> list[dict[str, Any]]:
-        """Multiway candidates of the nominal attributes ``js`` at once: one ``bincount``
-        gives every (attribute, value, class) weight; gains and split infos are computed for
-        all attributes together, with :meth:`_finish`'s rules."""
-        joint = self._joint_all(js, rows, w)
-        branch_w = joint.sum(axis=2)  # (A, V)
-        known_w = branch_w.sum(axis=1)  # (A,)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            shares = np.where(known_w[:, None] > 0, branch_w / known_w[:, None], 0.0)
-            cond = (shares * _entropy_rows(joint)).sum(axis=1)
-            gain = (known_w / total) * (_entropy_rows(joint.sum(axis=1)) - cond)
-            parts = np.concatenate([branch_w, (total - known_w)[:, None]], axis=1)
-            p = np.where(parts > 0, parts / parts.sum(axis=1, keepdims=True), 1.0)
-            split_info = -(np.where(parts > 0, p * np.log2(p), 0.0)).sum(axis=1)
-        ok = (
-            (np.count_nonzero(branch_w >= self.min_leaf, axis=1) >= 2)
-            & (known_w > 0)
-            & (gain > 0)
-            & (split_info > 0)
-        )
-        out = []
-        for a in np.flatnonzero(ok):
-            j = js[a]
-            out.append(
-                {
-                    "j": j,
-                    "gain": float(gain[a]),
-                    "ratio": float(gain[a] / split_info[a]),
-                    "branch_w": branch_w[a, : len(self._domains[j])],
-                    "kind": "multiway",
-                }
-            )
-        return out
+        test = dict(best.test)
+        if test["kind"] == "threshold":
+            # C4.5 moves the threshold to the largest training value at or below the midpoint
+            values = self._values[best.j]
+            at = int(np.searchsorted(values, test.pop("mid") + SMALL, side="left")) - 1
+            test["t"] = float(values[max(at, 0)])
+        return test
 
     def _joint_all(self, js: list[int], rows: np.ndarray, w: np.ndarray) -> np.ndarray:
         """The weight of every (attribute of ``js``, value, class) among ``rows`` with a known
@@ -516,137 +614,157 @@ class C45Classifier:
             minlength=len(js) * vmax * n_classes,
         ).reshape(len(js), vmax, n_classes)
 
-    def _eval_binary_all(
+    def _multiway_candidates(
         self, js: list[int], rows: np.ndarray, w: np.ndarray, total: float
-    ) -> list[dict[str, Any]]:
-        """Binary candidates ("value == v" against the attribute's other known values) of the
-        nominal attributes ``js`` at once, with :meth:`_finish`'s rules for every (attribute,
-        value) pair; an attribute's candidate is its value of the best gain ratio (ties: the
-        first value)."""
+    ) -> list[_Candidate]:
+        """Multiway candidates of the nominal attributes ``js`` at once (one ``bincount``
+        gives every (attribute, value, class) weight). Valid: two branches with at least
+        ``min_leaf`` weight; a valid candidate of no gain still counts in the average."""
+        joint = self._joint_all(js, rows, w)
+        branch_w = joint.sum(axis=2)  # (A, V)
+        known_w = branch_w.sum(axis=1)  # (A,)
+        old = _log_func(known_w) - _log_func(joint.sum(axis=1)).sum(axis=1)
+        new = (_log_func(branch_w) - _log_func(joint).sum(axis=2)).sum(axis=1)
+        gain = _gains(old, new, known_w, total)
+        ratio = _ratios(gain, branch_w, known_w, total)
+        valid = np.count_nonzero(_at_least(branch_w, self.min_leaf), axis=1) >= 2
+        return [
+            _Candidate(js[a], float(gain[a]), float(ratio[a]), {"kind": "multiway", "j": js[a]})
+            for a in np.flatnonzero(valid).tolist()
+        ]
+
+    def _binary_candidates(
+        self, js: list[int], rows: np.ndarray, w: np.ndarray, total: float
+    ) -> list[_Candidate]:
+        """Binary candidates ("value == v" against the attribute's other known values) of
+        the nominal attributes ``js`` at once. A value is valid when both sides have at
+        least ``min_leaf`` weight; an attribute's test is its first valid value, replaced
+        by a later one only with a gain ratio larger by more than 1e-6 (J48's ``-B``)."""
         joint = self._joint_all(js, rows, w)  # (A, V, C): the "== v" side of every pair
         rest = joint.sum(axis=1, keepdims=True) - joint  # the "!= v" side
         take_w, rest_w = joint.sum(axis=2), rest.sum(axis=2)  # (A, V)
         known_w = take_w + rest_w
-        missing_w = np.maximum(total - known_w, 0.0)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            take_h, rest_h = _entropy_rows(joint), _entropy_rows(rest)
-            cond = (take_w / known_w) * take_h + (rest_w / known_w) * rest_h
-            gain = (known_w / total) * (_entropy_rows(joint + rest) - cond)
-            parts = np.stack([take_w, rest_w, missing_w], axis=2)
-            p = np.where(parts > 0, parts / parts.sum(axis=2, keepdims=True), 1.0)
-            split_info = -(np.where(parts > 0, p * np.log2(p), 0.0)).sum(axis=2)
-            ratio = np.where(
-                (take_w >= self.min_leaf)
-                & (rest_w >= self.min_leaf)
-                & (known_w > 0)
-                & (gain > 0)
-                & (split_info > 0),
-                gain / split_info,
-                -np.inf,
-            )
+        old = _log_func(known_w) - _log_func(joint + rest).sum(axis=2)
+        new = (
+            _log_func(take_w)
+            - _log_func(joint).sum(axis=2)
+            + _log_func(rest_w)
+            - _log_func(rest).sum(axis=2)
+        )
+        gain = _gains(old, new, known_w, total)
+        ratio = _ratios(gain, np.stack([take_w, rest_w], axis=2), known_w, total)
+        valid = _at_least(take_w, self.min_leaf) & _at_least(rest_w, self.min_leaf)
         out = []
-        for a, v in enumerate(np.argmax(ratio, axis=1).tolist()):
-            if ratio[a, v] == -np.inf:
-                continue
-            out.append(
-                {
-                    "j": js[a],
-                    "gain": float(gain[a, v]),
-                    "ratio": float(ratio[a, v]),
-                    "branch_w": np.array([take_w[a, v], rest_w[a, v]]),
-                    "kind": "binary",
-                    "v": v,
-                }
-            )
+        for a, j in enumerate(js):
+            chosen: _Candidate | None = None
+            for v in np.flatnonzero(valid[a]).tolist():
+                if chosen is None:
+                    chosen = _Candidate(j, 0.0, 0.0, None)
+                if v == 0 or ratio[a, v] - chosen.ratio > SMALL:
+                    test = {"kind": "binary", "j": j, "v": v}
+                    chosen = _Candidate(j, float(gain[a, v]), float(ratio[a, v]), test)
+            if chosen is not None:
+                out.append(chosen)
         return out
 
-    def _eval_threshold(
+    def _threshold_candidate(
         self, j: int, rows: np.ndarray, w: np.ndarray, total: float
-    ) -> dict[str, Any] | None:
+    ) -> _Candidate | None:
+        """The best threshold of continuous attribute ``j`` (J48's ``C45Split``): each side
+        needs ``min_split`` weight (10% of the known weight per class, at least
+        ``min_leaf``, at most 25); values closer than 1e-5 are not split; the best gain
+        (the first one, unless a later one is larger by more than 1e-6) less the MDL cost
+        ``log2(number of valid thresholds) / weight`` must stay above 0."""
         x = self._data[j][rows]
         known = ~np.isnan(x)
-        if not known.any():
+        n_known = int(np.count_nonzero(known))
+        if n_known < 2:
             return None
         xk, yk, wk = x[known], self._y[rows][known], w[known]
         order = np.argsort(xk, kind="stable")
         xk, yk, wk = xk[order], yk[order], wk[order]
         n_classes = len(self.classes_)
+        known_w = float(wk.sum())
+        min_split = 0.1 * known_w / n_classes
+        if min_split - self.min_leaf < SMALL:
+            min_split = float(self.min_leaf)
+        elif min_split - 25 > SMALL:
+            min_split = 25.0
+        if n_known - 2 * min_split < -SMALL:
+            return None
         onehot = np.zeros((len(xk), n_classes))
         onehot[np.arange(len(xk)), yk] = wk
         left = np.cumsum(onehot, axis=0)[:-1]  # split after position i
-        known_w = wk.sum()
-        right = left[-1:] + onehot[-1] - left if len(left) else left
-        distinct = xk[:-1] < xk[1:]
-        left_w = left.sum(axis=1)
-        right_w = known_w - left_w
-        # J48's minimum branch weight: 10% of the average class weight, clamped to [M, 25]
-        min_split = min(max(0.1 * known_w / n_classes, self.min_leaf), 25.0)
-        valid = distinct & (left_w >= min_split) & (right_w >= min_split)
-        if not valid.any():
-            return None
-        cond = (left_w * _entropy_rows(left) + right_w * _entropy_rows(right)) / known_w
-        cond = np.where(valid, cond, np.inf)
-        i = int(np.argmin(cond))
-        penalty = math.log2(int(distinct.sum())) / total if distinct.sum() > 1 else 0.0
-        joint = np.vstack([left[i], right[i]])
-        return self._finish(
-            j,
-            joint,
-            total,
-            total - known_w,
-            {"kind": "threshold", "t": float(xk[i]), "penalty": penalty},
+        class_w = left[-1] + onehot[-1]
+        right = class_w[None, :] - left
+        left_w, right_w = left.sum(axis=1), right.sum(axis=1)
+        valid = (
+            (xk[:-1] + 1e-5 < xk[1:]) & _at_least(left_w, min_split) & _at_least(right_w, min_split)
         )
+        at = np.flatnonzero(valid)
+        if not len(at):
+            return None
+        old = float(_log_func(known_w) - _log_func(class_w).sum())
+        new = (
+            _log_func(left_w[at])
+            - _log_func(left[at]).sum(axis=1)
+            + _log_func(right_w[at])
+            - _log_func(right[at]).sum(axis=1)
+        )
+        g = _gains(old, new, known_w, total)
+        # the first gain larger by more than 1e-6 than the best before it wins; only the
+        # strict running maxima can
+        before = np.maximum.accumulate(np.concatenate([[-np.inf], g[:-1]]))
+        best, split = 0.0, -1
+        for k in np.flatnonzero(g > before).tolist():
+            if g[k] - best > SMALL:
+                best, split = float(g[k]), int(at[k])
+        gain = best - math.log2(len(at)) / total
+        if gain < SMALL or split < 0:
+            return None
+        mid = (xk[split] + xk[split + 1]) / 2
+        if mid == xk[split + 1]:
+            mid = xk[split]
+        branch_w = np.array([left_w[split], right_w[split]])
+        ratio = float(_ratios(gain, branch_w, known_w, total))
+        return _Candidate(j, gain, ratio, {"kind": "threshold", "j": j, "mid": float(mid)})
 
-    # growing ----------------------------------------------------------------------
+    def _keys(self, test: dict[str, Any]) -> list[str]:
+        if test["kind"] == "threshold":
+            return ["<=", ">"]
+        if test["kind"] == "binary":
+            return ["==", "!="]
+        return list(self._domains[test["j"]])
 
-    def _grow(
-        self,
-        c: dict[str, Any],
-        rows: np.ndarray,
-        w: np.ndarray,
-        nominal: set[int],
-        depth: int,
-        label: str,
-        counts: dict[str, float],
-    ) -> Node:
-        j = c["j"]
-        data = self._data[j][rows]
-        if c["kind"] == "threshold":
-            missing = np.isnan(data)
-            keys = ["<=", ">"]
-            member = [~missing & (data <= c["t"]), ~missing & (data > c["t"])]
-        elif c["kind"] == "binary":
-            missing = data < 0
-            keys = ["==", "!="]
-            member = [data == c["v"], (data >= 0) & (data != c["v"])]
-        else:
-            missing = data < 0
-            keys = list(self._domains[j])
-            member = [data == v for v in range(len(keys))]
-        branch_w = c["branch_w"]
-        shares = branch_w / branch_w.sum()
-        child_nominal = nominal - {j} if c["kind"] == "multiway" else nominal
-        children: dict[str, Node] = {}
-        for k, key in enumerate(keys):
-            take = member[k] | missing
-            cw = np.where(member[k], w, w * shares[k])[take]
-            children[key] = self._build(rows[take], cw, child_nominal, depth + 1, label)
+    def _to_node(self, grown: Grown, parent: str | None) -> Node:
+        """The :class:`~mpc.tree.Node` of a grown (and maybe pruned) subtree. An empty leaf
+        predicts its parent's class."""
+        counts = grown.counts
+        as_dict = {c: float(counts[i]) for i, c in enumerate(self.classes_)}
+        total = float(counts.sum())
+        if grown.test is None:
+            if abs(total) < SMALL and parent is not None:
+                return Leaf(as_dict, parent)
+            return Leaf(as_dict, majority(as_dict))
+        label = majority(as_dict)
+        per_bag = grown.dist.sum(axis=1)
+        shares = per_bag / total if abs(total) >= SMALL else np.full(len(per_bag), 1 / len(per_bag))
+        keys = self._keys(grown.test)
+        children = {
+            key: self._to_node(child, label)
+            for key, child in zip(keys, grown.children, strict=True)
+        }
         weights = {key: float(shares[k]) for k, key in enumerate(keys)}
-        attribute = self.attributes_[j]
-        if c["kind"] == "threshold":
+        attribute = self.attributes_[grown.test["j"]]
+        if grown.test["kind"] == "threshold":
             return Split(
-                attribute, counts, children, kind="threshold", threshold=c["t"], weights=weights
-            )
-        if c["kind"] == "binary":
-            return Split(
-                attribute,
-                counts,
-                children,
-                kind="binary",
-                value=self._domains[j][c["v"]],
+                attribute, as_dict, children, kind="threshold", threshold=grown.test["t"],
                 weights=weights,
-            )
-        return Split(attribute, counts, children, weights=weights)
+            )  # fmt: skip
+        if grown.test["kind"] == "binary":
+            value = self._domains[grown.test["j"]][grown.test["v"]]
+            return Split(attribute, as_dict, children, kind="binary", value=value, weights=weights)
+        return Split(attribute, as_dict, children, weights=weights)
 
     # reduced-error pruning ------------------------------------------------------------
 
@@ -655,7 +773,7 @@ class C45Classifier:
     ) -> None:
         """Accumulate, per node, the class weights of the pruning rows that reach it."""
         acc = seen.setdefault(id(node), np.zeros(len(self.classes_)))
-        acc += self._counts(rows, w)
+        acc += self.class_weights(rows, w)
         if isinstance(node, Leaf) or len(rows) == 0:
             return
         j = self.attributes_.index(node.attribute)

@@ -62,7 +62,8 @@ def add_train_parser(sub: Any) -> None:
         choices=("id3", "c45"),
         default="id3",
         help="id3: Algorithm 1 of Vaidya & Clifton (nominal only; continuous columns "
-        "discretised); c45: gain ratio, thresholds, reduced-error pruning",
+        "discretised, cut points learned on each fold's training rows); c45: C4.5 as Weka's "
+        "J48 grows it (gain ratio, thresholds on continuous columns), pruned by --pruning",
     )
     add_data_options(p)
     p.add_argument(
@@ -109,9 +110,19 @@ def add_train_parser(sub: Any) -> None:
     )
     p.add_argument(
         "--pruning",
-        choices=("reduced-error", "none"),
+        choices=("error-based", "reduced-error", "none"),
         default="reduced-error",
-        help="c45 pruning (default: reduced-error on 20%% of the training rows)",
+        help="c45 pruning: error-based (C4.5's pessimistic estimate with subtree raising, as "
+        "Weka's J48 by default), reduced-error on 20%% of the training rows (the default; "
+        "J48's -R), or none",
+    )
+    p.add_argument(
+        "--confidence",
+        type=float,
+        default=0.25,
+        metavar="CF",
+        help="c45 --pruning error-based: the confidence level of the pessimistic error "
+        "estimate, in (0, 0.5]; smaller prunes more (default 0.25, J48's -C)",
     )
     p.add_argument(
         "--nominal-splits",
@@ -265,6 +276,7 @@ def _learner(args: argparse.Namespace) -> Any:
         return ID3Classifier(max_depth=args.max_depth, min_samples_split=args.min_samples_split)
     return C45Classifier(
         pruning=args.pruning,
+        confidence=args.confidence,
         nominal_splits=args.nominal_splits,
         max_depth=args.max_depth,
         seed=args.seed,

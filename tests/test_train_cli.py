@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 
@@ -135,3 +136,52 @@ def test_datasets_lists_the_embedded_weather_without_a_data_dir(tmp_path: Path) 
     assert code == 0
     names = {d["name"]: d for d in listing["datasets"]}
     assert names["weather"]["rows"] == 14
+
+
+def test_train_c45_with_error_based_pruning(data_dir: Path) -> None:
+    args = ("train", "--learner", "c45", "--dataset", "house-votes-84", "--cv", "10")
+    code, summary = run_mpc_json(
+        *args, "--pruning", "error-based", "--data-dir", str(data_dir), deadline=120
+    )
+    assert code == 0, summary
+    # Weka's J48 reaches 96.3% by 10-fold cross-validation on this table
+    assert summary["accuracy"] >= 0.95
+    assert summary["params"]["pruning"] == "error-based"
+    assert summary["params"]["confidence"] == 0.25
+    code, harder = run_mpc_json(
+        *args, "--pruning", "error-based", "--confidence", "0.01", "--data-dir", str(data_dir)
+    )
+    assert code == 0 and harder["nodes"] <= summary["nodes"]
+    code, _, err = run_mpc(
+        *args, "--pruning", "error-based", "--confidence", "0.9", "--data-dir", str(data_dir)
+    )
+    assert code == 2 and "confidence must be a number in (0, 0.5], got 0.9" in err
+
+
+def test_cross_validation_bins_each_fold_on_its_training_rows(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """id3's cut points are learned inside each fold, on the fold's training rows only."""
+    from mpc import train
+    from mpc.datasets import Discretizer, Table
+
+    fitted: list[int] = []
+    fit = Discretizer.fit.__func__  # type: ignore[attr-defined]
+
+    def spy(cls: type[Discretizer], table: Table, bins: int) -> Discretizer:
+        fitted.append(table.n_rows)
+        return fit(cls, table, bins)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(Discretizer, "fit", classmethod(spy))
+    path = tmp_path / "t.csv"
+    rows = [f"{i % 7}.5,{i % 3},{'a' if i % 7 < 3 else 'b'}" for i in range(40)]
+    path.write_text("x,z,c\n" + "\n".join(rows) + "\n")
+    parser = argparse.ArgumentParser()
+    train.add_train_parser(parser.add_subparsers())
+    args = parser.parse_args(
+        ["train", "--csv", str(path), "--class", "c", "--continuous", "x", "--cv", "4", "--json"]
+    )
+    assert train.run_train(args) == 0
+    assert json.loads(capsys.readouterr().out)["evaluation"].startswith("4-fold")
+    # four folds of 30 training rows each, then the printed tree on all 40 rows
+    assert fitted == [30, 30, 30, 30, 40]
