@@ -93,7 +93,7 @@ Path = tuple[tuple[str, str], ...]  # (attribute, branch) pairs from the root to
 #: The trees of the release: C4.5's own error-based pruning, or reduced-error pruning.
 PRUNINGS = ("error-based", "reduced-error")
 #: The pruning used unless asked otherwise.
-DEFAULT_PRUNING = "reduced-error"
+DEFAULT_PRUNING = "error-based"
 #: Section 3.4's control as written, and the variant that also undoes rounds without gain.
 CONTROLS = ("as-written", "undo-no-gain")
 #: Best-first's ranking: the expected effect on the error, or confidential cells turned wrong.
