@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import json
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -90,6 +91,18 @@ def test_adaptive_modification_experiment_one_seed(tmp_path: Path) -> None:
     assert "### All 2 runs" in md and "### The 1 runs that start as low as the paper" in md
     assert exp.spread([1, 2, 3, 4]) == {"runs": 4, "median": 2.5, "q1": 1.75, "q3": 3.25,
                                         "min": 1.0, "max": 4.0}  # fmt: skip
+    # the outputs again from a saved results.json, with the comparison with the paper
+    saved = tmp_path / "saved.json"
+    saved.write_text(json.dumps({**meta, "confidential": 6, "threshold": 0.25, "runs": [run, low]}))
+    assert exp.main(["--from-json", str(saved), "--out", str(tmp_path / "again")]) == 0
+    again = (tmp_path / "again" / "table.md").read_text()
+    assert "### Against the paper" in again and "(1 runs with E before <= 5.26%)" in again
+    assert {p.name for p in (tmp_path / "again").iterdir()} == {
+        "results.json",
+        "table.md",
+        "boxplot.png",
+        "e_f.png",
+    }
     # a smoke run never writes into results/
     quick = exp.output_folder
     ns = argparse.Namespace(quick=True, out=None)
