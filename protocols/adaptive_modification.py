@@ -839,10 +839,11 @@ def best_first(
     cells turned wrong, ties to the larger rise of the expected error.
 
     With ``max_modifications = N`` the search runs to ``N`` hidden values (the paper's 11)
-    whatever the estimates say; without, it stops when no value has a positive impact.
+    whatever the estimates say; without, it stops when no value has a positive impact
+    (rare for ``"expected"``: some value almost always lowers a true class's probability).
     It also stops when every confidential cell is misclassified, when no value is left, after
-    ``max_steps`` steps (default 4 S without ``N``) and, like adaptive, when the next step would make
-    ``F > v`` (that step is undone)."""
+    ``max_steps`` steps (default 4 S without ``N``) and, like adaptive, when the next step
+    would make ``F > v`` (that step is undone)."""
     _choice("rank", rank, RANKS)
     _check_count("max_modifications", max_modifications)
     _check_count("max_steps", max_steps)
