@@ -6,8 +6,12 @@ trained on the release misclassify the confidential cells, while the loss of fun
 
 Table 1's view: the confidential cells are the *test data* (one test record per confidential
 cell, its class the cell's attribute); every other known cell is *training data*. Any
-attribute can be posted as the class label (multi-dimensional inference). The learner is the
-C4.5-style learner of :mod:`mpc.learners.c45` (reduced-error pruning, seeded): a record with
+attribute can be posted as the class label (multi-dimensional inference), and the dataset's
+own class column is one of them (Section 2.1: "the original class_label becomes an ordinary
+attribute"): it may hold confidential cells and its values may be blocked
+(``ordinary_class=False`` keeps it out, as a variant). The learner is C4.5 (:mod:`mpc.learners.c45`)
+with error-based pruning at confidence 0.25 (``pruning="error-based"``, Quinlan's default) or
+with reduced-error pruning on a seeded 20% (``pruning="reduced-error"``). A record with
 ``"?"`` on a split attribute is an *uncertain evidence* whose weight is split among the
 children in proportion to their populations (footnote 2), in training and in classification.
 
@@ -25,16 +29,22 @@ Methods:
 
 * :func:`adaptive` — Section 3: attribute selection by ``U_attr`` (3.1), leaf selection by
   ``U_leaf`` (3.2), the cheapest of I1, I2, I3 by net loss (3.3, I3's cost from footnote 3's
-  iterative alpha), and the control step (3.4).
+  iterative alpha), and the control step (3.4). ``control="as-written"`` (default) keeps
+  every round and repeats from the top level until ``F`` would exceed ``v``;
+  ``control="undo-no-gain"`` also undoes every round that does not raise ``E``.
 * :func:`best_first` — footnote 5: hide the value with the largest estimated impact on the
-  average classification error, rebuild the trees, repeat.
+  average classification error (``rank="expected"``: the expected error; ``rank="flips"``:
+  the number of confidential cells turned wrong), rebuild the trees, repeat; optionally to a
+  given number of modifications (the paper's 11).
 * :func:`exhaustive` — every set of at most ``G`` hidden values, for tiny tables (Section 4.1's
   ``N = 20, M = 5``), to validate the heuristics.
 * :func:`restore` — Section 4.3's restoration attack and the repeated hiding it calls for.
 
-What is revealed to whom: Low receives the release (the table with confidential and blocked
-cells replaced by ``"?"``) and nothing else; which cells are confidential and which were
-blocked is not marked (both are ``"?"``, as are the values unknown in the original data).
+Roles: one party, High, holds the whole table and runs everything here locally; no value is
+sent anywhere. What is revealed to whom: Low receives the release (the table with
+confidential and blocked cells replaced by ``"?"``) and nothing else; which cells are
+confidential and which were blocked is not marked (both are ``"?"``, as are the values
+unknown in the original data).
 """
 
 from __future__ import annotations
@@ -53,6 +63,10 @@ from mpc.learners.c45 import C45Classifier
 from mpc.learners.tree import MISSING, Leaf, Node, Split, distribution, majority, predict_one
 
 __all__ = [
+    "CONTROLS",
+    "DEFAULT_PRUNING",
+    "PRUNINGS",
+    "RANKS",
     "LeafStats",
     "Modification",
     "Release",
@@ -65,6 +79,7 @@ __all__ = [
     "i3_cost",
     "i3_net_loss",
     "leaf_weights",
+    "learner",
     "restore",
     "sample_confidential",
     "u_attr",
@@ -75,11 +90,38 @@ Progress = Callable[[str], None]
 Path = tuple[tuple[str, str], ...]  # (attribute, branch) pairs from the root to a leaf
 
 
-def learner() -> C45Classifier:
-    """The C4.5-style learner with fractional instances and reduced-error pruning on a
-    seeded 20% of each tree's training rows (C4.5 prunes; unpruned trees grown to
-    two-record leaves would let one record's other values decide its class)."""
-    return C45Classifier(seed=0)
+#: The trees of the release: C4.5's own error-based pruning, or reduced-error pruning.
+PRUNINGS = ("error-based", "reduced-error")
+#: The pruning used unless asked otherwise.
+DEFAULT_PRUNING = "error-based"
+#: Section 3.4's control as written, and the variant that also undoes rounds without gain.
+CONTROLS = ("as-written", "undo-no-gain")
+#: Best-first's ranking: the expected effect on the error, or confidential cells turned wrong.
+RANKS = ("expected", "flips")
+
+
+def learner(pruning: str = DEFAULT_PRUNING) -> C45Classifier:
+    """The C4.5 learner of the release's trees, with fractional instances.
+
+    ``"error-based"``: C4.5's pessimistic (error-based) pruning at confidence 0.25, the
+    pruning of the C4.5 the paper names (Section 2.1), on all training rows.
+    ``"reduced-error"``: reduced-error pruning on a seeded 20% of each tree's training rows
+    (the seed is fixed, 0: it picks only which rows are held out for pruning)."""
+    if pruning == "error-based":
+        return C45Classifier(pruning="error-based", confidence=0.25)
+    if pruning == "reduced-error":
+        return C45Classifier(pruning="reduced-error", seed=0)
+    raise ConfigError(f"pruning must be one of {', '.join(PRUNINGS)}, got {pruning!r}")
+
+
+def _choice(name: str, value: str, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise ConfigError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
+
+
+def _check_count(name: str, value: int | None) -> None:
+    if value is not None and (not isinstance(value, int) or value < 1):
+        raise ConfigError(f"{name} must be a whole number >= 1 (or None: no limit), got {value!r}")
 
 
 # ------------------------------------------------------------------ the paper's formulas
@@ -227,6 +269,11 @@ class Release:
     ``values`` is the ``N x M`` table of nominal values (the dataset's class is one of the M
     columns, ``class_column``); ``confidential`` marks the test cells. ``released`` is what Low
     would receive now.
+
+    ``ordinary_class`` (default, Section 2.1): the class column is an ordinary attribute, it
+    may hold confidential cells and its values may be blocked. ``False``: it holds no
+    confidential cell and only I2 blocks its values (when it is the posted class).
+    ``pruning`` names the trees' pruning (:data:`PRUNINGS`).
     """
 
     attributes: list[str]
@@ -234,6 +281,8 @@ class Release:
     confidential: np.ndarray
     class_column: str
     name: str = "table"
+    ordinary_class: bool = True
+    pruning: str = DEFAULT_PRUNING
     released: np.ndarray = field(init=False)
     modifications: list[Modification] = field(default_factory=list)
     _trees: dict[int, Node] = field(default_factory=dict, repr=False)
@@ -252,14 +301,28 @@ class Release:
             raise ConfigError(f"no class column {self.class_column!r} in {self.attributes}")
         if (self.confidential & (self.values == MISSING)).any():
             raise ConfigError("a confidential cell must hold a known value, not '?'")
-        if self.confidential[:, self.attributes.index(self.class_column)].any():
-            raise ConfigError(f"confidential cells are chosen among non-class cells, not in "
-                              f"{self.class_column!r}")  # fmt: skip
+        _choice("pruning", self.pruning, PRUNINGS)
+        if (
+            not self.ordinary_class
+            and self.confidential[:, self.attributes.index(self.class_column)].any()
+        ):
+            raise ConfigError(
+                f"the class column {self.class_column!r} is kept out of the confidential cells "
+                "(ordinary_class=False, --class-role kept): take its cells out of the mask, "
+                "or treat it as an ordinary attribute (--class-role ordinary)"
+            )
         self.released = np.where(self.confidential, MISSING, self.values).astype(object)
 
     @classmethod
-    def from_table(cls, table: Table, confidential: np.ndarray) -> Release:
-        """The release of ``table`` (nominal attributes; its class becomes a column)."""
+    def from_table(
+        cls,
+        table: Table,
+        confidential: np.ndarray,
+        *,
+        ordinary_class: bool = True,
+        pruning: str = DEFAULT_PRUNING,
+    ) -> Release:
+        """The release of ``table`` (nominal attributes; its class becomes the last column)."""
         if any(k != NOMINAL for k in table.kinds):
             cont = [a for a, k in zip(table.attributes, table.kinds, strict=True) if k != NOMINAL]
             raise ConfigError(
@@ -269,7 +332,8 @@ class Release:
         attributes = [*table.attributes, table.class_name]
         values = np.column_stack([*(np.asarray(c, dtype=str) for c in table.columns),
                                   np.asarray(table.target, dtype=str)]).astype(object)  # fmt: skip
-        return cls(attributes, values, confidential, table.class_name, name=table.name)
+        return cls(attributes, values, confidential, table.class_name, name=table.name,
+                   ordinary_class=ordinary_class, pruning=pruning)  # fmt: skip
 
     # -- bookkeeping
 
@@ -285,12 +349,13 @@ class Release:
         return list(zip(rows.tolist(), cols.tolist(), strict=True))
 
     def modifiable(self, r: int, j: int) -> bool:
-        """A cell High may block: known in the release, not confidential, not the class
-        column (which only I2 may touch, when it is posted as the class)."""
+        """A cell High may block: known in the release, not confidential, and not in the
+        class column unless that is an ordinary attribute (otherwise only I2 touches it,
+        when it is posted as the class)."""
         return (
             self.released[r, j] != MISSING
             and not self.confidential[r, j]
-            and self.attributes[j] != self.class_column
+            and (self.ordinary_class or self.attributes[j] != self.class_column)
         )
 
     def hide(self, cells: Iterable[tuple[int, int]], mods: Iterable[Modification]) -> None:
@@ -329,7 +394,7 @@ class Release:
                 class_name=self.attributes[j],
                 source="release",
             )
-            tree = learner().fit(table).tree_ if len(rows) else Leaf({}, MISSING)
+            tree = learner(self.pruning).fit(table).tree_ if len(rows) else Leaf({}, MISSING)
             self._trees[j] = tree
         return tree
 
@@ -398,19 +463,25 @@ class Release:
         )
 
 
-def sample_confidential(table: Table, n: int, seed: int) -> np.ndarray:
-    """``n`` confidential cells drawn uniformly (seeded) among the known non-class cells
-    (a cell already unknown has nothing to protect); a mask over ``attributes + [class]``."""
-    values = np.column_stack([np.asarray(c, dtype=str) for c in table.columns])
+def sample_confidential(
+    table: Table, n: int, seed: int, *, include_class: bool = True
+) -> np.ndarray:
+    """``n`` confidential cells drawn uniformly among the known cells (a cell already unknown
+    has nothing to protect), the class column's included unless ``include_class`` is False;
+    a mask over ``attributes + [class]``. ``seed`` seeds this draw and nothing else: it is a
+    public choice for experiments (whoever knows it knows the cells)."""
+    columns = [*table.columns, table.target] if include_class else list(table.columns)
+    values = np.column_stack([np.asarray(c, dtype=str) for c in columns])
     known = np.flatnonzero((values != MISSING).ravel())
     if n < 1 or n > len(known):
+        which = "known" if include_class else "known non-class"
         raise ConfigError(
-            f"--confidential must be between 1 and the {len(known)} known non-class cells, got {n}"
+            f"--confidential must be between 1 and the {len(known)} {which} cells, got {n}"
         )
     rng = np.random.default_rng(seed)
     chosen = rng.choice(known, size=n, replace=False)
     mask = np.zeros((table.n_rows, len(table.attributes) + 1), dtype=bool)
-    m = len(table.attributes)
+    m = values.shape[1]
     for flat in chosen.tolist():
         mask[flat // m, flat % m] = True
     return mask
@@ -536,10 +607,12 @@ class Outcome:
     rejected: int = 0
     stopped: str = ""
     trace: list[dict[str, Any]] = field(default_factory=list)  # E and F after each accepted step
+    options: dict[str, Any] = field(default_factory=dict)  # control, rank, limits, pruning
 
     def to_json(self) -> dict[str, Any]:
         return {
             "method": self.method,
+            **self.options,
             "before": {"E": round(self.before.e, 4), "F": round(self.before.f, 4)},
             "after": {"E": round(self.after.e, 4), "F": round(self.after.f, 4)},
             "modifications": [m.to_json() for m in self.modifications],
@@ -551,20 +624,51 @@ class Outcome:
         }
 
 
-def _begin(rel: Release, method: str, limit: int | None) -> tuple[Outcome, Scores, int, int]:
-    """The scores before and now, the outcome to fill, S and the step limit (default 4 S)."""
+def _begin(
+    rel: Release, method: str, limit: int | None, options: dict[str, Any], *, per_cell: bool
+) -> tuple[Outcome, Scores, int, int]:
+    """The scores before and now, the outcome to fill, S and the round limit: ``limit``, by
+    default the number of cells when every round hides at least one more (``per_cell``),
+    else 4 S."""
     before = rel.baseline()
     current = rel.scores()
-    out = Outcome(method, before, current, rel.modifications)
+    options = {
+        **options,
+        "pruning": rel.pruning,
+        "class_role": "ordinary" if rel.ordinary_class else "kept",
+    }
+    out = Outcome(method, before, current, rel.modifications, options=options)
     out.trace.append({"modifications": len(rel.modifications), "E": current.e, "F": current.f})
     s = sum(current.te.values())
-    return out, current, s, limit if limit is not None else 4 * max(s, 1)
+    default = rel.values.size if per_cell else 4 * max(s, 1)
+    return out, current, s, limit if limit is not None else default
+
+
+def _choose(
+    rel: Release, current: Scores, s: int, tried: set[tuple[int, Path, str]]
+) -> tuple[int, LeafStats, _Plan] | None:
+    """Sections 3.1-3.3: the attribute by ``U_attr`` (among those whose confidential cells
+    are not all misclassified yet), in its tree the leaves by ``U_leaf``, at the first leaf
+    with an applicable method not in ``tried`` the one of least net loss."""
+    ranked = sorted(
+        (a for a in current.te if current.cerr[a] < 1.0),
+        key=lambda a: (-u_attr(current.cerr[a], current.te[a], s), a),
+    )
+    for a in ranked:
+        j = rel.col(a)
+        for leaf in leaf_statistics(rel, j):
+            for plan in plans(rel, j, leaf, current.te[a]):
+                if (j, leaf.path, plan.method) not in tried:
+                    return j, leaf, plan
+    return None
 
 
 def adaptive(
     rel: Release,
     v: float,
     *,
+    control: str = "as-written",
+    max_modifications: int | None = None,
     max_rounds: int | None = None,
     progress: Progress | None = None,
 ) -> Outcome:
@@ -575,56 +679,67 @@ def adaptive(
     ``U_leaf`` (3.2); at the first leaf with an applicable method, apply the one with the
     least net loss (3.3), one value at a time, up to the round's threshold of modifications
     for this class label: ``TE_j`` (the attribute's share ``TE_j / S`` of the ``S``
-    confidential values, times ``S``) (3.4). Then recompute ``E`` and ``F``: a round that
-    would make ``F > v`` is undone and ends the run (so ``F <= v`` always holds); a round
-    that does not raise ``E`` is undone and its (attribute, leaf, method) not tried again.
+    confidential values, times ``S``) (3.4). Then recompute ``E`` and ``F``.
+
+    ``control="as-written"`` (Section 3.4): if ``F`` does not exceed ``v``, the round is kept
+    and the procedure repeats from the top level; the round that would make ``F > v`` is
+    undone and ends the run (so ``F <= v`` always holds). ``control="undo-no-gain"``: the
+    same, and a round that does not raise ``E`` is undone too and its (attribute, leaf,
+    method) not tried again.
+
+    The run also ends when every confidential cell is misclassified, when no leaf has an
+    applicable method left, after ``max_modifications`` values hidden in this run (the last
+    round cut short to fit) or after ``max_rounds`` rounds, undone ones included (default:
+    the number of cells as written, where every round hides one more at least; 4 S with
+    undo-no-gain).
     """
+    _choice("control", control, CONTROLS)
+    _check_count("max_modifications", max_modifications)
+    _check_count("max_rounds", max_rounds)
     log = progress or (lambda _msg: None)
-    out, current, s, limit = _begin(rel, "adaptive", max_rounds)
+    options = {"control": control, "max_modifications": max_modifications}
+    out, current, s, limit = _begin(
+        rel, "adaptive", max_rounds, options, per_cell=control == "as-written"
+    )
+    start = len(rel.modifications)
     tried: set[tuple[int, Path, str]] = set()
     while out.rounds < limit:
-        choice = None
-        ranked = sorted(
-            (a for a in current.te if current.cerr[a] < 1.0),
-            key=lambda a: (-u_attr(current.cerr[a], current.te[a], s), a),
+        budget = (
+            None
+            if max_modifications is None
+            else max_modifications - (len(rel.modifications) - start)
         )
-        for a in ranked:
-            j = rel.col(a)
-            for leaf in leaf_statistics(rel, j):
-                for plan in plans(rel, j, leaf, current.te[a]):
-                    if (j, leaf.path, plan.method) not in tried:
-                        choice = (j, leaf, plan)
-                        break
-                if choice:
-                    break
-            if choice:
-                break
+        if budget is not None and budget <= 0:
+            out.stopped = f"{max_modifications} modifications were made"
+            break
+        choice = _choose(rel, current, s, tried)
         if choice is None:
             out.stopped = "no leaf has an applicable modification left"
             break
         j, leaf, plan = choice
         out.rounds += 1
+        cells = plan.cells if budget is None else plan.cells[:budget]
         mods = [Modification(rel.attributes[c], r, plan.method, plan.net_loss,
-                             rel.attributes[j], out.rounds) for r, c in plan.cells]  # fmt: skip
-        rel.hide(plan.cells, mods)
+                             rel.attributes[j], out.rounds) for r, c in cells]  # fmt: skip
+        rel.hide(cells, mods)
         new = rel.scores()
         if new.f > v:
-            rel.undo(plan.cells)
+            rel.undo(cells)
             out.rejected += 1
             out.stopped = f"the next round would make F = {new.f:.4f} > v = {v}"
             log(f"round {out.rounds}: {plan.method} on {rel.attributes[j]} would give F = "
                 f"{new.f:.4f} > {v}; stopping")  # fmt: skip
             break
-        if new.e <= current.e:
-            rel.undo(plan.cells)
+        if control == "undo-no-gain" and new.e <= current.e:
+            rel.undo(cells)
             tried.add((j, leaf.path, plan.method))
             out.rejected += 1
-            log(f"round {out.rounds}: {plan.method} x{len(plan.cells)} on "
+            log(f"round {out.rounds}: {plan.method} x{len(cells)} on "
                 f"{rel.attributes[j]} leaves E at {new.e:.4f}; undone")  # fmt: skip
             continue
         current = new
         out.trace.append({"modifications": len(rel.modifications), "E": new.e, "F": new.f})
-        log(f"round {out.rounds}: {plan.method} x{len(plan.cells)} on class "
+        log(f"round {out.rounds}: {plan.method} x{len(cells)} on class "
             f"{rel.attributes[j]} (net loss {plan.net_loss:.2f}): E = {new.e:.4f}, "
             f"F = {new.f:.4f}")  # fmt: skip
         if current.wrong == sum(current.te.values()):
@@ -646,8 +761,10 @@ def impacts(rel: Release) -> list[tuple[int, float, tuple[int, int]]]:
 
     A feature value of a test record changes that record's classification (fractional
     routing). The class value of a training record of ``DT_j`` leaves its leaf, which can
-    change the leaf's label for the test records there. Other values change nothing until
-    the trees are rebuilt, and are estimated at 0."""
+    change the leaf's label for the test records there; a value that is both (a feature of a
+    confidential row, the class of a training row of another tree) gets the sum of its two
+    effects, one entry per cell. Other values change nothing until the trees are rebuilt,
+    and are estimated at 0."""
     s = max(1, int(rel.confidential.sum()))
     out: list[tuple[int, float, tuple[int, int]]] = []
     test_rows = sorted(set(np.nonzero(rel.confidential)[0].tolist()))
@@ -690,7 +807,20 @@ def impacts(rel: Release) -> list[tuple[int, float, tuple[int, int]]]:
                     if tw >= 1.0 - 1e-9:
                         flips += int(label1 != truth) - int(label0 != truth)
             out.append((flips, soft / s, (r, j)))
-    return out
+    return _per_cell(out)
+
+
+def _per_cell(
+    estimates: list[tuple[int, float, tuple[int, int]]],
+) -> list[tuple[int, float, tuple[int, int]]]:
+    """One estimate per cell: a value that is both a feature of a confidential row and the
+    class of a training row of ``DT_j`` acts in both ways when hidden, so its two estimates
+    add up (in the order the cells were first estimated)."""
+    merged: dict[tuple[int, int], tuple[int, float]] = {}
+    for flips, soft, cell in estimates:
+        f0, s0 = merged.get(cell, (0, 0.0))
+        merged[cell] = (f0 + flips, s0 + soft)
+    return [(f, s, cell) for cell, (f, s) in merged.items()]
 
 
 def _errors(rel: Release, r: int, row: dict[str, Any]) -> tuple[float, int]:
@@ -710,29 +840,59 @@ def best_first(
     rel: Release,
     v: float,
     *,
+    rank: str = "expected",
+    max_modifications: int | None = None,
     max_steps: int | None = None,
     progress: Progress | None = None,
 ) -> Outcome:
     """Footnote 5: estimate every hideable value's impact on the average classification
-    error (:func:`impacts`), hide the one with the largest (ties: the larger change of the
-    expected error), rebuild the trees, repeat while some value would misclassify more
-    confidential cells and ``F <= v`` (a step that would exceed ``v`` is undone and ends
-    the run)."""
+    error (:func:`impacts`), hide the one with the largest, rebuild the trees, repeat.
+
+    ``rank="expected"`` (default): the impact is the rise of the expected error (the mass
+    of the true class the trees lose, averaged over the ``S`` confidential cells); ties go to
+    the value that turns more cells wrong. ``rank="flips"``: the number of confidential
+    cells turned wrong, ties to the larger rise of the expected error.
+
+    With ``max_modifications = N`` the search runs to ``N`` hidden values (the paper's 11)
+    whatever the estimates say; without, it stops when no value has a positive impact
+    (rare for ``"expected"``: some value almost always lowers a true class's probability).
+    It also stops when every confidential cell is misclassified, when no value is left, after
+    ``max_steps`` steps (default 4 S without ``N``) and, like adaptive, when the next step
+    would make ``F > v`` (that step is undone)."""
+    _choice("rank", rank, RANKS)
+    _check_count("max_modifications", max_modifications)
+    _check_count("max_steps", max_steps)
     log = progress or (lambda _msg: None)
-    out, current, s, limit = _begin(rel, "best-first", max_steps)
+    options = {"rank": rank, "max_modifications": max_modifications}
+    out, current, s, limit = _begin(
+        rel, "best-first", max_steps, options, per_cell=max_modifications is not None
+    )
+    start = len(rel.modifications)
     while out.rounds < limit:
         if current.wrong == s:
             out.stopped = "every confidential cell is misclassified"
+            break
+        if max_modifications is not None and len(rel.modifications) - start >= max_modifications:
+            out.stopped = f"{max_modifications} modifications were made"
             break
         ranked = impacts(rel)
         if not ranked:
             out.stopped = "no value left to hide"
             break
-        flips, _soft, (r, k) = max(ranked, key=lambda x: (x[0], x[1], -x[2][0], -x[2][1]))
-        if flips <= 0:
-            out.stopped = "no single value changes the class of a confidential cell"
+        if rank == "expected":
+            flips, soft, (r, k) = max(ranked, key=lambda x: (x[1], x[0], -x[2][0], -x[2][1]))
+            positive = soft > 1e-12
+        else:
+            flips, soft, (r, k) = max(ranked, key=lambda x: (x[0], x[1], -x[2][0], -x[2][1]))
+            positive = flips > 0
+        if not positive and max_modifications is None:
+            out.stopped = (
+                "no single value raises the expected error"
+                if rank == "expected"
+                else "no single value changes the class of a confidential cell"
+            )
             break
-        impact = flips / s
+        impact = soft if rank == "expected" else flips / s
         out.rounds += 1
         rel.hide([(r, k)], [Modification(rel.attributes[k], r, "best-first", -impact,
                                          None, out.rounds)])  # fmt: skip

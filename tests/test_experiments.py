@@ -3,11 +3,14 @@ split, and Table 1's A and C are computed from the runs as defined in Section 5.
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
+import json
 import sys
 from pathlib import Path
 from types import ModuleType
 
+import numpy as np
 import pytest
 
 from mpc.datasets import Discretizer, load_dataset, resolve_data_dir
@@ -61,21 +64,54 @@ def test_one_run_and_table1() -> None:
 
 
 @pytest.mark.timeout(120)
-def test_adaptive_modification_experiment_one_seed() -> None:
+def test_adaptive_modification_experiment_one_seed(tmp_path: Path) -> None:
     data_dir = resolve_data_dir(None)
     if data_dir is None or not (data_dir / "house-votes-84").exists():
         pytest.skip("house-votes-84 is not in the data directory (set MPC_DATA_DIR)")
     exp = script("adaptive_modification")
     table, _ = load_dataset("house-votes-84", data_dir)
-    run = exp.one_seed(table, 8, 2, 0.25)
-    for method in ("adaptive", "best-first"):
+    small = table.subset(np.arange(120))
+    run = exp.one_seed(small, 6, 2, 0.25, best_first_n=3)
+    for method in ("adaptive", "best-first", "undo-no-gain"):
         r = run[method]
-        assert r["E_after"] >= r["E_before"] and r["F_after"] <= 0.25
+        assert r["F_after"] <= 0.25 and len(r["cells"]) == r["modifications"]
         assert r["trace"][-1]["modifications"] == r["modifications"]
-    assert 0 <= run["overlap"] <= min(run["adaptive"]["modifications"],
-                                      run["best-first"]["modifications"])  # fmt: skip
-    md = exp.table_md([run], 8, 0.25)
-    assert "| 2 |" in md and "57.90%" in md
+        assert r["E_peak"] == max(t["E"] for t in r["trace"]) >= r["E_after"]
+    assert run["undo-no-gain"]["E_after"] >= run["undo-no-gain"]["E_before"]
+    assert run["best-first"]["modifications"] <= 3
+    common = {tuple(c) for c in run["adaptive"]["cells"]} & {
+        tuple(c) for c in run["best-first"]["cells"]
+    }
+    assert run["common"] == len(common)
+    meta = {"pruning": "error-based", "best_first_n": 3, "seconds": 1.0, "machine": "m",
+            "jobs": 1, "load_start": 0.5, "load_end": 0.5}  # fmt: skip
+    low = {**run, "seed": 3, "adaptive": {**run["adaptive"], "E_before": 0.05}}
+    md = exp.table_md([run, low], 6, 0.25, meta)
+    assert "| 2 |" in md and "| 3* |" in md and "57.90%" in md
+    assert "### All 2 runs" in md and "### The 1 runs that start as low as the paper" in md
+    assert exp.spread([1, 2, 3, 4]) == {"runs": 4, "median": 2.5, "q1": 1.75, "q3": 3.25,
+                                        "min": 1.0, "max": 4.0}  # fmt: skip
+    # the outputs again from a saved results.json, with the comparison with the paper
+    saved = tmp_path / "saved.json"
+    saved.write_text(json.dumps({**meta, "confidential": 6, "threshold": 0.25, "runs": [run, low]}))
+    assert exp.main(["--from-json", str(saved), "--out", str(tmp_path / "again")]) == 0
+    again = (tmp_path / "again" / "table.md").read_text()
+    assert "### Against the paper" in again and "(1 runs with E before <= 5.26%)" in again
+    assert {p.name for p in (tmp_path / "again").iterdir()} == {
+        "results.json",
+        "table.md",
+        "boxplot.png",
+        "e_f.png",
+    }
+    # a smoke run never writes into results/
+    quick = exp.output_folder
+    ns = argparse.Namespace(quick=True, out=None)
+    folder = quick(ns)
+    assert (ROOT / "results").resolve() not in folder.resolve().parents
+    folder.rmdir()
+    with pytest.raises(SystemExit, match="never into results"):
+        quick(argparse.Namespace(quick=True, out=str(ROOT / "results" / "adaptive-modification")))
+    assert quick(argparse.Namespace(quick=True, out=str(tmp_path))) == tmp_path.resolve()
 
 
 @pytest.mark.processes

@@ -162,8 +162,8 @@ def test_cross_validation_bins_each_fold_on_its_training_rows(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """id3's cut points are learned inside each fold, on the fold's training rows only."""
-    from parties.cli import train
     from mpc.datasets import Discretizer, Table
+    from parties.cli import train
 
     fitted: list[int] = []
     fit = Discretizer.fit.__func__  # type: ignore[attr-defined]

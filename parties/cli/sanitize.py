@@ -2,11 +2,18 @@
 inference (Chang & Tracy; :mod:`protocols.adaptive_modification`).
 
 High names the confidential cells (``--mask FILE`` of ``row,attribute`` lines, rows counted
-from 0 in file order, or ``--confidential N --seed S`` to draw N of the known non-class
-cells). The release has those cells and every blocked value as ``"?"``. The run prints every
-modification (attribute, row, method, net loss) and ``E`` (the share of confidential cells
-that trees trained on the release misclassify) and ``F`` (the loss of functionality) before
-and after; it keeps ``F <= --threshold``. Progress goes to stderr (``--quiet`` silences it).
+from 0 in file order, or ``--confidential N --seed S`` to draw N of the known cells). The
+dataset's class column is an ordinary attribute (Section 2.1): it may hold confidential cells
+and its values may be blocked (``--class-role kept`` keeps it out). The release has the
+confidential cells and every blocked value as ``"?"``. The run prints every modification
+(attribute, row, method, net loss) and ``E`` (the share of confidential cells that trees
+trained on the release misclassify) and ``F`` (the loss of functionality) before and after;
+it keeps ``F <= --threshold``. Progress goes to stderr (``--quiet`` silences it).
+
+Variants: ``--control as-written`` (Section 3.4, default: every round is kept until F would
+exceed the threshold) or ``undo-no-gain`` (rounds that do not raise E are undone too);
+``--method best-first --rank expected|flips --max-modifications N`` (footnote 5, to N hidden
+values); ``--pruning error-based|reduced-error`` (the trees' pruning).
 """
 
 from __future__ import annotations
@@ -24,11 +31,18 @@ import numpy as np
 from mpc.errors import ConfigError
 from mpc.runtime.files import open_private
 
-__all__ = ["add_sanitize_parser", "read_mask", "run_sanitize", "write_release"]
+__all__ = [
+    "add_sanitize_parser",
+    "check_method_options",
+    "read_mask",
+    "run_sanitize",
+    "write_release",
+]
 
 
 def add_sanitize_parser(sub: Any) -> None:
     from parties.cli.train import add_data_options
+    from protocols import adaptive_modification as am
 
     p = sub.add_parser(
         "sanitize",
@@ -39,7 +53,10 @@ def add_sanitize_parser(sub: Any) -> None:
     add_data_options(p)
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument(
-        "--confidential", type=int, metavar="N", help="draw N confidential cells (with --seed)"
+        "--confidential",
+        type=int,
+        metavar="N",
+        help="draw N confidential cells among the known cells (with --seed)",
     )
     which.add_argument(
         "--mask", type=Path, metavar="FILE", help="CSV of confidential cells: row,attribute"
@@ -48,9 +65,17 @@ def add_sanitize_parser(sub: Any) -> None:
         "--seed",
         type=int,
         default=0,
-        help="seed of the draw of the --confidential cells (default 0): the data owner's "
-        "choice for an experiment; whoever knows the seed knows which cells are confidential, "
-        "so name them with --mask for a real release",
+        help="seed of the draw of the --confidential cells (default 0), and of nothing "
+        "else: the data owner's choice for an experiment; whoever knows the seed knows which "
+        "cells are confidential, so name them with --mask for a real release",
+    )
+    p.add_argument(
+        "--class-role",
+        choices=("ordinary", "kept"),
+        default="ordinary",
+        help="ordinary (default, Section 2.1): the dataset's class column is an attribute like "
+        "the others, it may hold confidential cells and its values may be blocked; kept: it "
+        "holds no confidential cell and only I2 blocks its values",
     )
     p.add_argument(
         "--threshold",
@@ -65,6 +90,32 @@ def add_sanitize_parser(sub: Any) -> None:
         default="adaptive",
         help="adaptive modification (Section 3, default), best-first search (footnote 5) or "
         "exhaustive search (tiny tables only)",
+    )
+    p.add_argument(
+        "--control",
+        choices=am.CONTROLS,
+        help="adaptive: as-written (default, Section 3.4: keep every round, stop when F would "
+        "exceed the threshold) or undo-no-gain (also undo every round that does not raise E)",
+    )
+    p.add_argument(
+        "--rank",
+        choices=am.RANKS,
+        help="best-first: rank the values by their expected effect on the error (expected, "
+        "default) or by the confidential cells they turn wrong (flips)",
+    )
+    p.add_argument(
+        "--max-modifications",
+        type=int,
+        metavar="N",
+        help="adaptive, best-first: stop after N hidden values (best-first runs to N whatever "
+        "its estimates say; the paper's best-first made 11)",
+    )
+    p.add_argument(
+        "--pruning",
+        choices=am.PRUNINGS,
+        default=am.DEFAULT_PRUNING,
+        help=f"the pruning of the C4.5 trees (default {am.DEFAULT_PRUNING}): error-based (C4.5's "
+        "own, confidence 0.25) or reduced-error (on a fixed 20%% of each tree's rows)",
     )
     p.add_argument(
         "--max-hidden",
@@ -125,34 +176,65 @@ def write_release(path: Path, attributes: list[str], released: np.ndarray) -> No
         w.writerows(released.tolist())
 
 
+def check_method_options(args: argparse.Namespace) -> None:
+    """Refuse an option the chosen ``--method`` does not use, before any work."""
+    used = {
+        "control": args.method == "adaptive",
+        "rank": args.method == "best-first",
+        "max_modifications": args.method in ("adaptive", "best-first"),
+    }
+    for name, ok in used.items():
+        if getattr(args, name) is not None and not ok:
+            flag = "--" + name.replace("_", "-")
+            raise ConfigError(
+                f"{flag} does not apply to --method {args.method}; drop it or choose a method "
+                "it applies to (see mpc sanitize --help)"
+            )
+    if args.max_modifications is not None and args.max_modifications < 1:
+        raise ConfigError(f"--max-modifications must be at least 1, got {args.max_modifications}")
+
+
 def run_sanitize(args: argparse.Namespace) -> int:
     from parties.cli.train import load_tables
     from protocols import adaptive_modification as am
 
     if not 0 <= args.threshold <= 1:
         raise ConfigError(f"--threshold is a share in [0, 1], got {args.threshold}")
+    check_method_options(args)
     table, _ = load_tables(args)
     attributes = [*table.attributes, table.class_name]
+    ordinary = args.class_role == "ordinary"
     if args.mask is not None:
         mask = read_mask(args.mask, attributes, table.n_rows)
     else:
-        mask = am.sample_confidential(table, args.confidential, args.seed)
-    rel = am.Release.from_table(table, mask)
+        mask = am.sample_confidential(table, args.confidential, args.seed, include_class=ordinary)
+    rel = am.Release.from_table(table, mask, ordinary_class=ordinary, pruning=args.pruning)
 
     def progress(msg: str) -> None:
         if not args.quiet:
             print(f"[sanitize] {msg}", file=sys.stderr, flush=True)
 
     def method(r: am.Release) -> am.Outcome:
+        limit = args.max_modifications
         if args.method == "adaptive":
-            return am.adaptive(r, args.threshold, progress=progress)
+            control = args.control or "as-written"
+            return am.adaptive(
+                r, args.threshold, control=control, max_modifications=limit, progress=progress
+            )
         if args.method == "best-first":
-            return am.best_first(r, args.threshold, progress=progress)
+            rank = args.rank or "expected"
+            return am.best_first(
+                r, args.threshold, rank=rank, max_modifications=limit, progress=progress
+            )
         return am.exhaustive(r, args.threshold, max_hidden=args.max_hidden, progress=progress)
 
     started = time.perf_counter()
+    variant = {"adaptive": f"control {args.control or 'as-written'}",
+               "best-first": f"rank {args.rank or 'expected'}"}.get(args.method, "")  # fmt: skip
     progress(f"{table.name}: {table.n_rows} rows x {len(attributes)} attributes, "
-             f"{int(mask.sum())} confidential cells, method {args.method}")  # fmt: skip
+             f"{int(mask.sum())} confidential cells, method {args.method}"
+             f"{' (' + variant + ')' if variant else ''}, {args.pruning} pruning, "
+             f"class {args.class_role}")  # fmt: skip
     if args.restore_until is not None:
         outcome, history = am.restore(
             rel, args.threshold, method, until=args.restore_until, progress=progress
