@@ -10,13 +10,23 @@ protocol parameters::
     [protocol.params]
     class = "play"            # the class column (in Bob's file)
     groups = '{"alice": [["outlook"], ["windy"]], "bob": [["temperature", "play"], ...]}'
-                              # randomization groups (JSON; or an integer G with `seed`)
+                              # randomization groups (JSON; or an integer g with `seed`)
+    grouping = "table"        # how an integer g is read: "table" (the paper's) or "party"
     theta = 0.7               # probability of telling the truth (0.5 is refused)
     code = "paired"           # binary code of nominal values
     window = 3                # ω
     method = "dealer"         # secure dot products: "dealer" or "paillier"
     max_depth = 0             # 0: no limit
     bins = 4                  # equal-frequency bins of continuous columns
+
+The number of groups ``g`` has two readings (:data:`GROUPINGS`). ``table``, the default, is the
+paper's (Section 4: "attributes are divided into g (1 <= g <= t) groups, where t is the total
+number of attributes"): the ``t`` columns of the whole table, the class among them, are dealt
+at random into ``g`` groups; ``g = 1`` is one group, ``g = t`` a group per column. A group that
+holds columns of both parties is disguised by each party for its own part, with its own coin
+(one coin shared by both would let each undo the other's disguise), so each party's coin
+groups are its parts of the table's groups. ``party`` deals each party's own columns into ``g``
+groups (at most its number of columns), so the table has up to ``2 g`` groups.
 
 A party process (:func:`hybrid_run`):
 
@@ -86,13 +96,17 @@ __all__ = [
     "COINS_OS",
     "COINS_SEEDED",
     "COIN_SEED_KEY",
+    "GROUPINGS",
+    "PARTY_GROUPS",
     "SAVED_TREE",
+    "TABLE_GROUPS",
     "TREES",
     "TrainingParams",
     "hybrid_run",
     "make_groups",
     "party_codes",
     "party_coins",
+    "table_groups",
 ]
 
 log = logging.getLogger("mpc.hybrid")
@@ -112,6 +126,13 @@ COIN_SEED_KEY = "coin_seed"
 COINS_OS, COINS_SEEDED = "os", "seeded (private)"
 
 
+#: the readings of the number of groups ``g`` (``--grouping``; the deployment's ``grouping``):
+#: ``table`` — the paper's: the whole table's ``t`` columns (the class among them) dealt into
+#: ``g`` groups, ``1 <= g <= t``; ``party`` — each party's own columns dealt into ``g`` groups
+GROUPINGS = ("table", "party")
+TABLE_GROUPS, PARTY_GROUPS = GROUPINGS
+
+
 def _groups(columns: Sequence[str], g: int, rng: np.random.Generator) -> list[list[str]]:
     """``columns`` dealt at random into ``min(g, len(columns))`` non-empty groups."""
     g = min(g, len(columns))
@@ -122,15 +143,52 @@ def _groups(columns: Sequence[str], g: int, rng: np.random.Generator) -> list[li
     return [sorted(gr, key=list(columns).index) for gr in groups]
 
 
-def make_groups(
+def table_groups(
     alice: Sequence[str], bob: Sequence[str], class_name: str, groups: int, seed: int
+) -> list[list[str]]:
+    """The paper's ``g`` groups (Section 4): the ``t`` columns of the whole table (Alice's,
+    Bob's and the class) dealt at random, with the public ``seed``, into ``g = groups``
+    non-empty groups whose sizes differ by at most one; ``1 <= g <= t``."""
+    columns = [*alice, *bob, class_name]
+    if not 1 <= groups <= len(columns):
+        raise ConfigError(
+            f"--groups {groups}: the paper's number of groups g is between 1 and t = "
+            f"{len(columns)}, the table's columns (its {len(columns) - 1} attributes and the "
+            "class); give such a g, or --grouping party for g groups per party"
+        )
+    return _groups(columns, groups, np.random.default_rng(seed + 1))
+
+
+def make_groups(
+    alice: Sequence[str],
+    bob: Sequence[str],
+    class_name: str,
+    groups: int,
+    seed: int,
+    *,
+    grouping: str = TABLE_GROUPS,
 ) -> dict[str, list[list[str]]]:
-    """Alice's and Bob's randomization groups: each party's columns (Bob's with the class)
-    dealt at random, with the public ``seed``, into ``groups`` non-empty groups."""
-    if groups < 1:
-        raise ConfigError(f"--groups must be at least 1, got {groups}")
-    rng = np.random.default_rng(seed + 1)
-    return {ALICE: _groups(list(alice), groups, rng), BOB: _groups([*bob, class_name], groups, rng)}
+    """Alice's and Bob's randomization (coin) groups, dealt at random with the public
+    ``seed``. ``grouping = "table"`` (the paper's reading): each party's groups are its parts
+    of the whole table's ``groups`` groups (:func:`table_groups`), in the table groups' order;
+    a table group with columns of both parties gives each party a group, each with its own
+    coin. ``grouping = "party"``: each party's columns (Bob's with the class) dealt into
+    ``min(groups, its columns)`` groups."""
+    if grouping not in GROUPINGS:
+        raise ConfigError(f"--grouping must be one of {', '.join(GROUPINGS)}, got {grouping!r}")
+    if grouping == PARTY_GROUPS:
+        if groups < 1:
+            raise ConfigError(f"--groups must be at least 1, got {groups}")
+        rng = np.random.default_rng(seed + 1)
+        return {
+            ALICE: _groups(list(alice), groups, rng),
+            BOB: _groups([*bob, class_name], groups, rng),
+        }
+    whole = table_groups(alice, bob, class_name, groups, seed)
+    mine = {ALICE: set(alice), BOB: {*bob, class_name}}
+    return {
+        p: [part for g in whole if (part := [a for a in g if a in mine[p]])] for p in (ALICE, BOB)
+    }
 
 
 def party_codes(setup: HybridSetup, table: Any, party: str) -> np.ndarray:
@@ -186,6 +244,7 @@ class TrainingParams:
     method: str
     max_depth: int | None
     bins: int
+    grouping: str = TABLE_GROUPS
 
     @property
     def attributes(self) -> list[tuple[str, str]]:
@@ -217,10 +276,17 @@ class TrainingParams:
             raise ConfigError(f"{cfg.path}: protocol.params.class must name the class column")
         try:
             raw_groups = p.get("groups", 1)
+            grouping = str(p.get("grouping", TABLE_GROUPS))
+            if grouping not in GROUPINGS:
+                raise ConfigError(
+                    f"{cfg.path}: protocol.params.grouping must be one of "
+                    f"{', '.join(GROUPINGS)}, got {grouping!r}"
+                )
             if isinstance(raw_groups, int) and not isinstance(raw_groups, bool):
                 groups = make_groups(
-                    columns[ALICE], columns[BOB], class_name, raw_groups, int(p.get("seed", 0))
-                )
+                    columns[ALICE], columns[BOB], class_name, raw_groups,
+                    int(p.get("seed", 0)), grouping=grouping,
+                )  # fmt: skip
             else:
                 doc = json.loads(str(raw_groups))
                 groups = {str(k): [[str(a) for a in g] for g in v] for k, v in doc.items()}
@@ -231,7 +297,9 @@ class TrainingParams:
         method, code = str(p.get("method", "dealer")), str(p.get("code", "paired"))
         if method not in ("dealer", "paillier"):
             raise ConfigError(f"{cfg.path}: protocol.params.method must be dealer or paillier")
-        return cls(class_name, columns, groups, theta, code, window, method, max_depth, bins)
+        return cls(
+            class_name, columns, groups, theta, code, window, method, max_depth, bins, grouping
+        )
 
 
 def _training_file(
@@ -322,6 +390,7 @@ async def _train(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> dict[s
             "nodes": res.nodes,
             "dot_products": res.dot_products,
             "smc_gains": res.smc_gains,
+            "gain_computations": res.gain_computations,
             "smc_batches": res.smc_batches,
             "splits": res.log,
             "train_s": round(time.perf_counter() - started, 3),
@@ -334,8 +403,8 @@ async def _train(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> dict[s
         discretizer=discretizer,
         training={
             "tree": SAVED_TREE, "rows": int(codes.shape[0]), "theta": tp.theta,
-            "window": tp.window, "code": tp.code, "groups": tp.groups, "max_depth": tp.max_depth,
-            "bins": tp.bins,
+            "window": tp.window, "code": tp.code, "groups": tp.groups, "grouping": tp.grouping,
+            "max_depth": tp.max_depth, "bins": tp.bins,
         },
     )  # fmt: skip
     model_id, parts = await bind_parts(party, body)

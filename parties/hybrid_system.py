@@ -7,14 +7,16 @@ is the system's launcher side: its options, its plan and its audit.
 (``--dataset``) or any CSV file (``--csv FILE --class COL``, with ``--id``, ``--delimiter``,
 ``--nominal``, ``--continuous``), holds out a stratified test split (``--test-split``, 0 to
 train on every row), divides the attributes at random into two halves of the same size (the
-paper's Section 5; Bob holds the class), deals each party's columns into ``--groups``
-randomization groups and writes each party its own CSV file (the record id column and its own
-columns; the class in Bob's), rows shuffled, with only public things in the deployment file:
-each party's ``columns`` and kinds, the parameters. ``--model-out DIR`` has each party save its
-part of the model (``DIR/alice.model.json``, ``DIR/bob.model.json``; :mod:`parties.hybrid_model`)
-for ``mpc run hybrid-id3-classify`` (:mod:`parties.hybrid_classify_system`). Accuracy on the
-held-out rows and the checks that the SMC-only tree (and with ω = every attribute, the hybrid
-tree) equals plain ID3 on the joined data are the launcher's audit.
+paper's Section 5; Bob holds the class), deals the table's columns into ``--groups``
+randomization groups (``--grouping``: the paper's ``g`` groups across the whole table, or ``g``
+per party; :mod:`parties.hybrid_party`) and writes each party its own CSV file (the record id
+column and its own columns; the class in Bob's), rows shuffled, with only public things in the
+deployment file: each party's ``columns`` and kinds, the parameters. ``--model-out DIR`` has
+each party save its part of the model (``DIR/alice.model.json``, ``DIR/bob.model.json``;
+:mod:`parties.hybrid_model`) for ``mpc run hybrid-id3-classify``
+(:mod:`parties.hybrid_classify_system`). Accuracy on the held-out rows and the checks that
+the SMC-only tree (and with ω = every attribute, the hybrid tree) equals plain ID3 on the
+joined data are the launcher's audit.
 
 Public and private randomness. ``--seed`` seeds the public choices only: the train/test split,
 the Alice/Bob attribute partition, the randomization groups and the row order of each file.
@@ -53,12 +55,15 @@ from parties.hybrid_party import (
     COIN_SEED_KEY,
     COINS_OS,
     COINS_SEEDED,
+    GROUPINGS,
+    TABLE_GROUPS,
     TREES,
     TrainingParams,
     hybrid_run,
     make_groups,
     party_codes,
     party_coins,
+    table_groups,
 )
 from parties.vertical_csv import fresh_id_column, kind_entries, party_csv
 from protocols.hybrid_id3 import ALICE, BOB, DEALER, HybridSetup
@@ -68,6 +73,7 @@ __all__ = [
     "COINS_OS",
     "COINS_SEEDED",
     "COIN_SEED_KEY",
+    "GROUPINGS",
     "TREES",
     "TrainingParams",
     "hybrid_args",
@@ -121,7 +127,21 @@ def hybrid_args(p: argparse.ArgumentParser) -> None:
         help="probability that a record tells the truth about a group (0.7; 0.5 is refused)",
     )
     p.add_argument(
-        "--groups", type=int, default=1, metavar="G", help="randomization groups per party (1)"
+        "--groups",
+        type=int,
+        default=1,
+        metavar="G",
+        help="g, the number of randomization groups (1): with --grouping table, the table's t "
+        "columns (its attributes and the class) dealt into g groups, 1 <= g <= t; with "
+        "--grouping party, each party's own columns dealt into g groups",
+    )
+    p.add_argument(
+        "--grouping",
+        choices=GROUPINGS,
+        default=TABLE_GROUPS,
+        help="how --groups is read: table (default; the paper's g groups across the whole "
+        "table, each party flipping one coin for its part of a group) or party (g groups of "
+        "each party's own columns)",
     )
     p.add_argument(
         "--window", type=int, default=3, metavar="W", help="ω: candidates checked by SMC (3)"
@@ -191,11 +211,13 @@ def make_setup(
     groups: int,
     seed: int,
     code: str = "paired",
+    grouping: str = TABLE_GROUPS,
 ) -> HybridSetup:
     """The public setup for a training table: domains (the values seen in training, sorted as
-    plain ID3 sorts them), Alice's and Bob's randomization groups (Bob's columns include the
-    class, dealt at random with the public ``seed``), θ and the code."""
-    dealt = make_groups(alice, bob, table.class_name, groups, seed)
+    plain ID3 sorts them), Alice's and Bob's randomization groups (``groups`` read as
+    ``grouping`` says, :func:`parties.hybrid_party.make_groups`; dealt at random with the
+    public ``seed``; Bob's include the class), θ and the code."""
+    dealt = make_groups(alice, bob, table.class_name, groups, seed, grouping=grouping)
     domains = {a: sorted({str(v) for v in table.column(a)}) for a in (*alice, *bob)}
     domains[table.class_name] = sorted({str(v) for v in table.target})
     return HybridSetup(
@@ -303,8 +325,9 @@ def hybrid_plan(args: argparse.Namespace) -> Any:
     binned = discretizer.transform(train) if discretizer else train
     binned_test = discretizer.transform(test) if discretizer else test
     setup = make_setup(
-        binned, alice, bob, theta=args.theta, groups=args.groups, seed=seed, code=args.code
-    )
+        binned, alice, bob, theta=args.theta, groups=args.groups, seed=seed, code=args.code,
+        grouping=args.grouping,
+    )  # fmt: skip
     id_column = args.id_column or fresh_id_column([*train.attributes, train.class_name])
     rows = np.random.default_rng([seed, 2])  # public: only the row order of each file
     specs = []
@@ -331,6 +354,7 @@ def hybrid_plan(args: argparse.Namespace) -> Any:
     params = {
         "class": train.class_name,
         "groups": json.dumps({p: [list(g) for g in gs] for p, gs in setup.groups.items()}),
+        "grouping": args.grouping,
         "theta": args.theta,
         "code": args.code,
         "window": args.window,
@@ -345,6 +369,12 @@ def hybrid_plan(args: argparse.Namespace) -> Any:
         "plain": plain,
         "plain_s": time.perf_counter() - started,
         "setup": setup,
+        "grouping": args.grouping,
+        "table_groups": (
+            table_groups(alice, bob, train.class_name, args.groups, seed)
+            if args.grouping == TABLE_GROUPS
+            else None
+        ),
         "seed": seed,
         "discretizer": discretizer.to_dict() if discretizer else None,
         "model_out": str(args.model_out.resolve()) if args.model_out else None,
@@ -392,12 +422,14 @@ def hybrid_result(reports: dict[str, dict[str, Any]], plan: Any) -> dict[str, An
         if acc["hybrid"] is not None and acc["randomization-only"] is not None
         else None
     )
-    smc_gains, smc_only_gains = int(a["hybrid"]["smc_gains"]), int(a["smc-only"]["smc_gains"])
+    smc_gains, gains = int(a["hybrid"]["smc_gains"]), int(a["hybrid"]["gain_computations"])
     return {
         "dataset": ctx["dataset"],
         "rows": {"train": train.n_rows, "test": test.n_rows},
         "alice": [x for x, o in setup.attributes if o == ALICE],
         "bob": [x for x, o in setup.attributes if o == BOB],
+        "grouping": ctx["grouping"],
+        "table_groups": ctx["table_groups"],
         "groups": {p: [list(g) for g in gs] for p, gs in setup.groups.items()},
         "theta": setup.theta,
         "window": int(plan.params["window"]),
@@ -410,12 +442,12 @@ def hybrid_result(reports: dict[str, dict[str, Any]], plan: Any) -> dict[str, An
         "smc_only_accuracy": acc["smc-only"],
         "plain_accuracy": score(plain.predict(test)),
         "accuracy_gain_A": gain,
+        "smc_gains": smc_gains,
+        "gain_computations": gains,
+        "cost_ratio_C": smc_gains / gains if gains else None,
         "smc_dot_products": hybrid_dp,
         "smc_only_dot_products": smc_dp,
-        "cost_ratio": hybrid_dp / smc_dp if smc_dp else None,
-        "smc_gains": smc_gains,
-        "smc_only_gains": smc_only_gains,
-        "cost_ratio_gains": smc_gains / smc_only_gains if smc_only_gains else None,
+        "dot_product_ratio": hybrid_dp / smc_dp if smc_dp else None,
         "smc_only_identical_to_plain": check_tree_equal(a["smc-only"]["tree"], plain_json),
         "hybrid_identical_to_plain": check_tree_equal(a["hybrid"]["tree"], plain_json),
         "nodes": nodes,
@@ -443,6 +475,11 @@ def hybrid_summary(result: dict[str, Any]) -> list[str]:
     groups = "; ".join(
         f"{p}: " + " | ".join(", ".join(g) for g in gs) for p, gs in result["groups"].items()
     )
+    if result["table_groups"] is not None:
+        whole = " | ".join(", ".join(g) for g in result["table_groups"])
+        groups = f"g = {len(result['table_groups'])} across the table: {whole}; coins: {groups}"
+    else:
+        groups = f"per party: {groups}"
     saved = result["model"]["parts"]
     models = (
         [f"model:     {result['model']['model_id']}: " + ", ".join(
@@ -469,10 +506,11 @@ def hybrid_summary(result: dict[str, Any]) -> list[str]:
         f"seed:      {result['seed']} (split, partition, groups, row orders)   coins: "
         + ", ".join(f"{p} {c}" for p, c in result["coins"].items()),
         accuracy,
-        f"SMC cost:  {result['smc_dot_products']} dot products (hybrid) / "
-        f"{result['smc_only_dot_products']} (SMC-only) = C {_fraction(result['cost_ratio'], '.1%')}"
-        f"; exact gains {result['smc_gains']} / {result['smc_only_gains']} = "
-        f"{_fraction(result['cost_ratio_gains'], '.1%')}",
+        f"SMC cost:  C = {_fraction(result['cost_ratio_C'], '.1%')} of the hybrid tree's gain "
+        f"computations by SMC ({result['smc_gains']} / {result['gain_computations']}); "
+        f"dot products {result['smc_dot_products']} (hybrid) / "
+        f"{result['smc_only_dot_products']} (SMC-only) = "
+        f"{_fraction(result['dot_product_ratio'], '.1%')}",
         "nodes:     "
         + ", ".join(f"{m} {n} (depth {result['depth'][m]})" for m, n in result["nodes"].items()),
         f"SMC-only tree == plain ID3: {result['smc_only_identical_to_plain']}",

@@ -26,8 +26,14 @@ splits; 5. label the node with it;
 Two dot-product batches per node keep every count to one candidate attribute: Alice's rows
 ``E_a ∧ A = v`` (her candidates) times Bob's columns ``E_b ∧ class = C``, and Alice's row
 ``E_a`` times Bob's columns ``E_b ∧ B = v ∧ class = C`` (his candidates). Each count is one
-dot product of two length-``n`` 0/1 vectors; :attr:`HybridResult.dot_products` counts them all,
-so the cost ratio C of Table 1 is exact.
+dot product of two length-``n`` 0/1 vectors; :attr:`HybridResult.dot_products` counts them all.
+
+Cost (Section 5.4). Table 1's C is the share of gain computations done by SMC:
+:attr:`HybridResult.smc_share` = ``smc_gains / gain_computations``, where every node that
+chooses a split computes one gain per candidate (``|AL|``), ``min(ω, |AL|)`` of them by SMC; the
+SMC-only approach computes all ``|AL|`` by SMC. With Mushroom's 22 attributes and shallow trees
+this is about ``ω / 22``, the paper's 10/15/20% for ω = 2/3/4. The dot products, which also
+weigh each candidate by its number of values, are the second measure.
 
 Baselines (Section 5): *randomization-only* — the averaged estimates choose every split and the
 averaged estimated counts decide the leaves (a class is present when its estimate is at least
@@ -204,9 +210,20 @@ class HybridResult:
     dot_products: int = 0
     #: attribute gains computed exactly by SMC (one per window attribute per node)
     smc_gains: int = 0
+    #: attribute gains computed at all: every candidate at every node that chooses a split
+    #: (step 4), by randomization, by SMC or both; SMC-only computes all of them by SMC
+    gain_computations: int = 0
     nodes: int = 0
     smc_batches: int = 0
     log: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def smc_share(self) -> float | None:
+        """Section 5.4's cost ratio C: the share of this tree's gain computations done by SMC,
+        ``smc_gains / gain_computations`` (the SMC-only approach computes every candidate's
+        gain by SMC at every node; the hybrid only the window's ``min(ω, |AL|)``). ``None``
+        for a tree that chose no split."""
+        return self.smc_gains / self.gain_computations if self.gain_computations else None
 
 
 #: ``dot(party, matrices, tag)`` — batches of secure dot products revealed to both parties,
@@ -341,39 +358,58 @@ class Estimator:
             if a in self.own:
                 rows &= self.own[a] == v
         idx = np.flatnonzero(rows)
-        # per group: (sat, opp) factors broadcast to (rows, k, p)
-        terms: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}
-        exact = np.ones((len(idx), 1, 1), dtype=bool)
+        m = len(idx)
+        # per group, the matches of its conditions ANDed by what they range over: "r" the
+        # path's conditions (one per row), "k" the attribute's values, "p" the classes
+        by_group: dict[int, dict[str, tuple[Bools, Bools]]] = {}
 
-        def add(a: str, sat: np.ndarray, opp: np.ndarray) -> None:
-            terms.setdefault(self.group_of[a], []).append((sat, opp))
+        def add(a: str, axis: str, sat: Bools, opp: Bools) -> None:
+            parts = by_group.setdefault(self.group_of[a], {})
+            if axis in parts:  # several path conditions in one group
+                sat, opp = parts[axis][0] & sat, parts[axis][1] & opp
+            parts[axis] = (sat, opp)
 
         for a, v in path:
             if a not in self.own:
-                add(a, self.sat[a][idx, v][:, None, None], self.opp[a][idx, v][:, None, None])
+                add(a, "r", self.sat[a][idx, v], self.opp[a][idx, v])
+        # the per-row weight is a product of factors over rows, over (rows, values) and over
+        # (rows, classes), so the sum over rows is a matrix product; exact conditions on this
+        # party's own columns are 0/1 factors
+        K: Floats = np.ones((m, 1))
+        P: Floats = np.ones((m, 1))
         if attribute is not None:
             if attribute in self.own:
-                codes = self.own[attribute][idx]
-                exact = exact & (codes[:, None] == np.arange(k)[None, :])[:, :, None]
+                K = (self.own[attribute][idx][:, None] == np.arange(k)[None, :]).astype(float)
             else:
-                add(
-                    attribute,
-                    self.sat[attribute][idx][:, :, None],
-                    self.opp[attribute][idx][:, :, None],
-                )
+                add(attribute, "k", self.sat[attribute][idx], self.opp[attribute][idx])
         c = setup.class_name
         if c in self.own:
-            exact = exact & (self.own[c][idx][:, None] == np.arange(p)[None, :])[:, None, :]
+            P = (self.own[c][idx][:, None] == np.arange(p)[None, :]).astype(np.float64)
         else:
-            add(c, self.sat[c][idx][:, None, :], self.opp[c][idx][:, None, :])
-        w: np.ndarray = exact.astype(np.float64)
-        t, scale = self.theta, 1.0 / (2.0 * self.theta - 1.0)
-        for parts in terms.values():
-            sat, opp = parts[0]
-            for s, o in parts[1:]:
-                sat, opp = sat & s, opp & o
-            w = w * ((t * sat - (1.0 - t) * opp) * scale)
-        return np.broadcast_to(w, (len(idx), k, p)).sum(axis=0)
+            add(c, "p", self.sat[c][idx], self.opp[c][idx])
+        scale = 1.0 / (2.0 * self.theta - 1.0)
+        t, f = self.theta * scale, (1.0 - self.theta) * scale  # θ [e] - (1-θ) [ē], scaled
+        r: Floats = np.ones(m)
+        both: tuple[Bools, Bools, Bools, Bools] | None = None
+        every = np.ones(m, dtype=bool)
+        for parts in by_group.values():
+            sr, orr = parts.get("r", (every, every))
+            if "k" in parts and "p" in parts:  # the attribute and the class share a group
+                both = (sr[:, None] & parts["k"][0], parts["p"][0],
+                        orr[:, None] & parts["k"][1], parts["p"][1])  # fmt: skip
+            elif "k" in parts:
+                K = K * (t * (sr[:, None] & parts["k"][0]) - f * (orr[:, None] & parts["k"][1]))
+            elif "p" in parts:
+                P = P * (t * (sr[:, None] & parts["p"][0]) - f * (orr[:, None] & parts["p"][1]))
+            else:
+                r = r * (t * sr - f * orr)
+        left = K * r[:, None]
+        if both is None:
+            out: Floats = left.T @ P
+            return out
+        s_k, s_p, o_k, o_p = both
+        out = t * ((left * s_k).T @ (P * s_p)) - f * ((left * o_k).T @ (P * o_p))
+        return out
 
 
 # ----------------------------------------------------------------------------- the tree
@@ -537,6 +573,7 @@ async def hybrid_id3(
         label = _label(counts, classes)
         if present <= 1 or not candidates or (max_depth is not None and depth >= max_depth):
             return _leaf(counts, classes, label)  # steps 2 and 3
+        result.gain_computations += len(candidates)
         # step 4a: every candidate's gain estimated from this party's data, then averaged
         estimates = {a: np.clip(estimator.counts(path, a), 0.0, None) for a in candidates}
         mine = np.array([information_gain(estimates[a]) for a in candidates])

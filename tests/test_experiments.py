@@ -1,5 +1,7 @@
-"""The Hybrid-ID3 experiment script: one run's SMC-only tree scores as plain ID3 on the same
-split, and Table 1's A and C are computed from the runs as defined in Section 5.4."""
+"""The experiment scripts. Hybrid-ID3: one run's SMC-only tree scores as plain ID3 on the same
+split; Table 1's A and C are computed from the runs as defined in Section 5.4; smoke runs stay
+out of results/, runs are saved before the figures and resume after an interruption, and each
+party's coin seeds come from its own SeedSequence child."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import json
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 import pytest
@@ -57,10 +60,124 @@ def test_one_run_and_table1() -> None:
     assert run["smc-only/None"]["accuracy"] == accuracy(test.target, plain.predict(test))
     t1 = exp.table1([run], [2])["tic-tac-toe"][2]
     h, r, s = run["hybrid/2"], run["randomization-only/None"], run["smc-only/None"]
-    assert t1["A"] == pytest.approx(h["accuracy"] - r["accuracy"])
-    assert t1["C"] == pytest.approx(h["dot_products"] / s["dot_products"])
-    assert t1["C_gains"] == pytest.approx(h["smc_gains"] / s["smc_gains"])
-    assert "tic-tac-toe (ours)" in exp.table1_markdown({"tic-tac-toe": {2: t1}}, [2])
+    assert t1["runs"] == 1 and t1["A"]["runs"] == 1 and t1["A"]["sd"] == 0.0
+    assert t1["A"]["mean"] == pytest.approx(h["accuracy"] - r["accuracy"])
+    # C: the share of the hybrid tree's gain computations done by SMC (Section 5.4); SMC-only
+    # does all of its own by SMC
+    assert t1["C"]["mean"] == pytest.approx(h["smc_gains"] / h["gain_computations"])
+    assert 0 < t1["C"]["mean"] < 1 and s["smc_gains"] == s["gain_computations"]
+    assert t1["dot_products"]["mean"] == pytest.approx(h["dot_products"] / s["dot_products"])
+    md = exp.table1_markdown({"tic-tac-toe": {2: t1}}, [2], {"tic-tac-toe": None})
+    assert "| tic-tac-toe | 2 | 1 |" in md
+
+
+def _fake_run(job: dict[str, Any]) -> dict[str, Any]:
+    """A run's record as ``one_run`` writes it, without building trees (for the script's
+    bookkeeping tests)."""
+    out = {k: v for k, v in job.items() if k not in ("data_dir", "coin_seeds")}
+    tags = ["randomization-only/None", *(f"hybrid/{w}" for w in job["windows"])]
+    tags += ["smc-only/None"] if job["smc"] else []
+    for i, tag in enumerate(tags):
+        out[tag] = {"accuracy": 0.5 + 0.01 * i + 0.001 * job["seed"], "dot_products": 10 + i,
+                    "smc_gains": i, "gain_computations": 20, "nodes": 5}  # fmt: skip
+    return out
+
+
+def test_quick_runs_write_to_a_scratch_folder_never_under_results() -> None:
+    exp = script()
+    args = exp.parse(["--quick"])
+    try:
+        assert not Path(args.out).resolve().is_relative_to((ROOT / "results").resolve())
+        assert Path(args.out).is_dir() and not any(Path(args.out).iterdir())
+    finally:
+        Path(args.out).rmdir()
+    assert exp.parse([]).out == str(ROOT / "results" / "hybrid-id3") and exp.parse([]).repeats == 10
+    with pytest.raises(SystemExit) as stop:
+        exp.parse(["--quick", "--out", str(ROOT / "results" / "hybrid-id3")])
+    assert stop.value.code == 2
+
+
+def test_a_missing_matplotlib_stops_the_script_before_any_run(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    exp = script()
+    calls: list[dict[str, Any]] = []
+    monkeypatch.setattr(exp, "one_run", lambda job: calls.append(job) or _fake_run(job))
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib fails
+    with pytest.raises(SystemExit, match="matplotlib is missing"):
+        exp.main(["--quick", "--out", str(tmp_path), "--datasets", "tic-tac-toe"])
+    assert calls == [] and not (tmp_path / "results.json").exists()
+
+
+def test_runs_are_saved_before_the_figures_and_an_interrupted_run_resumes(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Finished runs go to runs.partial.jsonl as they finish (``--resume`` runs only the
+    others, with the same coin seeds); results.json and the tables are written before the
+    figures, so a failing plot loses nothing (exit 1) and ``--replot`` redraws."""
+    exp = script()
+    argv = ["--quick", "--out", str(tmp_path), "--datasets", "tic-tac-toe", "--repeats", "2"]
+    seen: list[dict[str, Any]] = []
+
+    def failing(job: dict[str, Any]) -> dict[str, Any]:
+        if len(seen) == 5:
+            raise RuntimeError("the machine went down")
+        seen.append(job)
+        return _fake_run(job)
+
+    monkeypatch.setattr(exp, "one_run", failing)
+    with pytest.raises(RuntimeError):
+        exp.main(argv)
+    lines = (tmp_path / "runs.partial.jsonl").read_text().splitlines()
+    assert len(lines) == 1 + 5 and not (tmp_path / "results.json").exists()
+
+    again: list[dict[str, Any]] = []
+    monkeypatch.setattr(exp, "one_run", lambda job: again.append(job) or _fake_run(job))
+
+    def broken(*args: Any) -> list[str]:
+        raise RuntimeError("no display")
+
+    monkeypatch.setattr(exp, "figures", broken)
+    assert exp.main([*argv, "--resume"]) == 1  # the figures failed ...
+    assert len(again) == 16 - 5  # 2 repeats x 4 groups x 2 θ, 5 of them done before
+    assert {exp.job_key(j) for j in seen}.isdisjoint({exp.job_key(j) for j in again})
+    # ... after every run was saved, with its parties' coin seeds from the first start
+    first = {exp.job_key(j): j["coin_seeds"] for j in seen}
+    args = exp.parse(argv)
+    args.coins = np.random.SeedSequence(json.loads(lines[0])["coin_entropy"])
+    assert {k: j["coin_seeds"] for j in exp.plan(args) if (k := exp.job_key(j)) in first} == first
+    doc = json.loads((tmp_path / "results.json").read_text())
+    assert len(doc["runs"]) == 16 and doc["runs_per_point"] == 2
+    assert not (tmp_path / "runs.partial.jsonl").exists()
+    table = (tmp_path / "table1.md").read_text()
+    assert "| tic-tac-toe | 2 | 2 |" in table and "mean ± sd [min, max]" in table
+    assert "| tic-tac-toe | randomization-only | 2 |" in (tmp_path / "accuracy.md").read_text()
+    (tmp_path / "table1.md").unlink()
+    assert exp.main([*argv, "--replot", "--no-figures"]) == 0
+    assert (tmp_path / "table1.md").read_text() == table
+
+
+def test_each_party_seeds_its_coins_from_its_own_child() -> None:
+    """Every run gets a coin seed for Alice and one for Bob, all different, from children of
+    the coin SeedSequence that the public seeds never touch; the same entropy gives the same
+    seeds (so ``--coin-entropy`` repeats an experiment), another entropy other seeds, and only
+    the coin seeds change with it."""
+    exp = script()
+
+    def jobs(entropy: int) -> list[dict[str, Any]]:
+        args = exp.parse(["--quick", "--out", "/nonexistent-scratch", "--repeats", "2"])
+        args.coins = np.random.SeedSequence(entropy)
+        return exp.plan(args)
+
+    a, b, c = jobs(5), jobs(5), jobs(6)
+    seeds = [tuple(j["coin_seeds"][p]) for j in a for p in ("alice", "bob")]
+    assert len(set(seeds)) == len(seeds) == 2 * len(a)
+    assert a == b
+    assert all(x["coin_seeds"] != y["coin_seeds"] for x, y in zip(a, c, strict=True))
+    strip = [{k: v for k, v in j.items() if k != "coin_seeds"} for j in a]
+    assert strip == [{k: v for k, v in j.items() if k != "coin_seeds"} for j in c]
+    run = _fake_run(a[0])
+    assert "coin_seeds" not in run and "data_dir" not in run
 
 
 @pytest.mark.timeout(120)
@@ -139,21 +256,22 @@ def test_bench_quick_runs_and_writes_the_table(tmp_path: Path) -> None:
     assert md.count("\n| ") == 4 and "| house-votes-84 | 435 | 16 | 3 | fast |" in md
 
 
-def test_cdtl_experiment_combines_runs_by_median_ets_and_mean_accuracy() -> None:
+def test_cdtl_experiment_combines_runs_by_their_medians_and_pools_the_folds() -> None:
     exp = script("cdtl")
-    base = {"experiment": "2", "dataset": "d", "sensitive": "s", "class": "c", "rows": 9,
-            "nominal_splits": "binary", "suppressed_per_fold": [0, 0], "subtrees": 3}  # fmt: skip
+    base = {"experiment": "2", "protocol": "as-drawn", "link": "loopback", "rows": 9,
+            "nominal_splits": "binary", "test_rows": 10, "wall_s": 2.0, "ms": 0.4,
+            "ms_held": 0.3, "subtrees_learned": 3}  # fmt: skip
     runs = [
-        {**base, "wall_s": 2.0, "accuracy": {"cnl": acc, "cdtl": acc / 2, "cdbsl": 0.5},
-         "client_seconds": {"cnl": 1.0, "cdtl": ets, "cdbsl": 0.1}, "ets": ets,
-         "ets_cpu": ets - 0.1, "ms": 0.4, "ets_per_fold": [ets, ets], "ms_per_fold": [0.4, 0.4]}
-        for acc, ets in ((0.9, 1.02), (0.8, 0.91), (0.7, 0.95))
+        {**base, "accuracy": {"cnl": acc, "cdtl": acc / 2}, "ets": ets, "ets_cpu": ets - 0.1,
+         "client_seconds": {"cnl": 1.0, "cdtl": ets}, "round_trips": {"cdtl": trips},
+         "ets_per_fold": [ets, ets], "ms_per_fold": [0.4, 0.4]}
+        for acc, ets, trips in ((0.9, 1.02, 12), (0.8, 0.91, 11), (0.7, 0.95, 10))
     ]  # fmt: skip
     r = exp.combine(runs)
-    assert r["runs"] == 3 and r["ets"] == 0.95 and r["ets_range"] == [0.91, 1.02]
-    assert r["ets_cpu"] == pytest.approx(0.85)
-    assert r["accuracy"]["cnl"] == pytest.approx(0.8)
-    assert r["accuracy"]["cdtl"] == pytest.approx(0.4)
+    assert r["runs"] == 3 and r["wall_s"] == 6.0
+    assert (r["ets"]["median"], r["ets"]["min"], r["ets"]["max"]) == (0.95, 0.91, 1.02)
+    assert r["ets_cpu"]["median"] == pytest.approx(0.85)
+    assert r["accuracy"]["cnl"]["median"] == pytest.approx(0.8)
+    assert r["accuracy"]["cdtl"]["median"] == pytest.approx(0.4)
+    assert r["cdtl_round_trips_per_prediction"]["median"] == pytest.approx(1.1)
     assert sorted(r["ets_per_fold"]) == [0.91, 0.91, 0.95, 0.95, 1.02, 1.02]
-    md = exp.markdown([r])
-    assert "| binary | 3 | 0.8000 | 0.4000 | 0.5000 | 0.950 (0.910-1.020) | 0.850 | 0.400 |" in md

@@ -10,6 +10,7 @@ import asyncio
 import dataclasses
 import hashlib
 import hmac
+import itertools
 import json
 import re
 import tomllib
@@ -32,12 +33,14 @@ from mpc.runtime.local import run_in_memory
 from mpc.runtime.party import Party
 from mpc.runtime.transport import InMemoryNetwork
 from parties.cli.main import build_parser
+from parties.hybrid_party import TrainingParams, table_groups
 from parties.hybrid_system import (
     COIN_SEED_KEY,
     COINS_OS,
     COINS_SEEDED,
     hybrid_plan,
     hybrid_run,
+    make_groups,
     make_setup,
     parse_coin_seeds,
     party_codes,
@@ -172,8 +175,9 @@ def plain_tree(table: Table, setup: HybridSetup, max_depth: int | None = None) -
 def test_estimator_equals_the_fast_method_of_theorem_1(
     seed: int, theta: float, groups: int
 ) -> None:
-    """Bob's estimate of ``N(path ∧ A = v ∧ class = C)`` for Alice's disguised ``A`` is the
-    randomized-response module's O(m) estimate with Bob's exact conditions as masks."""
+    """Each party's estimate of ``N(path ∧ A = v ∧ class = C)`` for the other's disguised
+    ``A`` is the randomized-response module's O(m) estimate with its own exact conditions as
+    masks."""
     rng = np.random.default_rng(seed)
     table = random_table(rng, 60, 5, 2)
     alice, bob = split_attributes(list(table.attributes), seed)
@@ -200,6 +204,20 @@ def test_estimator_equals_the_fast_method_of_theorem_1(
         )
         want = estimate_counts(view.bits, [conj], groups_bits, theta, masks=masks)[0]
         np.testing.assert_allclose(got[v], want, atol=1e-6)
+    # Alice's side: Bob's candidate, path condition and class are all disguised, in one group
+    # or in several (with the table's groups, the candidate and the class often share one)
+    a_view, a_est = res[ALICE]
+    b_path, b_cand = bob[0], bob[-1]
+    got = a_est.counts([(b_path, 1), (alice[0], 0)], b_cand)
+    groups_bits = a_view.layout.groups(setup.groups[BOB])
+    own = codes[ALICE][:, setup.columns_of(ALICE).index(alice[0])] == 0
+    for v, c in itertools.product(range(len(setup.domains[b_cand])), range(2)):
+        conj = a_view.layout.conjunction(
+            {b_path: setup.domains[b_path][1], b_cand: setup.domains[b_cand][v],
+             setup.class_name: setup.classes[c]}
+        )  # fmt: skip
+        want = estimate_counts(a_view.bits, [conj], groups_bits, theta, masks=own)[0]
+        np.testing.assert_allclose(got[v, c], want, atol=1e-6)
 
 
 def test_theta_one_estimates_are_the_true_counts() -> None:
@@ -250,6 +268,8 @@ def test_smc_only_and_full_window_equal_plain_id3(
         assert check_tree_equal(results[party]["hybrid"].tree, plain)
     assert results[ALICE]["hybrid"].dot_products == results[ALICE]["smc-only"].dot_products
     assert results[ALICE]["hybrid"].smc_gains == results[ALICE]["smc-only"].smc_gains
+    # ω = every attribute computes every gain by SMC: C = 1 (when a split was made at all)
+    assert results[ALICE]["hybrid"].smc_share in (None, 1.0)
 
 
 def test_exact_counts_are_the_true_counts_and_the_window_saves_dot_products() -> None:
@@ -277,6 +297,166 @@ def test_exact_counts_are_the_true_counts_and_the_window_saves_dot_products() ->
             checked += 1
         assert split_entry["split"] in entry.value["counts"]
     assert checked > 0
+
+
+# ----------------------------------------------------------------------------- the cost C
+
+
+def _hand_table() -> Table:
+    """24 rows, every combination of a0 in {x, y, z} and binary a1, a2, a3 once; the class is
+    yes at a0 = x, no at a0 = y and a1's value at a0 = z. ID3 splits the root on a0 (gain 2/3;
+    a1 0.08, a2 and a3 0), then the node a0 = z on a1, whose children are pure."""
+    rows = list(itertools.product("xyz", "pq", "pq", "pq"))
+    labels = ["yes" if r[0] == "x" else "no" if r[0] == "y" else "yes" if r[1] == "p" else "no"
+              for r in rows]  # fmt: skip
+    return Table(
+        name="hand",
+        attributes=("a0", "a1", "a2", "a3"),
+        kinds=("nominal",) * 4,
+        columns=tuple(np.array([r[j] for r in rows], dtype=object) for j in range(4)),
+        target=np.array(labels, dtype=object),
+        class_name="class",
+        source="test",
+    )
+
+
+@pytest.mark.parametrize(
+    ("window", "by_smc"), [(1, 1 + 1), (2, 2 + 2), (3, 3 + 3), (4, 4 + 3), (9, 4 + 3)]
+)
+def test_c_is_the_share_of_gain_computations_done_by_smc(window: int, by_smc: int) -> None:
+    """Section 5.4's C counted by hand on a tree with two splits: the root computes the gains
+    of its 4 candidates, the node a0 = z of the 3 left, 7 in all; the hybrid computes
+    ``min(ω, 4) + min(ω, 3)`` of them by SMC, SMC-only all 7, randomization-only none. θ = 1
+    (nothing disguised) makes all three trees ID3's."""
+    _, results, _ = run_trees(_hand_table(), theta=1.0, groups=1, window=window)
+    hybrid, smc, rand = (results[ALICE][m] for m in ("hybrid", "smc-only", "randomization-only"))
+    for res in (hybrid, smc, rand):
+        assert res.tree["attribute"] == "a0" and res.tree["children"]["z"]["attribute"] == "a1"
+        assert res.gain_computations == 7
+    assert hybrid.smc_gains == by_smc and hybrid.smc_share == by_smc / 7
+    assert smc.smc_gains == 7 and smc.smc_share == 1.0
+    assert rand.smc_gains == 0 and rand.smc_share == 0.0
+    assert results[BOB]["hybrid"].smc_share == hybrid.smc_share
+
+
+def _split_depths(node: dict[str, Any], depth: int = 0) -> list[int]:
+    if "attribute" not in node:
+        return []
+    below = [d for c in node["children"].values() for d in _split_depths(c, depth + 1)]
+    return [depth, *below]
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(0, 10_000),
+    t=st.integers(3, 6),
+    window=st.integers(1, 4),
+    theta=st.sampled_from([0.3, 0.45, 0.8]),
+)
+def test_c_counts_the_candidates_of_every_split(
+    seed: int, t: int, window: int, theta: float
+) -> None:
+    """Every node of the tree that splits chose among the ``t - depth`` attributes not yet on
+    its path and computed ``min(ω, t - depth)`` of their gains by SMC."""
+    table = random_table(np.random.default_rng(seed), 60, t, 2)
+    _, results, _ = run_trees(
+        table, theta=theta, groups=2, window=window, modes=("hybrid",), seed=seed
+    )
+    res = results[ALICE]["hybrid"]
+    depths = _split_depths(res.tree)
+    assert res.gain_computations == sum(t - d for d in depths)
+    assert res.smc_gains == sum(min(window, t - d) for d in depths)
+
+
+# ----------------------------------------------------------------------------- the groups g
+
+
+def test_g_groups_are_dealt_across_the_whole_table() -> None:
+    """The paper's g (Section 4): the table's t columns (attributes and class) in g groups of
+    sizes differing by at most one; each party's coin groups are its parts of them."""
+    alice, bob, cls = ["a1", "a3", "a5"], ["a0", "a2", "a4"], "class"
+    t = 7
+    mine = {ALICE: set(alice), BOB: {*bob, cls}}
+    for seed, g in itertools.product((0, 3, 8), range(1, t + 1)):
+        whole = table_groups(alice, bob, cls, g, seed)
+        assert len(whole) == g
+        assert sorted(a for grp in whole for a in grp) == sorted([*alice, *bob, cls])
+        assert max(map(len, whole)) - min(map(len, whole)) <= 1
+        dealt = make_groups(alice, bob, cls, g, seed)
+        assert dealt == make_groups(alice, bob, cls, g, seed, grouping="table")
+        for p in (ALICE, BOB):
+            parts = [[a for a in grp if a in mine[p]] for grp in whole]
+            assert dealt[p] == [part for part in parts if part]
+        assert g <= len(dealt[ALICE]) + len(dealt[BOB]) <= min(2 * g, t)
+    # g = 1: one group, which each party holds a part of; g = t: a group per column
+    assert make_groups(alice, bob, cls, 1, 5) == {ALICE: [alice], BOB: [[*bob, cls]]}
+    single = make_groups(alice, bob, cls, t, 5)
+    assert sorted(single[ALICE]) == [[a] for a in sorted(alice)]
+    assert sorted(single[BOB]) == [[a] for a in sorted([*bob, cls])]
+    for bad in (0, t + 1):
+        with pytest.raises(ConfigError, match="between 1 and t = 7"):
+            make_groups(alice, bob, cls, bad, 0)
+    with pytest.raises(ConfigError, match="--grouping must be one of table, party"):
+        make_groups(alice, bob, cls, 2, 0, grouping="site")
+
+
+def test_g_groups_per_party_are_unchanged() -> None:
+    """``grouping = "party"``: each party's own columns (Bob's with the class) in
+    ``min(g, its columns)`` groups, exactly as this option dealt them before the paper's
+    reading became the default."""
+    a, b = ["outlook", "humidity"], ["temperature", "windy"]
+    assert make_groups(a, b, "play", 2, 0, grouping="party") == {
+        ALICE: [["outlook"], ["humidity"]], BOB: [["temperature", "play"], ["windy"]]
+    }  # fmt: skip
+    assert make_groups(a, b, "play", 2, 7, grouping="party") == {
+        ALICE: [["humidity"], ["outlook"]], BOB: [["temperature", "play"], ["windy"]]
+    }  # fmt: skip
+    assert make_groups(a, b, "play", 9, 0, grouping="party") == {
+        ALICE: [["outlook"], ["humidity"]], BOB: [["temperature"], ["windy"], ["play"]]
+    }  # fmt: skip
+
+
+def test_grouping_is_an_option_of_the_command_line_and_the_deployment(tmp_path: Path) -> None:
+    """``--grouping table`` (the default) deals the weather table's t = 5 columns; ``--groups
+    6`` is refused before any party starts; ``--grouping party`` reads g per party. A
+    deployment file with an integer ``groups`` reads it as its ``grouping`` says."""
+    one = _plan("--groups", "1")
+    assert one.params["grouping"] == "table"
+    alice, bob = (list(one.context["setup"].columns_of(p)) for p in (ALICE, BOB))
+    assert json.loads(one.params["groups"]) == {ALICE: [alice], BOB: [bob]}
+    every = json.loads(_plan("--groups", "5").params["groups"])
+    assert all(len(g) == 1 for gs in every.values() for g in gs)
+    assert sum(map(len, every.values())) == 5
+    with pytest.raises(ConfigError, match="t = 5"):
+        _plan("--groups", "6")
+    per_party = _plan("--groups", "6", "--grouping", "party")
+    assert per_party.params["grouping"] == "party"
+    assert json.loads(per_party.params["groups"])[ALICE] == [[a] for a in alice]
+
+    def params(extra: str) -> TrainingParams:
+        parties = "".join(
+            f'[[party]]\nname = "{n}"\nrole = "{n}"\nendpoint = "tcp://127.0.0.1:{6001 + i}"\n'
+            f'public_key = "keys/{n}.public"\n' + (f"columns = {json.dumps(c)}\n" if c else "")
+            for i, (n, c) in enumerate(
+                [(ALICE, ["outlook", "humidity"]), (BOB, ["temperature", "windy"]), (DEALER, [])]
+            )
+        )
+        path = tmp_path / "deployment.toml"
+        path.write_text(
+            '[deployment]\ntimeout = 5\n[protocol]\nname = "hybrid-id3"\n[protocol.params]\n'
+            f'class = "play"\ngroups = 5\n{extra}\n{parties}'
+        )
+        return TrainingParams.from_config(load_config(path))
+
+    table = params("")
+    assert table.grouping == "table"
+    assert sorted(table.groups[ALICE]) == [["humidity"], ["outlook"]]  # g = t: one per column
+    assert sorted(table.groups[BOB]) == [["play"], ["temperature"], ["windy"]]
+    assert params('grouping = "party"').groups == make_groups(
+        ["outlook", "humidity"], ["temperature", "windy"], "play", 5, 0, grouping="party"
+    )
+    with pytest.raises(ConfigError, match="grouping must be one of"):
+        params('grouping = "site"')
 
 
 def _rows_of_node(tree: dict[str, Any], number: int, codes: dict[str, np.ndarray]) -> np.ndarray:
@@ -359,8 +539,9 @@ def test_hybrid_id3_system_across_three_processes() -> None:
     r = doc["result"]
     assert r["smc_only_identical_to_plain"] is True
     assert 0 < r["smc_dot_products"] <= r["smc_only_dot_products"]
-    assert r["cost_ratio"] == r["smc_dot_products"] / r["smc_only_dot_products"]
-    assert 0 < r["smc_gains"] <= r["smc_only_gains"]
+    assert r["dot_product_ratio"] == r["smc_dot_products"] / r["smc_only_dot_products"]
+    assert 0 < r["smc_gains"] <= r["gain_computations"]
+    assert r["cost_ratio_C"] == r["smc_gains"] / r["gain_computations"]
     assert set(doc["parties"]) == {ALICE, BOB, DEALER}
     for name in (ALICE, BOB):
         labels = {e["label"] for e in doc["parties"][name]["ledger"]}
