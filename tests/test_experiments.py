@@ -109,6 +109,26 @@ def test_a_missing_matplotlib_stops_the_script_before_any_run(
     assert calls == [] and not (tmp_path / "results.json").exists()
 
 
+@pytest.mark.parametrize(("name", "stub"), [("adaptive_modification", "one_seed"), ("cdtl", "run")])
+def test_the_other_experiments_also_say_so_before_any_run(
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    name: str,
+    stub: str,
+) -> None:
+    exp = script(name)
+    calls: list[object] = []
+    monkeypatch.setattr(exp, stub, lambda *a, **k: calls.append(a))
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib fails
+    with pytest.raises(SystemExit) as stop:
+        exp.main(["--quick", "--out", str(tmp_path)])
+    assert calls == [] and not any(tmp_path.iterdir())
+    assert stop.value.code != 0
+    said = f"{stop.value.code} {capsys.readouterr().err}"
+    assert "matplotlib" in said and "[experiments]" in said  # what is missing, how to install
+
+
 def test_runs_are_saved_before_the_figures_and_an_interrupted_run_resumes(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

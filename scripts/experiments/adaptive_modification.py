@@ -41,6 +41,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from mpc.datasets import Table, load_dataset, resolve_data_dir  # noqa: E402
+from mpc.errors import ConfigError  # noqa: E402
+from mpc.learners.plot import require_matplotlib  # noqa: E402
 from mpc.runtime.metrics import cpu_model  # noqa: E402
 from protocols import adaptive_modification as am  # noqa: E402
 
@@ -408,6 +410,10 @@ def main(argv: list[str] | None = None) -> int:
         help="no runs: write table.md and the figures again from a results.json",
     )
     args = p.parse_args(argv)
+    try:  # the figures need matplotlib: say so before any run, not after an hour of them
+        require_matplotlib("the experiment's figures")
+    except ConfigError as exc:
+        p.error(str(exc))
     if args.from_json is not None:
         return rewrite(args.from_json, output_folder(args))
     if args.seeds < 1 or args.jobs < 1:

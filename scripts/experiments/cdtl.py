@@ -409,10 +409,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from mpc.errors import ConfigError
+    from mpc.learners.plot import require_matplotlib
     from mpc.runtime.metrics import cpu_model
     from mpc.runtime.netlab import ShapedLink
 
     args = parse_args(argv)
+    try:  # the figures need matplotlib: say so before any run, not after hours of them
+        require_matplotlib("the experiment's figures")
+    except ConfigError as exc:
+        raise SystemExit(f"cdtl.py: {exc}") from None
     cv = 3 if args.quick else 10
     chosen = args.only.split(",") if args.only else (["1", "2", "3"] if args.quick else None)
     exps = [e for e in EXPERIMENTS if chosen is None or e[0] in chosen]
