@@ -19,7 +19,7 @@ EXAMPLES = ROOT / "docs" / "examples"
 EXPECTED: dict[str, list[str]] = {
     "estimators.py": [
         "C45Classifier(pruning='none')",
-        "|   humidity <= 70: yes (2/0)",
+        "|   humidity <= 75: yes (2/0)",
         "predict: ['yes', 'no']",
         "predict_proba: [[0.0, 1.0], [1.0, 0.0]]",
         "score on the training rows: 1.0",
