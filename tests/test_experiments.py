@@ -295,3 +295,32 @@ def test_cdtl_experiment_combines_runs_by_their_medians_and_pools_the_folds() ->
     assert r["accuracy"]["cdtl"]["median"] == pytest.approx(0.4)
     assert r["cdtl_round_trips_per_prediction"]["median"] == pytest.approx(1.1)
     assert sorted(r["ets_per_fold"]) == [0.91, 0.91, 0.95, 0.95, 1.02, 1.02]
+
+
+def test_cdtl_experiment_runs_adults_protocols_on_adult_only(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    exp = script("cdtl")
+    done: list[tuple[str, str]] = []
+
+    def fake_run(e: Any, base: Any, protocol: str, *rest: Any) -> dict[str, Any]:
+        done.append((e[0], protocol))
+        return {"ets": 1.0, "ms": 0.5, "ms_held": 0.5, "accuracy": {"cdtl": 0.9},
+                "round_trips": {"cdtl": 1.0}, "wall_s": 0.0}  # fmt: skip
+
+    monkeypatch.setattr(exp, "plan_of", lambda *a: None)
+    monkeypatch.setattr(exp, "run", fake_run)
+    monkeypatch.setattr(exp, "combine", lambda runs: runs)
+    monkeypatch.setattr(exp, "markdown", lambda *a: "")
+    monkeypatch.setattr(exp, "figures", lambda *a: [])
+    argv = ["--only", "2,4,5", "--links", "loopback", "--repeats", "2", "--out", str(tmp_path),
+            "--adult-protocols", "as-drawn,optimised"]  # fmt: skip
+    assert exp.main(argv) == 0
+    small = [p for e, p in done if e == "2"]
+    assert small == list(exp.PROTOCOL_NAMES) * 2
+    for e in ("4", "5"):
+        assert [p for x, p in done if x == e] == ["as-drawn", "optimised"]
+    doc = json.loads((tmp_path / "results.json").read_text())
+    assert doc["protocols"]["adult"] == ["as-drawn", "optimised"]
+    with pytest.raises(SystemExit):
+        exp.parse_args(["--adult-protocols", "fastest"])

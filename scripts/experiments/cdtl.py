@@ -383,6 +383,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default=",".join(PROTOCOL_NAMES),
         help="comma-separated cdtl protocols (default all four: " + ", ".join(PROTOCOL_NAMES) + ")",
     )
+    p.add_argument(
+        "--adult-protocols",
+        default=None,
+        help="comma-separated cdtl protocols for Adult (experiments 4-5) only (default those "
+        "of --protocols); each Adult run over the shaped link takes minutes, so a full run "
+        "may measure as-drawn and optimised there and all four on the small tables",
+    )
     p.add_argument("--rate-mbit", type=float, default=100.0, help="the shaped link's rate (100)")
     p.add_argument(
         "--delay-ms",
@@ -396,9 +403,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     for x in args.link_list:
         if x not in LINKS:
             p.error(f"--links: expected some of {', '.join(LINKS)}, got {x!r}")
-    for x in args.protocol_list:
-        if x not in PROTOCOL_NAMES:
-            p.error(f"--protocols: expected some of {', '.join(PROTOCOL_NAMES)}, got {x!r}")
+    args.adult_protocol_list = (
+        args.protocol_list
+        if args.adult_protocols is None
+        else [x for x in args.adult_protocols.split(",") if x]
+    )
+    for option, chosen in (("--protocols", args.protocol_list),
+                           ("--adult-protocols", args.adult_protocol_list)):  # fmt: skip
+        for x in chosen:
+            if x not in PROTOCOL_NAMES:
+                p.error(f"{option}: expected some of {', '.join(PROTOCOL_NAMES)}, got {x!r}")
     if args.repeats is None:
         args.repeats = 1 if args.quick else 5
     if args.repeats < 1:
@@ -451,7 +465,8 @@ def main(argv: list[str] | None = None) -> int:
             repeats = 1 if e[0] in ONCE else args.repeats
             for k in range(repeats):
                 for ln in links:
-                    for protocol in args.protocol_list:
+                    chosen = args.adult_protocol_list if e[0] in ONCE else args.protocol_list
+                    for protocol in chosen:
                         where = placement if ln == "shaped" else None
                         r = run(e, base, protocol, ln, args.timeout, where)
                         runs.setdefault((e[0], ln, protocol), []).append(r)
@@ -468,12 +483,18 @@ def main(argv: list[str] | None = None) -> int:
             link.close()
     load_end = _load()
     cells = {k: combine(v) for k, v in runs.items()}
+    adult_note = (
+        ""
+        if args.adult_protocol_list == args.protocol_list
+        else f" (Adult: {', '.join(args.adult_protocol_list)})"
+    )
     header = [
         f"Machine: {cpu_model()}, {os.cpu_count()} cores; {time.strftime('%Y-%m-%d')}; "
         f"load average (1, 5, 15 min) {load_start} at the start, {load_end} at the end; "
         f"{round(time.perf_counter() - started)} s.",
         f"{cv}-fold CV, l = {args.l}; runs per cell: {args.repeats} for experiments 1-3, 1 "
-        "for Adult (4-5), per protocol and link.",
+        "for Adult (4-5), per protocol and link; protocols: "
+        f"{', '.join(args.protocol_list)}{adult_note}.",
         "Links: loopback (both processes on 127.0.0.1)"
         + (f"; shaped: {described}" if described else "")
         + (f"; {skipped}" if skipped else "")
@@ -485,9 +506,10 @@ def main(argv: list[str] | None = None) -> int:
             f"TCP round trip through the shaped link {when} the runs: median "
             f"{s['median']:.2f} ms ({s['min']:.2f}-{s['max']:.2f}, {s['n']} probes)."
         )
-    md = markdown(cells, exps, links, list(args.protocol_list), header)
+    shown = [x for x in PROTOCOL_NAMES if x in {*args.protocol_list, *args.adult_protocol_list}]
+    md = markdown(cells, exps, links, shown, header)
     (out / "table.md").write_text(md)
-    written = figures(cells, [e[0] for e in exps], links, list(args.protocol_list), out)
+    written = figures(cells, [e[0] for e in exps], links, shown, out)
     doc = {
         "machine": f"{cpu_model()} ({platform.machine()}), {os.cpu_count()} cores",
         "date": time.strftime("%Y-%m-%d"),
@@ -496,6 +518,7 @@ def main(argv: list[str] | None = None) -> int:
         "folds": cv,
         "l": args.l,
         "repeats": args.repeats,
+        "protocols": {"small": args.protocol_list, "adult": args.adult_protocol_list},
         "links": {"loopback": "127.0.0.1", **({"shaped": described} if described else {})},
         "skipped": skipped,
         "round_trip_ms": probes,
