@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +13,13 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# A shell without job control starts a background command (`pytest &`) with SIGINT ignored,
+# and an ignored signal stays ignored in every process started from it: the Ctrl-C tests would
+# then signal parties that cannot hear it. A handled signal is reset to its default at exec,
+# so handling it here gives every process the tests start the SIGINT of a foreground command.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def run_mpc(*args: str, deadline: float = 60.0) -> tuple[int, str, str]:
