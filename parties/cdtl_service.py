@@ -335,7 +335,7 @@ def outsource_args(p: argparse.ArgumentParser) -> None:
     )
     _session_args(p)
     p.add_argument("--l", type=int, default=2, help="l of l-diversity (default 2)")
-    bin_args(p, rows="the rows of --csv, which are outsourced whole")
+    bin_args(p, rows="all rows of --csv, which are outsourced whole")
     p.add_argument(
         "--nominal-splits",
         choices=SPLITS,

@@ -542,7 +542,7 @@ def load_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--l", type=int, default=2, help="l of l-diversity (2)")
     p.add_argument("--clients", type=int, default=4, help="concurrent client processes (4)")
     p.add_argument("--predictions", type=int, default=100, help="predictions per client (100)")
-    bin_args(p, rows="the whole table (outsourced once)")
+    bin_args(p, rows="all rows of the table, which is outsourced whole")
     p.add_argument(
         "--seed",
         type=int,

@@ -99,16 +99,17 @@ def bin_args(p: argparse.ArgumentParser, *, rows: str) -> None:
         "--bins",
         type=int,
         default=4,
-        help=f"equal-frequency bins of a binned continuous attribute, fitted on {rows} (4)",
+        help=f"how many equal-frequency bins a binned attribute gets (4); the cut points are "
+        f"fitted on {rows}",
     )
     p.add_argument(
         "--bin-attributes",
         choices=BIN_ATTRIBUTES,
         default="sensitive",
-        help="which continuous attributes are binned: sensitive (the default) bins only a "
-        "continuous sensitive attribute, which anatomization needs nominal, and every other "
-        "continuous attribute stays continuous, split by thresholds in every tree as J48 "
-        "splits it; all bins every continuous attribute (as the paper did on autos)",
+        help="which continuous attributes to bin: sensitive (the default) bins the sensitive "
+        "attribute if it is continuous, since anatomization needs it nominal; the other "
+        "continuous attributes stay numbers and every tree splits them by thresholds. all "
+        "bins every continuous attribute (as the paper did for autos)",
     )
 
 
