@@ -13,10 +13,13 @@ import pytest
 
 from mpc.crypto.sealed import open_json
 from mpc.datasets import CONTINUOUS, DataError, Discretizer, Table
+from mpc.errors import InputError
 from mpc.learners.evaluation import rows_of
 from mpc.learners.tree import Split, from_json, nodes, predict_one, to_json
+from mpc.runtime.config import PartyConfig
 from parties import cdtl_tables
-from parties.cdtl_tables import cdtl_folds, fit_bins, fold_tables
+from parties.cdtl_tables import cdtl_folds, fit_bins, fold_input, fold_tables
+from protocols.anatomization import suppress_for_l
 from protocols.cdtl import find_bdt_leaf, learner, subtree_aad
 
 from .conftest import run_mpc_json
@@ -189,3 +192,20 @@ def test_mpc_run_cdtl_keeps_continuous_attributes_or_bins_them_all(
     assert len(bdts) == 2
     kinds = {n.kind for b in bdts for n in nodes(b) if isinstance(n, Split)}
     assert ("threshold" in kinds) == (bin_attributes == "sensitive")
+
+
+def test_a_fold_whose_bins_make_l_impossible_is_named_with_the_bins_it_got() -> None:
+    """A sensitive attribute with few distinct values gets fewer bins than ``--bins`` asks;
+    a fold where that leaves fewer than ``l`` bins fails naming the fold and the bins."""
+    t = mixed_table(5, n=60, continuous_s=True)
+    s = np.where(np.arange(60) % 10 == 0, 1.0, 0.0)  # one value in 90% of the rows
+    t = Table(t.name, t.attributes, t.kinds, (*t.columns[:2], s), t.target, t.class_name, t.source)
+    fold = cdtl_folds(t.target, 2, seed=0)[1]
+    train, _, disc = fold_tables(t, fold, sensitive=SENSITIVE, bins=4, bin_attributes="sensitive")
+    assert disc is not None and len(disc.labels(SENSITIVE)) == 2
+    me = PartyConfig("client", "client", "tcp://127.0.0.1:1", "", None)
+    with (
+        pytest.raises(InputError, match=r"fold 1: .*into 2 of --bins 4 equal-frequency bins"),
+        fold_input(me, 1, SENSITIVE, disc),
+    ):
+        suppress_for_l(train, SENSITIVE, 3)
