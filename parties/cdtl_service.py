@@ -8,9 +8,12 @@ parties, and either process may end between sessions, or be restarted during one
 
 * **outsource** (``cdtl-outsource``) — the client reads its training CSV
   (:func:`~parties.own_data.read_own_table`), prepares it as ``cdtl`` does
-  (:func:`~parties.cdtl_tables.client_table`: continuous attributes in ``bins``
-  equal-frequency bins), suppresses the fewest tuples that make ``l`` possible, anatomizes
-  the rest under a fresh key and outsources IT and ST with the shared prune set
+  (:func:`~parties.cdtl_tables.client_table`; a continuous sensitive attribute, or with
+  ``--bin-attributes all`` every continuous attribute, in ``bins`` equal-frequency bins
+  fitted on the rows of that file, which it outsources whole:
+  :func:`~parties.cdtl_tables.fit_bins`; other continuous attributes stay continuous),
+  suppresses the fewest tuples that make ``l`` possible, anatomizes the rest under a fresh
+  key and outsources IT and ST with the shared prune set
   (:data:`~parties.cdtl_tables.PRUNE_FRACTION` of the rows, a public choice of ``seed``); the
   CDBS learns the BDT and stores all three. The client writes its model file
   (:class:`ClientModel`, :mod:`mpc.learners.model_file`, private, mode 0600): the key, the table's
@@ -70,9 +73,11 @@ from mpc.runtime.party import Party
 from parties.cdtl_system import serve_cdbs
 from parties.cdtl_tables import (
     PRUNE_FRACTION,
+    bin_args,
     client_table,
     csv_entries,
     csv_text,
+    fit_bins,
     own_csv_args,
     own_input,
     read_client_csv,
@@ -178,8 +183,15 @@ class ClientModel:
             raise ValueError("the sensitive attribute must be an attribute, the class not")
         discretizer = _discretizer(body["discretizer"])
         binned = set(discretizer.edges) if discretizer is not None else set()
-        if binned != {a for a, k in zip(attributes, kinds, strict=True) if k == CONTINUOUS}:
-            raise ValueError("the discretizer must bin exactly the continuous attributes")
+        continuous = {a for a, k in zip(attributes, kinds, strict=True) if k == CONTINUOUS}
+        whole = discretizer is not None and not discretizer.partial
+        if not binned <= continuous or (whole and binned != continuous):
+            raise ValueError(
+                "the discretizer must bin continuous attributes only, all of them unless "
+                "it is partial"
+            )
+        if sensitive in continuous and sensitive not in binned:
+            raise ValueError("a continuous sensitive attribute must be binned")
         splits, l = body["nominal_splits"], body["l"]  # noqa: E741
         if splits not in SPLITS or type(l) is not int or l < 2:
             raise ValueError(f"nominal_splits must be one of {list(SPLITS)} and l >= 2")
@@ -211,7 +223,10 @@ def _discretizer(doc: Any) -> Discretizer | None:
     cuts = {str(a): tuple(float(x) for x in e) for a, e in edges.items()}
     if any(list(e) != sorted(set(e)) or not np.all(np.isfinite(e)) for e in cuts.values()):
         raise ValueError("the discretizer's cut points must be finite and increase")
-    return Discretizer(bins=bins, edges=cuts)
+    partial = doc.get("partial", False)
+    if type(partial) is not bool:
+        raise ValueError("the discretizer's `partial` must be true or false")
+    return Discretizer(bins=bins, edges=cuts, partial=partial)
 
 
 def model_path(path: str | Path) -> Path:
@@ -320,7 +335,7 @@ def outsource_args(p: argparse.ArgumentParser) -> None:
     )
     _session_args(p)
     p.add_argument("--l", type=int, default=2, help="l of l-diversity (default 2)")
-    p.add_argument("--bins", type=int, default=4, help="bins for continuous attributes (4)")
+    bin_args(p, rows="all rows of --csv, which are outsourced whole")
     p.add_argument(
         "--nominal-splits",
         choices=SPLITS,
@@ -350,7 +365,7 @@ def outsource_plan(args: argparse.Namespace) -> Any:
         raise ConfigError(f"--bins must be at least 2, got {args.bins}")
     entries = csv_entries(args)
     own, text = read_client_csv(args, entries)
-    table, _ = client_table(
+    table = client_table(
         own.table, sensitive=args.sensitive, l=args.l, bins=args.bins,
         no_suppress=args.no_suppress, source=str(args.csv),
     )  # fmt: skip
@@ -362,6 +377,7 @@ def outsource_plan(args: argparse.Namespace) -> Any:
         "class": args.class_column,
         "l": args.l,
         "bins": args.bins,
+        "bin_attributes": args.bin_attributes,
         "seed": args.seed,
         "nominal_splits": args.nominal_splits,
         "no_suppress": args.no_suppress,
@@ -390,11 +406,19 @@ async def outsource_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) ->
     own, warning = read_own_table(me, class_column=str(p["class"]))
     if warning:
         log.warning("%s: %s", me.name, warning)
+    bins = int(p.get("bins", 4))
     with own_input(me):
-        table, discretizer = client_table(
-            own.table, sensitive=sensitive, l=l, bins=int(p.get("bins", 4)),
+        table = client_table(
+            own.table, sensitive=sensitive, l=l, bins=bins,
             no_suppress=bool(p.get("no_suppress", False)), source=str(me.data),
         )  # fmt: skip
+        # the table is outsourced whole: its bins are fitted on all of its rows
+        discretizer = fit_bins(
+            table, sensitive=sensitive, bins=bins,
+            bin_attributes=str(p.get("bin_attributes", "sensitive")),
+        )  # fmt: skip
+        if discretizer is not None:
+            table = discretizer.transform(table)
         keep = suppress_for_l(table, sensitive, l)
     # the shared prune set: a public choice of the seed, on the rows read; its rows that are
     # outsourced, numbered as ESEQ numbers them (positions among the outsourced rows)
@@ -420,7 +444,7 @@ async def outsource_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) ->
         key, name, schema.digest, sensitive, train.class_name, own.table.attributes,
         own.table.kinds, discretizer, splits, l, tuple(prune),
         {"rows": table.n_rows, "outsourced": train.n_rows,
-         "suppressed": table.n_rows - train.n_rows, "bins": int(p.get("bins", 4)), "seed": seed},
+         "suppressed": table.n_rows - train.n_rows, "bins": bins, "seed": seed},
     )  # fmt: skip
     try:
         written = write_model(

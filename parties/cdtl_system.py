@@ -8,12 +8,17 @@ reads itself (:func:`~parties.own_data.read_own_table`; ``--id``, ``--delimiter`
 ``--nominal``, ``--continuous`` as for every party's own file). Either way the table is
 prepared alike (:mod:`parties.cdtl_tables`): rows filtered with ``--where``; with
 ``--dataset`` the class column chosen with ``--class`` (a continuous class split at its median
-into ``low`` / ``high``); continuous attributes discretised into ``--bins`` equal-frequency
-bins; the sensitive attribute (``--sensitive``, a column of the table) and ``l`` checked. The
-stratified folds and, per fold, the prune set (20% of the training rows, the same for the
-three methods) are public choices of ``--cv`` and ``--seed``: the launcher computes them for a
-dataset, the client for its own file, with the same function. For every fold the client
-anatomizes the training rows (``--l``), outsources them, and classifies the test rows with
+into ``low`` / ``high``); the sensitive attribute (``--sensitive``, a column of the table) and
+``l`` checked. Continuous attributes stay continuous: every tree (the BDT, the subtrees,
+cnl's tree) splits them by thresholds, as the paper's J48 did. A continuous sensitive
+attribute, which anatomization needs nominal, is cut into ``--bins`` equal-frequency bins
+(``--bin-attributes all`` bins every continuous attribute, as the paper did on autos),
+fitted inside each fold on its training rows only and applied to its test rows
+(:func:`~parties.cdtl_tables.fold_tables`). The stratified folds and, per fold, the prune
+set (20% of the training rows, the same for the three methods) are public choices of
+``--cv`` and ``--seed``: the launcher computes them for a dataset, the client for its own
+file, with the same function. For every fold the client bins, anatomizes the training rows
+(``--l``), outsources them, and classifies the test rows with
 each method (cdtl and cnl trading places on every other fold: :func:`method_order`); it
 reports accuracy and its own costs: seconds spent (crypto, network, learning, inference;
 outsourcing excluded, it is common to all methods) and tuples held. ``ets`` and ``ms`` are the
@@ -40,13 +45,20 @@ from mpc.runtime.files import open_private
 from mpc.runtime.launcher import PartySpec
 from mpc.runtime.party import Party
 from parties.cdtl_tables import (
+    bin_args,
+    binned_attributes,
     cdtl_folds,
     client_table,
     csv_entries,
     filter_rows,
+    fit_bins,
+    fold_input,
+    fold_tables,
     own_csv_args,
     own_input,
     read_client_csv,
+    table_doc,
+    table_of_doc,
     with_class,
 )
 from protocols.cdtl import CDBS, CLIENT, PROTOCOLS, SPLITS, Protocol
@@ -100,7 +112,7 @@ def cdtl_args(p: argparse.ArgumentParser) -> None:
         help="the methods to run on every fold: all (the default), or some of cdtl, cnl, "
         "cdbsl, comma-separated",
     )
-    p.add_argument("--bins", type=int, default=4, help="bins for continuous attributes (4)")
+    bin_args(p, rows="each fold's training rows")
     p.add_argument(
         "--nominal-splits",
         choices=SPLITS,
@@ -190,7 +202,7 @@ def cdtl_plan(args: argparse.Namespace) -> Any:
         table = filter_rows(table, args.where)
         table = with_class(table, args.class_column)
         source = table.name
-    table, _ = client_table(
+    table = client_table(
         table, sensitive=args.sensitive, l=args.l, bins=args.bins, no_suppress=args.no_suppress,
         source=source,
     )  # fmt: skip
@@ -205,43 +217,22 @@ def cdtl_plan(args: argparse.Namespace) -> Any:
         "clients": clients,
         "nominal_splits": args.nominal_splits,
         "protocol": args.protocol,
+        "bins": args.bins,
+        "bin_attributes": args.bin_attributes,
     }
     if args.csv is not None:
         # the client reads its file and makes the same folds from these public choices
         params.update(
-            input="csv", **{"class": args.class_column}, where=list(args.where), bins=args.bins,
-            cv=args.cv, seed=args.seed, no_suppress=args.no_suppress,
+            input="csv", **{"class": args.class_column}, where=list(args.where), cv=args.cv,
+            seed=args.seed, no_suppress=args.no_suppress,
         )  # fmt: skip
         specs = [PartySpec(c, CLIENT, csv=text, entries=entries) for c in clients]
     else:
-        doc = {
-            "name": table.name,
-            "attributes": list(table.attributes),
-            "columns": [[str(v) for v in c] for c in table.columns],
-            "target": [str(v) for v in table.target],
-            "class_name": table.class_name,
-        }
+        doc = table_doc(table)
         specs = [PartySpec(c, CLIENT, {"table": doc, "folds": folds}) for c in clients]
     specs.append(PartySpec(CDBS, CDBS, {}))
     context = {"table": table, "folds": folds}
     return Plan(specs, params, context)
-
-
-def _table(doc: dict[str, Any]) -> Any:
-    from mpc.datasets import Table
-
-    try:
-        return Table(
-            name=str(doc["name"]),
-            attributes=tuple(doc["attributes"]),
-            kinds=("nominal",) * len(doc["attributes"]),
-            columns=tuple(np.asarray(c, dtype=object) for c in doc["columns"]),
-            target=np.asarray(doc["target"], dtype=object),
-            class_name=str(doc["class_name"]),
-            source="client",
-        )
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ConfigError(f"the client's data file is not a table: {exc!r}") from None
 
 
 def method_order(methods: list[str], fold: int) -> list[str]:
@@ -277,7 +268,8 @@ async def cdtl_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
         table, folds = own_table_and_folds(me, p)
     else:
         data = load_party_data(me)
-        table, folds = _table(data["table"]), data["folds"]
+        table, folds = table_of_doc(data["table"]), data["folds"]
+    bins, bin_attributes = int(p.get("bins", 4)), str(p.get("bin_attributes", "sensitive"))
     key = ClientKey.generate()  # never leaves this process
     client = CDBSClient(
         party,
@@ -290,18 +282,22 @@ async def cdtl_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
     methods = [str(m) for m in p["methods"]]
     folds_out = []
     for i, fold in enumerate(folds):
-        train = table.subset(np.asarray(fold["train"], dtype=np.int64))
-        keep = suppress_for_l(train, client.sensitive, int(p["l"]))
+        # the bins are fitted on this fold's training rows only, the test rows binned alike
+        train, test, discretizer = fold_tables(
+            table, fold, sensitive=client.sensitive, bins=bins, bin_attributes=bin_attributes
+        )
+        with fold_input(me, i, client.sensitive, discretizer):
+            keep = suppress_for_l(train, client.sensitive, int(p["l"]))
         prune_positions = set(int(r) for r in fold["prune"])
         prune = {i for i, r in enumerate(keep.tolist()) if r in prune_positions}
         suppressed = train.n_rows - len(keep)
         train = train.subset(keep)
-        test = table.subset(np.asarray(fold["test"], dtype=np.int64))
         name = f"{table.name}/fold{i}" + ("" if len(clients) == 1 else f"/{me.name}")
         train = _renamed(train, name)
         started = time.perf_counter()
         with party.phase("cdtl/outsource"):
-            an = anatomize(train, client.sensitive, int(p["l"]), key)
+            with fold_input(me, i, client.sensitive, discretizer):
+                an = anatomize(train, client.sensitive, int(p["l"]), key)
             _, original = open_eseq(an.it, key)
             positions = np.flatnonzero(np.isin(original, list(prune)))
             info = await client.outsource(an, positions)
@@ -354,7 +350,7 @@ def own_table_and_folds(me: PartyConfig, p: dict[str, Any]) -> tuple[Any, list[d
         log.warning("%s: %s", me.name, warning)
     with own_input(me):
         table = filter_rows(own.table, [str(w) for w in p.get("where", [])])
-        table, _ = client_table(
+        table = client_table(
             table, sensitive=str(p["sensitive"]), l=int(p["l"]), bins=int(p.get("bins", 4)),
             no_suppress=bool(p.get("no_suppress", False)), source=str(me.data),
         )  # fmt: skip
@@ -425,8 +421,20 @@ def cdtl_result(reports: dict[str, dict[str, Any]], plan: Any) -> dict[str, Any]
         "nominal_splits": plan.params["nominal_splits"],
         "protocol": plan.params.get("protocol", "optimised"),
         "folds": len(plan.context["folds"]),
+        "bins": int(plan.params.get("bins", 4)),
+        "bin_attributes": plan.params.get("bin_attributes", "sensitive"),
+        # the attributes binned in every fold, and those every tree splits by thresholds
+        "binned": binned_attributes(
+            table, sensitive=str(plan.params["sensitive"]),
+            bin_attributes=str(plan.params.get("bin_attributes", "sensitive")),
+        ),
+        "continuous": [],
         "methods": {},
-    }
+    }  # fmt: skip
+    out["continuous"] = [
+        a for a, k in zip(table.attributes, table.kinds, strict=True)
+        if k == "continuous" and a not in out["binned"]
+    ]  # fmt: skip
     for m in methods:
         accs = [f[m]["accuracy"] for f in folds]
         out["methods"][m] = {
@@ -468,13 +476,31 @@ def _protocol_note(result: dict[str, Any]) -> str:
     return "" if protocol == "optimised" else f", {protocol} protocol"
 
 
+def _binning_lines(result: dict[str, Any]) -> list[str]:
+    """What became of the table's continuous attributes (nothing for a table without)."""
+    binned, continuous = result.get("binned") or [], result.get("continuous") or []
+    lines = []
+    if binned:
+        lines.append(
+            f"binned:    {', '.join(map(repr, binned))} into {result['bins']} equal-frequency "
+            "bins, fitted on each fold's training rows"
+        )
+    if continuous:
+        lines.append(
+            f"kept:      {len(continuous)} continuous, split by thresholds in every tree: "
+            f"{', '.join(map(repr, continuous[:6]))}{', ...' if len(continuous) > 6 else ''}"
+        )
+    return lines
+
+
 def cdtl_summary(result: dict[str, Any]) -> list[str]:
     lines = [
         f"dataset:   {result['dataset']} ({result['rows']} rows; class {result['class']!r}, "
         f"sensitive {result['sensitive']!r}, l = {result['l']}, {result['folds']}-fold CV, "
         f"{result['nominal_splits']} splits{_protocol_note(result)})",
-        "method    accuracy  client CPU s  client wall s  memory (tuples)",
     ]
+    lines += _binning_lines(result)
+    lines.append("method    accuracy  client CPU s  client wall s  memory (tuples)")
     for m, v in result["methods"].items():
         lines.append(
             f"{m:<9} {v['accuracy']:8.4f}  {v['client_cpu_seconds']:12.3f}  "
@@ -516,7 +542,7 @@ def load_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--l", type=int, default=2, help="l of l-diversity (2)")
     p.add_argument("--clients", type=int, default=4, help="concurrent client processes (4)")
     p.add_argument("--predictions", type=int, default=100, help="predictions per client (100)")
-    p.add_argument("--bins", type=int, default=4, help="bins for continuous attributes (4)")
+    bin_args(p, rows="all rows of the table, which is outsourced whole")
     p.add_argument(
         "--seed",
         type=int,
@@ -529,26 +555,26 @@ def load_args(p: argparse.ArgumentParser) -> None:
 
 def load_plan(args: argparse.Namespace) -> Any:
     """One data owner's table outsourced by ``client1``; then every client (the same owner's
-    key) sends ``--predictions`` cdtl predictions of random rows at once."""
+    key) sends ``--predictions`` cdtl predictions of random rows at once. The table is
+    outsourced whole, so its bins (``--bin-attributes``) are fitted on all of its rows."""
     from mpc.crypto.sealed import ClientKey
-    from mpc.datasets import Discretizer, load_dataset, resolve_data_dir
+    from mpc.datasets import load_dataset, resolve_data_dir
     from parties.plan import Plan
 
     if args.clients < 1 or args.predictions < 1:
         raise ConfigError("--clients and --predictions must be at least 1")
+    if args.bins < 2:
+        raise ConfigError(f"--bins must be at least 2, got {args.bins}")
     table, extra = load_dataset(args.dataset, resolve_data_dir(args.data_dir))
     if extra is not None:
         table = table.concat(extra)
     table = with_class(table, args.class_column)
-    if "continuous" in table.kinds:
-        table = Discretizer.fit(table, args.bins).transform(table)
-    doc = {
-        "name": table.name,
-        "attributes": list(table.attributes),
-        "columns": [[str(v) for v in c] for c in table.columns],
-        "target": [str(v) for v in table.target],
-        "class_name": table.class_name,
-    }
+    discretizer = fit_bins(
+        table, sensitive=args.sensitive, bins=args.bins, bin_attributes=args.bin_attributes
+    )
+    if discretizer is not None:
+        table = discretizer.transform(table)
+    doc = table_doc(table)
     key = ClientKey.generate().key_bytes().hex()  # the data owner's key, in each client's file
     rng = np.random.default_rng(args.seed)
     clients = [f"{CLIENT}{i + 1}" for i in range(args.clients)]
@@ -589,7 +615,7 @@ async def load_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
     if me.role == CDBS:
         return await serve_cdbs(party, cfg, clients)
     data = load_party_data(me)
-    table = _table(data["table"])
+    table = table_of_doc(data["table"])
     key = ClientKey.from_bytes(bytes.fromhex(str(data["key"])))
     client = CDBSClient(party, key, sensitive=str(p["sensitive"]), class_name=table.class_name)
     first = clients[0]

@@ -158,10 +158,26 @@ def test_the_client_model_round_trips_and_a_malformed_one_is_refused(tmp_path: P
     loaded, saved = load_client_model(path)
     assert loaded == model and saved.model_id == "0f"
     assert model.key.key_bytes().hex() not in repr(model)
+    # --bin-attributes sensitive: a continuous non-sensitive attribute kept continuous, a
+    # continuous sensitive one binned (a partial discretizer)
+    for good in (
+        _model(discretizer=None),
+        _model(
+            kinds=("continuous", "nominal", "continuous"),
+            discretizer=Discretizer(bins=2, edges={"s": (0.5,)}, partial=True),
+        ),
+    ):
+        write_model(path, SavedModel(MODEL_SYSTEM, "client", "0f", good.body()))
+        assert load_client_model(path)[0] == good
     for bad in (
         {"sensitive": "y"},  # the class, not an attribute
         {"attributes": ("age", "g", "x")},  # the sensitive attribute is not among them
-        {"discretizer": None},  # a continuous attribute without cut points
+        # a continuous sensitive attribute without cut points
+        {"kinds": ("continuous", "nominal", "continuous"), "discretizer": None},
+        # a discretizer of every continuous attribute that misses one
+        {"kinds": ("continuous", "continuous", "nominal")},
+        # cut points of a nominal attribute
+        {"discretizer": Discretizer(bins=4, edges={"g": (1.0,)}, partial=True)},
         {"nominal_splits": "ternary"},
         {"l": 1},
     ):
@@ -187,6 +203,10 @@ def test_a_file_to_classify_is_read_with_the_models_kinds_and_cut_points(tmp_pat
     assert table.attributes == ("age", "g", "s") and set(table.kinds) == {"nominal"}
     assert table.column("age").tolist() == ["<=30", ">50"]
     assert table.column("g").tolist() == ["1", "0"]  # read as the model read it: a category
+    # without cut points of age (--bin-attributes sensitive), age is read as a number
+    _, kept = rows_to_classify(me, _model(discretizer=None))
+    assert kept.kinds == ("continuous", "nominal", "nominal")
+    assert kept.column("age").tolist() == [29.0, 80.0]
     with pytest.raises(InputError, match=r"the model reads the column 'gg', not in the file"):
         rows_to_classify(me, _model(attributes=("age", "gg", "s")))
 

@@ -151,6 +151,11 @@ RUNS: dict[str, Run] = {
         (r"^dataset:", r"^(cnl +0\.\d+) ", r"^(ms +=) "),
         timeout=300,
     ),
+    # the continuous attributes kept, and a continuous sensitive attribute binned per fold
+    "mpc run cdtl --dataset australian --sensitive A9 --class A15 --nominal-splits binary "
+    "--cv 10": Run((r"^dataset:", r"^kept:"), timeout=300),
+    "mpc run cdtl --dataset australian --sensitive A2 --class A15 --nominal-splits binary "
+    "--cv 10": Run((r"^dataset:", r"^kept:", r"^binned:"), timeout=300),
     "mpc sanitize --dataset house-votes-84 --confidential 20 --seed 1 --threshold 0.25 "
     "--out release.csv": Run((r"^E: ", r"^\d+ modifications"), timeout=300),
     "mpc run is-r-empty --flags 0,0,0": Run(

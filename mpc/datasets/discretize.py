@@ -1,11 +1,14 @@
 """Equal-frequency binning of continuous columns for the ID3 family: :class:`Discretizer`
 learns its cut points on training rows only (inside each cross-validation fold) and applies
-them unchanged to any other rows."""
+them unchanged to any other rows. It bins every continuous attribute, or only the ones
+chosen when it is fitted (``attributes=``: cdtl bins a continuous sensitive attribute, which
+anatomization needs nominal, and leaves the others to C4.5's thresholds)."""
 
 from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -28,21 +31,41 @@ class Discretizer:
     ``edges[a]`` are the inner cut points of attribute ``a`` in increasing order; a value
     ``x`` falls in the first bin whose upper edge is ``>= x``. A cut point between two
     training values is their midpoint, so ``<=37.5`` reads as "37 or less" on integer data.
+
+    ``partial`` is False when it was fitted on every continuous attribute: :meth:`transform`
+    then refuses a continuous attribute it has no cut points for. True when it was fitted on
+    chosen attributes only (:meth:`fit` with ``attributes``): :meth:`transform` bins those
+    and leaves every other continuous attribute as it is.
     """
 
     bins: int
     edges: dict[str, tuple[float, ...]] = field(default_factory=dict)
+    partial: bool = False
 
     @classmethod
-    def fit(cls, table: Table, bins: int) -> Discretizer:
+    def fit(
+        cls, table: Table, bins: int, *, attributes: Sequence[str] | None = None
+    ) -> Discretizer:
         """Cut points at the ``i/bins`` quantiles (``i = 1 .. bins-1``) of the non-missing
-        values of every continuous attribute; repeated cut points are merged and a cut point
-        at the largest value is dropped, so an attribute may get fewer than ``bins`` bins."""
+        values of every continuous attribute (or of the continuous ``attributes`` given,
+        each of which must be a continuous attribute of ``table``); repeated cut points are
+        merged and a cut point at the largest value is dropped, so an attribute may get
+        fewer than ``bins`` bins."""
         if isinstance(bins, bool) or not isinstance(bins, int | np.integer) or bins < 2:
             raise DataError(f"bins must be an integer of at least 2, got {bins!r}")
+        chosen = None if attributes is None else set(attributes)
+        if chosen is not None:
+            continuous = [a for a, k in zip(table.attributes, table.kinds, strict=True)
+                          if k == CONTINUOUS]  # fmt: skip
+            wrong = sorted(chosen - set(continuous))
+            if wrong:
+                raise DataError(
+                    f"cannot bin {wrong}: not continuous attributes of table {table.name!r}; "
+                    f"its continuous attributes are {continuous}"
+                )
         edges: dict[str, tuple[float, ...]] = {}
         for a, kind, col in zip(table.attributes, table.kinds, table.columns, strict=True):
-            if kind != CONTINUOUS:
+            if kind != CONTINUOUS or (chosen is not None and a not in chosen):
                 continue
             v = np.sort(col[~np.isnan(col)])
             n = len(v)
@@ -54,7 +77,7 @@ class Discretizer:
                 if cut < v[-1]:
                     cuts.add(cut)
             edges[a] = tuple(sorted(cuts))
-        return cls(bins=int(bins), edges=edges)
+        return cls(bins=int(bins), edges=edges, partial=chosen is not None)
 
     def labels(self, attribute: str) -> tuple[str, ...]:
         """The bin labels of ``attribute`` in increasing order, e.g.
@@ -71,12 +94,13 @@ class Discretizer:
         return (f"<={e[0]}", *inner, f">{e[-1]}")
 
     def transform(self, table: Table) -> Table:
-        """``table`` with every continuous attribute replaced by its nominal bin label;
-        a missing value (NaN) becomes ``"?"``."""
+        """``table`` with every continuous attribute it was fitted on replaced by its nominal
+        bin label; a missing value (NaN) becomes ``"?"``. Other continuous attributes are
+        left as they are if the discretizer is :attr:`partial`, else refused."""
         columns = list(table.columns)
         kinds = list(table.kinds)
         for i, (a, kind) in enumerate(zip(table.attributes, table.kinds, strict=True)):
-            if kind != CONTINUOUS:
+            if kind != CONTINUOUS or (self.partial and a not in self.edges):
                 continue
             if a not in self.edges:
                 raise DataError(
@@ -92,9 +116,13 @@ class Discretizer:
         return replace(table, kinds=tuple(kinds), columns=tuple(columns))
 
     def to_dict(self) -> dict[str, Any]:
-        """For run reports: ``{"method", "bins", "edges": {attribute: [cut, ...]}}``."""
-        return {
+        """For run reports: ``{"method", "bins", "edges": {attribute: [cut, ...]}}``, and
+        ``"partial": true`` if it is :attr:`partial`."""
+        out: dict[str, Any] = {
             "method": "equal-frequency",
             "bins": self.bins,
             "edges": {a: list(e) for a, e in self.edges.items()},
         }
+        if self.partial:
+            out["partial"] = True
+        return out
