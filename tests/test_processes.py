@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import json
 import os
+import pstats
 import shutil
 import signal
 import subprocess
@@ -651,3 +652,19 @@ def test_a_stopped_launcher_kills_its_parties_and_removes_its_keys(
     assert "3 parties killed" in last and str(directory) in last, last
     assert not directory.exists()
     assert processes_mentioning(str(directory)) == []
+
+
+def test_each_party_writes_its_profile_when_asked(tmp_path: Path) -> None:
+    folder = tmp_path / "profiles"
+    proc = subprocess.run(
+        [sys.executable, "-m", "mpc", "run", "secure-sum", "--parties", "3", "--inputs", "1,2,3",
+         "--json"],
+        capture_output=True, text=True, timeout=60, cwd=ROOT, stdin=subprocess.DEVNULL,
+        env={**os.environ, "MPC_PROFILE_DIR": str(folder)},
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["result"] == 6
+    assert sorted(p.name for p in folder.iterdir()) == ["site1.prof", "site2.prof", "site3.prof"]
+    stats = pstats.Stats(str(folder / "site2.prof")).stats
+    functions = {f"{path}:{name}" for path, _, name in stats}
+    assert any(f.endswith("parties/main.py:main") for f in functions)
