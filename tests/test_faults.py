@@ -20,7 +20,7 @@ import pytest
 from mpc.crypto.sealed import ClientKey, open_json
 from mpc.learners.evaluation import rows_of
 from mpc.learners.tree import from_json, predict_one
-from parties.cdtl_system import _table
+from parties.cdtl_tables import table_of_doc
 from protocols.cdtl import CDBSStore, find_bdt_leaf, subtree_aad
 
 from .conftest import processes_mentioning, run_mpc_json
@@ -177,7 +177,7 @@ def test_the_cdbs_process_restarted_on_its_database_serves_the_clients_on(
     # first pass), so the second pass, served by the new process, reaches every leaf refined
     # before the restart, whatever BDT the random grouping gave
     data = json.loads((config.parent / "data" / f"{clients[0]}.json").read_text())
-    rows = rows_of(_table(data["table"]))
+    rows = rows_of(table_of_doc(data["table"]))
     for client in clients:
         path = config.parent / "data" / f"{client}.json"
         mine = json.loads(path.read_text())
@@ -260,7 +260,7 @@ def test_a_cdbs_serving_a_tampered_subtree_is_caught_by_the_client(
     path = config.parent / "data" / "client1.json"
     data = json.loads(path.read_text())
     name = data["table"]["name"]
-    rows = rows_of(_table(data["table"]))
+    rows = rows_of(table_of_doc(data["table"]))
     data["queries"] = [*range(len(rows)), *range(len(rows))]
     path.write_text(json.dumps(data))
     with Parties(config, roles) as run:
