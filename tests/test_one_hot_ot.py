@@ -15,15 +15,15 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy.stats import chisquare
 
 from mpc.errors import MPCError, ProtocolError
-from mpc.runtime.codec import decode
 from mpc.runtime.local import run_in_memory
 from mpc.runtime.party import Party
 from mpc.runtime.transport import InMemoryNetwork
 from protocols import oblivious_transfer as ot
 from protocols.one_hot_ot import one_hot_chooser, one_hot_vectors
+
+from .test_oblivious_transfer import pvalue, tapped
 
 
 def one_hot(codes: np.ndarray, sizes: list[int]) -> np.ndarray:
@@ -125,24 +125,6 @@ def seeded(monkeypatch: pytest.MonkeyPatch) -> Callable[[int], None]:
         monkeypatch.setattr(secrets, "token_bytes", lambda n=32: rng.bytes(n))
 
     return seed
-
-
-def pvalue(data: np.ndarray) -> float:
-    """Chi-square p-value of the byte values of ``data`` against the uniform distribution."""
-    counts = np.bincount(np.ascontiguousarray(data).view(np.uint8).reshape(-1), minlength=256)
-    return float(chisquare(counts).pvalue)
-
-
-def tapped(network: InMemoryNetwork) -> list[tuple[str, str, Any]]:
-    seen: list[tuple[str, str, Any]] = []
-
-    def tap(sender: str, receiver: str, frames: list[bytes]) -> None:
-        env = decode(frames)
-        if env.kind == "msg":
-            seen.append((sender, env.tag, env.body))
-
-    network.taps.append(tap)
-    return seen
 
 
 @pytest.mark.parametrize("choice", ["first", "last", "mixed"])
