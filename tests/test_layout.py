@@ -18,6 +18,8 @@ an edge of the graph.
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -232,3 +234,13 @@ def test_the_checks_catch_what_they_are_for(
     root = _write(tmp_path, files)
     assert callable(check)
     assert check(root) == expected
+
+
+def test_the_party_package_loads_no_numpy_before_its_main() -> None:
+    """``python -m parties`` runs ``parties/__init__`` first; ``parties/__main__`` then sets
+    one BLAS thread per party, which works only if numpy has not been loaded yet (several
+    parties' spinning OpenBLAS threads on one host made every product many times slower)."""
+    code = "import sys, parties; print('numpy' in sys.modules); parties.run_system"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60, check=True)  # fmt: skip
+    assert out.stdout.split() == ["False"]
