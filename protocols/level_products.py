@@ -297,7 +297,7 @@ async def remaining_attribute_counts(
     local = [node for node in mine if party.name in node.holders]
     for chunk in _chunks([node.key for node in local], lambda k: p, xt.shape[1]):
         z = np.concatenate([shares[k] for k in chunk], axis=0)
-        prod = ring_matmul(xt, z.T)
+        prod = ring_matmul(xt, z.T, binary=True)  # xt is one-hot
         for i, k in enumerate(chunk):
             block = prod[:, i * p : (i + 1) * p]
             for j in nodes[k].used:

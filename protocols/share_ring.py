@@ -64,7 +64,7 @@ Left = tuple[Any, tuple[np.ndarray, ...]]  # (ring dtype, float64 16-bit limbs, 
 
 #: rows of the inner dimension converted to float64 limbs at a time when a 32-bit operand is
 #: kept as it is (:func:`ring_left`): bounds a product's temporaries to a few such blocks
-ROW_BLOCK = 2**16
+ROW_BLOCK = 2**15
 
 
 def ring_left(a: np.ndarray) -> Left:
@@ -81,15 +81,24 @@ def ring_left(a: np.ndarray) -> Left:
 
 
 def _limbs(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    return (x & 0xFFFF).astype(np.float64), (x >> 16).astype(np.float64)
+    """The low and high 16-bit limbs of a ``uint32`` array as float64: strided reads of its
+    ``uint16`` view (little-endian), no masked or shifted temporaries."""
+    if x.strides[-1] != x.itemsize:  # a transposed operand: its (small) block made contiguous
+        x = np.ascontiguousarray(x)
+    halves = x.view(np.dtype("<u2")).reshape(*x.shape, 2)
+    return halves[..., 0].astype(np.float64), halves[..., 1].astype(np.float64)
 
 
-def ring_matmul(a: np.ndarray | Left, b: np.ndarray) -> np.ndarray:
+def ring_matmul(a: np.ndarray | Left, b: np.ndarray, *, binary: bool = False) -> np.ndarray:
     """``a @ b`` in the ring of their dtype, exactly, with float64 BLAS: 16-bit limbs whose
     products summed over fewer than ``2^21`` terms stay below ``2^53``. ``a`` may be
     prepared by :func:`ring_left`. In ``Z_{2^32}`` the inner dimension goes a block of
-    :data:`ROW_BLOCK` at a time (each block's sums below ``2^48``), the blocks' products
-    added in ``Z_{2^64}``."""
+    :data:`ROW_BLOCK` at a time (each block's sums below ``2^47``), the blocks' products
+    added in ``Z_{2^64}``: per block one product of ``a``'s low limb with both limbs of ``b``
+    side by side and one of its high limb with ``b``'s low limb (the high-high product
+    vanishes mod ``2^32``). With ``binary`` (``a`` holds only 0 and 1, such as a one-hot
+    matrix) one product per block with ``b`` whole: ``2^21`` sums of 32-bit values stay
+    below ``2^53``."""
     dtype, limbs = ring_left(a) if isinstance(a, np.ndarray) else a
     if b.dtype != dtype or limbs[0].shape[1] != b.shape[0]:
         raise ProtocolError(f"ring product of {dtype}{limbs[0].shape} and {b.dtype}{b.shape}")
@@ -98,13 +107,19 @@ def ring_matmul(a: np.ndarray | Left, b: np.ndarray) -> np.ndarray:
     if dtype == np.uint16:
         return (limbs[0] @ b.astype(np.float64)).astype(np.uint64).astype(np.uint16)
     (raw,) = limbs
-    out = np.zeros((raw.shape[0], b.shape[1]), dtype=np.uint64)
+    cols = b.shape[1]
+    out = np.zeros((raw.shape[0], cols), dtype=np.uint64)
     for start in range(0, b.shape[0], ROW_BLOCK):
-        a0, a1 = _limbs(raw[:, start : start + ROW_BLOCK])
+        block = raw[:, start : start + ROW_BLOCK]
+        if binary:
+            out += (block.astype(np.float64) @ b[start : start + ROW_BLOCK].astype(np.float64)
+                    ).astype(np.uint64)  # fmt: skip
+            continue
+        a0, a1 = _limbs(block)
         b0, b1 = _limbs(b[start : start + ROW_BLOCK])
-        out += (a0 @ b0).astype(np.uint64)
-        mid = (a0 @ b1).astype(np.uint64) + (a1 @ b0).astype(np.uint64)
-        out += mid << np.uint64(16)
+        both = (a0 @ np.concatenate([b0, b1], axis=1)).astype(np.uint64)
+        out += both[:, :cols]
+        out += (both[:, cols:] + (a1 @ b0).astype(np.uint64)) << np.uint64(16)
     return out.astype(np.uint32)
 
 

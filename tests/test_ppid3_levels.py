@@ -170,6 +170,35 @@ def test_ring_matmul_is_exact(n: int, m: int, c: int, bits: int, seed: int) -> N
     assert np.array_equal(ring_matmul(a.astype(dtype), b.astype(dtype)), want)
 
 
+@given(st.integers(1, 300), st.integers(1, 5), st.integers(1, 6), st.sampled_from([16, 32]),
+       st.integers(0, 2**31))  # fmt: skip
+def test_binary_ring_matmul_is_exact(n: int, m: int, c: int, bits: int, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    dtype = np.uint16 if bits == 16 else np.uint32
+    a = rng.integers(0, 2, (m, n), dtype=np.uint64)
+    b = rng.integers(0, 2**bits, (n, c), dtype=np.uint64)
+    want = ((a @ b) & np.uint64(2**bits - 1)).astype(dtype)
+    got = ring_matmul(a.astype(dtype), b.astype(dtype), binary=True)
+    assert np.array_equal(got, want)
+
+
+@pytest.mark.parametrize("binary", [False, True])
+def test_ring_matmul_is_exact_across_row_blocks(binary: bool) -> None:
+    """More rows than one block of the 32-bit product, the right operand transposed (as the
+    level driver passes it), values at the top of the ring."""
+    from protocols.share_ring import ROW_BLOCK
+
+    rng = np.random.default_rng(7)
+    n, m, c = 2 * ROW_BLOCK + 123, 3, 5
+    a = rng.integers(0, 2 if binary else 2**32, (m, n), dtype=np.uint64)
+    a[:, :10] = 1 if binary else 2**32 - 1
+    z = rng.integers(0, 2**32, (c, n), dtype=np.uint64)
+    z[:, :10] = 2**32 - 1
+    want = ((a @ z.T) & np.uint64(2**32 - 1)).astype(np.uint32)
+    got = ring_matmul(a.astype(np.uint32), z.astype(np.uint32).T, binary=binary)
+    assert np.array_equal(got, want)
+
+
 def test_ring_is_chosen_by_rows() -> None:
     assert ring_dtype(48_842) == np.uint16
     assert ring_dtype(70_000) == np.uint32
