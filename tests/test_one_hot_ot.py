@@ -92,6 +92,30 @@ def test_shares_add_up_to_the_one_hot_rows_times_the_vectors_at_every_use(
         assert widths_seen == widths
 
 
+@pytest.mark.parametrize("dtype", [np.uint16, np.uint32])
+def test_products_are_exact_over_many_slices_of_records(
+    monkeypatch: pytest.MonkeyPatch, dtype: Any
+) -> None:
+    """Pads hashed a slice of records at a time (the fewest, 256, here): the last slice
+    partial, values with few records, a one-valued attribute."""
+    from protocols import one_hot_ot
+
+    monkeypatch.setattr(one_hot_ot, "PAD_BYTES", 1)
+    assert one_hot_ot.records_per_slice(3) == 256
+    rng = np.random.default_rng(11)
+    n, sizes = 1000, [3, 1, 7]
+    codes = np.stack([rng.integers(0, s, size=n) for s in sizes], axis=1)
+    codes[:5, 2] = 6  # value 6 of the last attribute only in the first slice
+    top = np.iinfo(dtype).max
+    uses = [rng.integers(0, top, size=(w, n), dtype=np.uint64, endpoint=True).astype(dtype)
+            for w in (5, 40)]  # fmt: skip
+    results, _ = run_session(codes, sizes, uses)
+    x = one_hot(codes, sizes)
+    for i, d_use in enumerate(uses):
+        want = (x.T @ d_use.T.astype(np.uint64)).astype(dtype)
+        np.testing.assert_array_equal(results["alice"][i] + results["bob"][i], want)
+
+
 def test_every_use_has_fresh_pads() -> None:
     """The same vectors at two uses: the corrections differ everywhere (new pads), and so do
     the vector side's shares, while both products are right."""
