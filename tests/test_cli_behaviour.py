@@ -23,6 +23,7 @@ import pytest
 from mpc.datasets import DataError, load_csv, load_party_csv, resolve_data_dir
 from mpc.errors import ConfigError
 from parties.cli.main import build_parser
+from parties.main import report_text
 
 from .conftest import ROOT, processes_mentioning, run_mpc, run_mpc_json
 
@@ -571,3 +572,12 @@ def test_progress_is_one_updating_line_on_a_terminal_and_plain_lines_elsewhere()
     line.note("done")
     assert terminal.getvalue().endswith("\r\x1b[Kdone\n")  # the status line cleared first
     assert not ProgressLine(io.StringIO()).live  # not a terminal: plain lines
+
+
+def test_a_report_is_json_with_one_line_per_top_level_key() -> None:
+    report = {"name": "site1", "ok": True, "ledger": [{"label": "x", "value": [1, 2.5]}],
+              "metrics": {"bytes_sent": 10}, "note": "tab\there"}  # fmt: skip
+    text = report_text(report)
+    assert json.loads(text) == report
+    assert len(text.splitlines()) == len(report) + 2
+    assert json.loads(report_text({})) == {}
