@@ -1,7 +1,7 @@
 """``python -m parties ROLE --config FILE --name NAME``: run one party (see parties.main).
 
 With ``MPC_PROFILE_DIR`` set to a folder, the party runs under :mod:`cProfile` and writes its
-statistics to ``<folder>/<NAME>.prof`` when it ends (read them with :mod:`pstats`, e.g.
+statistics to ``<folder>/<NAME>.prof`` (mode 0600) when it ends (read them with :mod:`pstats`, e.g.
 ``python -m pstats DIR/site1.prof``); the launcher passes the variable on to every party, so
 ``MPC_PROFILE_DIR=DIR mpc run ...`` profiles each party of a run. Profiling slows a party
 down: its wall times are not the run's."""
@@ -23,15 +23,19 @@ def _profiled(folder: str) -> int:
     """``main()`` under :mod:`cProfile`, its statistics written to ``folder/<name>.prof``
     (the ``--name`` of the command line, or ``party`` without one) however it ends."""
     import cProfile
+    import marshal
+
+    from mpc.runtime.files import write_private
 
     argv = sys.argv[1:]
     name = argv[argv.index("--name") + 1] if "--name" in argv[:-1] else "party"
     profile = cProfile.Profile()
     try:
         return profile.runcall(main)
-    finally:
-        os.makedirs(folder, exist_ok=True)
-        profile.dump_stats(os.path.join(folder, f"{os.path.basename(name)}.prof"))
+    finally:  # what Profile.dump_stats writes, as a private file (0600, its folder 0700)
+        profile.create_stats()
+        path = os.path.join(folder, f"{os.path.basename(name)}.prof")
+        write_private(path, marshal.dumps(profile.stats))
 
 
 try:

@@ -665,6 +665,7 @@ def test_each_party_writes_its_profile_when_asked(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["result"] == 6
     assert sorted(p.name for p in folder.iterdir()) == ["site1.prof", "site2.prof", "site3.prof"]
+    assert all(p.stat().st_mode & 0o077 == 0 for p in folder.iterdir())  # private files
     stats = pstats.Stats(str(folder / "site2.prof")).stats
     functions = {f"{path}:{name}" for path, _, name in stats}
     assert any(f.endswith("parties/main.py:main") for f in functions)
