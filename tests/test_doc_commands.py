@@ -147,8 +147,10 @@ RUNS: dict[str, Run] = {
     ),
     "mpc run cdtl --dataset house-votes-84 --sensitive physician-fee-freeze --class party "
     "--l 2 --cv 10 --method all": Run(
-        # cnl learns on the client's own rows; cdtl and cdbsl on a randomly anatomized table
-        (r"^dataset:", r"^(cnl +0\.\d+) ", r"^(ms +=) "),
+        # cnl learns on the client's own rows, less the tuples suppressed for 2-diversity,
+        # which the client draws at random (its third digit moves: 0.9610 to 0.9633 seen);
+        # cdtl and cdbsl on a randomly anatomized table
+        (r"^dataset:", r"^(cnl) +0\.9\d+ ", r"^(ms +=) "),
         timeout=300,
     ),
     # the continuous attributes kept, and a continuous sensitive attribute binned per fold
@@ -279,8 +281,8 @@ def test_the_registry_names_only_shown_commands() -> None:
 
 def _key_lines(lines: list[str] | tuple[str, ...], pattern: str) -> list[str]:
     """The lines that match ``pattern`` (whitespace collapsed), or, when the pattern has
-    groups, only what its groups matched: ``r"^cnl +(0\\.\\d+) "`` compares cnl's accuracy and
-    leaves its timings alone."""
+    groups, only what its groups matched: ``r"^(cnl) +0\\.9\\d+ "`` checks that cnl's accuracy
+    is above 0.9 and leaves its exact digits and its timings alone."""
     found = []
     for line in lines:
         m = re.search(pattern, line.strip())
