@@ -91,18 +91,18 @@ __all__ = [
     "records_per_slice",
 ]
 
-#: bytes of pads hashed at a time: a slice's pads of one row (``blocks x records x 16``
-#: bytes, :func:`records_per_slice`) and its partial sums stay in the processor's cache
-#: (1 MiB: half of a 2 MiB L2; Adult's 64-column products run about 10 % faster than with
-#: 256 KiB slices, and slower again with 2 MiB), so numpy's passes over them cost little
-#: beside the AES itself
-PAD_BYTES = 2**20
+#: bytes of pads hashed by one AES call: one block of the pads of ``PAD_BYTES / 16`` kept rows
+#: (:func:`records_per_slice`). The products go value by value and block by block, so that a
+#: call's pads and the slice of corrections they are added to stay in the processor's cache
+#: (512 KiB: the two make half of a 2 MiB L2), and each call hashes enough to make its own
+#: cost small
+PAD_BYTES = 2**19
 
 
-def records_per_slice(blocks: int) -> int:
-    """Records hashed at a time for pads of ``blocks`` AES blocks: :data:`PAD_BYTES` of
-    pads, 256 records at least."""
-    return max(256, PAD_BYTES // (BLOCK * max(1, blocks)))
+def records_per_slice() -> int:
+    """Kept rows hashed by one AES call: :data:`PAD_BYTES` of one block of their pads, 64
+    rows at least."""
+    return max(64, PAD_BYTES // BLOCK)
 
 
 #: rings of the vectors: ``Z_{2^16}``, ``Z_{2^32}``, ``Z_{2^64}``
@@ -136,46 +136,46 @@ def _layout(cols: int, dtype: np.dtype[Any]) -> tuple[int, int]:
 class _Pads:
     """The pads of one use without their feed-forward: block ``b`` of the pad of a kept row
     ``x`` is ``π_{use,b}(x) + x`` (:meth:`~protocols.oblivious_transfer.CorrelationRobustHash.
-    rekeyed`, ``+`` lane by lane in the ring); this computes ``π_{use,b}(x)`` for a slice of
-    rows into a buffer reused from slice to slice, laid out ``[block b][row][e ring
-    elements]``. The callers only ever need sums of pads, and the sums of the ``x`` are the
-    same for every use and block: they are computed once (:func:`_lanes`) and added to the
-    sums, which spares a pass over every pad."""
+    rekeyed`, ``+`` lane by lane in the ring); :meth:`block` computes ``π_{use,b}(x)`` for a
+    slice of rows into a buffer reused from slice to slice. The callers only ever need sums
+    of pads, and the sums of the ``x`` are the same for every use and block: they are
+    computed once (:func:`_lanes`) and added to the sums, which spares a pass over every
+    pad."""
 
     def __init__(self, session: ExtensionSender | ExtensionReceiver, use: int, blocks: int,
                  dtype: np.dtype[Any]) -> None:  # fmt: skip
         self.dtype, self.blocks = dtype.newbyteorder("<"), blocks
         self.ciphers = [session.hash.rekeyed(use, b) for b in range(blocks)]
-        self.records = records_per_slice(blocks)
-        self.out = bytearray(blocks * self.records * BLOCK + BLOCK)
+        self.records = records_per_slice()
+        self.out = bytearray(self.records * BLOCK + BLOCK)
         self.view = memoryview(self.out)
 
-    def __call__(self, x: np.ndarray) -> np.ndarray:
-        """The pads of the kept rows ``x`` (``k x 2`` uint64, contiguous):
-        ``(blocks, k, e)`` ring elements, valid until the next call."""
+    def block(self, b: int, x: np.ndarray) -> np.ndarray:
+        """Block ``b`` of the pads of the kept rows ``x`` (``k x 2`` uint64, contiguous):
+        ``(k, e)`` ring elements, valid until the next call."""
         k = len(x)
-        if k > self.records and len(self.out) < self.blocks * k * BLOCK + BLOCK:
-            self.out = bytearray(self.blocks * k * BLOCK + BLOCK)  # a row of many values
+        if len(self.out) < k * BLOCK + BLOCK:
+            self.out = bytearray(k * BLOCK + BLOCK)
             self.view = memoryview(self.out)
-        data = x.reshape(-1).view(np.uint8)
-        size = k * BLOCK
-        for b, cipher in enumerate(self.ciphers):  # each write may use the room of the next
-            cipher.update_into(data, self.view[b * size : (b + 1) * size + BLOCK - 1])
-        o = np.frombuffer(self.out, dtype=self.dtype, count=BLOCK // self.dtype.itemsize * k
-                          * self.blocks)  # fmt: skip
-        return o.reshape(self.blocks, k, -1)
+        # update_into asks for a block more room than the input, and writes the input's size
+        self.ciphers[b].update_into(x.reshape(-1).view(np.uint8), self.view[: k * BLOCK + BLOCK])
+        o = np.frombuffer(self.out, dtype=self.dtype, count=BLOCK // self.dtype.itemsize * k)
+        return o.reshape(k, -1)
 
 
-def _fold(a: np.ndarray) -> np.ndarray:
-    """The sum of ``a`` (``... x r x e``) over its second-to-last axis, in its ring, found by
-    adding halves in place (``a`` is spent): every pass runs over contiguous memory, where
-    numpy's own sum over that axis goes ``e`` elements at a time."""
-    r = a.shape[-2]
-    while r > 1:
-        h = r // 2
-        a[..., :h, :] += a[..., r - h : r, :]  # with r odd, the middle row stays
-        r -= h
-    return a[..., 0, :]
+def _sum_rows(x: np.ndarray, dt: np.dtype[Any]) -> np.ndarray:
+    """The sum of the rows of ``x`` (``k x m``, contiguous) in the ring ``dt``: ``m``
+    elements. Rows of a few elements are first laid side by side into rows of about 2,048
+    (numpy adds long rows at memory speed, short ones an element at a time: 512 KiB of
+    8-element rows in 30 us so, 220 us as they are)."""
+    k, m = x.shape
+    c = max(1, 2048 // max(1, m))
+    full = k - k % c
+    total = np.add.reduce(x[:full].reshape(-1, c * m), axis=0, dtype=dt)
+    total = np.add.reduce(total.reshape(c, m), axis=0, dtype=dt)
+    if full < k:
+        total += np.add.reduce(x[full:], axis=0, dtype=dt)
+    return total
 
 
 def _lanes(x: np.ndarray, dtype: np.dtype[Any]) -> np.ndarray:
@@ -224,21 +224,19 @@ class OneHotVectors:
         # [block][record][e]: column b e + i of record t at [b, t, i]
         d = np.ascontiguousarray(wide.reshape(blocks, e, n).transpose(0, 2, 1))
         out = np.empty((int(self.starts[-1]), blocks * e), dtype=dt)
+        stride = pads.records
         for j, s in enumerate(self.sizes):
             rows = self._rows[j]
             by_value, by_record = self._feed_forward(j, dt)
-            acc = np.zeros((s, blocks, pads.records, e), dtype=dt)  # partial sums by record
+            block = np.zeros((s, blocks, e), dtype=dt)
             corrections = d + by_record[None]  # D[t] + Σ_u x_{j,t,u}, the π(.) to come
-            for start in range(0, n, pads.records):
-                stop = min(n, start + pads.records)
-                k = stop - start
-                c = corrections[:, start:stop]
-                for u in range(s):
-                    x = pads(rows[u, start:stop])
-                    acc[u, :, :k] += x
-                    c += x
+            for u in range(s):
+                for b in range(blocks):  # one block of every record's pad: contiguous rows
+                    for start in range(0, n, stride):
+                        x = pads.block(b, rows[u, start : start + stride])
+                        corrections[b, start : start + stride] += x
+                        block[u, b] += _sum_rows(x, dt)
             await party.send(self.session.peer, f"{tag}/c{j}", corrections)
-            block = _fold(acc).copy()  # (s, blocks, e)
             block += by_value[:, None, :]
             np.negative(block, out=block)
             out[self.starts[j] : self.starts[j + 1]] = block.reshape(s, -1)
@@ -295,23 +293,20 @@ class OneHotChooser:
         pads = _Pads(self.session, self.session.reserve(1), blocks, dt)
         peer = self.session.peer
         out = np.zeros((int(self.starts[-1]), blocks * e), dtype=dt)
-        acc = np.zeros(blocks * pads.records * e, dtype=dt)
+        gathered = np.empty((blocks, self.n), dtype=np.complex128)  # reused: no page faults
         for j, s in enumerate(self.sizes):
             block = np.zeros((s, blocks, e), dtype=dt)
             others = s - 1
-            per = max(1, pads.records // max(1, others))  # pads.records rows a slice or so
+            stride = max(1, pads.records // max(1, others))  # records whose rows one call hashes
             for g, (v, idx, rows) in enumerate(self._groups[j]):
                 if not others:
                     continue
-                used = min(per, len(idx))
-                part = acc[: blocks * used * others * e].reshape(blocks, used, others, e)
-                part[...] = 0
-                for start in range(0, len(idx), per):
-                    stop = min(len(idx), start + per)
-                    x = pads(rows[start:stop].reshape(-1, 2))
-                    part[:, : stop - start] += x.reshape(blocks, stop - start, others, e)
-                # (blocks, s - 1, e): Σ of each row's pads
-                known = _fold(part.reshape(blocks, used, -1)).reshape(blocks, others, e)
+                known = np.zeros((blocks, others * e), dtype=dt)  # Σ of each row's pads
+                for b in range(blocks):
+                    for start in range(0, len(idx), stride):
+                        x = pads.block(b, rows[start : start + stride].reshape(-1, 2))
+                        known[b] += _sum_rows(x.reshape(-1, others * e), dt)
+                known = known.reshape(blocks, others, e)
                 known += self._feed_forward(j, g, dt)[None]
                 rest = [u for u in range(s) if u != v]
                 block[rest] += known.transpose(1, 0, 2)
@@ -321,7 +316,8 @@ class OneHotChooser:
             # Σ of the corrections of each value's records: sorted by value (16-byte items
             # moved whole), then summed run by run
             items = np.ascontiguousarray(c).view(np.complex128).reshape(blocks, self.n)
-            by_value = np.take(items, self._order[j], axis=1).view(dt).reshape(blocks, -1, e)
+            np.take(items, self._order[j], axis=1, out=gathered, mode="clip")  # unbuffered
+            by_value = gathered.view(dt).reshape(blocks, -1, e)
             sums = np.add.reduceat(by_value, self._runs[j], axis=1, dtype=dt)
             for i, (v, _, _) in enumerate(self._groups[j]):
                 block[v] += sums[:, i]

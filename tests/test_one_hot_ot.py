@@ -96,12 +96,12 @@ def test_shares_add_up_to_the_one_hot_rows_times_the_vectors_at_every_use(
 def test_products_are_exact_over_many_slices_of_records(
     monkeypatch: pytest.MonkeyPatch, dtype: Any
 ) -> None:
-    """Pads hashed a slice of records at a time (the fewest, 256, here): the last slice
+    """Pads hashed a slice of records at a time (the fewest, 64, here): the last slice
     partial, values with few records, a one-valued attribute."""
     from protocols import one_hot_ot
 
     monkeypatch.setattr(one_hot_ot, "PAD_BYTES", 1)
-    assert one_hot_ot.records_per_slice(3) == 256
+    assert one_hot_ot.records_per_slice() == 64
     rng = np.random.default_rng(11)
     n, sizes = 1000, [3, 1, 7]
     codes = np.stack([rng.integers(0, s, size=n) for s in sizes], axis=1)
