@@ -144,7 +144,7 @@ class _Pads:
 
     def __init__(self, session: ExtensionSender | ExtensionReceiver, use: int, blocks: int,
                  dtype: np.dtype[Any]) -> None:  # fmt: skip
-        self.dtype, self.blocks = dtype.newbyteorder("<"), blocks
+        self.dtype = dtype.newbyteorder("<")
         self.ciphers = [session.hash.rekeyed(use, b) for b in range(blocks)]
         self.records = records_per_slice()
         self.out = bytearray(self.records * BLOCK + BLOCK)
