@@ -44,6 +44,7 @@ from mpc.runtime.config import DeploymentConfig, PartyConfig
 from mpc.runtime.files import open_private
 from mpc.runtime.launcher import PartySpec
 from mpc.runtime.party import Party
+from mpc.runtime.view import READY
 from parties.cdtl_tables import (
     bin_args,
     binned_attributes,
@@ -625,7 +626,7 @@ async def load_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
         await client.outsource(an, np.array([], dtype=np.int64))
         await party.broadcast("load/ready", True, [c for c in clients if c != first])
     else:
-        await party.recv(first, "load/ready")
+        await party.recv(first, "load/ready", READY)
     rows = rows_of(table)
     latencies, preds = [], []
     costs = ClientCosts()

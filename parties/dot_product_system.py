@@ -21,6 +21,7 @@ from mpc.errors import ConfigError, ProtocolError
 from mpc.runtime.config import DeploymentConfig, PartyConfig
 from mpc.runtime.launcher import PartySpec
 from mpc.runtime.party import Party
+from mpc.runtime.view import READY
 from protocols.dot_product import dot_products
 
 __all__ = [
@@ -166,7 +167,7 @@ async def _barrier(party: Party) -> None:
     """Every party has loaded its input: the timed protocol phase starts together."""
     with party.phase(f"{TAG}/ready"):
         await party.broadcast(f"{TAG}/ready", True)
-        await party.gather(party.peers, f"{TAG}/ready")
+        await party.gather(party.peers, f"{TAG}/ready", READY)
 
 
 def _vectors(data: dict[str, Any], shape: tuple[int, int], me: PartyConfig) -> np.ndarray:

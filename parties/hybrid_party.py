@@ -407,9 +407,9 @@ async def _train(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> dict[s
             "max_depth": tp.max_depth, "bins": tp.bins,
         },
     )  # fmt: skip
-    model_id, parts = await bind_parts(party, body)
+    model_id, parts, made = await bind_parts(party, body)
     if me.model_out is not None:
-        write_model(me.model_out, SavedModel(LEARNER, me.role, model_id, body, parts))
+        write_model(me.model_out, SavedModel(LEARNER, me.role, model_id, body, parts, made.opening))
         log.info("%s: wrote its part of model %s to %s", me.name, model_id, me.model_out)
     out["model"] = {
         "model_id": model_id,

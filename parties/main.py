@@ -44,6 +44,11 @@ __all__ = ["PROG", "build_parser", "check_outputs", "main", "own_files"]
 
 log = logging.getLogger("mpc.party")
 
+#: ``MPC_VIEW=1``: the report also holds the party's whole view (every public and declared
+#: message as received, the skeletons and payload statistics of the uniform ones), for the
+#: record-swap tests (:class:`mpc.runtime.view.ViewRecorder`)
+VIEW_ENV = "MPC_VIEW"
+
 #: what a party process runs once its runtime is up (a system's ``run``)
 Program = Callable[[Party, DeploymentConfig, PartyConfig], Awaitable[Any]]
 
@@ -357,6 +362,7 @@ async def _run(
         timeout=cfg.timeout,
         max_frame_bytes=cfg.max_frame_bytes,
         fault=fault,
+        record_view=os.environ.get(VIEW_ENV) == "1",
     )
     rc = 0
     try:

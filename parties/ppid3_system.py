@@ -4,8 +4,8 @@ Each site process reads its own CSV file (a record id column, its attributes, th
 class site; ``--data``/``--id`` or its deployment entry), aligns its records with the other
 sites (:mod:`protocols.record_alignment`), bins its own continuous columns (equal-frequency
 bins on its own training rows), trains the distributed tree with the other sites, classifies
-the training and test instances with Algorithm 8 and, with ``--model-out``, saves its part of
-the tree (:mod:`mpc.learners.model_file`); started with ``--model`` it classifies new records
+held-out test instances with Algorithm 8 and, with ``--model-out``, saves its part of the tree
+(:mod:`mpc.learners.model_file`); started with ``--model`` it classifies new records
 instead (also ``mpc run ppid3-classify``). For a local run the launcher loads a table, partitions
 its columns over ``k`` sites and writes each site such a file, in its own row order; ``mpc deploy``
 writes only public things unless asked to split a demo table (``--split-demo``).
@@ -18,6 +18,11 @@ default with two sites: no party but the sites either) or dealt by a dealer proc
 (``--helper dealer``, a commodity server that colludes with no site, on request). The
 deployment file carries the choice as the protocol parameter ``helper``; with ``sites`` or
 ``ot`` it has no dealer party.
+
+The training accuracy needs no exchange: the class site holds every leaf's class counts, and
+a training record is classified correctly exactly when its class is its leaf's label. (Running
+Algorithm 8 on the training records would hand the class site every other site's branch of
+every training record, which Theorem 1 does not allow.)
 
 For auditing, the launcher — which in a test deployment holds every site's report — assembles
 the whole tree from every site's own nodes and compares it with plain ID3 on the joined data.
@@ -44,6 +49,7 @@ from mpc.errors import ConfigError, ProtocolError
 from mpc.runtime.config import DeploymentConfig, PartyConfig
 from mpc.runtime.launcher import PartySpec
 from mpc.runtime.party import Party
+from mpc.runtime.view import declared, public, uniform
 from protocols.level_dealing import DEALER, HELPERS
 
 log = logging.getLogger("mpc.ppid3")
@@ -65,6 +71,24 @@ __all__ = [
 
 #: the record id column of the demo files that `mpc run` and `mpc deploy --split-demo` write
 ID_COLUMN = "id"
+
+#: what a party receives in the system's own steps
+ROWS = declared("ppid3/rows", "the number of aligned records (the dealer: its shapes)")
+MODE = public("ppid3/mode", "whether the sites train or classify with saved parts")
+MODEL_ID = uniform("ppid3/model-id", "the fresh random id of the trained model", tokens=True)
+PART_COMMITMENT = uniform(
+    "ppid3/part-commitment",
+    "another site's commitment to its model part (a hash with a secret opening: hiding)",
+    tokens=True,
+)
+MODEL_CHECK = uniform(
+    "ppid3/model-check",
+    "another site's model id and recorded commitments, to compare before classifying",
+    tokens=True,
+)
+PREDICTIONS = declared(
+    "ppid3/predictions", "the predicted class of every new record (the party it is delivered to)"
+)
 
 
 def ppid3_args(p: argparse.ArgumentParser) -> None:
@@ -617,7 +641,7 @@ async def ppid3_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any
     helper = _deployed_helper(cfg, party.parties, sites)
     if me.role == DEALER:
         started = time.perf_counter()
-        rows = await party.recv(class_site, "ppid3/rows")
+        rows = await party.recv(class_site, "ppid3/rows", ROWS)
         if not isinstance(rows, int) or isinstance(rows, bool) or rows < 0:
             raise ProtocolError(f"{class_site} sent a malformed row count at ppid3/rows")
         if rows == 0:  # the sites classify with saved models: nothing to deal
@@ -628,7 +652,7 @@ async def ppid3_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any
     mode = "classify" if me.model is not None or cfg.protocol == "ppid3-classify" else "train"
     await site.broadcast("ppid3/mode", mode)
     for peer in site.peers:
-        theirs = await site.recv(peer, "ppid3/mode")
+        theirs = await site.recv(peer, "ppid3/mode", MODE)
         if theirs != mode:
             raise ConfigError(
                 f"{party.name} was started to {mode}, {peer} to {theirs}; start every site "
@@ -704,21 +728,14 @@ async def _train_run(
         )  # fmt: skip
     train_s = time.perf_counter() - started
     depth = tree_depth(tree.structure)
-    columns: dict[str, Sequence[str]] = {
-        a: [str(v) for v in c] for a, c in zip(attrs, table.columns, strict=True)
-    }
     out: dict[str, Any] = {
         "tree": tree.to_dict(),
         "train_s": round(train_s, 3),
         "columns": _columns_doc(own.table, edges),
         "rows": table.n_rows,
     }
-    tids = list(range(table.n_rows))
-    pred = await classify_instances(
-        site, tree, columns, tids, class_site=class_site, depth=depth, tag="classify/train"
-    )
-    if pred is not None:
-        out["train_accuracy"] = _accuracy(pred, tids, [str(v) for v in table.target])
+    if is_class:  # from the leaves' class counts: no record is classified again
+        out["train_accuracy"] = leaf_accuracy(tree, table.n_rows)
     if me.test is not None:
         test_own, _ = read_own_table(
             dataclasses.replace(me, data=me.test), class_column=class_column if is_class else None
@@ -745,11 +762,11 @@ async def _train_run(
         "tree": tree.to_dict(),
         "depth": depth,
     }
-    model_id, parts = await _bind_parts(site, body)
+    model_id, parts, opening = await _bind_parts(site, body)
     if me.model_out is not None:
         from mpc.learners.model_file import SavedModel, write_model
 
-        write_model(me.model_out, SavedModel("ppid3", party.name, model_id, body, parts))
+        write_model(me.model_out, SavedModel("ppid3", party.name, model_id, body, parts, opening))
         out["model"] = {"file": str(me.model_out), "model_id": model_id}
     log.info(
         "%s: trained on %d aligned records in %.2f s: %d nodes, depth %d, %d of them mine%s%s",
@@ -774,28 +791,32 @@ async def _train_run(
     return out
 
 
-async def _bind_parts(site: Party, body: dict[str, Any]) -> tuple[str, dict[str, str]]:
-    """One model id for the run (drawn by the first site) and every site's part digest: what
-    binds the parts of one tree together. Reveals digests of bodies with random node ids."""
-    from mpc.learners.model_file import body_digest, new_model_id
+async def _bind_parts(site: Party, body: dict[str, Any]) -> tuple[str, dict[str, str], str]:
+    """One model id for the run (drawn by the first site) and every site's commitment to its
+    part (:func:`mpc.learners.model_file.commit_part`): what binds the parts of one tree
+    together. Returns the id, the commitments and this site's opening (kept in its own file,
+    never sent). A commitment is hiding: no site can test a guess of another's part against
+    it, as it could against a bare hash of a body whose only unpredictable parts (node ids)
+    it knows."""
+    from mpc.learners.model_file import commit_part, new_model_id
 
     first = site.parties[0]
     if site.name == first:
         model_id = new_model_id()
         await site.broadcast("ppid3/model-id", model_id)
     else:
-        model_id = await site.recv(first, "ppid3/model-id")
+        model_id = await site.recv(first, "ppid3/model-id", MODEL_ID)
         if not isinstance(model_id, str) or len(model_id) != 32:
             raise ProtocolError(f"{first} sent a malformed model id")
-    mine = body_digest(body)
-    await site.broadcast("ppid3/part-digest", mine)
-    parts = {site.name: mine}
+    made = commit_part(body)
+    await site.broadcast("ppid3/part-commitment", made.commitment)
+    parts = {site.name: made.commitment}
     for peer in site.peers:
-        got = await site.recv(peer, "ppid3/part-digest")
+        got = await site.recv(peer, "ppid3/part-commitment", PART_COMMITMENT)
         if not isinstance(got, str) or len(got) != 64:
-            raise ProtocolError(f"{peer} sent a malformed part digest")
+            raise ProtocolError(f"{peer} sent a malformed part commitment")
         parts[peer] = got
-    return model_id, dict(sorted(parts.items()))
+    return model_id, dict(sorted(parts.items())), made.opening
 
 
 async def _classify_run(
@@ -828,7 +849,7 @@ async def _classify_run(
         )
     await site.broadcast("ppid3/model", [model.model_id, model.parts])
     for peer in site.peers:
-        got = await site.recv(peer, "ppid3/model")
+        got = await site.recv(peer, "ppid3/model", MODEL_CHECK)
         if got != [model.model_id, model.parts]:
             raise ConfigError(
                 f"{site.name}: {peer}'s model part is from another training run (or was "
@@ -870,7 +891,7 @@ async def _classify_run(
     if site.name == deliver_to:
         labels = (
             [pred[t] for t in tids] if pred is not None
-            else await site.recv(class_site, "ppid3/predictions")
+            else await site.recv(class_site, "ppid3/predictions", PREDICTIONS)
         )  # fmt: skip
         if not isinstance(labels, list) or len(labels) != len(tids):
             raise ProtocolError(f"{class_site} sent malformed predictions")
@@ -884,6 +905,16 @@ async def _classify_run(
         log.info("%s: %d predictions written to %s", site.name, len(labels), path)
         out["predictions"] = [[i, by_id[i]] for i in file_order]
     return out
+
+
+def leaf_accuracy(tree: Any, n_rows: int) -> float:
+    """The training accuracy of a tree from its leaves' class counts (the class site's
+    part): every training record reaches a leaf, and it is classified correctly exactly when
+    its class is the leaf's label."""
+    if n_rows == 0:
+        return float("nan")
+    right = sum(int(leaf["counts"].get(leaf["class"], 0)) for leaf in tree.leaves.values())
+    return right / n_rows
 
 
 def _accuracy(pred: dict[int, str], ids: list[int], target: list[str]) -> float:

@@ -115,13 +115,46 @@ from mpc.learners.evaluation import rows_of
 from mpc.learners.tree import MISSING, Node, Split, from_json, predict_one, to_json
 from mpc.runtime.codec import decode, encode
 from mpc.runtime.party import Party
+from mpc.runtime.view import declared
 from protocols.anatomized_joins import group_join, joined_learning_table, leaf_learning_table
 from protocols.anatomized_tables import Anatomized, IdentifyingTable, SensitiveTable, TableSchema
+
+
+def _flat_requests(req: Any) -> Any:
+    """A request with the posted requests it carries as a list of requests, each without
+    its number (whether a posted upload travels alone or with the next query is timing)."""
+    if not isinstance(req, dict):
+        return req
+    posted = req.get("posted")
+    own = {k: v for k, v in req.items() if k not in ("posted", "n", "later")}
+    items = [{k: v for k, v in p.items() if k not in ("n", "later")} for p in posted or ()
+             if isinstance(p, dict)]  # fmt: skip
+    return [*items, own]
+
+
+#: what the CDBS receives: the client's requests (the anatomized tables, queries without the
+#: sensitive value and the class, sealed subtrees)
+REQUEST = declared(
+    "cdtl/request",
+    "the client's requests: the anatomized tables to store, query instances without their "
+    "sensitive value and class, subtrees and trees sealed under the client's key",
+    canonical=_flat_requests,
+    uniform_keys=("eseq", "subtree", "blob"),
+)
+#: what the client receives: its own tables' rows, sealed subtrees, labels, acknowledgements
+REPLY = declared(
+    "cdtl/reply",
+    "the CDBS's answers: a leaf's tuples group-joined with ST (leafIns), a subtree the client "
+    "sealed, a class label, the client's tables or its sealed tree, acknowledgements",
+    uniform_keys=("eseq", "subtree", "blob"),
+)
 
 __all__ = [
     "CDBS",
     "CLIENT",
     "PROTOCOLS",
+    "REPLY",
+    "REQUEST",
     "SPLITS",
     "CDBSClient",
     "CDBSStore",
@@ -554,7 +587,7 @@ async def serve_client(
     served = 0
     acks: list[list[Any]] = []
     while True:
-        req = await party.recv(client, "cdtl/req")
+        req = await party.recv(client, "cdtl/req", REQUEST)
         posted = req.get("posted", []) if isinstance(req, dict) else None
         if not isinstance(posted, list) or not all(_is_request(p, later=True) for p in posted):
             raise ProtocolError(f"{client} sent a `posted` that is not a list of posted requests")
@@ -905,7 +938,7 @@ class CDBSClient:
             await flushing
 
     async def _reply(self, n: int, op: str) -> dict[str, Any]:
-        reply = await self.party.recv(self.cdbs, f"cdtl/rep/{n}")
+        reply = await self.party.recv(self.cdbs, f"cdtl/rep/{n}", REPLY)
         self._unanswered.pop(n, None)
         if not isinstance(reply, dict):
             raise ProtocolError(f"{self.cdbs} answered {op!r} with {type(reply).__name__}")

@@ -12,8 +12,17 @@ hands it to the class site with the node's public number, and the class site ans
 node's majority class (it knows every node's class distribution), exactly as plain prediction.
 
 Leakage (Theorem 2): the class site learns which leaf (or stopping node) classifies each
-instance; a site learns which of its own nodes each instance passes through (it evaluates
-them). No attribute value ever leaves its site. Ledger: ``classify/instances``.
+instance; every site learns which instances reach each of its own nodes (it evaluates them),
+and so, when it owns a child of a node another site owns, which branch each of those instances
+took at that node: children are numbered in the owner's sorted domain order, so the branch is
+the other site's value of the instance, up to the order of its domain. No attribute value
+leaves its site in any other form. Receipt: ``classify/batch`` (declared); ledger:
+``classify/instances``.
+
+This is why PPID3 runs Algorithm 8 on *new* records only (or held-out test records), never on
+its training records: the class site would learn every other site's branch of every training
+record (a per-record leak that Theorem 1 does not allow). The training accuracy comes from the
+leaves' class counts, which the class site holds.
 """
 
 from __future__ import annotations
@@ -26,9 +35,17 @@ import numpy as np
 from mpc.errors import ProtocolError
 from mpc.learners.tree import majority
 from mpc.runtime.party import Party
+from mpc.runtime.view import declared
 from protocols.ppid3 import DistributedTree
 
-__all__ = ["classify_instances", "tree_depth"]
+__all__ = ["BATCH", "classify_instances", "tree_depth"]
+
+#: what a site receives: instances handed to its nodes (Algorithm 8)
+BATCH = declared(
+    "classify/batch",
+    "the instances that reach each of this site's nodes, by node id (Theorem 2): the class "
+    "site, the leaf of each instance; a child's owner, the branch each took at its parent",
+)
 
 
 def tree_depth(structure: Sequence[dict[str, Any]]) -> int:
@@ -101,7 +118,7 @@ async def classify_instances(
         for sender in names:
             if sender == party.name:
                 continue
-            items = await party.recv(sender, f"{tag}/l{level}")
+            items = await party.recv(sender, f"{tag}/l{level}", BATCH)
             if not isinstance(items, list):
                 raise ProtocolError(f"{sender} sent a malformed classification batch")
             for item in items:

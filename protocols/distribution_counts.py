@@ -49,6 +49,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -63,11 +64,38 @@ __all__ = [
     "CountOracle",
     "PSICountOracle",
     "SiteView",
+    "classes_unordered",
+    "columns_sorted",
     "form_trans_set",
     "gain_in_any_class_order",
     "is_same_class",
     "unpermute_classes",
 ]
+
+
+def columns_sorted(rows: Any) -> Any:
+    """Rows of counts with their columns (classes) in sorted order: what a matrix whose
+    columns come in an order unknown to its receiver tells it."""
+    if not isinstance(rows, list) or not rows or not all(isinstance(r, list) for r in rows):
+        return rows
+    return [list(r) for r in zip(*sorted(zip(*rows, strict=True)), strict=True)]
+
+
+def classes_unordered(by_attribute: dict[str, Any]) -> dict[str, Any]:
+    """An owner's count matrices of one node (attribute -> values x classes), with the class
+    columns, common to all of them, in sorted order: what they tell an owner that does not
+    know the order of the classes (a ledger entry's ``canonical``)."""
+    names = list(by_attribute)
+    rows = [list(r) for a in names for r in by_attribute[a]]
+    if not rows:
+        return by_attribute
+    stacked = columns_sorted(rows)
+    out, i = {}, 0
+    for a in names:
+        n = len(by_attribute[a])
+        out[a] = stacked[i : i + n]
+        i += n
+    return out
 
 
 @dataclass
@@ -237,7 +265,7 @@ class PSICountOracle(CountOracle):
             sets = [view.hashed[base & (view.y == c)] for c in order]
         else:
             sets = [view.hashed[base]]
-        (counts,) = await self._run(party, [GroupInput(class_site, sets, "class")], tag)
+        (counts,) = await self._run(party, [GroupInput(class_site, sets, "class")], tag, class_site)
         if counts is None:
             return None
         assert order is not None  # the class site is the receiver
@@ -292,7 +320,7 @@ class PSICountOracle(CountOracle):
                 f"{party.name} has {len(remaining)} attributes left but the public structure "
                 f"says {remaining_per_site[names.index(party.name)]}"
             )
-        results = await self._run(party, groups, tag)
+        results = await self._run(party, groups, tag, class_site)
         out: dict[int, np.ndarray] = {}
         got = [r for r in results if r is not None]
         for j, counts in zip(mine, got, strict=True):
@@ -307,10 +335,10 @@ class PSICountOracle(CountOracle):
         return out
 
     async def _run(
-        self, party: Party, groups: list[GroupInput], tag: str
+        self, party: Party, groups: list[GroupInput], tag: str, class_site: str
     ) -> list[np.ndarray | None]:
         self.invocations += 1
-        results = await set_intersection_cardinality(party, groups, tag=tag)
+        results = await set_intersection_cardinality(party, groups, tag=tag, permuted=class_site)
         self.intersections += sum(int(np.prod(r.shape)) for r in results if r is not None)
         return results
 

@@ -79,6 +79,24 @@ from mpc.crypto.paillier import PAILLIER_KEY_BITS, PaillierPrivateKey, PaillierP
 from mpc.errors import ConfigError, ProtocolError
 from mpc.runtime.chunks import checked_shape, pack_array, unpack_array
 from mpc.runtime.party import Party
+from mpc.runtime.view import uniform
+
+#: what a party receives
+DEALT = uniform("dot-product/dealt", "the dealer's masks Ra, ra (alice) or Rb, rb (bob)")
+MASKED = uniform("dot-product/masked", "the other party's matrix plus the dealer's mask")
+SHARE = uniform(
+    "dot-product/share",
+    "the other party's share of the products (to the party that learns them)",
+    opens="dot-product/product",
+)
+ENCRYPTED = uniform(
+    "dot-product/encrypted",
+    "Paillier ciphertexts: Enc(A) with alice's public key (bob); Enc(A B + mask) (alice, "
+    "who decrypts her share, or the products when she learns them)",
+    public=("shape", "n"),
+    elements=True,
+    opens="dot-product/product",
+)
 
 __all__ = [
     "ALICE",
@@ -295,7 +313,9 @@ async def _deal(
 async def _dealer_method(
     party: Party, M: np.ndarray, role: str, other: str, dealer: str, tag: str, rows: bool = False
 ) -> tuple[np.ndarray, tuple[int, int, int]]:
-    got = _fields(await party.recv(dealer, f"{tag}/dealer"), dealer, ("Ra", "ra", "Rb", "rb"))
+    got = _fields(
+        await party.recv(dealer, f"{tag}/dealer", DEALT), dealer, ("Ra", "ra", "Rb", "rb")
+    )
     if role == ALICE:
         A = M
         m, n = A.shape
@@ -304,7 +324,7 @@ async def _dealer_method(
         ell = ra.shape[1]
         await party.send(other, f"{tag}/masked", pack_array(A + Ra))
         B_hat = unpack_array(
-            await party.recv(other, f"{tag}/masked"),
+            await party.recv(other, f"{tag}/masked", MASKED),
             np.uint64,
             (m, n) if rows else (n, ell),
             other,
@@ -321,7 +341,9 @@ async def _dealer_method(
     rb = unpack_array(got.get("rb"), np.uint64, (m, 1) if rows else (None, ell), dealer, "rb")
     m = rb.shape[0]
     await party.send(other, f"{tag}/masked", pack_array(B + Rb))
-    A_hat = unpack_array(await party.recv(other, f"{tag}/masked"), np.uint64, (m, n), other, "A+Ra")
+    A_hat = unpack_array(
+        await party.recv(other, f"{tag}/masked", MASKED), np.uint64, (m, n), other, "A+Ra"
+    )
     return (_row_sums(A_hat, B) if rows else A_hat @ B) + rb, (m, n, ell)
 
 
@@ -335,7 +357,7 @@ async def _open_shares(
         await party.send(other, f"{tag}/share", pack_array(share))
     if reveal_to in (role, "both"):
         theirs = unpack_array(
-            await party.recv(other, f"{tag}/share"), np.uint64, share.shape, other, "share"
+            await party.recv(other, f"{tag}/share", SHARE), np.uint64, share.shape, other, "share"
         )
         return share + theirs
     return share
@@ -372,7 +394,7 @@ async def _paillier_method(
         party.metrics.count("paillier_enc", m * n)
         body = {"n": pk.n, "shape": [m, n], "c": pack_array(pk.ciphertexts_to_array(cs))}
         await party.send(other, f"{tag}/enc", body)
-        reply = _fields(await party.recv(other, f"{tag}/enc"), other, ("shape", "c"))
+        reply = _fields(await party.recv(other, f"{tag}/enc", ENCRYPTED), other, ("shape", "c"))
         ell = checked_shape(
             reply.get("shape"), (m, 1) if rows else (m, None), other, "Enc(A B + mask)"
         )[1]
@@ -394,7 +416,7 @@ async def _paillier_method(
         ell = 1
     else:
         n, ell = B.shape
-    body = _fields(await party.recv(other, f"{tag}/enc"), other, ("n", "shape", "c"))
+    body = _fields(await party.recv(other, f"{tag}/enc", ENCRYPTED), other, ("n", "shape", "c"))
     m = checked_shape(body.get("shape"), (m_b, n), other, "Enc(A)")[0]
     N = body.get("n")
     if isinstance(N, _MPZ):
@@ -444,7 +466,9 @@ async def _paillier_method(
     )
     V = (np.uint64(0) - t).reshape(m, ell)
     if bob_learns:
-        U = unpack_array(await party.recv(other, f"{tag}/share"), np.uint64, (m, ell), other, "U")
+        U = unpack_array(
+            await party.recv(other, f"{tag}/share", SHARE), np.uint64, (m, ell), other, "U"
+        )
         return U + V, (m, n, ell)
     return V, (m, n, ell)
 

@@ -88,7 +88,13 @@ from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from mpc.errors import ConfigError, ProtocolError
 from mpc.runtime.chunks import pack_array, unpack_array
 from mpc.runtime.party import Party
-from protocols.distribution_counts import Constraints, CountOracle, form_trans_set
+from mpc.runtime.view import public, uniform
+from protocols.distribution_counts import (
+    Constraints,
+    CountOracle,
+    classes_unordered,
+    form_trans_set,
+)
 from protocols.dot_product import os_random_words
 from protocols.psi_ca import os_permutation
 
@@ -109,6 +115,48 @@ __all__ = [
 ]
 
 DEALER = "dealer"
+
+#: the fields of a request to a dealing party that describe the product (public); the rest
+#: is the requester's randomness for it (a mask seed, the class permutations)
+REQUEST_PUBLIC = ("shape", "parents", "blocks", "p", "context", "new")
+
+#: what a party receives, here and in the level driver's products
+DEALT = uniform(
+    "fast-counts/dealt", "correlated randomness from the dealing party: mask seeds and masks"
+)
+MASKED = uniform("fast-counts/masked", "the other site's vector or matrix plus a dealt mask")
+SHARE = uniform("fast-counts/share", "the other site's share of a product")
+HEAD = public(
+    "fast-counts/head",
+    "which remaining-attribute set (context) a dot product uses; whether its masked matrix "
+    "comes now",
+)
+X_PLUS_RA = uniform("fast-counts/x-plus-ra", "the owner's one-hot columns X^T plus a mask Ra")
+A_MINUS_K = uniform(
+    "fast-counts/a-minus-k", "an owner's masked counts minus a dealt K (class site)"
+)
+PERMUTED_OPEN = uniform(
+    "fast-counts/permuted-open",
+    "the owner's counts with the classes in the class site's order for the node, minus the dealt L",
+    opens="fast-counts/attribute-counts",
+)
+CLASSES = public("fast-counts/classes", "the number of classes")
+ACTIVE = public(
+    "fast-counts/active",
+    "whether a site has constraints on the path and a version of them (the structure tells it)",
+)
+COLUMN_SUMS = uniform(
+    "fast-counts/column-sums",
+    "a holder's column sums of its share (class site)",
+    opens="fast-counts/distribution",
+)
+REQUEST = uniform(
+    "fast-counts/request",
+    "a product to deal: its kind, sites, tag and shape (public), with the requester's "
+    "randomness for it (a mask seed, the class permutations); or 'done'",
+    public=REQUEST_PUBLIC,
+    permutations=True,
+)
 RandomWords = Callable[[int], np.ndarray]
 
 
@@ -173,7 +221,7 @@ async def elementwise_product(
     ``ra - Ra * (x_b + Rb)``, ``b`` keeps ``(x_a + Ra) * x_b + rb``."""
     me_a = party.name == a
     other = b if me_a else a
-    got = await party.recv(dealer, f"{tag}/dealer")
+    got = await party.recv(dealer, f"{tag}/dealer", DEALT)
     if not isinstance(got, dict) or not isinstance(got.get("seed"), bytes):
         raise ProtocolError(f"{dealer} sent no correlated randomness for {tag}")
     size = int(x.size)
@@ -185,7 +233,7 @@ async def elementwise_product(
         r = unpack_array(got.get("r"), np.uint64, x.shape, dealer, "r")
     await party.send(other, f"{tag}/masked", pack_array(x + R))
     theirs = unpack_array(
-        await party.recv(other, f"{tag}/masked"), np.uint64, x.shape, other, "x+R"
+        await party.recv(other, f"{tag}/masked", MASKED), np.uint64, x.shape, other, "x+R"
     )
     party.metrics.count("elementwise_products", size)
     if me_a:
@@ -248,12 +296,13 @@ async def open_permuted_owner(
     class site's mask ``T``; returns ``(a + T)`` with each block's class columns in the class
     site's order for that block. Sends ``a - K`` (``K`` from the dealing party ``dealer``,
     uniform)."""
-    got = await party.recv(dealer, f"{tag}/dealer")
+    got = await party.recv(dealer, f"{tag}/dealer", DEALT)
     if not isinstance(got, dict) or not isinstance(got.get("seed"), bytes):
         raise ProtocolError(f"{dealer} sent no randomness for the permuted opening {tag}")
     K, L = prg_array(got["seed"], (2, *a.shape), a.dtype)
     await party.send(class_site, f"{tag}/a-K", pack_array(a - K))
-    y = unpack_array(await party.recv(class_site, f"{tag}/open"), a.dtype, a.shape, class_site,
+    y = unpack_array(await party.recv(class_site, f"{tag}/open", PERMUTED_OPEN), a.dtype, a.shape,
+                class_site,
                 "permuted counts")  # fmt: skip
     return y + L
 
@@ -278,10 +327,11 @@ async def open_permuted_class_site(
         raise ConfigError(f"a permuted opening of {cols} columns needs {cols // p} blocks")
     await ask({"kind": "perm", "peer": owner, "tag": tag, "shape": [m, B, p],
                "perms": perms.tolist()})  # fmt: skip
-    got = await party.recv(dealer, f"{tag}/dealer")
+    got = await party.recv(dealer, f"{tag}/dealer", DEALT)
     d = unpack_array(got.get("d") if isinstance(got, dict) else None, T.dtype, (m, cols), dealer,
                 "K pi - L")  # fmt: skip
-    x = unpack_array(await party.recv(owner, f"{tag}/a-K"), T.dtype, (m, cols), owner, "a - K")
+    x = unpack_array(await party.recv(owner, f"{tag}/a-K", A_MINUS_K), T.dtype, (m, cols), owner,
+                "a - K")  # fmt: skip
     await party.send(owner, f"{tag}/open", pack_array(permute_blocks(x + T, perms) + d))
 
 
@@ -326,14 +376,16 @@ async def _xdot_owner(
     await party.send(holder, f"{tag}/head", {"context": ctx, "new": new})
     if new:
         await party.send(holder, f"{tag}/Ahat", pack_array(xt + Ra))
-    got = await party.recv(dealer, f"{tag}/dealer")
+    got = await party.recv(dealer, f"{tag}/dealer", DEALT)
     ra = unpack_array(got.get("ra") if isinstance(got, dict) else None, np.uint64, (m, None),
                  dealer, "ra")  # fmt: skip
     p = ra.shape[1]
     b_hat = unpack_array(
-        await party.recv(holder, f"{tag}/masked"), np.uint64, (n, p), holder, "z+Rb"
+        await party.recv(holder, f"{tag}/masked", MASKED), np.uint64, (n, p), holder, "z+Rb"
     )
-    v = unpack_array(await party.recv(holder, f"{tag}/share"), np.uint64, (m, p), holder, "share")
+    v = unpack_array(
+        await party.recv(holder, f"{tag}/share", SHARE), np.uint64, (m, p), holder, "share"
+    )
     party.metrics.count("dot_products", m * p)
     return ra - Ra @ b_hat + v
 
@@ -350,19 +402,19 @@ async def _xdot_holder(
 ) -> np.ndarray | None:
     """The holder's side of ``X^T z``. With ``mask_out`` (the class site, before a permuted
     opening) it subtracts a fresh uniform ``T`` from the share it sends and returns ``T``."""
-    head = await party.recv(owner, f"{tag}/head")
+    head = await party.recv(owner, f"{tag}/head", HEAD)
     if not isinstance(head, dict) or not isinstance(head.get("context"), int):
         raise ProtocolError(f"{owner} sent no context for {tag}")
     if head.get("new"):
-        a_hat = unpack_array(await party.recv(owner, f"{tag}/Ahat"), np.uint64, (None, z.shape[0]),
-                        owner, "X+Ra")  # fmt: skip
+        a_hat = unpack_array(await party.recv(owner, f"{tag}/Ahat", X_PLUS_RA), np.uint64,
+                             (None, z.shape[0]), owner, "X+Ra")  # fmt: skip
         cache.put(head["context"], a_hat)
     else:
         try:
             a_hat = cache.get(head["context"])
         except KeyError:
             raise ProtocolError(f"{owner} reused context {head['context']} it never sent") from None
-    got = await party.recv(dealer, f"{tag}/dealer")
+    got = await party.recv(dealer, f"{tag}/dealer", DEALT)
     if not isinstance(got, dict) or not isinstance(got.get("seed"), bytes):
         raise ProtocolError(f"{dealer} sent no correlated randomness for {tag}")
     n, p = z.shape
@@ -424,7 +476,7 @@ async def serve_dealer_requests(
         nonlocal dealt
         n = 0
         while True:
-            req = await party.recv(site, f"{prefix}/{n}")
+            req = await party.recv(site, f"{prefix}/{n}", REQUEST)
             n += 1
             if req == "done":
                 party.ledger.record("fast-counts/done", {"site": site, "requests": n - 1},
@@ -551,7 +603,7 @@ class FastCountOracle(CountOracle):
             self._signature, self._version = signature, self._version + 1
         mine = [bool(signature), self._version]
         await party.broadcast(f"{tag}/active", mine)
-        flags = await party.gather([n for n in names if n != party.name], f"{tag}/active")
+        flags = await party.gather([n for n in names if n != party.name], f"{tag}/active", ACTIVE)
         flags[party.name] = mine
         for n, f in flags.items():
             if not (isinstance(f, list) and len(f) == 2 and isinstance(f[0], bool)
@@ -609,7 +661,7 @@ class FastCountOracle(CountOracle):
         if not hasattr(self, "_p"):
             if party.name == class_site:
                 raise ConfigError("the class site knows its classes")
-            p = await party.recv(class_site, "fast/classes")
+            p = await party.recv(class_site, "fast/classes", CLASSES)
             if not isinstance(p, int) or isinstance(p, bool) or p < 1:
                 raise ProtocolError(f"{class_site} announced {p!r} classes")
             self._p = p
@@ -637,7 +689,11 @@ class FastCountOracle(CountOracle):
         for j in holders:
             if j != party.name:
                 total = total + unpack_array(
-                    await party.recv(j, f"{tag}/sum"), np.uint64, (self._p,), j, "column sums"
+                    await party.recv(j, f"{tag}/sum", COLUMN_SUMS),
+                    np.uint64,
+                    (self._p,),
+                    j,
+                    "column sums",
                 )
         counts = total.astype(np.int64)
         party.ledger.record("fast-counts/distribution", counts.tolist(), step=tag)
@@ -731,9 +787,9 @@ class FastCountOracle(CountOracle):
             for j, size in zip(remaining, sizes, strict=True):
                 out[j] = counts[offset : offset + size]
                 offset += size
+            learned = {view.attributes[j]: out[j].tolist() for j in remaining}
             party.ledger.record(
-                "fast-counts/attribute-counts",
-                {view.attributes[j]: out[j].tolist() for j in remaining},
-                step=tag,
-            )
+                "fast-counts/attribute-counts", learned, step=tag,
+                canonical=None if is_class else classes_unordered(learned),
+            )  # fmt: skip
         return out

@@ -16,18 +16,21 @@ the files. These steps open them, and nothing else:
    :class:`~protocols.hybrid_id3.HybridSetup`. A differing digest stops both: their
    deployment files disagree.
 3. **model parts** (:func:`bind_parts`, after training): Alice draws a fresh model id and sends
-   it to Bob; each sends the other the digest of its part's body
-   (:func:`mpc.learners.model_file.body_digest`). Each part records the model id and both digests,
-   so a part from another training run, or one edited and re-digested, is refused.
+   it to Bob; each sends the other a commitment to its part's body
+   (:func:`mpc.learners.model_file.commit_part`: hiding, so the other cannot test guesses of
+   the body against it, and binding). Each part records the model id and both commitments (and
+   its own opening), so a part from another training run, or one edited, with its commitment
+   recomputed or not, is refused.
 4. **model check** (:func:`check_parts`, before classifying): each sends the other its part's
-   model id and recorded digests; they must be equal.
+   model id and recorded commitments; they must be equal.
 
 What each party learns (ledger): ``hybrid/domains`` — the other's domains, as Teng & Du's
 setting has it (the estimates of every candidate need them; the tree then shows those of its
 split attributes, every value of which gets a child); for a continuous column the domain is its
 bin labels, hence the other party's cut points (quantiles of its training rows);
-``hybrid/model`` — the model id and the two digests (random-looking values that say nothing
-about the data). The dealer learns the mode only. No record id and no row of either file is
+``hybrid/model`` — the model id and the two commitments (uniform values that say nothing about
+the data, and against which no guess can be tested without the opening). The dealer learns the
+mode only. No record id and no row of either file is
 sent.
 """
 
@@ -39,13 +42,29 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mpc.errors import ConfigError, ProtocolError
-from mpc.learners.model_file import ModelError, body_digest, new_model_id
+from mpc.learners.model_file import ModelError, PartCommitment, commit_part, new_model_id
 from mpc.runtime.party import Party
+from mpc.runtime.view import declared, public, uniform
 from protocols.hybrid_id3 import ALICE, BOB, HybridSetup
+
+#: what a party receives
+MODE = public("hybrid/mode", "whether alice and bob train or classify")
+SETUP = declared(
+    "hybrid/setup",
+    "the other party's domains (Teng & Du's setting) and a digest of its public parameters",
+)
+MODEL = uniform(
+    "hybrid/model",
+    "the model id and the other party's commitment to its part (a hash with a secret opening)",
+    tokens=True,
+)
 
 __all__ = [
     "CLASSIFY",
+    "MODE",
+    "MODEL",
     "MODES",
+    "SETUP",
     "TRAIN",
     "agree_mode",
     "agree_setup",
@@ -80,7 +99,7 @@ async def agree_mode(party: Party, mode: str | None, *, tag: str = "hybrid/mode"
         for sender in _DECIDERS:
             if sender == me:
                 continue
-            got = await party.recv(sender, tag)
+            got = await party.recv(sender, tag, MODE)
             if got not in MODES:
                 raise ProtocolError(f"{sender} sent a malformed mode at {tag}")
             modes[sender] = got
@@ -114,7 +133,7 @@ async def agree_setup(
     with party.phase(tag):
         own = {a: list(v) for a, v in domains.items()}
         await party.send(other, tag, {"domains": own, "public": mine})
-        got = await party.recv(other, tag)
+        got = await party.recv(other, tag, SETUP)
         if not isinstance(got, dict) or set(got) != {"domains", "public"}:
             raise ProtocolError(f"{other} sent a malformed setup message at {tag}")
         if got["public"] != mine:
@@ -153,34 +172,35 @@ async def agree_setup(
 
 async def bind_parts(
     party: Party, body: Mapping[str, Any], *, tag: str = "hybrid/model"
-) -> tuple[str, dict[str, str]]:
-    """Step 3 at Alice or Bob, once the tree is built: returns the model id (drawn by Alice)
-    and the digest of both parts' bodies, ``{"alice": ..., "bob": ...}``, for
-    :class:`mpc.learners.model_file.SavedModel`."""
+) -> tuple[str, dict[str, str], PartCommitment]:
+    """Step 3 at Alice or Bob, once the tree is built: returns the model id (drawn by Alice),
+    the commitments to both parts' bodies, ``{"alice": ..., "bob": ...}``, and this party's
+    own commitment with its opening, for :class:`mpc.learners.model_file.SavedModel`."""
     me = party.name
     other = BOB if me == ALICE else ALICE
-    mine = body_digest(body)
+    made = commit_part(body)
+    mine = made.commitment
     with party.phase(tag):
         if me == ALICE:
             model_id = new_model_id()
-            await party.send(other, tag, {"model_id": model_id, "digest": mine})
-            got = await party.recv(other, tag)
-            if not isinstance(got, dict) or not _is_hex(got.get("digest")):
-                raise ProtocolError(f"{other} sent a malformed part digest at {tag}")
+            await party.send(other, tag, {"model_id": model_id, "commitment": mine})
+            got = await party.recv(other, tag, MODEL)
+            if not isinstance(got, dict) or not _is_hex(got.get("commitment")):
+                raise ProtocolError(f"{other} sent a malformed part commitment at {tag}")
         else:
-            got = await party.recv(other, tag)
+            got = await party.recv(other, tag, MODEL)
             if (
                 not isinstance(got, dict)
-                or not _is_hex(got.get("digest"))
+                or not _is_hex(got.get("commitment"))
                 or not _is_hex(got.get("model_id"))
             ):
                 raise ProtocolError(f"{other} sent a malformed model id at {tag}")
             model_id = str(got["model_id"])
-            await party.send(other, tag, {"digest": mine})
-        parts = {me: mine, other: str(got["digest"])}
+            await party.send(other, tag, {"commitment": mine})
+        parts = {me: mine, other: str(got["commitment"])}
         parts = dict(sorted(parts.items()))
         party.ledger.record("hybrid/model", {"model_id": model_id, "parts": parts}, step=tag)
-    return model_id, parts
+    return model_id, parts, made
 
 
 async def check_parts(
@@ -193,7 +213,7 @@ async def check_parts(
     other = BOB if me == ALICE else ALICE
     with party.phase(tag):
         await party.send(other, tag, {"model_id": model_id, "parts": dict(parts)})
-        got = await party.recv(other, tag)
+        got = await party.recv(other, tag, MODEL)
         if (
             not isinstance(got, dict)
             or not isinstance(got.get("model_id"), str)

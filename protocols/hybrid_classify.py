@@ -54,6 +54,7 @@ import numpy.typing as npt
 from mpc.errors import ConfigError, ProtocolError
 from mpc.learners.tree import majority
 from mpc.runtime.party import Party
+from mpc.runtime.view import declared
 from protocols.dot_product import row_dot_products
 from protocols.hybrid_id3 import ALICE, BOB, DEALER
 
@@ -69,6 +70,11 @@ __all__ = [
 ]
 
 METHODS = ("dealer", "paillier")
+
+#: what the dealer receives
+DEAL = declared(
+    "hybrid-classify/deal", "the number of records and of terminals to classify (the dealer)"
+)
 #: records per batch are chosen so that one party's matrix has at most this many entries
 #: (16 MB of uint64), whatever the tree's size
 BATCH_ENTRIES = 1 << 21
@@ -229,8 +235,8 @@ async def serve_classify_dealer(party: Party, *, tag: str = "hybrid-classify") -
     """The dealer's side of :func:`classify_records` (method ``dealer``): learns ``(R, T)``
     from Alice and Bob (they must agree) and deals every batch. Returns the number of
     batches."""
-    a_req = await party.recv(ALICE, f"{tag}/deal")
-    b_req = await party.recv(BOB, f"{tag}/deal")
+    a_req = await party.recv(ALICE, f"{tag}/deal", DEAL)
+    b_req = await party.recv(BOB, f"{tag}/deal", DEAL)
     try:
         R, T = int(a_req["rows"]), int(a_req["terminals"])
         if (int(b_req["rows"]), int(b_req["terminals"])) != (R, T) or R < 0 or T < 1:

@@ -76,6 +76,7 @@ from mpc.errors import ConfigError, ProtocolError
 from mpc.learners.id3 import best_attribute, best_site_attribute, information_gain
 from mpc.learners.tree import majority
 from mpc.runtime.party import Party
+from mpc.runtime.view import declared
 from protocols.dot_product import dot_products
 from protocols.randomized_response import (
     THETA_SINGULAR_TOLERANCE,
@@ -84,10 +85,37 @@ from protocols.randomized_response import (
     disguise,
 )
 
+
+def sorted_rows(table: Any) -> Any:
+    """A table's rows in sorted order: the multiset of its rows."""
+    if isinstance(table, np.ndarray) and table.ndim == 2:
+        return sorted(map(tuple, table.tolist()))
+    return table
+
+
+#: what a party receives (besides the dot products' receipts)
+DISGUISED = declared(
+    "hybrid/disguised",
+    "the other party's disguised table, a row per record: its columns under multi-group "
+    "randomized response with the sender's coins (Step 1)",
+    canonical=sorted_rows,
+)
+ESTIMATES = declared(
+    "hybrid/estimates",
+    "the other party's estimated gains of the candidates (and in randomization-only mode its "
+    "estimated counts of the chosen attribute, at the root its estimated class counts)",
+)
+DEAL = declared(
+    "hybrid/deal", "the shapes of the next batch of dot products, or 'done' (the dealer)"
+)
+
 __all__ = [
     "ALICE",
     "BOB",
+    "DEAL",
     "DEALER",
+    "DISGUISED",
+    "ESTIMATES",
     "MODES",
     "DealerDot",
     "DisguisedView",
@@ -276,7 +304,7 @@ async def exchange_disguised(
             drawn[order] = np.arange(len(order))  # draw i -> row
             sent = disguise(bits[drawn], groups, setup.theta, rng)[order]
         await party.send(other, tag, sent)
-        got = await party.recv(other, tag)
+        got = await party.recv(other, tag, DISGUISED)
         _, other_layout = _encode(
             setup, other, np.zeros((1, len(setup.columns_of(other))), dtype=np.int64)
         )
@@ -405,11 +433,19 @@ class Estimator:
                 r = r * (t * sr - f * orr)
         left = K * r[:, None]
         if both is None:
-            out: Floats = left.T @ P
-            return out
+            return _sum_over_rows(left, P)
         s_k, s_p, o_k, o_p = both
-        out = t * ((left * s_k).T @ (P * s_p)) - f * ((left * o_k).T @ (P * o_p))
-        return out
+        return t * _sum_over_rows(left * s_k, P * s_p) - f * _sum_over_rows(left * o_k, P * o_p)
+
+
+def _sum_over_rows(left: Floats, right: Floats) -> Floats:
+    """``left.T @ right`` (``k x p``), each entry summed over the rows in sorted order: the
+    result depends on the rows only as a multiset, never on their order (a matrix product's
+    sum would, in its last bits: the estimates a party sends would then tell the other the
+    order of its records)."""
+    terms = left[:, :, None] * right[:, None, :]
+    out: Floats = np.sort(terms, axis=0).sum(axis=0)
+    return out
 
 
 # ----------------------------------------------------------------------------- the tree
@@ -546,7 +582,7 @@ async def hybrid_id3(
 
     async def swap(value: np.ndarray, t: str, what: str) -> np.ndarray:
         await party.send(other, t, value)
-        theirs = await party.recv(other, t)
+        theirs = await party.recv(other, t, ESTIMATES)
         if not isinstance(theirs, np.ndarray) or theirs.shape != value.shape:
             raise ProtocolError(f"{other} sent malformed {what} at {t}")
         return np.asarray(theirs, dtype=np.float64)
@@ -722,8 +758,8 @@ async def serve_dealer(party: Party, prefixes: Sequence[str]) -> int:
         batch = 0
         while True:
             t = f"{prefix}/b{batch}"
-            a_req = await party.recv(ALICE, f"{t}/deal")
-            b_req = await party.recv(BOB, f"{t}/deal")
+            a_req = await party.recv(ALICE, f"{t}/deal", DEAL)
+            b_req = await party.recv(BOB, f"{t}/deal", DEAL)
             if a_req == "done" and b_req == "done":
                 break
             shapes = _agreed_shapes(a_req, b_req)

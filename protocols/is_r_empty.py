@@ -23,14 +23,26 @@ DDH reveal only whether ``r = r'``. Every site's ledger holds ``is-r-empty/resul
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import secrets
 
 from mpc.crypto.commutative import MODP_2048, CommutativeKey, SafePrimeGroup
 from mpc.errors import ConfigError, ProtocolError
 from mpc.runtime.party import Party
+from mpc.runtime.view import declared, uniform
 
-__all__ = ["DEFAULT_DOMAIN", "is_r_empty"]
+__all__ = ["DEFAULT_DOMAIN", "E1_R", "EK", "RESULT", "SUM", "is_r_empty"]
+
+#: what a site receives (the sum's modulus is set per call)
+SUM = uniform("is-r-empty/sum", "r plus the flags of the sites before, mod m (r uniform)")
+E1_R = uniform("is-r-empty/E1(r)", "P1's commutative encryption of r (P_k)")
+EK = uniform(
+    "is-r-empty/Ek",
+    "E_k(E_1(r)) and E_k(r') (P1): equal after P1's own encryption iff no attribute is left",
+    opens="is-r-empty/result",
+)
+RESULT = declared("is-r-empty/result", "the answer, as the tree's structure shows it")
 
 #: Domain size m of the sum; any m > k is correct, a large one costs nothing.
 DEFAULT_DOMAIN = 2**32
@@ -55,6 +67,7 @@ async def is_r_empty(
     rng = rng or secrets.SystemRandom()
     i = sites.index(party.name)
     P1, Pk = sites[0], sites[-1]
+    sum_receipt = dataclasses.replace(SUM, modulus=m)
 
     with party.phase(tag):
         if i == 0:
@@ -63,7 +76,7 @@ async def is_r_empty(
             E1 = CommutativeKey.generate(group, rng=rng)  # line 9
             await party.send(Pk, f"{tag}/E1(r)", E1.encrypt(group.encode(r)))  # line 10
             party.metrics.count("modexp", 1)
-            reply = await party.recv(Pk, f"{tag}/Ek")  # line 11
+            reply = await party.recv(Pk, f"{tag}/Ek", EK)  # line 11
             Ek_E1_r, Ek_r_prime = _two_elements(reply, group, Pk)
             empty = E1.encrypt(Ek_r_prime) == Ek_E1_r  # line 12
             party.metrics.count("modexp", 1)
@@ -71,7 +84,7 @@ async def is_r_empty(
             await party.broadcast(f"{tag}/result", empty)
             return bool(empty)
 
-        r_prime = await party.recv(sites[i - 1], f"{tag}/sum")  # lines 4 / 7
+        r_prime = await party.recv(sites[i - 1], f"{tag}/sum", sum_receipt)  # lines 4 / 7
         if not isinstance(r_prime, int) or isinstance(r_prime, bool) or not 0 <= r_prime < m:
             raise ProtocolError(f"IsREmpty: {sites[i - 1]} sent {r_prime!r}, not in [0, {m})")
         r_prime = (r_prime + AR) % m  # lines 5 / 8
@@ -79,12 +92,12 @@ async def is_r_empty(
             await party.send(sites[i + 1], f"{tag}/sum", r_prime)
         else:
             Ek = CommutativeKey.generate(group, rng=rng)  # line 9
-            E1_r = await party.recv(P1, f"{tag}/E1(r)")
+            E1_r = await party.recv(P1, f"{tag}/E1(r)", E1_R)
             if not group.is_element(E1_r):
                 raise ProtocolError(f"IsREmpty: {P1} sent a value outside the group")
             await party.send(P1, f"{tag}/Ek", [Ek.encrypt(E1_r), Ek.encrypt(group.encode(r_prime))])
             party.metrics.count("modexp", 2)
-        empty = await party.recv(P1, f"{tag}/result")
+        empty = await party.recv(P1, f"{tag}/result", RESULT)
         if not isinstance(empty, bool):
             raise ProtocolError(f"IsREmpty: {P1} announced {empty!r}, expected true/false")
         party.ledger.record("is-r-empty/result", empty, step=tag)

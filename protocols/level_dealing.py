@@ -45,7 +45,7 @@ import numpy as np
 from mpc.errors import ConfigError, ProtocolError
 from mpc.runtime.chunks import pack_array
 from mpc.runtime.party import Party
-from protocols.fast_counts import DEALER, deal_permuted_open, serve_dealer_requests
+from protocols.fast_counts import DEALER, DEALT, deal_permuted_open, serve_dealer_requests
 from protocols.share_ring import (
     Left,
     expand_blocks,
@@ -145,7 +145,7 @@ class Dealing:
     async def receive(self, peer: str, tag: str) -> Any:
         """This site's correlated randomness for the product ``tag`` with site ``peer``, as the
         party that deals it sent it."""
-        return await self.party.recv(self.of(self.party.name, peer), f"{tag}/dealer")
+        return await self.party.recv(self.of(self.party.name, peer), f"{tag}/dealer", DEALT)
 
     async def close(self) -> None:
         """Tell every party this site may ask that it is done."""

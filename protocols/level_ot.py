@@ -122,7 +122,8 @@ import numpy as np
 from mpc.errors import ConfigError, ProtocolError
 from mpc.runtime.chunks import pack_array, unpack_array
 from mpc.runtime.party import Party
-from protocols.fast_counts import permute_blocks
+from mpc.runtime.view import public
+from protocols.fast_counts import A_MINUS_K, PERMUTED_OPEN, permute_blocks
 from protocols.level_dealing import Dealing
 from protocols.oblivious_transfer import (
     ExtensionReceiver,
@@ -142,6 +143,15 @@ __all__ = [
     "open_permuted_owner_ot",
     "ot_dealing",
 ]
+
+#: what a site receives from its partner besides the products' own messages
+PAIR_REQUEST = public(
+    "levels-ot/request",
+    "a product the partner needs randomness for: kind, sites, tag, shapes (public); or 'done'",
+)
+PAIR_ORDER = public(
+    "levels-ot/order", "the pair's next product to make randomness for (the leader's order)"
+)
 
 #: a site's numbered requests to the leader of its pair
 REQUESTS = "levels/ot/req"
@@ -283,7 +293,7 @@ class OTDealing(Dealing):
             n = 0
             while True:
                 step = f"{ORDERS}/{n}"
-                req = await self.party.recv(peer, step)
+                req = await self.party.recv(peer, step, PAIR_ORDER)
                 n += 1
                 if req == DONE:
                     return
@@ -295,7 +305,7 @@ class OTDealing(Dealing):
             n = 0
             while True:
                 step = f"{REQUESTS}/{n}"
-                req = await self.party.recv(peer, step)
+                req = await self.party.recv(peer, step, PAIR_REQUEST)
                 n += 1
                 if req == DONE:
                     queue.put_nowait(DONE)
@@ -499,8 +509,8 @@ async def open_permuted_owner_ot(
     if K.shape != a.shape:
         raise ProtocolError(f"{class_site} opened {K.shape} counts, the owner has {a.shape}")
     await party.send(class_site, f"{tag}/a-K", pack_array(a - K))
-    y = unpack_array(await party.recv(class_site, f"{tag}/open"), a.dtype, a.shape, class_site,
-                "permuted counts")  # fmt: skip
+    y = unpack_array(await party.recv(class_site, f"{tag}/open", PERMUTED_OPEN), a.dtype,
+                     a.shape, class_site, "permuted counts")  # fmt: skip
     return y + L
 
 
@@ -522,5 +532,6 @@ async def open_permuted_class_site_ot(
     await dealing.ask({"kind": "perm", "peer": owner, "tag": tag, "shape": [m, B, p],
                        "perms": perms.tolist()})  # fmt: skip
     d = (await dealing.receive(owner, tag))["d"]
-    x = unpack_array(await party.recv(owner, f"{tag}/a-K"), T.dtype, (m, cols), owner, "a - K")
+    x = unpack_array(await party.recv(owner, f"{tag}/a-K", A_MINUS_K), T.dtype, (m, cols), owner,
+                     "a - K")  # fmt: skip
     await party.send(owner, f"{tag}/open", pack_array(permute_blocks(x + T, perms) + d))

@@ -35,8 +35,15 @@ import numpy as np
 from mpc.errors import ConfigError, ProtocolError
 from mpc.runtime.chunks import pack_array, unpack_array
 from mpc.runtime.party import Party
-from protocols.distribution_counts import SiteView
-from protocols.fast_counts import open_permuted_class_site, open_permuted_owner
+from mpc.runtime.view import uniform
+from protocols.distribution_counts import SiteView, classes_unordered
+from protocols.fast_counts import (
+    HEAD,
+    MASKED,
+    X_PLUS_RA,
+    open_permuted_class_site,
+    open_permuted_owner,
+)
 from protocols.level_dealing import Dealing
 from protocols.level_ot import OTDealing, open_permuted_class_site_ot, open_permuted_owner_ot
 from protocols.share_ring import (
@@ -49,8 +56,22 @@ from protocols.share_ring import (
     ring_random,
 )
 
+#: what a site receives here besides :mod:`protocols.fast_counts`' receipts
+OT_PAIR = uniform(
+    "fast-counts/ot-pair",
+    "a holder's two oblivious-transfer messages of a dot product (the owner unmasks the one "
+    "it chose)",
+)
+OT_CHOICE = uniform(
+    "fast-counts/ot-choice", "the owner's choice bits (attribute used or not), xor the dealt ones"
+)
+PAIR_KEY = uniform("fast-counts/pair-key", "a fresh key shared by two sites (zero-sharing)")
+
 __all__ = [
     "CHUNK_COLUMNS",
+    "OT_CHOICE",
+    "OT_PAIR",
+    "PAIR_KEY",
     "LevelNode",
     "child_shares",
     "outer_shares",
@@ -161,7 +182,7 @@ async def _outer(
     await party.send(other, f"{tag}/masked", pack_array(x + R))
     shape_other = (None, n) if me_a else (v, n)
     theirs = unpack_array(
-        await party.recv(other, f"{tag}/masked"), dtype, shape_other, other, "x+R"
+        await party.recv(other, f"{tag}/masked", MASKED), dtype, shape_other, other, "x+R"
     )
     party.metrics.count("outer_products", n * v * p)
     masks = {"R": R, "r": r, "other": theirs}
@@ -372,11 +393,11 @@ async def remaining_attribute_counts(
         node.by_attr = {
             j: counts[offsets[j] : offsets[j + 1]] for j in range(len(sizes)) if j not in node.used
         }
+        learned = {view.attributes[j]: c.tolist() for j, c in node.by_attr.items()}
         party.ledger.record(
-            "fast-counts/attribute-counts",
-            {view.attributes[j]: c.tolist() for j, c in node.by_attr.items()},
-            step=f"{t}/n{node.key}",
-        )
+            "fast-counts/attribute-counts", learned, step=f"{t}/n{node.key}",
+            canonical=None if party.name == class_site else classes_unordered(learned),
+        )  # fmt: skip
 
 
 async def _xdot_owner(
@@ -429,10 +450,11 @@ async def _xdot_owner(
         await party.send(holder, f"{tag}/e", pack_array(want ^ bits))
         if direct is None:
             ra = dealt(got, "seed", (m, cols), xt.dtype, dealer, "ra")
-            b_hat = unpack_array(await party.recv(holder, f"{tag}/masked"), xt.dtype, (cols, n),
-                            holder, "z+Rb")  # fmt: skip
+            b_hat = unpack_array(await party.recv(holder, f"{tag}/masked", MASKED), xt.dtype,
+                                 (cols, n), holder, "z+Rb")  # fmt: skip
             mine = ra - ring_matmul(prepared[holder], b_hat.T)
-        y = unpack_array(await party.recv(holder, f"{tag}/ot"), xt.dtype, (2, m, cols), holder, "y")
+        y = unpack_array(await party.recv(holder, f"{tag}/ot", OT_PAIR), xt.dtype, (2, m, cols),
+                         holder, "y")  # fmt: skip
         mask = expand_blocks(want, sizes, p)
         theirs = np.where(mask, y[1] - Rc, y[0] - Rc)  # the zero block where not wanted
         part = mine + theirs
@@ -471,7 +493,7 @@ async def _xdot_holder(
         tag = f"{t}/x{names.index(owner)}.{names.index(party.name)}.{c}"
         z = np.concatenate([shares[k] for k in chunk], axis=0)
         cols, n = z.shape
-        head = await party.recv(owner, f"{tag}/head")
+        head = await party.recv(owner, f"{tag}/head", HEAD)
         if not isinstance(head, dict) or not isinstance(head.get("new"), bool):
             raise ProtocolError(f"{owner} sent no header for {tag}")
         if head["new"]:
@@ -483,7 +505,7 @@ async def _xdot_holder(
             ):
                 raise ProtocolError(f"{owner} announced attribute sizes {blocks!r}")  # fmt: skip
             if not isinstance(dealing, OTDealing):
-                got_hat = unpack_array(await party.recv(owner, f"{tag}/Ahat"), z.dtype,
+                got_hat = unpack_array(await party.recv(owner, f"{tag}/Ahat", X_PLUS_RA), z.dtype,
                                   (sum(blocks), n), owner, "X+Ra")  # fmt: skip
                 xt_hat[owner] = ring_left(got_hat)
             xt_blocks[owner] = blocks
@@ -512,7 +534,7 @@ async def _xdot_holder(
                     z.dtype, order=names,
                 )  # fmt: skip
         e = unpack_array(
-            await party.recv(owner, f"{tag}/e"), np.bool_, (None, len(chunk)), owner, "e"
+            await party.recv(owner, f"{tag}/e", OT_CHOICE), np.bool_, (None, len(chunk)), owner, "e"
         )
         blocks = xt_blocks[owner]
         if e.shape[0] != len(blocks):
@@ -551,7 +573,7 @@ async def pair_keys(party: Party, tag: str) -> dict[str, bytes]:
         keys[s] = secrets.token_bytes(32)
         await party.send(s, tag, keys[s])
     for s in names[:me]:
-        got = await party.recv(s, tag)
+        got = await party.recv(s, tag, PAIR_KEY)
         if not isinstance(got, bytes) or len(got) != 32:
             raise ProtocolError(f"{s} sent a pairwise key that is not 32 bytes")
         keys[s] = got

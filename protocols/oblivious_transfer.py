@@ -100,10 +100,31 @@ from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from mpc.crypto.curve25519 import ELEMENT_BYTES
 from mpc.errors import ConfigError, PeerMisbehaved, ProtocolError
 from mpc.runtime.party import Party
+from mpc.runtime.view import uniform
 from protocols.dot_product import os_random_words
 
+#: what a party receives in oblivious transfers
+BASE_KEY = uniform("ot/base-key", "the base-OT sender's public key (a fresh curve point)")
+BASE_POINTS = uniform(
+    "ot/base-points",
+    "the base-OT receiver's points, one per OT (uniform whatever the choices)",
+    elements=True,
+)
+EXTENSION_U = uniform(
+    "ot/extension-u", "the extension receiver's matrix u: its choices under PRG masks"
+)
+EXTENSION_REPLY = uniform(
+    "ot/extension-reply",
+    "the extension sender's answers: messages or corrections masked by hashes the receiver "
+    "can compute for its choices only",
+)
+
 __all__ = [
+    "BASE_KEY",
+    "BASE_POINTS",
     "CHUNK_OTS",
+    "EXTENSION_REPLY",
+    "EXTENSION_U",
     "KAPPA",
     "BeaverTriples",
     "CorrelationRobustHash",
@@ -367,7 +388,7 @@ async def _base_sender(
     minus_a = point_neg(header_point)
     await party.send(peer, f"{tag}/base/a", header)
     step = f"{tag}/base/b"
-    got = await party.recv(peer, step)
+    got = await party.recv(peer, step, BASE_POINTS)
     rows = _check_array(got, np.uint8, (n, ELEMENT_BYTES), peer, "the points B", step)
     k = np.empty((2, n, BLOCK), dtype=np.uint8)
     for i in range(n):
@@ -391,7 +412,7 @@ async def _base_receiver(
     party: Party, peer: str, choices: np.ndarray, tag: str
 ) -> tuple[np.ndarray, bytes]:
     step = f"{tag}/base/a"
-    header = await party.recv(peer, step)
+    header = await party.recv(peer, step, BASE_KEY)
     if not isinstance(header, bytes) or len(header) != ELEMENT_BYTES:
         got = f"{len(header)} bytes" if isinstance(header, bytes) else type(header).__name__
         raise ProtocolError(
@@ -740,7 +761,7 @@ async def _extend_as_sender(
     for c, m in enumerate(sizes):
         use = first + c
         step = f"{session.tag}/{use}/u"
-        got = await party.recv(peer, step)
+        got = await party.recv(peer, step, EXTENSION_U)
         u = _check_array(got, np.uint8, (KAPPA, _padded(m) // 8), peer, "a matrix u", step)
         q = session._prg.rows(use, u.shape[1])
         q[session._s_bits] ^= u[session._s_bits]
@@ -775,7 +796,7 @@ async def _extend_as_receiver(
     async def settle_oldest() -> None:
         c, use, bits, h = pending.popleft()
         step = f"{session.tag}/{use}/reply"
-        settle(c, bits, h, await party.recv(peer, step), step)
+        settle(c, bits, h, await party.recv(peer, step, EXTENSION_REPLY), step)
 
     for c, m in enumerate(sizes):
         use = first + c

@@ -74,6 +74,7 @@ import numpy as np
 
 from mpc.errors import ConfigError, ProtocolError
 from mpc.runtime.party import Party
+from mpc.runtime.view import public, uniform
 from protocols.oblivious_transfer import (
     BLOCK,
     ExtensionReceiver,
@@ -82,8 +83,19 @@ from protocols.oblivious_transfer import (
     kept_rows_send,
 )
 
+#: what a party receives in a one-hot OT session
+SIZES = public(
+    "ot/one-hot-sizes", "the chooser's numbers of records and of values of its attributes"
+)
+CORRECTIONS = uniform(
+    "ot/one-hot-corrections",
+    "the vector side's corrections of a product, masked by OT pads",
+)
+
 __all__ = [
+    "CORRECTIONS",
     "PAD_BYTES",
+    "SIZES",
     "OneHotChooser",
     "OneHotVectors",
     "one_hot_chooser",
@@ -312,7 +324,8 @@ class OneHotChooser:
                 block[rest] += known.transpose(1, 0, 2)
                 block[v] -= known.sum(axis=1, dtype=dt)
             step = f"{tag}/c{j}"
-            c = _corrections(await party.recv(peer, step), dt, (blocks, self.n, e), peer, step)
+            c = _corrections(await party.recv(peer, step, CORRECTIONS), dt, (blocks, self.n, e),
+                             peer, step)  # fmt: skip
             # Σ of the corrections of each value's records: sorted by value (16-byte items
             # moved whole), then summed run by run
             items = np.ascontiguousarray(c).view(np.complex128).reshape(blocks, self.n)
@@ -373,7 +386,7 @@ async def one_hot_vectors(
     """Set up a session as the vector side for ``n`` records: receives the chooser's sizes,
     then its OTs (:func:`kept_rows_send`)."""
     step = f"{tag}/sizes"
-    got = await party.recv(session.peer, step)
+    got = await party.recv(session.peer, step, SIZES)
     if not (isinstance(got, dict) and got.get("n") == n and isinstance(got.get("sizes"), list)):
         raise ProtocolError(f"one-hot OT: {session.peer} announced, at {step}, {got!r:.120} "
                             f"(expected the sizes of its attributes over {n} records)")  # fmt: skip

@@ -51,6 +51,7 @@ from mpc.errors import ConfigError, ProtocolError
 from mpc.learners.id3 import best_site_attribute
 from mpc.learners.tree import majority
 from mpc.runtime.party import Party
+from mpc.runtime.view import declared, public, uniform
 from protocols.distribution_counts import (
     Constraints,
     CountOracle,
@@ -60,9 +61,29 @@ from protocols.distribution_counts import (
 )
 from protocols.is_r_empty import is_r_empty
 
-__all__ = ["DistributedTree", "NodeRef", "ppid3"]
+__all__ = [
+    "BEST",
+    "BRANCHING",
+    "LEAF",
+    "NODE_ID",
+    "ROOT_ID",
+    "WINNER",
+    "DistributedTree",
+    "NodeRef",
+    "ppid3",
+]
 
 NodeRef = tuple[str, str]  # (owner site, node id)
+
+#: what a site receives (the tree structure is the public result)
+LEAF = public("ppid3/leaf", "whether each node is a leaf (the tree structure)")
+BEST = declared("ppid3/best", "a site's best gain at each node (class site; Theorem 1)")
+WINNER = public("ppid3/winner", "the site that splits each node (the tree structure)")
+BRANCHING = public("ppid3/branching", "each node's number of children (the tree structure)")
+ROOT_ID = uniform("ppid3/root-id", "the root's random id", tokens=True)
+NODE_ID = uniform(
+    "ppid3/node-id", "the random ids of child nodes, to their parent's owner", tokens=True
+)
 
 
 @dataclass
@@ -188,7 +209,7 @@ async def ppid3(
             await party.broadcast(f"{t}/leaf", leaf)
         else:
             label = None
-            leaf = await party.recv(class_site, f"{t}/leaf")
+            leaf = await party.recv(class_site, f"{t}/leaf", LEAF)
             if not isinstance(leaf, bool):
                 raise ProtocolError(f"{class_site} announced {leaf!r} instead of leaf true/false")
         if leaf:
@@ -208,7 +229,7 @@ async def ppid3(
         local = best_site_attribute([gains])[1] if gains else -1  # column order breaks ties
         my_best = float(gains[local]) if gains else None
         if is_class:
-            reported = await party.gather([n for n in names if n != party.name], f"{t}/best")
+            reported = await party.gather([n for n in names if n != party.name], f"{t}/best", BEST)
             reported[party.name] = my_best
             for n, g in reported.items():
                 if g is not None and not isinstance(g, float):
@@ -221,7 +242,7 @@ async def ppid3(
             await party.broadcast(f"{t}/winner", winner)
         else:
             await party.send(class_site, f"{t}/best", my_best)
-            winner = await party.recv(class_site, f"{t}/winner")
+            winner = await party.recv(class_site, f"{t}/winner", WINNER)
             if winner not in names:
                 raise ProtocolError(f"{class_site} announced an unknown winner {winner!r}")
 
@@ -232,7 +253,7 @@ async def ppid3(
             await party.broadcast(f"{t}/branching", n_children)
         else:
             j = -1
-            n_children = await party.recv(winner, f"{t}/branching")
+            n_children = await party.recv(winner, f"{t}/branching", BRANCHING)
             if not isinstance(n_children, int) or isinstance(n_children, bool) or n_children < 1:
                 raise ProtocolError(f"{winner} announced {n_children!r} children")
         tree.structure.append(
@@ -278,7 +299,7 @@ async def _hand_up(
             assert node_id is not None
             await party.broadcast(f"{t}/root", node_id)
             return owner, node_id
-        rid = await party.recv(owner, f"{t}/root")
+        rid = await party.recv(owner, f"{t}/root", ROOT_ID)
         if not isinstance(rid, str):
             raise ProtocolError(f"{owner} announced a root id {rid!r}")
         return owner, rid
@@ -288,7 +309,7 @@ async def _hand_up(
             await party.send(parent_owner, f"{t}/id", node_id)
         return owner, node_id
     if party.name == parent_owner:
-        nid = await party.recv(owner, f"{t}/id")
+        nid = await party.recv(owner, f"{t}/id", NODE_ID)
         if not isinstance(nid, str):
             raise ProtocolError(f"{owner} sent a node id {nid!r}")
         return owner, nid

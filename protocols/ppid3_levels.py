@@ -152,12 +152,15 @@ from mpc.errors import ConfigError, ProtocolError
 from mpc.learners.id3 import best_site_attribute
 from mpc.learners.tree import majority
 from mpc.runtime.party import Party
+from mpc.runtime.view import declared
 from protocols.distribution_counts import (
     SiteView,
+    columns_sorted,
     gain_in_any_class_order,
     is_same_class,
     unpermute_classes,
 )
+from protocols.fast_counts import CLASSES
 from protocols.level_dealing import (
     DEALER,
     HELPERS,
@@ -174,12 +177,32 @@ from protocols.level_products import (
     pair_keys,
     remaining_attribute_counts,
 )
-from protocols.ppid3 import DistributedTree, check_sites
+from protocols.ppid3 import (
+    BEST,
+    BRANCHING,
+    LEAF,
+    NODE_ID,
+    ROOT_ID,
+    WINNER,
+    DistributedTree,
+    check_sites,
+)
 from protocols.psi_ca import os_permutation
 from protocols.share_ring import Left, ring_dtype, ring_matmul, ring_random
 
+#: what the class site receives besides the receipts of :mod:`protocols.ppid3`
+DISTS = declared(
+    "ppid3/child-dists",
+    "the class distributions of the children of the nodes a site split, in the classes' "
+    "order the class site chose for it (Theorem 1)",
+    canonical=lambda nodes: (
+        [columns_sorted(d) for d in nodes] if isinstance(nodes, list) else nodes
+    ),
+)
+
 __all__ = [
     "DEALER",
+    "DISTS",
     "HELPERS",
     "outer_shares",
     "ppid3_levels",
@@ -258,7 +281,7 @@ async def _grow(
         p = len(view.classes)
         await party.broadcast(f"{tag}/classes", p)
     else:
-        p = await party.recv(class_site, f"{tag}/classes")
+        p = await party.recv(class_site, f"{tag}/classes", CLASSES)
         if not isinstance(p, int) or isinstance(p, bool) or p < 1:
             raise ProtocolError(f"{class_site} announced {p!r} classes")
     dtype = ring_dtype(n)
@@ -308,7 +331,7 @@ async def _grow(
                 )
             await party.broadcast(f"{t}/leaf", flags)
         else:
-            flags = await party.recv(class_site, f"{t}/leaf")
+            flags = await party.recv(class_site, f"{t}/leaf", LEAF)
             if not (isinstance(flags, list) and len(flags) == len(level)
                     and all(isinstance(f, bool) for f in flags)):  # fmt: skip
                 raise ProtocolError(f"{class_site} announced {flags!r} as the level's leaves")
@@ -345,7 +368,7 @@ async def _grow(
             best.append(float(gains[i]) if gains else None)
             local.append(remaining[i] if gains else -1)
         if is_class:
-            reported = await party.gather([s for s in names if s != party.name], f"{t}/best")
+            reported = await party.gather([s for s in names if s != party.name], f"{t}/best", BEST)
             reported[party.name] = best
             for s, g in reported.items():
                 if not (
@@ -363,7 +386,7 @@ async def _grow(
             await party.broadcast(f"{t}/winner", winners)
         else:
             await party.send(class_site, f"{t}/best", best)
-            winners = await party.recv(class_site, f"{t}/winner")
+            winners = await party.recv(class_site, f"{t}/winner", WINNER)
             if not (isinstance(winners, list) and len(winners) == len(inner)
                     and all(w in names for w in winners)):  # fmt: skip
                 raise ProtocolError(f"{class_site} announced winners {winners!r}")
@@ -373,13 +396,14 @@ async def _grow(
         dists = [node_dists(inner[i].by_attr[local[i]]) for i in mine]
         for i in mine:
             inner[i].attribute = local[i]
-        await party.broadcast(f"{t}/branching", branching)
+        if mine:  # the winners are public: only they announce their nodes' fan-outs
+            await party.broadcast(f"{t}/branching", branching)
         if not is_class and mine:
             await party.send(class_site, f"{t}/dists", dists)
         got_branching: dict[str, list[int]] = {party.name: branching}
         for s in names:
             if s != party.name and s in winners:
-                b = await party.recv(s, f"{t}/branching")
+                b = await party.recv(s, f"{t}/branching", BRANCHING)
                 if not (
                     isinstance(b, list)
                     and len(b) == winners.count(s)
@@ -391,7 +415,7 @@ async def _grow(
         if is_class:
             for s in names:
                 if s != party.name and s in winners:
-                    child_dists[s] = await party.recv(s, f"{t}/dists")
+                    child_dists[s] = await party.recv(s, f"{t}/dists", DISTS)
         seen = {s: 0 for s in names}
         frontier = []
         for i, node in enumerate(inner):
@@ -474,7 +498,7 @@ async def _finish(
         await party.send(s, f"{tag}/ids", body)
     known = {str(number[k]): nid for k, nid in ids.items()}
     for s in outgoing:
-        got = await party.recv(s, f"{tag}/ids")
+        got = await party.recv(s, f"{tag}/ids", NODE_ID)
         if not isinstance(got, dict) or not all(isinstance(v, str) for v in got.values()):
             raise ProtocolError(f"{s} sent malformed node ids")
         known.update(got)
@@ -483,7 +507,7 @@ async def _finish(
         await party.broadcast(f"{tag}/root", ids[0])
         tree.root = (party.name, ids[0])
     else:
-        rid = await party.recv(root.owner, f"{tag}/root")
+        rid = await party.recv(root.owner, f"{tag}/root", ROOT_ID)
         if not isinstance(rid, str):
             raise ProtocolError(f"{root.owner} announced a root id {rid!r}")
         tree.root = (root.owner, rid)

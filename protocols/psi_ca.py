@@ -47,14 +47,60 @@ import itertools
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from mpc.crypto.curve25519 import ELEMENT_BYTES, InvalidPoint, X25519Key
 from mpc.errors import ConfigError, PeerMisbehaved, ProtocolError
 from mpc.runtime.party import Party
+from mpc.runtime.view import uniform
 
-__all__ = ["GroupInput", "count_tensor", "os_permutation", "set_intersection_cardinality"]
+__all__ = [
+    "FINAL",
+    "HOP",
+    "GroupInput",
+    "count_tensor",
+    "os_permutation",
+    "set_intersection_cardinality",
+]
+
+
+def sets_by_size(bundle: Any) -> Any:
+    """A bundle with every group's sets in order of size: what its skeleton tells when one
+    party's sets come in a fresh random order (PPID3's class site)."""
+    if not isinstance(bundle, list):
+        return bundle
+    return [
+        sorted(g, key=lambda s: getattr(s, "shape", (0,))[0]) if isinstance(g, list) else g
+        for g in bundle
+    ]
+
+
+#: what a party receives: encrypted, shuffled sets (their sizes public: ``psi-ca/set-sizes``)
+HOP = uniform(
+    "psi-ca/hop",
+    "every group's sets of one party, encrypted under fresh keys and shuffled",
+    elements=True,
+    canonical=sets_by_size,
+)
+FINAL = uniform(
+    "psi-ca/final",
+    "the fully encrypted sets of the groups it receives; equal ciphertexts across parties "
+    "are the common elements",
+    opens="psi-ca/counts",
+    elements=True,
+    canonical=sets_by_size,
+)
+
+
+def slices_sorted(tensor: np.ndarray, axis: int) -> np.ndarray:
+    """``tensor`` with its slices along ``axis`` in sorted order: what it tells when the
+    positions along that axis come in an order unknown to its holder."""
+    moved = np.moveaxis(np.asarray(tensor), axis, 0)
+    flat = moved.reshape(moved.shape[0], -1)
+    order = sorted(range(len(flat)), key=lambda i: flat[i].tolist())
+    return np.moveaxis(moved[order], 0, axis)
 
 
 @dataclass(frozen=True)
@@ -145,6 +191,26 @@ def count_tensor(sets_by_party: Sequence[Sequence[np.ndarray]]) -> tuple[np.ndar
     return counts, membership
 
 
+def _canonical_counts(entry: dict[str, Any], names: list[str], permuted: str) -> dict[str, Any]:
+    """A ``psi-ca/counts`` entry with the ``permuted`` party's axis of every tensor sorted."""
+    axis = names.index(permuted)
+    out: dict[str, Any] = {
+        "group": entry["group"],
+        "counts": slices_sorted(np.asarray(entry["counts"]), axis).tolist(),
+    }
+    subs = entry.get("sub-intersections")
+    if isinstance(subs, dict):
+        out["sub-intersections"] = {
+            key: (
+                slices_sorted(np.asarray(t), key.split("&").index(permuted)).tolist()
+                if permuted in key.split("&")
+                else t
+            )
+            for key, t in subs.items()
+        }
+    return out
+
+
 def _sub_intersections(membership: np.ndarray, shape: tuple[int, ...], names: Sequence[str]):
     """Counts over every sub-collection of >= 2 parties (what the receiver can also compute)."""
     k = len(names)
@@ -166,10 +232,13 @@ async def set_intersection_cardinality(
     *,
     tag: str = "psi-ca",
     record_sub_intersections: bool = True,
+    permuted: str | None = None,
 ) -> list[np.ndarray | None]:
     """Run one batched invocation; return, per group, the count tensor if this party is the
     group's receiver, else ``None``. Every party must pass the same number of groups with the
-    same receivers (the shape of a batch is public)."""
+    same receivers (the shape of a batch is public). ``permuted`` names the party whose sets
+    come in a fresh random order (PPID3's class site): the ledger entries then also hold
+    what they tell up to that order (``canonical``)."""
     names = list(party.parties)
     k = len(names)
     if k < 2:
@@ -204,7 +273,9 @@ async def set_intersection_cardinality(
         for t in range(1, k):
             await party.send(nxt, f"{tag}/hop{t}", bundle)
             origin = names[(me - t) % k]
-            got = _check_bundle(await party.recv(prev, f"{tag}/hop{t}"), n_groups, prev, f"hop {t}")
+            got = _check_bundle(
+                await party.recv(prev, f"{tag}/hop{t}", HOP), n_groups, prev, f"hop {t}"
+            )
             if any(g is None for g in got):
                 raise ProtocolError(f"PSI-CA: {prev} sent an incomplete bundle at hop {t}")
             sizes[origin] = [[len(s) for s in sets] for sets in got]
@@ -230,10 +301,18 @@ async def set_intersection_cardinality(
             if sender == party.name:
                 continue
             got = _check_bundle(
-                await party.recv(sender, f"{tag}/final"), n_groups, sender, "its final sets"
+                await party.recv(sender, f"{tag}/final", FINAL), n_groups, sender, "its final sets"
             )
             finals[(j + 1) % k] = got
-        party.ledger.record("psi-ca/set-sizes", {"groups": n_groups, "sizes": sizes}, step=tag)
+        sizes_entry = {"groups": n_groups, "sizes": sizes}
+        party.ledger.record(
+            "psi-ca/set-sizes", sizes_entry, step=tag,
+            canonical=None if permuted is None else {
+                "groups": n_groups,
+                "sizes": {p: [sorted(x) for x in v] if p == permuted else v
+                          for p, v in sizes.items()},
+            },
+        )  # fmt: skip
         results: list[np.ndarray | None] = []
         for gi, g in enumerate(groups):
             if g.receiver != party.name:
@@ -249,6 +328,9 @@ async def set_intersection_cardinality(
             entry: dict[str, object] = {"group": g.label or gi, "counts": counts.tolist()}
             if record_sub_intersections and k > 2:
                 entry["sub-intersections"] = _sub_intersections(membership, counts.shape, names)
-            party.ledger.record("psi-ca/counts", entry, step=tag)
+            party.ledger.record(
+                "psi-ca/counts", entry, step=tag,
+                canonical=None if permuted is None else _canonical_counts(entry, names, permuted),
+            )  # fmt: skip
             results.append(counts)
         return results

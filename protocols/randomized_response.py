@@ -387,11 +387,7 @@ def estimate_counts(
     M = _masks(masks, n)
     parts = [_split(c, group_of, X.shape[1]) for c in conjunctions]
     if method == "fast":
-        cache: dict[bytes, Floats] = {}
-        W = np.empty((len(parts), n), dtype=np.float64)
-        for i, p in enumerate(parts):
-            W[i] = _weights(X, p, theta, cache)
-        counts = W @ M.T
+        counts = _weighted_counts(X, parts, theta, M.astype(bool))
     else:
         counts = np.array(
             [[_theorem1_count(X, p, theta, mask) for mask in M] for p in parts],
@@ -426,6 +422,42 @@ def _weights(X: Bits, parts: list[_Part], theta: float, cache: dict[bytes, Float
             cache[key] = factor
         w *= factor
     return w
+
+
+def _weighted_counts(
+    X: Bits, conjunctions: list[list[_Part]], theta: float, masks: Bools
+) -> Floats:
+    """``Σ_r w_r [mask_j]`` for every conjunction and mask, from integer counts only.
+
+    A record's weight (:func:`_weights`) is 0 unless it matches or opposes every group of the
+    conjunction, and then ``a^s b^(m-s)`` with ``s`` the groups it matches,
+    ``a = θ / (2θ - 1)`` and ``b = -(1 - θ) / (2θ - 1)``. So the sum is ``Σ_s C_s a^s
+    b^(m-s)`` with ``C_s`` the number of masked records with ``s`` matching groups: it
+    depends on the records only through these counts, never on their order (a sum of
+    floats record by record would, in its last bits)."""
+    a = theta / (2.0 * theta - 1.0)
+    b = -(1.0 - theta) / (2.0 * theta - 1.0)
+    n = X.shape[0]
+    cache: dict[bytes, tuple[Bools, Bools]] = {}
+    out = np.empty((len(conjunctions), masks.shape[0]), dtype=np.float64)
+    for i, parts in enumerate(conjunctions):
+        m = len(parts)
+        matched = np.zeros(n, dtype=np.int64)
+        valid = np.ones(n, dtype=bool)
+        for part in parts:
+            key = part[0].tobytes() + b"|" + part[1].tobytes()
+            got = cache.get(key)
+            if got is None:
+                got = cache[key] = _match(X, part)
+            sat, opp = got
+            matched += sat
+            valid &= sat | opp
+        s = np.arange(m + 1)
+        w = a**s * b ** (m - s)
+        for j, mask in enumerate(masks):
+            C = np.bincount(matched[valid & mask], minlength=m + 1)
+            out[i, j] = float(C @ w)
+    return out
 
 
 def _theorem1_count(X: Bits, parts: list[_Part], theta: float, mask: Floats) -> float:

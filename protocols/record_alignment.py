@@ -52,9 +52,27 @@ import numpy as np
 from mpc.crypto.curve25519 import ELEMENT_BYTES, hash_to_curve
 from mpc.errors import ConfigError, ProtocolError
 from mpc.runtime.party import Party
+from mpc.runtime.view import declared, uniform
 from protocols.psi_ca import GroupInput, set_intersection_cardinality
 
-__all__ = ["Alignment", "RecordMismatch", "align_records", "order_key"]
+__all__ = [
+    "COMMON",
+    "EQUAL",
+    "KEY_SHARE",
+    "SIZE",
+    "Alignment",
+    "RecordMismatch",
+    "align_records",
+    "order_key",
+]
+
+#: what a site receives
+SIZE = declared("record-alignment/size", "the sender's number of records")
+KEY_SHARE = uniform("record-alignment/key-share", "the sender's random share of the order key")
+EQUAL = declared("record-alignment/equal", "whether every site holds the same record ids")
+COMMON = declared(
+    "record-alignment/common", "how many record ids every site holds (sets that differ only)"
+)
 
 #: the domain under which record ids are hashed onto the curve (apart from PPID3's tids)
 ID_DOMAIN = b"mpc/record-ids/v1"
@@ -112,7 +130,7 @@ async def align_records(
         await party.broadcast(f"{tag}/size", len(ids))
         sizes = {party.name: len(ids)}
         for sender in party.peers:
-            got = await party.recv(sender, f"{tag}/size")
+            got = await party.recv(sender, f"{tag}/size", SIZE)
             if not isinstance(got, int) or isinstance(got, bool) or got < 0:
                 raise ProtocolError(f"{sender} sent a malformed record count at {tag}/size")
             sizes[sender] = got
@@ -123,7 +141,7 @@ async def align_records(
         await party.broadcast(f"{tag}/key-share", share)
         shares = {party.name: share}
         for sender in party.peers:
-            got = await party.recv(sender, f"{tag}/key-share")
+            got = await party.recv(sender, f"{tag}/key-share", KEY_SHARE)
             if not isinstance(got, bytes) or len(got) != _SHARE_BYTES:
                 raise ProtocolError(f"{sender} sent a malformed key share at {tag}/key-share")
             shares[sender] = got
@@ -161,7 +179,7 @@ async def _announce(party: Party, first: str, value: bool | None, tag: str) -> b
         assert value is not None
         await party.broadcast(tag, value)
         return value
-    got = await party.recv(first, tag)
+    got = await party.recv(first, tag, EQUAL)
     if not isinstance(got, bool):
         raise ProtocolError(f"{first} sent a malformed answer at {tag}")
     return got
@@ -181,7 +199,7 @@ async def _common_count(party: Party, ids: Sequence[str], first: str, tag: str) 
         common = int(counts.sum())
         await party.broadcast(f"{tag}/common", common)
         return common
-    got = await party.recv(first, f"{tag}/common")
+    got = await party.recv(first, f"{tag}/common", COMMON)
     if not isinstance(got, int) or isinstance(got, bool) or not 0 <= got <= len(ids):
         raise ProtocolError(f"{first} sent a malformed intersection size at {tag}/common")
     return got

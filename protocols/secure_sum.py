@@ -17,14 +17,25 @@ the two ring neighbours of a party (semi-honest, non-colluding, as in the paper)
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import secrets
 from collections.abc import Sequence
 
 from mpc.errors import ConfigError
 from mpc.runtime.party import Party
+from mpc.runtime.view import declared, uniform
 
-__all__ = ["secure_sum"]
+__all__ = ["RESULT", "RING", "secure_sum"]
+
+#: what a party receives (the ring's modulus is set per call)
+RING = uniform(
+    "secure-sum/ring",
+    "the running sum plus the receiver's uniform r, mod m (the receiver: the total plus r, "
+    "which its r opens)",
+    opens="secure-sum/result",
+)
+RESULT = declared("secure-sum/result", "the sum, announced by the receiver (reveal='all')")
 
 
 async def secure_sum(
@@ -59,24 +70,25 @@ async def secure_sum(
     succ = ring[(me + 1) % len(ring)]
     pred = ring[me - 1]
     m = modulus
+    ring_receipt = dataclasses.replace(RING, modulus=m)
 
     with party.phase(tag):
         if me == 0:
             r = (rng or secrets.SystemRandom()).randrange(m)
             await party.send(succ, f"{tag}/ring", (x + r) % m)
-            total = await party.recv(pred, f"{tag}/ring")
+            total = await party.recv(pred, f"{tag}/ring", ring_receipt)
             _check_residue(total, m, pred)
             result: int | None = (total - r) % m
             party.ledger.record("secure-sum/result", result, step=tag)
             if reveal == "all":
                 await party.broadcast(f"{tag}/result", result, ring[1:])
             return result
-        partial = await party.recv(pred, f"{tag}/ring")  # uniform mod m: not a learned value
+        partial = await party.recv(pred, f"{tag}/ring", ring_receipt)  # uniform mod m
         _check_residue(partial, m, pred)
         await party.send(succ, f"{tag}/ring", (partial + x) % m)
         if reveal != "all":
             return None
-        result = await party.recv(receiver, f"{tag}/result")
+        result = await party.recv(receiver, f"{tag}/result", RESULT)
         _check_residue(result, m, receiver)
         party.ledger.record("secure-sum/result", result, step=tag)
         return result

@@ -33,7 +33,11 @@ from mpc.runtime.local import run_in_memory
 from mpc.runtime.metrics import cpu_model
 from mpc.runtime.party import Party
 from mpc.runtime.transport import PeerAddress, ZmqTransport
+from mpc.runtime.view import READY, declared
 from protocols import oblivious_transfer as ot
+
+#: B's shares of the products, sent to A once per size to check them (benchmark data only)
+CHECK = declared("bench/check", "B's shares of the products, to check them")
 
 SIZES = (10_000, 100_000, 1_000_000)
 NAMES = ("A", "B")
@@ -67,7 +71,7 @@ async def program(party: Party, sizes: list[int], runs: int) -> list[dict[str, A
             a, b = inputs(n, run)
             tag = f"bench/{n}/{run}"
             await party.send(peer, f"{tag}/go", None)  # start together
-            await party.recv(peer, f"{tag}/go")
+            await party.recv(peer, f"{tag}/go", READY)
             sent0 = sum(party.metrics.bytes_sent.values())
             recv0 = sum(party.metrics.bytes_received.values())
             t0, c0 = time.perf_counter(), time.process_time()
@@ -92,7 +96,7 @@ async def program(party: Party, sizes: list[int], runs: int) -> list[dict[str, A
                 if me == "B":
                     await party.send(peer, f"{tag}/check", z)
                 else:
-                    other = await party.recv(peer, f"{tag}/check")
+                    other = await party.recv(peer, f"{tag}/check", CHECK)
                     if not np.array_equal(z + other, a * b):
                         raise SystemExit(f"n = {n}: the shares do not add up to the products")
             rows.append(

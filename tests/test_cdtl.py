@@ -23,6 +23,7 @@ from mpc.learners.tree import Leaf, Split, from_json, nodes, predict_one, to_jso
 from mpc.runtime.local import run_in_memory
 from mpc.runtime.metrics import Ledger
 from mpc.runtime.party import Party
+from mpc.runtime.view import public as _public
 from protocols.anatomization import anatomize, suppress_for_l
 from protocols.anatomized_joins import open_eseq
 from protocols.cdtl import (
@@ -42,6 +43,9 @@ from protocols.cdtl import (
 )
 
 from .conftest import run_mpc, run_mpc_json
+
+#: the receipt of this test's own messages
+ANY = _public("test/message", "a message of this test")
 
 CDBS_LABELS = {"cdtl/anatomized", "cdtl/bdt", "cdtl/query", "cdtl/visited-leaf", "cdtl/ciphertext"}
 SENSITIVE = "s"
@@ -311,7 +315,7 @@ def test_two_clients_refining_the_same_leaf_leave_one_subtree() -> None:
         return pred
 
     async def second(party: Party) -> Any:
-        await party.recv("client1", "ready")
+        await party.recv("client1", "ready", ANY)
         client = CDBSClient(party, key, sensitive=SENSITIVE, class_name=t.class_name)
         pred = await client.inference(t.name, rows_of(t)[0], set(), ClientCosts())
         await client.done()
@@ -355,7 +359,7 @@ def test_a_client_that_did_not_outsource_asks_for_the_table_schema_once() -> Non
         return ops
 
     async def second(party: Party) -> Any:
-        await party.recv("client1", "ready")
+        await party.recv("client1", "ready", ANY)
         client = CDBSClient(party, key, sensitive=SENSITIVE, class_name=t.class_name)
         ops = recording(client)
         costs = ClientCosts()

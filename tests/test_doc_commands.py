@@ -161,7 +161,9 @@ RUNS: dict[str, Run] = {
     "mpc sanitize --dataset house-votes-84 --confidential 20 --seed 1 --threshold 0.25 "
     "--out release.csv": Run((r"^E: ", r"^\d+ modifications"), timeout=300),
     "mpc run is-r-empty --flags 0,0,0": Run(
-        (r"^system:", r"^ok:", r"^result:", r"^site\d+ +site +0 ")
+        # a 2048-bit group element travels in 255 bytes when its top byte is 0: the byte
+        # columns vary from run to run
+        (r"^system:", r"^ok:", r"^result:", r"^(site\d+ +site +0) .* (\S+ +\S+)$")
     ),
     "mpc run secure-sum --parties 4 --kill site3 --timeout 5": Run(
         (

@@ -765,8 +765,8 @@ def test_coin_seeds_reproduce_the_disguised_tables_and_os_coins_do_not() -> None
 
     def digests(*extra: str) -> tuple[str, str]:
         code, doc = run_mpc_json(
-            "run", "hybrid-id3", "--seed", "2", "--groups", "2", "--test-split", "0.2", *extra,
-            deadline=60,
+            "run", "hybrid-id3", "--dataset", "house-votes-84", "--seed", "2", "--groups", "2",
+            "--test-split", "0.2", "--max-depth", "2", *extra, deadline=60,
         )  # fmt: skip
         assert code == 0 and doc["ok"], doc["parties"]
         got = []

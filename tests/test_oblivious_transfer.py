@@ -24,7 +24,11 @@ from mpc.runtime.codec import decode
 from mpc.runtime.local import run_in_memory
 from mpc.runtime.party import Party
 from mpc.runtime.transport import InMemoryNetwork
+from mpc.runtime.view import public as _public
 from protocols import oblivious_transfer as ot
+
+#: the receipt of this test's own messages
+ANY = _public("test/message", "a message of this test")
 
 U64 = 2**64 - 1
 P = 2**255 - 19
@@ -584,7 +588,7 @@ def run_hostile(honest: Program, hostile: Program) -> BaseException:
 
 
 async def _wait_for_abort(p: Party) -> None:
-    await p.recv("alice", "never sent")
+    await p.recv("alice", "never sent", ANY)
 
 
 @pytest.mark.parametrize(
@@ -623,7 +627,7 @@ def test_a_receiver_refuses_a_bad_public_key_naming_the_peer(u: int | str, why: 
 )
 def test_a_sender_refuses_a_bad_point_naming_the_peer(bad: str, why: str) -> None:
     async def hostile(p: Party) -> None:
-        header = await p.recv("alice", "ot/base/a")
+        header = await p.recv("alice", "ot/base/a", ANY)
         a = ot.decode_point(header)
         assert a is not None
         row = {

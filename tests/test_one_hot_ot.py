@@ -20,10 +20,14 @@ from mpc.errors import MPCError, ProtocolError
 from mpc.runtime.local import run_in_memory
 from mpc.runtime.party import Party
 from mpc.runtime.transport import InMemoryNetwork
+from mpc.runtime.view import public as _public
 from protocols import oblivious_transfer as ot
 from protocols.one_hot_ot import one_hot_chooser, one_hot_vectors
 
 from .test_oblivious_transfer import pvalue, tapped
+
+#: the receipt of this test's own messages
+ANY = _public("test/message", "a message of this test")
 
 
 def one_hot(codes: np.ndarray, sizes: list[int]) -> np.ndarray:
@@ -189,7 +193,7 @@ def test_a_chooser_refuses_corrections_of_the_wrong_shape_naming_the_peer() -> N
         session = await ot.extension_sender(p, "bob")
         await one_hot_vectors(p, session, n, tag="oh")
         await p.send("bob", "use/c0", np.zeros((1, n, 7), dtype=np.uint16))  # not (1, n, 8)
-        await p.recv("bob", "never sent")
+        await p.recv("bob", "never sent", ANY)
 
     async def bob(p: Party) -> Any:
         session = await ot.extension_receiver(p, "alice")
@@ -220,7 +224,7 @@ def test_a_vector_side_refuses_a_bad_announcement() -> None:
     async def bob(p: Party) -> Any:
         await ot.extension_receiver(p, "alice")
         await p.send("alice", "oh/sizes", {"sizes": [0, 3], "n": 10})
-        await p.recv("alice", "never sent")
+        await p.recv("alice", "never sent", ANY)
 
     with pytest.raises(MPCError):
         asyncio.run(run_in_memory(["alice", "bob"], {"alice": alice, "bob": bob}, timeout=20))

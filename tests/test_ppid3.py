@@ -221,8 +221,8 @@ def test_fast_masked_vectors_are_uniform() -> None:
         x = np.zeros((n, 1), np.uint64) if p.name == "a" else np.ones((n, 1), np.uint64)
         orig_recv = p.recv
 
-        async def spy(peer: str, tag: str, **kw: Any) -> Any:
-            body = await orig_recv(peer, tag, **kw)
+        async def spy(peer: str, tag: str, receipt: Any, **kw: Any) -> Any:
+            body = await orig_recv(peer, tag, receipt, **kw)
             if tag.endswith("/masked"):
                 seen[p.name] = np.concatenate(body["parts"])
             return body
@@ -273,8 +273,8 @@ def test_fast_attribute_count_messages_are_uniform() -> None:
             return await serve_count_dealer(party, ["owner", "holder"])
         orig_recv = party.recv
 
-        async def spy(peer: str, tag: str, **kw: Any) -> Any:
-            body = await orig_recv(peer, tag, **kw)
+        async def spy(peer: str, tag: str, receipt: Any, **kw: Any) -> Any:
+            body = await orig_recv(peer, tag, receipt, **kw)
             if peer != DEALER and isinstance(body, dict) and "parts" in body:
                 received[party.name].append(np.concatenate(body["parts"]))
             return body

@@ -243,8 +243,8 @@ def test_every_array_a_site_receives_from_a_site_is_uniform(helper: str) -> None
             return await serve_level_dealer(p, names, dtype=ring_dtype(table.n_rows))
         orig_recv = p.recv
 
-        async def spy(peer: str, tag: str, **kw: Any) -> Any:
-            body = await orig_recv(peer, tag, **kw)
+        async def spy(peer: str, tag: str, receipt: Any, **kw: Any) -> Any:
+            body = await orig_recv(peer, tag, receipt, **kw)
             if peer != DEALER and isinstance(body, dict) and isinstance(body.get("parts"), list):
                 arrays.append((p.name, tag, np.concatenate(body["parts"])))
             elif peer != DEALER and isinstance(body, np.ndarray):  # OT messages (helper ot)

@@ -24,8 +24,12 @@ from mpc.runtime.keys import generate_keypair, load_public_key, write_keypair
 from mpc.runtime.launcher import PartySpec, write_deployment
 from mpc.runtime.party import Party
 from mpc.runtime.transport import PeerAddress, ZmqTransport
+from mpc.runtime.view import public as _public
 
 from .conftest import ROOT, processes_mentioning, run_mpc, run_mpc_json
+
+#: the receipt of this test's own messages
+ANY = _public("test/message", "a message of this test")
 
 pytestmark = [pytest.mark.processes, pytest.mark.timeout(120)]
 
@@ -232,7 +236,7 @@ def test_malformed_frames_over_tcp_are_rejected_and_the_party_keeps_serving(
             await raw.send_multipart(junk)
         await asyncio.sleep(0.3)
         await raw.send_multipart(encode("msg", "t", 1, "still serving"))
-        value = await alice.recv("mallory", "t")
+        value = await alice.recv("mallory", "t", ANY)
         rejected = list(alice.metrics.rejected)
         await raw.send_multipart(encode("bye", "bye", 0, None))
         await alice.close(linger_s=0)
@@ -316,7 +320,7 @@ def test_arrays_and_big_integers_cross_curve_tcp_as_raw_frames(tmp_path: Path) -
         return Party(n, "site", names, transport, timeout=10, max_frame_bytes=2**24)
 
     async def alice(p: Party) -> object:
-        return await p.recv("bob", "payload")
+        return await p.recv("bob", "payload", ANY)
 
     async def bob(p: Party) -> None:
         await p.send("alice", "payload", payload)

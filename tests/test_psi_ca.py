@@ -22,6 +22,7 @@ from mpc.runtime.codec import decode
 from mpc.runtime.local import run_in_memory
 from mpc.runtime.party import Party
 from mpc.runtime.transport import InMemoryNetwork
+from mpc.runtime.view import public as _public
 from parties.cli.main import build_parser
 from parties.systems import get_system, random_sets, read_set_file
 from protocols.psi_ca import (
@@ -33,6 +34,9 @@ from protocols.psi_ca import (
 )
 
 from .conftest import run_mpc, run_mpc_json
+
+#: the receipt of this test's own messages
+ANY = _public("test/message", "a message of this test")
 
 #: elements are drawn from range(UNIVERSE), small enough for intersections to be common
 UNIVERSE = 24
@@ -301,7 +305,7 @@ def test_a_tampering_party_is_refused_with_a_protocol_error() -> None:
 
     async def tampering(p: Party) -> Any:
         await p.send("p2", "psi-ca/hop1", [[np.zeros((2, 32), dtype=np.int64)]])
-        return await p.recv("p3", "psi-ca/final")  # ends when p2's abort arrives
+        return await p.recv("p3", "psi-ca/final", ANY)  # ends when p2's abort arrives
 
     programs = {"p1": recording(tampering), "p2": recording(honest), "p3": recording(honest)}
     with pytest.raises(MPCError):

@@ -18,7 +18,11 @@ from mpc.runtime.local import run_in_memory
 from mpc.runtime.metrics import Ledger, jsonable
 from mpc.runtime.party import Party
 from mpc.runtime.transport import InMemoryNetwork
+from mpc.runtime.view import public as _public
 from protocols.secure_sum import secure_sum
+
+#: the receipt of this test's own messages
+ANY = _public("test/message", "a message of this test")
 
 
 def test_messages_match_by_sender_and_tag_and_early_arrivals_wait() -> None:
@@ -26,12 +30,12 @@ def test_messages_match_by_sender_and_tag_and_early_arrivals_wait() -> None:
         await p.send("bob", "x", 1)
         await p.send("bob", "y", np.arange(3))
         await p.send("bob", "x", 2)  # same tag twice: delivered in order
-        return await p.recv("bob", "back")
+        return await p.recv("bob", "back", ANY)
 
     async def bob(p: Party):
-        y = await p.recv("alice", "y")  # arrives second, asked for first
-        x1 = await p.recv("alice", "x")
-        x2 = await p.recv("alice", "x")
+        y = await p.recv("alice", "y", ANY)  # arrives second, asked for first
+        x1 = await p.recv("alice", "x", ANY)
+        x2 = await p.recv("alice", "x", ANY)
         await p.send("alice", "back", [x1, x2, y.tolist()])
         return None
 
@@ -57,7 +61,7 @@ def test_many_protocol_instances_run_interleaved() -> None:
 def test_gather_and_broadcast() -> None:
     async def program(p: Party):
         await p.broadcast("hi", p.name.upper())
-        return await p.gather(p.peers, "hi")
+        return await p.gather(p.peers, "hi", ANY)
 
     results, parties = asyncio.run(run_in_memory(["a", "b", "c"], program))
     assert results["a"] == {"b": "B", "c": "C"}
@@ -70,10 +74,10 @@ def test_silent_peer_times_out_and_everyone_else_is_aborted() -> None:
         await asyncio.sleep(5)  # alive but silent
 
     async def b(p: Party):
-        return await p.recv("a", "step-1", timeout=0.3)
+        return await p.recv("a", "step-1", ANY, timeout=0.3)
 
     async def c(p: Party):
-        return await p.recv("b", "step-2", timeout=5)
+        return await p.recv("b", "step-2", ANY, timeout=5)
 
     # b times out, c is aborted by b; whichever surfaces first blames a at step-1
     with pytest.raises((PeerTimeout, PeerAborted)) as info:
@@ -108,8 +112,8 @@ def test_abort_reaches_waiting_parties_with_the_blamed_peer() -> None:
     seen = _failures(
         {
             "a": lambda p: asyncio.sleep(1.5),
-            "b": lambda p: p.recv("a", "step-1", timeout=0.3),
-            "c": lambda p: p.recv("b", "step-2"),
+            "b": lambda p: p.recv("a", "step-1", ANY, timeout=0.3),
+            "c": lambda p: p.recv("b", "step-2", ANY),
         },
         timeout=5,
     )
@@ -129,7 +133,7 @@ def test_malformed_messages_are_reported_and_the_receiver_keeps_serving() -> Non
         for junk in ([b"\xc1"], [b""], [encode("msg", "t", 1, None)[0], b"extra"], []):
             network.deliver("b", "a", junk)
         await b.send("a", "t", "still here")
-        value = await a.recv("b", "t")
+        value = await a.recv("b", "t", ANY)
         rejected = list(a.metrics.rejected)
         await asyncio.gather(a.close(), b.close())
         return value, rejected
@@ -188,8 +192,8 @@ def test_timeout_blame_follows_the_wait_for_chain() -> None:
     seen = _failures(
         {
             "a": busy,
-            "b": lambda p: p.recv("a", "from-a", timeout=2.5),
-            "c": lambda p: p.recv("b", "from-b", timeout=0.5),
+            "b": lambda p: p.recv("a", "from-a", ANY, timeout=2.5),
+            "c": lambda p: p.recv("b", "from-b", ANY, timeout=0.5),
         },
         timeout=4,
     )
@@ -212,7 +216,7 @@ def test_a_peer_that_never_answers_is_blamed() -> None:
         b_transport = network.transport("b")  # b says hello, then nothing at all
         network.deliver("b", "a", encode("hello", "hello", 0, {"version": 1, "role": "site"}))
         async with a:
-            await a.recv("b", "x")
+            await a.recv("b", "x", ANY)
         del b_transport
 
     with pytest.raises(PeerTimeout, match="b does not answer a probe") as info:
@@ -247,7 +251,7 @@ def test_a_restarted_peer_ends_the_run_unless_its_restarts_are_expected() -> Non
                 a.expect_restarts("b", on_restart)
             network.deliver("b", "a", _hello("second"))
             network.deliver("b", "a", encode("msg", "x", 1, "from the new b"))
-            assert await a.recv("b", "x") == "from the new b"
+            assert await a.recv("b", "x", ANY) == "from the new b"
             await asyncio.sleep(0)  # let the answer to b's new HELLO go out
         return resumed, sent
 

@@ -28,6 +28,10 @@ from mpc.runtime.launcher import free_ports
 from mpc.runtime.metrics import MAX_REJECTED_NOTES, Metrics
 from mpc.runtime.party import Party
 from mpc.runtime.transport import MAX_REFUSED_NOTES, InMemoryNetwork, PeerAddress, ZmqTransport
+from mpc.runtime.view import public as _public
+
+#: the receipt of this test's own messages
+ANY = _public("test/message", "a message of this test")
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -60,7 +64,7 @@ def test_a_message_that_breaks_decoding_or_dispatch_does_not_stop_the_reader(
         async with _pair(network) as a:
             network.deliver("b", "a", frames)
             network.deliver("b", "a", encode("msg", "after", 1, 7))
-            value = await a.recv("b", "after")
+            value = await a.recv("b", "after", ANY)
             network.deliver("b", "a", encode("bye", "bye", 0, None))
             return value, list(a.metrics.rejected)
 
@@ -77,7 +81,7 @@ def test_a_peer_that_floods_early_messages_is_blamed(monkeypatch: pytest.MonkeyP
         async with _pair(network) as a:
             for i in range(51):
                 network.deliver("b", "a", encode("msg", f"early/{i}", 1, i))
-            await a.recv("b", "never")
+            await a.recv("b", "never", ANY)
 
     with pytest.raises(PeerMisbehaved, match="b flooded this party: 51 messages") as info:
         asyncio.run(main())
@@ -90,7 +94,7 @@ def test_early_messages_are_bounded_in_bytes_too() -> None:
         async with _pair(network, max_buffered_bytes=10_000) as a:
             for i in range(3):
                 network.deliver("b", "a", encode("msg", f"early/{i}", 1, np.zeros(4000, np.uint8)))
-            await a.recv("b", "never")
+            await a.recv("b", "never", ANY)
 
     with pytest.raises(PeerMisbehaved, match="b flooded this party: 12"):
         asyncio.run(main())
@@ -102,7 +106,7 @@ def test_early_messages_within_the_bounds_are_all_delivered_and_the_buffer_empti
         async with _pair(network, max_buffered_bytes=100_000) as a:
             for i in range(20):
                 network.deliver("b", "a", encode("msg", f"early/{i}", 1, np.full(100, i)))
-            got = [int((await a.recv("b", f"early/{i}"))[0]) for i in range(20)]
+            got = [int((await a.recv("b", f"early/{i}", ANY))[0]) for i in range(20)]
             network.deliver("b", "a", encode("bye", "bye", 0, None))
             return got, len(a._buffer), a._buffered_bytes["b"]
 
@@ -124,7 +128,7 @@ def test_a_reader_that_stops_fails_the_run_at_once() -> None:
 
             task = asyncio.create_task(broken_reader())
             task.add_done_callback(a._reader_done)
-            await a.recv("b", "anything", timeout=30)
+            await a.recv("b", "anything", ANY, timeout=30)
 
     started = time.monotonic()
     with pytest.raises(ProtocolError, match=r"the message reader stopped .*socket went away"):

@@ -26,9 +26,20 @@ from typing import Any
 
 from mpc import Party
 from mpc.runtime.local import run_in_memory
+from mpc.runtime.view import uniform
 from parties.api import party_main, run_program
 
 MODULUS = 2**64
+
+#: what a party receives: every receive names what the message is, so that the report's
+#: ``received`` and the record-swap tests can hold the program to it
+SHARE = uniform("masked-sum/share", "a uniform share of the sender's x", modulus=MODULUS)
+PARTIAL = uniform(
+    "masked-sum/partial",
+    "the sender's partial sum: uniform on its own, the sum of all of them is the result",
+    modulus=MODULUS,
+    opens="masked-sum/result",
+)
 
 
 async def masked_sum(party: Party, x: int) -> int:
@@ -37,10 +48,10 @@ async def masked_sum(party: Party, x: int) -> int:
     own = (x - sum(shares.values())) % MODULUS
     for peer, share in shares.items():
         await party.send(peer, "masked-sum/share", share)
-    received = [await party.recv(peer, "masked-sum/share") for peer in party.peers]
+    received = [await party.recv(peer, "masked-sum/share", SHARE) for peer in party.peers]
     partial = (own + sum(received)) % MODULUS
     await party.broadcast("masked-sum/partial", partial)
-    partials = await party.gather(party.peers, "masked-sum/partial")
+    partials = await party.gather(party.peers, "masked-sum/partial", PARTIAL)
     total = (partial + sum(partials.values())) % MODULUS
     party.ledger.record("masked-sum/result", total, step="masked-sum/partial")
     return total

@@ -1,4 +1,5 @@
-"""Saved models: one versioned JSON file per party, bound to its training run by digests.
+"""Saved models: one versioned JSON file per party, the parts of one training run bound
+together by commitments.
 
 A trained model is kept as one file per party that holds a part of it (a PPID3 site keeps
 only its own interior nodes; the class site keeps the leaves; a plain learner keeps the whole
@@ -6,32 +7,46 @@ tree in one file)::
 
     {
       "format": "mpc-model",        # what this file is
-      "version": 1,                 # of this layout; a newer file is refused with a clear error
+      "version": 2,                 # of this layout; another version is refused, clearly
       "system": "ppid3",            # which learner wrote it
       "party": "site2",             # whose part (null for a plain model)
       "model_id": "9f2c...",        # one value per training run, the same in every part
-      "parts": {"site1": "ab..", "site2": "cd..", ...},   # digest of every part of the run
+      "parts": {"site1": "ab..", "site2": "cd..", ...},   # a commitment to every part
+      "opening": "e4...",           # this part's opening of its own commitment (secret)
       "body": {...},                # the part itself (the learner's own layout)
-      "digest": "..."               # SHA-256 of everything above
+      "checksum": "..."             # SHA-256 of everything above
     }
 
-Two checks protect a model, both made before it classifies anything:
+**Commitments, not digests.** A part's commitment is ``SHA-256(domain || opening || body)``
+with a fresh 256-bit ``opening`` from the OS that never leaves the part's file
+(:func:`commit_part`): *hiding* — another party holding the commitment cannot test a guess of
+the body against it (a bare hash of a body, whose only unpredictable parts are node ids that
+other sites know, can be: a site could recover another's splits by trying them); *binding* —
+no other body opens it (SHA-256's collision resistance).
 
-* :func:`read_model` recomputes ``digest``: a file edited by hand (a node's attribute, a
-  leaf's class) no longer matches and is refused, naming the file.
-* ``parts`` is the same in every part of one run and holds the digest of every part's
-  ``body``: the parties compare ``model_id`` and ``parts`` before classifying (each sends its
-  own), so a part taken from another training run, or one edited and re-digested, is refused
-  by the others. The digests are of bodies that contain random node ids, so they reveal
-  nothing of the nodes.
+What the checks detect, and against whom:
 
-A model file is private (mode 0600, :mod:`mpc.runtime.files`): a site's part names its attributes
-and the values it splits on.
+* a **part of a multi-party model** (PPID3, Hybrid-ID3): :func:`read_model` checks that the
+  body opens this part's own commitment, and before classifying the parties compare
+  ``model_id`` and ``parts`` (each sends its own). A part edited by hand, from another
+  training run, or edited with its commitment recomputed, is refused: its commitment no
+  longer matches the one every other party holds. This holds against anyone who cannot also
+  change every other party's file.
+* a **single-part model** (``mpc train --model-out``, the cdtl client's model): the body must
+  open its own commitment and ``checksum`` must match, which detects a damaged file and an
+  edit that did not recompute them. It is not a signature: whoever can write the file can
+  recompute both. Keep model files where only their owner can write (they are written with
+  mode 0600, :mod:`mpc.runtime.files`).
+
+A model file is private: a site's part names its attributes and the values it splits on, and
+its opening would let whoever holds the commitment check guesses of the body.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import hmac
 import json
 import secrets
 from dataclasses import dataclass, field
@@ -45,15 +60,20 @@ __all__ = [
     "FORMAT",
     "VERSION",
     "ModelError",
+    "PartCommitment",
     "SavedModel",
-    "body_digest",
+    "commit_part",
     "new_model_id",
+    "opens_commitment",
     "read_model",
     "write_model",
 ]
 
 FORMAT = "mpc-model"
-VERSION = 1
+VERSION = 2
+#: bytes of a commitment's opening (from the OS)
+OPENING_BYTES = 32
+_COMMIT_DOMAIN = b"mpc-trees/model-part/v2\0"
 
 
 class ModelError(ConfigError):
@@ -64,9 +84,38 @@ def _canonical(value: Any) -> bytes:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 
-def body_digest(body: Any) -> str:
-    """SHA-256 (hex) of a part's body in canonical JSON (sorted keys, no spaces)."""
-    return hashlib.sha256(_canonical(body)).hexdigest()
+@dataclass(frozen=True)
+class PartCommitment:
+    """A commitment to a part's body (sent to the other parties) and its opening (kept in
+    the part's own file, never sent)."""
+
+    commitment: str
+    opening: str
+
+    def __repr__(self) -> str:  # the opening is this party's secret
+        return f"PartCommitment(commitment={self.commitment[:12]}…, opening=<hidden>)"
+
+
+def _commitment(body: Any, opening: bytes) -> str:
+    return hashlib.sha256(_COMMIT_DOMAIN + opening + _canonical(body)).hexdigest()
+
+
+def commit_part(body: Any) -> PartCommitment:
+    """A fresh hiding, binding commitment to ``body`` (canonical JSON: sorted keys, no
+    spaces): ``SHA-256(domain || opening || body)`` with a 256-bit opening from the OS."""
+    opening = secrets.token_bytes(OPENING_BYTES)
+    return PartCommitment(_commitment(body, opening), opening.hex())
+
+
+def opens_commitment(body: Any, opening: str, commitment: str) -> bool:
+    """Whether ``opening`` opens ``commitment`` to ``body``."""
+    try:
+        raw = bytes.fromhex(opening)
+    except (TypeError, ValueError):
+        return False
+    if len(raw) != OPENING_BYTES:
+        return False
+    return hmac.compare_digest(_commitment(body, raw), commitment)
 
 
 def new_model_id() -> str:
@@ -83,12 +132,25 @@ class SavedModel:
     model_id: str
     body: dict[str, Any]
     parts: dict[str, str] = field(default_factory=dict)
+    #: this part's opening of ``parts[party]`` (hex); a single-part model may leave it to
+    #: :func:`write_model`
+    opening: str | None = None
     path: Path | None = None
 
-    @property
-    def digest(self) -> str:
-        """The digest of this part's body, as ``parts`` records it."""
-        return body_digest(self.body)
+    def __repr__(self) -> str:  # the body and the opening are this party's secrets
+        return (
+            f"SavedModel(system={self.system!r}, party={self.party!r}, "
+            f"model_id={self.model_id[:12]!r}, parts={sorted(self.parts)})"
+        )
+
+    def opens(self) -> bool:
+        """Whether this part's opening opens its own commitment to its body."""
+        own = self.parts.get(self.party or "model")
+        return (
+            own is not None
+            and self.opening is not None
+            and opens_commitment(self.body, self.opening, own)
+        )
 
 
 def _document(model: SavedModel) -> dict[str, Any]:
@@ -99,22 +161,24 @@ def _document(model: SavedModel) -> dict[str, Any]:
         "party": model.party,
         "model_id": model.model_id,
         "parts": dict(sorted(model.parts.items())),
+        "opening": model.opening,
         "body": model.body,
     }
-    doc["digest"] = hashlib.sha256(_canonical(doc)).hexdigest()
+    doc["checksum"] = hashlib.sha256(_canonical(doc)).hexdigest()
     return doc
 
 
 def write_model(path: str | Path, model: SavedModel) -> Path:
     """Write ``model`` to ``path`` (private: 0600, atomic). A model of one part may leave
-    ``parts`` empty: it then records its own digest."""
+    ``parts`` empty: it then commits to its own body."""
     if not model.parts:
-        model = SavedModel(
-            model.system, model.party, model.model_id, model.body,
-            {model.party or "model": model.digest},
-        )  # fmt: skip
-    elif model.parts.get(model.party or "model") != model.digest:
-        raise ModelError(f"the part of {model.party!r} is not the one its run recorded")
+        made = commit_part(model.body)
+        model = dataclasses.replace(
+            model, parts={model.party or "model": made.commitment}, opening=made.opening
+        )
+    elif not model.opens():
+        raise ModelError(f"the part of {model.party!r} does not open the commitment its run "
+                         "recorded")  # fmt: skip
     return write_private(path, json.dumps(_document(model), indent=1, ensure_ascii=False) + "\n")
 
 
@@ -137,31 +201,42 @@ def read_model(path: str | Path, system: str | tuple[str, ...]) -> SavedModel:
         raise ModelError(f'{path} is not a model file (no "format": "{FORMAT}")')
     version = doc.get("version")
     if version != VERSION:
+        older = (
+            "; it was written by an older release, whose part digests other parties could "
+            "test guesses against: train again to get version 2"
+            if version == 1
+            else ""
+        )
         raise ModelError(
             f"model file {path} has version {version!r}; this program reads version {VERSION}"
+            + older
         )
     if doc.get("system") not in systems:
         raise ModelError(
             f"model file {path} holds a {doc.get('system')!r} model, not "
             + " or ".join(repr(s) for s in systems)
         )
-    stored = doc.pop("digest", None)
+    stored = doc.pop("checksum", None)
     if stored != hashlib.sha256(_canonical(doc)).hexdigest():
         raise ModelError(
-            f"model file {path} was changed after training (its digest does not match its "
+            f"model file {path} was changed after training (its checksum does not match its "
             "content); use the file as training wrote it"
         )
     body, parts, party = doc.get("body"), doc.get("parts"), doc.get("party")
-    model_id = doc.get("model_id")
+    model_id, opening = doc.get("model_id"), doc.get("opening")
     if (
         not isinstance(body, dict)
         or not isinstance(parts, dict)
         or not all(isinstance(k, str) and isinstance(v, str) for k, v in parts.items())
         or not isinstance(model_id, str)
+        or not isinstance(opening, str)
         or not (party is None or isinstance(party, str))
     ):
         raise ModelError(f"model file {path}: malformed fields")
-    model = SavedModel(str(doc["system"]), party, model_id, body, parts, path)
-    if parts.get(party or "model") != model.digest:
-        raise ModelError(f"model file {path}: its body is not the part its run recorded")
+    model = SavedModel(str(doc["system"]), party, model_id, body, parts, opening, path)
+    if not model.opens():
+        raise ModelError(
+            f"model file {path}: its body does not open the commitment its run recorded (it "
+            "was changed after training); use the file as training wrote it"
+        )
     return model

@@ -7,7 +7,7 @@ the flat data in parts of at most :data:`CHUNK_BYTES`, each its own frame. The r
 positive size); anything else is a :class:`~mpc.errors.ProtocolError` naming the sender::
 
     await party.send(peer, "masked", pack_array(x + r))
-    y = unpack_array(await party.recv(peer, "masked"), np.uint64, x.shape, peer, "x + r")
+    y = unpack_array(await party.recv(peer, "masked", MASKED), np.uint64, x.shape, peer, "x + r")
 """
 
 from __future__ import annotations

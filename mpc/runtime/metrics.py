@@ -127,11 +127,14 @@ class Metrics:
 
 @dataclass(frozen=True, slots=True)
 class LedgerEntry:
-    """One value a party learned: ``label`` names it (``protocol/what``), ``step`` the tag."""
+    """One value a party learned: ``label`` names it (``protocol/what``), ``step`` the tag;
+    ``canonical``, where the value comes in an order another party drew at random (the
+    classes of PPID3's counts), is what it tells up to that order (None: the value itself)."""
 
     label: str
     value: Any
     step: str
+    canonical: Any = None
 
 
 @dataclass
@@ -140,19 +143,40 @@ class Ledger:
 
     entries: list[LedgerEntry] = field(default_factory=list)
 
-    def record(self, label: str, value: Any, *, step: str = "", plain: bool = False) -> None:
+    def record(
+        self,
+        label: str,
+        value: Any,
+        *,
+        step: str = "",
+        plain: bool = False,
+        canonical: Any = None,
+    ) -> None:
         """Put on record that this party learned ``value``; call it wherever a value opens.
 
         The ledger keeps a plain-JSON copy of ``value`` (:func:`jsonable`). ``plain=True``
         says that ``value`` is plain JSON already, made for this record and not changed
-        afterwards (as a value per request on a hot path): it is kept as it is."""
-        self.entries.append(LedgerEntry(label, value if plain else jsonable(value), step))
+        afterwards (as a value per request on a hot path): it is kept as it is. ``canonical``
+        is what the value tells up to an order another party drew at random (see
+        :class:`LedgerEntry`)."""
+        self.entries.append(
+            LedgerEntry(
+                label,
+                value if plain else jsonable(value),
+                step,
+                None if canonical is None else jsonable(canonical),
+            )
+        )
 
     def labels(self) -> list[str]:
         return [e.label for e in self.entries]
 
     def to_list(self) -> list[dict[str, Any]]:
-        return [{"label": e.label, "value": e.value, "step": e.step} for e in self.entries]
+        return [
+            {"label": e.label, "value": e.value, "step": e.step}
+            | ({} if e.canonical is None else {"canonical": e.canonical})
+            for e in self.entries
+        ]
 
 
 def _peak_rss_mb() -> float | None:

@@ -2,14 +2,22 @@
 
 A protocol talks only to :class:`Party`::
 
+    RING = uniform("sum/ring", "the running sum plus a mask", modulus=M)
     await party.send("bob", "sum/ring", value)
-    value = await party.recv("alice", "sum/ring")          # deadline: party.timeout
-    views = await party.gather(["bob", "carol"], "counts")
+    value = await party.recv("alice", "sum/ring", RING)    # deadline: party.timeout
+    views = await party.gather(["bob", "carol"], "counts", COUNTS)
     await party.broadcast("result", total)
 
 Messages are matched by ``(sender, tag)``; a message that arrives before its ``recv`` is
 buffered, so any number of protocol instances can run interleaved as long as their tags
 differ (use :meth:`Party.tag` to derive deterministic per-instance tags).
+
+Every receive names a :class:`~mpc.runtime.view.Receipt`: what the message is (public,
+uniform, or declared leakage). The runtime accounts every message a party receives under
+its receipt (:meth:`Party.received`, the report's ``received``), so a party's record of what
+it saw is complete by construction; a message that arrives and is never received is listed
+as ``undeclared``. With ``record_view`` the party also keeps its whole view for the
+record-swap tests (:class:`~mpc.runtime.view.ViewRecorder`).
 
 Startup is a handshake: every party sends HELLO (with the protocol version and its role) to
 every peer and waits for all of theirs, never a sleep. Every receive has a deadline. When a
@@ -59,6 +67,7 @@ from mpc.runtime.codec import DEFAULT_MAX_FRAME_BYTES, PROTOCOL_VERSION, decode,
 from mpc.runtime.config import DEFAULT_TIMEOUT
 from mpc.runtime.metrics import Ledger, Metrics
 from mpc.runtime.transport import Transport, is_monitor
+from mpc.runtime.view import Receipt, ViewRecorder, tag_pattern
 
 __all__ = ["Fault", "Party"]
 
@@ -120,6 +129,7 @@ class Party:
         max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
         fault: Fault | None = None,
         max_buffered_bytes: int | None = None,
+        record_view: bool = False,
     ) -> None:
         if name not in parties:
             raise ValueError(f"party {name!r} is not in the deployment {list(parties)}")
@@ -132,6 +142,11 @@ class Party:
         self.timeout = timeout
         self.metrics = Metrics()
         self.ledger = Ledger()
+        #: (tag pattern, receipt name, kind, sender) -> [messages, bytes]
+        self._received: defaultdict[tuple[str, str, str, str], list[int]] = defaultdict(
+            lambda: [0, 0]
+        )
+        self.view: ViewRecorder | None = ViewRecorder() if record_view else None
         self.peer_roles: dict[str, str] = {}
         self._transport = transport
         self._max_frame = max_frame_bytes
@@ -145,7 +160,7 @@ class Party:
         self._ping_tokens = MAX_PINGS_PER_S
         self._ping_stamp = 0.0
         self.pings_dropped = 0
-        self._waiters: dict[tuple[str, str], asyncio.Future[tuple[int, Any]]] = {}
+        self._waiters: dict[tuple[str, str], asyncio.Future[tuple[int, Any, int]]] = {}
         self._hello: dict[str, dict[str, Any]] = {}
         self._hello_event = asyncio.Event()
         self._incarnation = secrets.token_hex(8)
@@ -288,31 +303,37 @@ class Party:
         for peer in targets:
             await self.send(peer, tag, obj)
 
-    async def recv(self, peer: str, tag: str, *, timeout: float | None = None) -> Any:
-        """Wait for the message from ``peer`` under ``tag``; raise ``PeerTimeout`` after
-        ``timeout`` (default: the deployment deadline)."""
+    async def recv(
+        self, peer: str, tag: str, receipt: Receipt, *, timeout: float | None = None
+    ) -> Any:
+        """Wait for the message from ``peer`` under ``tag``, which ``receipt`` declares;
+        raise ``PeerTimeout`` after ``timeout`` (default: the deployment deadline)."""
         self._check_peer(peer)
+        if not isinstance(receipt, Receipt):
+            raise ProtocolError(
+                f"{self.name}: the receive of {tag!r} from {peer} declares no receipt"
+            )
         if self._failure is not None:
             raise self._failure
         key = (peer, tag)
         if self._buffer.get(key):
-            return self._unbuffer(key)
+            return self._unbuffer(key, receipt)
         if peer in self._left:
             raise self._left_error(peer, tag)
         if key in self._waiters:
             raise ProtocolError(f"{self.name}: two receives wait for ({peer!r}, {tag!r}) at once")
-        fut: asyncio.Future[tuple[int, Any]] = asyncio.get_running_loop().create_future()
+        fut: asyncio.Future[tuple[int, Any, int]] = asyncio.get_running_loop().create_future()
         self._waiters[key] = fut
         limit = self.timeout if timeout is None else timeout
         try:
             # asyncio.timeout, not wait_for: the receive resumes in the loop iteration that
             # delivers the message (wait_for's extra waiter costs iterations per message)
             async with asyncio.timeout(limit):
-                depth, body = await fut
+                depth, body, size = await fut
         except TimeoutError:
             blamed, chain = await self._trace_blame(peer)
             if self._buffer.get(key):  # it arrived while we were asking around
-                return self._unbuffer(key)
+                return self._unbuffer(key, receipt)
             link = self._transport.describe_peer(blamed)
             rejected = [r for r in self.metrics.rejected if r.startswith(f"{peer}: ")]
             err = PeerTimeout(
@@ -327,7 +348,7 @@ class Party:
             raise err from None
         finally:
             self._waiters.pop(key, None)
-        return self._consume(depth, body)
+        return self._consume(key, receipt, depth, body, size)
 
     async def _trace_blame(self, peer: str) -> tuple[str, list[str]]:
         """Follow the wait-for chain from ``peer`` to the party that holds the run up.
@@ -403,13 +424,13 @@ class Party:
         pairs = [(str(w[0]), str(w[1])) for w in waiting if isinstance(w, list) and len(w) == 2]
         fut.set_result({"step": str(body.get("step", "?")), "waiting": pairs})
 
-    async def gather(self, peers: Iterable[str], tag: str) -> dict[str, Any]:
+    async def gather(self, peers: Iterable[str], tag: str, receipt: Receipt) -> dict[str, Any]:
         """Receive one message under ``tag`` from each of ``peers`` (concurrently)."""
         peers = list(peers)
-        bodies = await asyncio.gather(*(self.recv(p, tag) for p in peers))
+        bodies = await asyncio.gather(*(self.recv(p, tag, receipt) for p in peers))
         return dict(zip(peers, bodies, strict=True))
 
-    def _unbuffer(self, key: tuple[str, str]) -> Any:
+    def _unbuffer(self, key: tuple[str, str], receipt: Receipt) -> Any:
         """Take the oldest early message under ``key`` out of the buffer."""
         queue = self._buffer[key]
         depth, body, size = queue.popleft()
@@ -417,7 +438,7 @@ class Party:
             del self._buffer[key]  # tags are many over a run: keep no empty queue
         self._buffered_bytes[key[0]] -= size
         self._buffered_count[key[0]] -= 1
-        return self._consume(depth, body)
+        return self._consume(key, receipt, depth, body, size)
 
     def _buffer_early(self, sender: str, tag: str, depth: int, body: Any, size: int) -> None:
         """Keep a message that came before its ``recv``; a peer past the bounds has flooded
@@ -454,10 +475,36 @@ class Party:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
-    def _consume(self, depth: int, body: Any) -> Any:
+    def _consume(
+        self, key: tuple[str, str], receipt: Receipt, depth: int, body: Any, size: int
+    ) -> Any:
+        """A message reaches the protocol: account it under its receipt (and, recording the
+        view, keep it)."""
         self._seen_depth = max(self._seen_depth, depth)
         self.metrics.rounds = max(self.metrics.rounds, depth)
+        peer, tag = key
+        line = self._received[(tag_pattern(tag), receipt.name, str(receipt.kind), peer)]
+        line[0] += 1
+        line[1] += size
+        if self.view is not None:
+            self.view.record(peer, tag, receipt, body)
         return body
+
+    def received(self) -> list[dict[str, Any]]:
+        """Every message this party received, by tag pattern, receipt and sender: its kind
+        (``public``, ``uniform``, ``declared``; ``undeclared`` for a message that arrived
+        and no receive ever took), the number of messages and their bytes."""
+        lines = dict(self._received)
+        for (peer, tag), queue in self._buffer.items():
+            line = lines.setdefault((tag_pattern(tag), "", "undeclared", peer), [0, 0])
+            lines[(tag_pattern(tag), "", "undeclared", peer)] = [
+                line[0] + len(queue),
+                line[1] + sum(size for _, _, size in queue),
+            ]
+        return [
+            {"tag": t, "receipt": r, "kind": k, "from": p, "messages": n, "bytes": b}
+            for (t, r, k, p), (n, b) in sorted(lines.items())
+        ]
 
     def _check_peer(self, peer: str) -> None:
         if peer not in self.peers:
@@ -598,6 +645,10 @@ class Party:
             self.metrics.reject(f"{sender}: {exc}")
             log.error("%s: rejected a message from %s: %s", self.name, sender, exc)
             return
+        if env.kind != "msg":  # the runtime's own messages: public, never the protocol's data
+            line = self._received[(env.kind, f"runtime/{env.kind}", "public", sender)]
+            line[0] += 1
+            line[1] += sum(len(f) for f in frames)
         if env.kind == "hello":
             self._on_hello(sender, env.body)
         elif env.kind == "abort":
@@ -615,7 +666,7 @@ class Party:
             key = (sender, env.tag)
             waiter = self._waiters.get(key)
             if waiter is not None and not waiter.done():
-                waiter.set_result((env.depth, env.body))
+                waiter.set_result((env.depth, env.body, size))
             else:
                 self._buffer_early(sender, env.tag, env.depth, env.body, size)
         else:  # ping / pong come from monitors only
@@ -807,4 +858,6 @@ class Party:
             "role": self.role,
             "metrics": metrics,
             "ledger": self.ledger.to_list(),
+            "received": self.received(),
+            **({"view": self.view.to_dict()} if self.view is not None else {}),
         }

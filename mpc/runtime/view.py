@@ -1,0 +1,417 @@
+"""What a party receives, declared: every ``recv`` names a :class:`Receipt`.
+
+A party's *view* is everything it receives. The runtime accounts every message under the
+receipt its ``recv`` names, so the record of what a party saw is complete by construction:
+there is no way to receive a protocol message without declaring what it is. A receipt says
+which of three kinds the message is:
+
+* :attr:`Kind.PUBLIC` — independent of every party's private data, or part of the public
+  result (the tree structure, a node's leaf flag, a row count the papers make public);
+* :attr:`Kind.UNIFORM` — masked, encrypted, a share, or the sender's fresh randomness:
+  uniformly distributed on its own, whatever the data. Its *skeleton* (the shapes of its
+  arrays, the lengths of its lists and strings, the values under the dict keys the receipt
+  names ``public``) is public; the rest, its *payload*, is what must look uniform. Where the
+  receiver can unmask it with randomness of its own, ``opens`` names the ledger label of what
+  it then learns;
+* :attr:`Kind.DECLARED` — leakage the paper names (Theorem 1's counts, a disguised table of
+  randomized response), or the docs declare.
+
+:class:`ViewRecorder` is what the tests use to hold the runtime to this (``MPC_VIEW=1`` in a
+party process): every public and declared message as received (``canonical`` turns a
+message into what it tells, up to the sender's own randomness, such as a row order), the
+skeleton of every uniform one, and per receipt the statistics of the uniform payload that a
+chi-square test reads (:func:`uniformity_p_value`). A uniform receipt whose payload holds
+what cannot be uniform (a float, a small integer without a declared ``modulus``, a string
+that is not hex) fails the run there, naming the receipt.
+
+The record-swap view test (``tests/test_views.py``) runs a system twice on tables that differ
+only by the swap of two records' data outside what a party P sees; every aggregate P may
+learn is the same, so P's public and declared messages, its uniform skeletons and its ledger
+must be too, and its uniform payloads must pass the chi-square test.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+import re
+from collections import Counter, defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from mpc.errors import ProtocolError
+from mpc.runtime.metrics import jsonable
+
+__all__ = [
+    "READY",
+    "Kind",
+    "Receipt",
+    "ViewRecorder",
+    "declared",
+    "public",
+    "tag_pattern",
+    "uniform",
+    "uniformity_p_value",
+]
+
+
+class Kind(enum.StrEnum):
+    """What a received message is: see the module docstring."""
+
+    PUBLIC = "public"
+    UNIFORM = "uniform"
+    DECLARED = "declared"
+
+
+@dataclass(frozen=True)
+class Receipt:
+    """The declaration of one kind of message a party receives.
+
+    ``name`` (``protocol/what``) names it in reports and in the docs, ``what`` says in a few
+    words what the body is. For :attr:`Kind.UNIFORM`: ``public`` lists the dict keys whose
+    values are public (``shape`` of :func:`mpc.runtime.chunks.pack_array`), ``modulus`` the
+    ring of the small integers of the payload (none allowed without it), ``opens`` the ledger
+    label of what the receiver learns when it unmasks the message with randomness of its own,
+    ``elements`` says that its 2-d ``uint8`` arrays hold group elements or ciphertexts row by
+    row (the first and last bytes of each, which an encoding's sign or top bits fix, are not
+    tested);
+    its strings are public unless ``tokens`` says they are random hex tokens (node ids), and
+    with ``permutations`` a list of ints that permutes ``0 .. L-1`` is a random permutation
+    (its rank is tested).
+    ``canonical`` maps a body to what it tells the receiver, up to the sender's own
+    randomness (a row order, a permutation of the classes; for a uniform receipt, the order
+    of its parts). For the other kinds
+    ``uniform_keys`` names the dict keys, at any depth, whose values are ciphertexts within
+    it (uniform: recorded and tested as a uniform receipt's payload)."""
+
+    name: str
+    kind: Kind
+    what: str
+    public: tuple[str, ...] = ("shape",)
+    modulus: int | None = None
+    opens: str | None = None
+    canonical: Callable[[Any], Any] | None = None
+    elements: bool = False
+    tokens: bool = False
+    permutations: bool = False
+    uniform_keys: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.kind is not Kind.UNIFORM and (
+            self.modulus is not None
+            or self.opens
+            or self.elements
+            or self.tokens
+            or self.permutations
+        ):
+            raise ValueError(
+                f"receipt {self.name}: modulus, opens, elements, tokens and permutations "
+                "are for uniform messages"
+            )
+        if self.kind is Kind.UNIFORM and self.uniform_keys:
+            raise ValueError(f"receipt {self.name}: a uniform message has no uniform keys")
+
+
+def public(name: str, what: str, *, canonical: Callable[[Any], Any] | None = None) -> Receipt:
+    """A :attr:`Kind.PUBLIC` receipt."""
+    return Receipt(name, Kind.PUBLIC, what, canonical=canonical)
+
+
+def declared(
+    name: str,
+    what: str,
+    *,
+    canonical: Callable[[Any], Any] | None = None,
+    uniform_keys: tuple[str, ...] = (),
+) -> Receipt:
+    """A :attr:`Kind.DECLARED` receipt."""
+    return Receipt(name, Kind.DECLARED, what, canonical=canonical, uniform_keys=uniform_keys)
+
+
+def uniform(
+    name: str,
+    what: str,
+    *,
+    public: tuple[str, ...] = ("shape",),
+    modulus: int | None = None,
+    opens: str | None = None,
+    elements: bool = False,
+    tokens: bool = False,
+    permutations: bool = False,
+    canonical: Callable[[Any], Any] | None = None,
+) -> Receipt:
+    """A :attr:`Kind.UNIFORM` receipt."""
+    return Receipt(
+        name, Kind.UNIFORM, what, public=public, modulus=modulus, opens=opens,
+        elements=elements, tokens=tokens, permutations=permutations, canonical=canonical,
+    )  # fmt: skip
+
+
+#: a barrier's message: that the sender is ready (no data)
+READY = public("runtime/ready", "that the sender is ready (a barrier)")
+
+_NUMBER = re.compile(r"\d+")
+
+
+def tag_pattern(tag: str) -> str:
+    """A tag with its numbers (node, level, request, hop) as ``*``, its first segment (the
+    protocol's name) as it is: the tags of one receipt at every node of a tree fold into one
+    line of a report."""
+    head, sep, rest = tag.partition("/")
+    return head + sep + _NUMBER.sub("*", rest)
+
+
+# ----------------------------------------------------------------------------- recording
+
+#: integers at or beyond this size in a uniform payload are ring or group elements (Paillier
+#: ciphertexts, big shares): their low bytes are tested, their top two bytes are not
+_BIG = 1 << 64
+_HEX = re.compile(r"[0-9a-f]+")
+
+
+@dataclass
+class _Payload:
+    """Statistics of one receipt's uniform payload: nibbles (of bytes, hex strings and the
+    low bytes of big integers), bits (of bool arrays), buckets of ``modulus``."""
+
+    nibbles: Counter[int] = field(default_factory=Counter)
+    bits: Counter[int] = field(default_factory=Counter)
+    buckets: Counter[int] = field(default_factory=Counter)
+    #: permutation length -> rank (Lehmer code) -> count
+    perms: defaultdict[int, Counter[int]] = field(default_factory=lambda: defaultdict(Counter))
+    count: int = 0
+
+    def add_bytes(self, data: np.ndarray) -> None:
+        b = np.asarray(data, dtype=np.uint8).reshape(-1)
+        if b.size == 0:
+            return
+        self.nibbles.update(
+            dict(enumerate(np.bincount(np.concatenate([b >> 4, b & 15]), minlength=16).tolist()))
+        )
+        self.count += int(b.size)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "nibbles": [self.nibbles[i] for i in range(16)],
+            "bits": [self.bits[0], self.bits[1]],
+            "buckets": [self.buckets[i] for i in range(16)],
+            "perms": {str(n): dict(sorted(c.items())) for n, c in sorted(self.perms.items())},
+            "values": self.count,
+        }
+
+
+#: how the values under a receipt's ``uniform_keys`` are read: ciphertexts, byte strings or
+#: rows of bytes
+_SEALED = Receipt("sealed", Kind.UNIFORM, "ciphertexts within a message", public=(), elements=True)
+
+
+def _is_permutation(value: list[Any] | tuple[Any, ...]) -> bool:
+    return (
+        len(value) >= 2
+        and all(type(v) is int for v in value)
+        and sorted(value) == list(range(len(value)))
+    )
+
+
+def _rank(perm: list[Any] | tuple[Any, ...]) -> int:
+    """The Lehmer rank of a permutation of ``0 .. L-1`` (uniform on ``0 .. L!-1`` for a
+    uniformly random one)."""
+    rank, rest = 0, list(range(len(perm)))
+    for i, v in enumerate(perm):
+        j = rest.index(v)
+        rank += j * math.factorial(len(perm) - 1 - i)
+        rest.pop(j)
+    return rank
+
+
+def _strip(data: bytes) -> np.ndarray:
+    """The bytes of a group element or seed that are uniform: all but the first and last of
+    an encoding of 8 bytes or more (an X25519 u-coordinate's top bit, a ristretto255
+    encoding's sign bit)."""
+    arr = np.frombuffer(data, dtype=np.uint8)
+    return arr[1:-1] if arr.size >= 8 else arr
+
+
+class ViewRecorder:
+    """One party's view as the tests read it: see the module docstring."""
+
+    def __init__(self) -> None:
+        self.messages: list[dict[str, Any]] = []
+        self.payloads: defaultdict[str, _Payload] = defaultdict(_Payload)
+
+    def record(self, peer: str, tag: str, receipt: Receipt, body: Any) -> None:
+        """Put one received message on record (raises :class:`ProtocolError` when a uniform
+        receipt carries a value that cannot be uniform)."""
+        if receipt.kind is Kind.UNIFORM:
+            stats = self.payloads[receipt.name]
+            value = receipt.canonical(body) if receipt.canonical else body
+            shown = self._skeleton(value, receipt, stats, "body")
+        else:
+            value = receipt.canonical(body) if receipt.canonical else body
+            shown = self._mixed(value, receipt, "body") if receipt.uniform_keys else jsonable(value)
+        self.messages.append(
+            {"from": peer, "tag": tag, "receipt": receipt.name, "kind": str(receipt.kind),
+             "body": shown}
+        )  # fmt: skip
+
+    def _mixed(self, value: Any, receipt: Receipt, path: str) -> Any:
+        """A public or declared body with ciphertexts under ``receipt.uniform_keys``."""
+        if isinstance(value, dict):
+            out = {}
+            for k, v in sorted(value.items(), key=lambda kv: str(kv[0])):
+                if k in receipt.uniform_keys:
+                    stats = self.payloads[receipt.name]
+                    out[str(k)] = self._skeleton(v, _SEALED, stats, f"{path}.{k}")
+                else:
+                    out[str(k)] = self._mixed(v, receipt, f"{path}.{k}")
+            return out
+        if isinstance(value, list | tuple):
+            return [self._mixed(v, receipt, f"{path}[{i}]") for i, v in enumerate(value)]
+        return jsonable(value)
+
+    def _skeleton(self, value: Any, receipt: Receipt, stats: _Payload, path: str) -> Any:
+        """The public part of a uniform body; its payload goes into ``stats``."""
+        if isinstance(value, dict):
+            return {
+                str(k): (
+                    jsonable(v)
+                    if k in receipt.public
+                    else self._skeleton(v, receipt, stats, f"{path}.{k}")
+                )
+                for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))
+            }
+        if isinstance(value, list | tuple):
+            if receipt.permutations and _is_permutation(value):
+                stats.perms[len(value)][_rank(value)] += 1
+                stats.count += 1
+                return {"permutation": len(value)}
+            return [self._skeleton(v, receipt, stats, f"{path}[{i}]") for i, v in enumerate(value)]
+        if isinstance(value, np.ndarray):
+            if value.dtype == np.bool_:
+                ones = int(np.count_nonzero(value))
+                stats.bits.update({1: ones, 0: int(value.size) - ones})
+                stats.count += int(value.size)
+            elif receipt.elements and value.dtype == np.uint8 and value.ndim >= 2:
+                stats.add_bytes(value[..., 1:-1])
+            elif value.dtype.kind == "u":
+                stats.add_bytes(np.ascontiguousarray(value).view(np.uint8))
+            else:
+                raise self._refuse(receipt, path, f"a {value.dtype} array")
+            return {"array": str(value.dtype), "shape": list(value.shape)}
+        if isinstance(value, bytes | bytearray | memoryview):
+            data = bytes(value)
+            stats.add_bytes(_strip(data))
+            return {"bytes": len(data)}
+        if value is None or isinstance(value, bool):
+            return value
+        if isinstance(value, str):
+            if not receipt.tokens:
+                return value
+            if not _HEX.fullmatch(value):
+                raise self._refuse(receipt, path, "a string that is not lowercase hex")
+            digits = np.frombuffer(value.encode(), dtype=np.uint8)
+            nib = np.where(digits >= ord("a"), digits - ord("a") + 10, digits - ord("0"))
+            stats.nibbles.update(dict(enumerate(np.bincount(nib, minlength=16).tolist())))
+            stats.count += len(value)
+            return {"hex": len(value)}
+        if isinstance(value, float):
+            raise self._refuse(receipt, path, "a float")
+        try:
+            number = int(value)  # ints and gmpy2.mpz
+        except (TypeError, ValueError):
+            raise self._refuse(receipt, path, f"a {type(value).__name__}") from None
+        if receipt.modulus is not None and 0 <= number < receipt.modulus:
+            stats.buckets[number * 16 // receipt.modulus] += 1
+            stats.count += 1
+            return {"mod": receipt.modulus}
+        if abs(number) >= _BIG:
+            data = abs(number).to_bytes((abs(number).bit_length() + 7) // 8, "little")
+            stats.add_bytes(np.frombuffer(data[:-2], dtype=np.uint8))
+            return {"int": "big"}  # its length varies with its value
+        raise self._refuse(receipt, path, f"the integer {number} (no modulus declared)")
+
+    @staticmethod
+    def _refuse(receipt: Receipt, path: str, what: str) -> ProtocolError:
+        return ProtocolError(
+            f"receipt {receipt.name!r} is declared uniform, but {path} is {what}, which cannot "
+            "be uniform; declare it public or declared, or name its ring (modulus)"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "messages": self.messages,
+            "uniform": {k: v.to_dict() for k, v in sorted(self.payloads.items())},
+        }
+
+
+# ----------------------------------------------------------------------------- testing
+
+
+def uniformity_p_value(stats: dict[str, Any]) -> float:
+    """The smallest p-value of the chi-square tests of one receipt's payload statistics
+    (:meth:`ViewRecorder.to_dict`'s ``uniform`` entries): nibbles and buckets against 16
+    equal bins, bits against 2. A test with fewer than 5 expected per bin is not made
+    (p = 1). Permutations are tested by their rank, over ``L!`` bins (16 beyond ``6!``)."""
+    p = 1.0
+    for key, bins in (("nibbles", 16), ("bits", 2), ("buckets", 16)):
+        counts = np.asarray(stats.get(key, []), dtype=np.float64)
+        total = float(counts.sum())
+        if counts.size != bins or total < 5 * bins:
+            continue
+        expected = total / bins
+        chi2 = float(((counts - expected) ** 2 / expected).sum())
+        p = min(p, _chi2_sf(chi2, bins - 1))
+    for length, ranks in (stats.get("perms") or {}).items():
+        size = math.factorial(int(length))
+        bins = size if size <= 720 else 16
+        counts = np.zeros(bins)
+        for rank, n in ranks.items():
+            counts[int(rank) * bins // size] += n
+        total = float(counts.sum())
+        if total < 5 * bins:
+            continue
+        expected = total / bins
+        p = min(p, _chi2_sf(float(((counts - expected) ** 2 / expected).sum()), bins - 1))
+    return p
+
+
+def _chi2_sf(x: float, k: int) -> float:
+    """The survival function of the chi-square distribution with ``k`` degrees of freedom
+    (the regularized upper incomplete gamma function Q(k/2, x/2), by its series or its
+    continued fraction)."""
+    a, z = k / 2.0, x / 2.0
+    if z <= 0:
+        return 1.0
+    log_prefix = a * math.log(z) - z - math.lgamma(a)
+    if z < a + 1:  # the series of P(a, z)
+        term = total = 1.0 / a
+        n = a
+        for _ in range(1000):
+            n += 1
+            term *= z / n
+            total += term
+            if term < total * 1e-15:
+                break
+        return max(0.0, 1.0 - math.exp(log_prefix) * total)
+    # Lentz's continued fraction of Q(a, z)
+    tiny = 1e-300
+    b = z + 1 - a
+    c = 1 / tiny
+    d = 1 / b
+    h = d
+    for i in range(1, 1000):
+        an = -i * (i - a)
+        b += 2
+        d = an * d + b
+        d = tiny if abs(d) < tiny else d
+        c = b + an / c
+        c = tiny if abs(c) < tiny else c
+        d = 1 / d
+        delta = d * c
+        h *= delta
+        if abs(delta - 1) < 1e-15:
+            break
+    return math.exp(log_prefix) * h

@@ -1,0 +1,185 @@
+"""The record-swap view test: what a party receives must not change when records it cannot
+tell apart swap the rest of their data.
+
+Take a joined table and a party P. Two records whose data P sees identically (P's own columns,
+and the class when P holds it) are indistinguishable to P; swapping the rest of their data
+(every other site's columns of the two records) leaves the joined table the same multiset of
+rows, so every aggregate P may learn by design (counts, gains, the tree) is unchanged. So is,
+then, every message P receives that is public or declared leakage, the skeleton of every
+uniform one (shapes, lengths, public fields), and P's ledger; and its uniform payloads must
+pass a chi-square test. A message that carried a per-record value of another party, under
+whatever receipt, would differ between the two runs (or fail the chi-square test).
+
+The parties run as processes with ``MPC_VIEW=1``, which puts each party's whole view in its
+report (:class:`mpc.runtime.view.ViewRecorder`). Values that are fresh randomness of a party
+and public by design (node ids, model ids) are compared up to a consistent renaming.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from mpc.runtime.view import uniformity_p_value
+
+#: a uniform payload fails its chi-square test below this p-value (the tests run a few hundred
+#: receipts: a false alarm is a one-in-a-thousand event per suite run at most)
+P_MIN = 1e-6
+
+#: fresh random tokens (node ids, model ids) that may appear in public messages
+_TOKEN = re.compile(r"^[0-9a-f]{16}$|^[0-9a-f]{32}$|^[0-9a-f]{64}$")
+
+
+def read_table(path: Path) -> tuple[list[str], list[list[str]]]:
+    with open(path, newline="") as f:
+        rows = list(csv.reader(f))
+    return rows[0], rows[1:]
+
+
+def write_table(path: Path, header: Sequence[str], rows: Sequence[Sequence[str]]) -> Path:
+    with open(path, "w", newline="") as f:
+        out = csv.writer(f, lineterminator="\n")
+        out.writerow(header)
+        out.writerows(rows)
+    return path
+
+
+def swap_pair(
+    header: Sequence[str], rows: list[list[str]], visible: Sequence[str]
+) -> tuple[list[list[str]], list[list[str]], int, int]:
+    """A base table and its swapped twin for a party that sees the columns ``visible``: two
+    records ``a, b`` equal on ``visible`` and different elsewhere exchange every other column.
+    Where the table has no such pair, the base table is made to have one (row ``b`` takes row
+    ``a``'s visible values; the result is still a valid table). Returns (base, swapped, a,
+    b)."""
+    cols = [header.index(c) for c in visible]
+    rest = [i for i in range(len(header)) if i not in cols]
+    base = [list(r) for r in rows]
+
+    def key(r: Sequence[str], idx: Sequence[int]) -> tuple[str, ...]:
+        return tuple(r[i] for i in idx)
+
+    pair = next(
+        (
+            (a, b)
+            for a in range(len(base))
+            for b in range(a + 1, len(base))
+            if key(base[a], cols) == key(base[b], cols) and key(base[a], rest) != key(base[b], rest)
+        ),
+        None,
+    )
+    if pair is None:
+        a, b = next(
+            (a, b)
+            for a in range(len(base))
+            for b in range(a + 1, len(base))
+            if key(base[a], rest) != key(base[b], rest)
+        )
+        for i in cols:
+            base[b][i] = base[a][i]
+        pair = (a, b)
+    a, b = pair
+    swapped = [list(r) for r in base]
+    for i in rest:
+        swapped[a][i], swapped[b][i] = base[b][i], base[a][i]
+    return base, swapped, a, b
+
+
+def canonical_view(report: Mapping[str, Any]) -> dict[str, Any]:
+    """A party's view as compared across runs: its messages by (sender, tag) in the order
+    received, and its ledger sorted, fresh tokens renamed in order of first appearance."""
+    view = report.get("view")
+    if view is None:
+        raise AssertionError(f"{report.get('name')}: the report holds no view (MPC_VIEW=1?)")
+    by_key: dict[str, list[Any]] = defaultdict(list)
+    for m in view["messages"]:
+        by_key[f"{m['from']} {m['tag']} [{m['receipt']}, {m['kind']}]"].append(m["body"])
+    names: dict[str, str] = {}
+
+    def rename(value: Any) -> Any:
+        if isinstance(value, str) and _TOKEN.match(value):
+            return names.setdefault(value, f"<token {len(names) + 1}>")
+        if isinstance(value, dict):
+            return {rename(k): rename(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [rename(v) for v in value]
+        return value
+
+    messages = {k: rename(by_key[k]) for k in sorted(by_key)}
+    ledger = sorted(
+        json.dumps(
+            [e["label"], rename(e.get("canonical", e["value"]))], sort_keys=True, default=str
+        )
+        for e in report.get("ledger", [])
+    )
+    return {"messages": messages, "ledger": ledger}
+
+
+def differences(a: Mapping[str, Any], b: Mapping[str, Any], *, limit: int = 5) -> list[str]:
+    """How two canonical views differ (empty when they are the same), a line each."""
+    out: list[str] = []
+    ma, mb = a["messages"], b["messages"]
+    for key in sorted(set(ma) | set(mb)):
+        if ma.get(key) != mb.get(key):
+            out.append(f"message {key}: {_short(ma.get(key))} != {_short(mb.get(key))}")
+    la, lb = a["ledger"], b["ledger"]
+    if la != lb:
+        only_a = sorted(set(la) - set(lb))
+        only_b = sorted(set(lb) - set(la))
+        out.append(
+            f"ledger: only in the first {_short(only_a)}; only in the second {_short(only_b)}"
+        )
+    return out[:limit]
+
+
+def _short(value: Any, limit: int = 300) -> str:
+    text = json.dumps(value, default=str)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def uniformity_failures(report: Mapping[str, Any], *, p_min: float = P_MIN) -> list[str]:
+    """Every receipt whose uniform payload fails its chi-square test."""
+    view = report.get("view") or {}
+    out = []
+    for receipt, stats in (view.get("uniform") or {}).items():
+        p = uniformity_p_value(stats)
+        if p < p_min:
+            out.append(f"{receipt}: p = {p:.2e} ({stats})")
+    return out
+
+
+def undeclared(report: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The report's received lines of messages no receive declared."""
+    return [r for r in report.get("received", []) if r["kind"] == "undeclared"]
+
+
+def check_swap(
+    run: Callable[[Path], Any],
+    party: str,
+    base: Path,
+    swapped: Path,
+    *,
+    expect_same: Callable[[Any, Any], bool] | None = None,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Run ``run(table)`` on the base and the swapped table; assert that ``party``'s views
+    are the same and its uniform payloads uniform. Returns both reports of ``party``."""
+    first, second = run(base), run(swapped)
+    for r in (first, second):
+        assert r.ok, f"the run failed: {r.error}"
+    if expect_same is not None:
+        assert expect_same(first, second), "the two runs' public results differ"
+    ra, rb = first.reports[party], second.reports[party]
+    for rep in (ra, rb):
+        assert not undeclared(rep), f"{party} received undeclared messages: {undeclared(rep)}"
+        bad = uniformity_failures(rep)
+        assert not bad, f"{party}: uniform payloads that are not uniform: {bad}"
+    diff = differences(canonical_view(ra), canonical_view(rb))
+    assert not diff, f"{party}'s view changed when records it cannot tell apart swapped:\n" + (
+        "\n".join(diff)
+    )
+    return ra, rb
