@@ -62,6 +62,7 @@ from parties.cdtl_tables import (
     table_of_doc,
     with_class,
 )
+from parties.own_data import private_seed, read_own_file
 from protocols.cdtl import CDBS, CLIENT, PROTOCOLS, SPLITS, Protocol
 
 __all__ = [
@@ -74,6 +75,9 @@ __all__ = [
     "method_order",
     "serve_cdbs",
 ]
+
+#: the field of the client's private input file that holds its anatomization seed
+ANATOMY_SEED_KEY = "anatomy_seed"
 
 log = logging.getLogger("mpc.cdtl")
 
@@ -138,6 +142,17 @@ def cdtl_args(p: argparse.ArgumentParser) -> None:
         "SEQs, salts, keys and nonces come from the OS)",
     )
     p.add_argument(
+        "--anatomy-seed",
+        type=int,
+        default=None,
+        metavar="N",
+        help="for reproducible experiments and tests only: the client's own seed of its "
+        "anatomization's random choices (the tuples suppressed for l-diversity, the groups, "
+        "GIDs, SEQs, the order of IT), written into the client's private input file only; "
+        "whoever knows it can tell which tuple of a group holds which sensitive value. "
+        "Default: the OS",
+    )
+    p.add_argument(
         "--db",
         default=None,
         metavar="FILE",
@@ -185,6 +200,10 @@ def cdtl_plan(args: argparse.Namespace) -> Any:
         raise ConfigError(f"--l must be at least 2, got {args.l}")
     if args.clients < 1:
         raise ConfigError(f"--clients must be at least 1, got {args.clients}")
+    if args.anatomy_seed is not None and args.anatomy_seed < 0:
+        raise ConfigError(f"--anatomy-seed must be a non-negative integer, got {args.anatomy_seed}")
+    # the client's own seed: in its private input file only, never in the deployment file
+    seeded = {} if args.anatomy_seed is None else {ANATOMY_SEED_KEY: args.anatomy_seed}
     if args.bins < 2:
         raise ConfigError(f"--bins must be at least 2, got {args.bins}")
     if args.csv is not None:
@@ -227,10 +246,15 @@ def cdtl_plan(args: argparse.Namespace) -> Any:
             input="csv", **{"class": args.class_column}, where=list(args.where), cv=args.cv,
             seed=args.seed, no_suppress=args.no_suppress,
         )  # fmt: skip
-        specs = [PartySpec(c, CLIENT, csv=text, entries=entries) for c in clients]
+        specs = [
+            PartySpec(c, CLIENT, {"csv": text, **seeded}, entries=entries)
+            if seeded
+            else PartySpec(c, CLIENT, csv=text, entries=entries)
+            for c in clients
+        ]
     else:
         doc = table_doc(table)
-        specs = [PartySpec(c, CLIENT, {"table": doc, "folds": folds}) for c in clients]
+        specs = [PartySpec(c, CLIENT, {"table": doc, "folds": folds, **seeded}) for c in clients]
     specs.append(PartySpec(CDBS, CDBS, {}))
     context = {"table": table, "folds": folds}
     return Plan(specs, params, context)
@@ -266,10 +290,11 @@ async def cdtl_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
     if me.role == CDBS:
         return await serve_cdbs(party, cfg, clients, single_leaf=protocol.single_leaf)
     if p.get("input") == "csv":
-        table, folds = own_table_and_folds(me, p)
+        table, folds, data = own_table_and_folds(me, p)
     else:
         data = load_party_data(me)
         table, folds = table_of_doc(data["table"]), data["folds"]
+    rng = private_seed(data, ANATOMY_SEED_KEY, me, "its anatomization")
     bins, bin_attributes = int(p.get("bins", 4)), str(p.get("bin_attributes", "sensitive"))
     key = ClientKey.generate()  # never leaves this process
     client = CDBSClient(
@@ -288,7 +313,7 @@ async def cdtl_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
             table, fold, sensitive=client.sensitive, bins=bins, bin_attributes=bin_attributes
         )
         with fold_input(me, i, client.sensitive, discretizer):
-            keep = suppress_for_l(train, client.sensitive, int(p["l"]))
+            keep = suppress_for_l(train, client.sensitive, int(p["l"]), rng)
         prune_positions = set(int(r) for r in fold["prune"])
         prune = {i for i, r in enumerate(keep.tolist()) if r in prune_positions}
         suppressed = train.n_rows - len(keep)
@@ -298,7 +323,7 @@ async def cdtl_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
         started = time.perf_counter()
         with party.phase("cdtl/outsource"):
             with fold_input(me, i, client.sensitive, discretizer):
-                an = anatomize(train, client.sensitive, int(p["l"]), key)
+                an = anatomize(train, client.sensitive, int(p["l"]), key, rng)
             _, original = open_eseq(an.it, key)
             positions = np.flatnonzero(np.isin(original, list(prune)))
             info = await client.outsource(an, positions)
@@ -341,12 +366,13 @@ async def cdtl_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
     return {"folds": folds_out}
 
 
-def own_table_and_folds(me: PartyConfig, p: dict[str, Any]) -> tuple[Any, list[dict[str, Any]]]:
-    """The client's own CSV file (``--csv``) prepared as the launcher prepares a dataset, and
-    the folds of the run's public ``cv`` and ``seed``."""
-    from parties.own_data import read_own_table
-
-    own, warning = read_own_table(me, class_column=str(p["class"]))
+def own_table_and_folds(
+    me: PartyConfig, p: dict[str, Any]
+) -> tuple[Any, list[dict[str, Any]], dict[str, Any]]:
+    """The client's own CSV file (``--csv``) prepared as the launcher prepares a dataset, the
+    folds of the run's public ``cv`` and ``seed``, and the private extras of its input file
+    (an anatomization seed)."""
+    own, warning, private = read_own_file(me, class_column=str(p["class"]))
     if warning:
         log.warning("%s: %s", me.name, warning)
     with own_input(me):
@@ -356,7 +382,7 @@ def own_table_and_folds(me: PartyConfig, p: dict[str, Any]) -> tuple[Any, list[d
             no_suppress=bool(p.get("no_suppress", False)), source=str(me.data),
         )  # fmt: skip
         folds = cdtl_folds(table.target, int(p["cv"]), int(p.get("seed", 0)))
-    return table, folds
+    return table, folds, private
 
 
 async def serve_cdbs(

@@ -58,24 +58,21 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-import numbers
-import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from mpc.datasets import Discretizer, PartyTable
+from mpc.datasets import Discretizer
 from mpc.errors import ConfigError
 from mpc.learners.model_file import SavedModel, write_model
 from mpc.runtime.config import DeploymentConfig, PartyConfig
 from mpc.runtime.party import Party
 from parties.hybrid_classify_system import classify_party, serve_classify
 from parties.hybrid_model import LEARNER, part_body
-from parties.own_data import read_own_table
+from parties.own_data import private_seed, read_own_file
 from protocols.fast_counts import Sites
 from protocols.hybrid_agreement import CLASSIFY, TRAIN, agree_mode, agree_setup, bind_parts
 from protocols.hybrid_id3 import (
@@ -207,25 +204,8 @@ def party_coins(data: dict[str, Any], me: PartyConfig) -> tuple[np.random.Genera
     ``coin_seed`` when there is one (a reproducible experiment), else the OS (``None``).
     Returns the generator for :func:`protocols.hybrid_id3.exchange_disguised` and the label
     the party reports (:data:`COINS_OS` or :data:`COINS_SEEDED`; never the seed itself)."""
-    if COIN_SEED_KEY not in data:
-        return None, COINS_OS
-    seed = data[COIN_SEED_KEY]
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
-        # the message names the kind of value only: a report or log must not hold a coin seed
-        got = "a negative integer" if isinstance(seed, numbers.Integral) else type(seed).__name__
-        raise ConfigError(
-            f"party {me.name!r}: data file {me.data}: `{COIN_SEED_KEY}` must be a non-negative "
-            f"integer, got {got}"
-        )
-    if me.data is not None and me.data.stat().st_mode & 0o077:
-        log.warning(
-            "%s: coin seed read from %s, which other users of this host can read (mode %o); "
-            "whoever reads it can undo this party's disguise",
-            me.name,
-            me.data,
-            me.data.stat().st_mode & 0o777,
-        )
-    return np.random.default_rng(int(seed)), COINS_SEEDED
+    rng = private_seed(data, COIN_SEED_KEY, me, "its coins and undo its disguise")
+    return rng, COINS_OS if rng is None else COINS_SEEDED
 
 
 # ----------------------------------------------------------------------------- the party
@@ -302,29 +282,6 @@ class TrainingParams:
         )
 
 
-def _training_file(
-    me: PartyConfig, class_column: str | None, columns: Sequence[str]
-) -> tuple[PartyTable, str | None, dict[str, Any]]:
-    """This party's own CSV (with the few-valued warning) and its private extras: a coin seed
-    when the launcher wrote the CSV inside a JSON object (``--coin-seeds``)."""
-    from parties.plan import load_party_data
-
-    if me.data is None or me.data.suffix != ".json":
-        own, warning = read_own_table(me, class_column=class_column, columns=columns)
-        return own, warning, {}
-    private = load_party_data(me)
-    text = private.get("csv")
-    if not isinstance(text, str):
-        raise ConfigError(f"party {me.name!r}: data file {me.data} has no `csv` text")
-    with tempfile.TemporaryDirectory(prefix="mpc-own-") as folder:  # mode 0700
-        path = Path(folder) / f"{me.name}.csv"
-        path.write_text(text, encoding="utf-8")
-        own, warning = read_own_table(
-            dataclasses.replace(me, data=path), class_column=class_column, columns=columns
-        )
-    return own, warning, private
-
-
 async def hybrid_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
     """One party of ``hybrid-id3`` (and of ``hybrid-id3-classify``): train, or classify with
     a saved model part when Alice and Bob are started with one (``--model``)."""
@@ -353,8 +310,10 @@ async def _train(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> dict[s
     three trees and their costs, where its coins came from, the saved model's id and path."""
     tp = TrainingParams.from_config(cfg)
     with party.phase("hybrid/input"):
-        own, warning, private = _training_file(
-            me, tp.class_name if me.role == BOB else None, tp.columns[me.role]
+        own, warning, private = read_own_file(
+            me,
+            class_column=tp.class_name if me.role == BOB else None,
+            columns=tp.columns[me.role],
         )
     if warning:
         log.warning("%s: %s", me.name, warning)

@@ -9,15 +9,25 @@ itself reports the full error (file, line, value), its peers are told only what 
 from __future__ import annotations
 
 import csv
+import dataclasses
+import logging
+import numbers
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
+
+import numpy as np
 
 from mpc.datasets import DataError, PartyTable, kinds_warning, load_party_csv
 from mpc.errors import ConfigError, InputError
 from mpc.runtime.config import PartyConfig
 from mpc.runtime.files import open_private
+from parties.plan import load_party_data
 
-__all__ = ["read_own_table", "write_predictions"]
+__all__ = ["private_seed", "read_own_file", "read_own_table", "write_predictions"]
+
+log = logging.getLogger("mpc.party")
 
 
 def read_own_table(
@@ -45,6 +55,53 @@ def read_own_table(
         public = exc.public or "its data file cannot be read (its own error says where and why)"
         raise InputError(f"{me.name}: {exc}", public=f"{me.name}: {public}") from None
     return own, kinds_warning(own.table)
+
+
+def read_own_file(
+    me: PartyConfig, *, class_column: str | None, columns: Sequence[str] | None = None
+) -> tuple[PartyTable, str | None, dict[str, Any]]:
+    """This party's own CSV (:func:`read_own_table`) and its private extras: when the
+    launcher wrote the CSV inside a JSON object (``{"csv": TEXT, ...}``, a local run with a
+    party's own seed for a reproducible experiment), the object's other fields."""
+    if me.data is None or me.data.suffix != ".json":
+        own, warning = read_own_table(me, class_column=class_column, columns=columns)
+        return own, warning, {}
+    private = load_party_data(me)
+    text = private.get("csv")
+    if not isinstance(text, str):
+        raise ConfigError(f"party {me.name!r}: data file {me.data} has no `csv` text")
+    with tempfile.TemporaryDirectory(prefix="mpc-own-") as folder:  # mode 0700
+        path = Path(folder) / f"{me.name}.csv"
+        path.write_text(text, encoding="utf-8")
+        own, warning = read_own_table(
+            dataclasses.replace(me, data=path), class_column=class_column, columns=columns
+        )
+    return own, warning, private
+
+
+def private_seed(
+    data: dict[str, Any], key: str, me: PartyConfig, what: str
+) -> np.random.Generator | None:
+    """The generator of a party's own seed ``data[key]`` (its private input file's field,
+    for a reproducible experiment), or None when there is none: the OS then. ``what`` names
+    the randomness it replaces in the warning about a readable file. Never logs the seed."""
+    if key not in data:
+        return None
+    seed = data[key]
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+        # the message names the kind of value only: a report or log must not hold a seed
+        got = "a negative integer" if isinstance(seed, numbers.Integral) else type(seed).__name__
+        raise ConfigError(
+            f"party {me.name!r}: data file {me.data}: `{key}` must be a non-negative integer, "
+            f"got {got}"
+        )
+    if me.data is not None and me.data.stat().st_mode & 0o077:
+        log.warning(
+            "%s: %s read from %s, which other users of this host can read (mode %o); whoever "
+            "reads it can rebuild %s",
+            me.name, key.replace("_", " "), me.data, me.data.stat().st_mode & 0o777, what,
+        )  # fmt: skip
+    return np.random.default_rng(int(seed))
 
 
 def write_predictions(

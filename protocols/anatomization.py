@@ -25,7 +25,8 @@ What the CDBS learns from ``IT`` and ``ST``:
   associations among identifying attributes);
 * the group ``GID`` of every tuple, hence the group sizes, and the multiset of sensitive values
   of every group (hence the distribution of ``A_s`` over the whole table);
-* the number of tuples ``n``, and that ESEQ has a fixed length (:data:`~protocols.eseq.ESEQ_BYTES`).
+* the number of tuples ``n``, and that ESEQ has a fixed length (:data:`~protocols.eseq.ESEQ_BYTES`);
+* the table's name, never the path of the client's file (IT's ``source`` is its name).
 
 It does not learn which tuple of a group holds which of the group's sensitive values: every
 value occurs at most once per group, tuples are put into groups at random, the rows of ``IT``
@@ -59,6 +60,7 @@ Choices where the paper leaves room:
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import secrets
 
@@ -151,7 +153,11 @@ def anatomize(
 
     it_order = rand.permutation(n)
     eseq = seal_eseq(key, table.name, gid_of_row, seq_of_row, it_order)
-    it = IdentifyingTable(table.select(identifying).subset(it_order), gid_of_row[it_order], eseq)
+    # IT names its table, never where the client keeps it: the file's path stays at the client
+    identifying_table = dataclasses.replace(
+        table.select(identifying).subset(it_order), source=table.name
+    )
+    it = IdentifyingTable(identifying_table, gid_of_row[it_order], eseq)
 
     st_order = np.argsort(seq_of_row, kind="stable")
     st = SensitiveTable(

@@ -115,21 +115,25 @@ from mpc.learners.evaluation import rows_of
 from mpc.learners.tree import MISSING, Node, Split, from_json, predict_one, to_json
 from mpc.runtime.codec import decode, encode
 from mpc.runtime.party import Party
-from mpc.runtime.view import declared
+from mpc.runtime.view import Batch, declared
 from protocols.anatomized_joins import group_join, joined_learning_table, leaf_learning_table
 from protocols.anatomized_tables import Anatomized, IdentifyingTable, SensitiveTable, TableSchema
 
 
 def _flat_requests(req: Any) -> Any:
-    """A request with the posted requests it carries as a list of requests, each without
-    its number (whether a posted upload travels alone or with the next query is timing)."""
+    """A request and the posted requests it carries, each on its own and without its number
+    or ``sync`` (whether a posted upload travels alone or with the next query, and whether a
+    ``sync`` is needed to collect its acknowledgement, is a matter of timing)."""
     if not isinstance(req, dict):
         return req
     posted = req.get("posted")
-    own = {k: v for k, v in req.items() if k not in ("posted", "n", "later")}
-    items = [{k: v for k, v in p.items() if k not in ("n", "later")} for p in posted or ()
-             if isinstance(p, dict)]  # fmt: skip
-    return [*items, own]
+    items = [p for p in (posted if isinstance(posted, list) else []) if isinstance(p, dict)]
+    items.append({k: v for k, v in req.items() if k != "posted"})
+    return Batch(
+        {k: v for k, v in p.items() if k not in ("n", "later")}
+        for p in items
+        if p.get("op") != "sync"
+    )
 
 
 #: what the CDBS receives: the client's requests (the anatomized tables, queries without the

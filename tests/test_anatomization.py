@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 import os
 import re
@@ -229,18 +230,21 @@ def test_anatomize_is_l_diverse_and_join_restores(counts: list[int], l: int, see
     assert it.table.attributes == ("id", "a", "x") and it.table.class_name == "c"
     assert it.eseq.shape == (n, ESEQ_BYTES)
     assert Counter(it.gid.tolist()) == Counter(st_.gid.tolist())
-    assert join(it, st_, KEY) == table
+    # the CDBS gets the table's name, never where the client keeps it (its source)
+    assert it.table.source == table.name != table.source
+    restored = dataclasses.replace(table, source=table.name)
+    assert join(it, st_, KEY) == restored
     joined, rows_of_it = join_with_rows(it, st_, KEY)
-    assert joined == table
+    assert joined == restored
     assert rows_of_it.tolist() == [int(r[1:]) for r in it.table.column("id")]
-    assert true_instances(group_join(it, st_), KEY) == table
+    assert true_instances(group_join(it, st_), KEY) == restored
 
     leaf = np.random.default_rng(seed).permutation(n)[: max(1, n // 3)]
     candidates = group_join(it.subset(leaf), st_)
     sizes = Counter(st_.gid.tolist())
     assert candidates.n_pairs == sum(sizes[g] for g in it.gid[leaf].tolist())
     rows = sorted(int(r[1:]) for r in it.table.column("id")[leaf])
-    assert true_instances(candidates, KEY) == table.subset(rows)
+    assert true_instances(candidates, KEY) == restored.subset(rows)
 
     # the client's coded path from the wire gives the learner the same tables
     coded, coded_rows = joined_learning_table(
@@ -347,6 +351,7 @@ def test_parameters_are_checked() -> None:
 def test_os_randomness_by_default() -> None:
     w = weather()
     a, b = anatomize(w, "outlook", 2, KEY), anatomize(w, "outlook", 2, KEY)
+    w = dataclasses.replace(w, source=w.name)
     assert join(a.it, a.st, KEY) == w == join(b.it, b.st, KEY)
     assert a.st.seq.tolist() == list(range(14))  # ST is kept in SEQ order
     assert a.st.values.tolist() != b.st.values.tolist() or a.st.gid.tolist() != b.st.gid.tolist()
@@ -411,7 +416,7 @@ def test_wire_round_trip_through_the_codec() -> None:
     got = decode(encode("msg", "upload", 0, body)).body
     it = IdentifyingTable.from_wire(got["it"])
     st_ = SensitiveTable.from_wire(got["st"])
-    assert join(it, st_, KEY) == w
+    assert join(it, st_, KEY) == dataclasses.replace(w, source=w.name)
     # the schema travels as it is, and the receiver's schema of the tables is the same
     assert TableSchema.from_wire(got["schema"]) == schema
     assert TableSchema.of(got["it"], got["st"]).digest == schema.digest
@@ -468,7 +473,7 @@ def test_the_wire_codes_nominal_columns_once() -> None:
     b = anatomize(t, "s", 2, KEY, rng=np.random.default_rng(0))
     got = decode(encode("msg", "upload", 0, b.it.to_wire())).body
     assert len(got["continuous"]) == 1 and got["codes"].shape == (t.n_rows, 3)
-    assert join(IdentifyingTable.from_wire(got), b.st, KEY) == t
+    assert join(IdentifyingTable.from_wire(got), b.st, KEY) == dataclasses.replace(t, source=t.name)
 
 
 def test_open_rows_equals_open_sealed_and_rejects_what_it_does() -> None:

@@ -179,3 +179,64 @@ def test_hybrid_views_do_not_change_when_records_a_party_cannot_tell_apart_swap(
             write_table(tmp_path / f"{viewer}-swapped.csv", header, swapped),
             expect_same=_same_tree,
         )
+
+
+# ----------------------------------------------------------------------------- cdtl
+
+VOTES = ROOT.parent / "shared" / "datasets" / "house-votes-84"
+
+
+def _votes_csv(path: Path) -> tuple[list[str], list[list[str]]]:
+    import json
+
+    schema = json.loads((VOTES / "schema.json").read_text())
+    header = [c["name"] for c in sorted(schema["columns"], key=lambda c: c["index"])]
+    rows = [line.split(",") for line in (VOTES / "house-votes-84.data").read_text().split()]
+    write_table(path, header, rows)
+    return header, rows
+
+
+def test_cdtl_cdbs_view_does_not_change_when_tuples_it_sees_alike_swap_their_sensitive_values(
+    tmp_path: Path,
+) -> None:
+    """The CDBS sees every tuple's identifying attributes and class, the groups and each
+    group's sensitive values (declared): two tuples alike in all of that, which swap their
+    sensitive values, must leave its view the same (the client's anatomization seeded by the
+    client's own seed, so that both runs group alike)."""
+    from parties.cdtl_tables import cdtl_folds
+
+    header, rows = _votes_csv(tmp_path / "votes.csv")
+    cls, sensitive = "Class Name", "physician-fee-freeze"
+    c, s = header.index(cls), header.index(sensitive)
+    cv, seed = 2, 0
+    import numpy as np
+
+    for a in range(len(rows) - 1):
+        base = [list(r) for r in rows]
+        other = next(v for v in ("y", "n", "?") if v != base[a][s])
+        base[a + 1] = [*base[a][:s], other, *base[a][s + 1 :]]
+        folds = cdtl_folds(np.array([r[c] for r in base], dtype=object), cv, seed)
+        together = all((a in f["test"]) == (a + 1 in f["test"]) for f in folds)
+        pruned = together and all(
+            (f["train"].index(a) in f["prune"]) == (f["train"].index(a + 1) in f["prune"])
+            for f in folds
+            if a in f["train"]
+        )
+        if together and pruned:
+            break
+    swapped = [list(r) for r in base]
+    swapped[a][s], swapped[a + 1][s] = base[a + 1][s], base[a][s]
+
+    def run(table: Path) -> Any:
+        return run_system(
+            "cdtl", csv=str(table), class_column=cls, sensitive=sensitive, l=2, cv=cv,
+            seed=seed, anatomy_seed=7, timeout=30,
+        )  # fmt: skip
+
+    first, _ = check_swap(
+        run,
+        "cdbs",
+        write_table(tmp_path / "base.csv", header, base),
+        write_table(tmp_path / "swapped.csv", header, swapped),
+    )
+    assert any(m["receipt"] == "cdtl/request" for m in first["view"]["messages"])

@@ -47,6 +47,7 @@ from mpc.runtime.metrics import jsonable
 
 __all__ = [
     "READY",
+    "Batch",
     "Kind",
     "Receipt",
     "ViewRecorder",
@@ -56,6 +57,12 @@ __all__ = [
     "uniform",
     "uniformity_p_value",
 ]
+
+
+class Batch(list[Any]):
+    """What a receipt's ``canonical`` returns for a message that carries several (requests
+    that travel together or alone, as timing has it): each is recorded as a message of its
+    own, so that the view does not depend on how they were grouped."""
 
 
 class Kind(enum.StrEnum):
@@ -245,17 +252,18 @@ class ViewRecorder:
     def record(self, peer: str, tag: str, receipt: Receipt, body: Any) -> None:
         """Put one received message on record (raises :class:`ProtocolError` when a uniform
         receipt carries a value that cannot be uniform)."""
-        if receipt.kind is Kind.UNIFORM:
-            stats = self.payloads[receipt.name]
-            value = receipt.canonical(body) if receipt.canonical else body
-            shown = self._skeleton(value, receipt, stats, "body")
-        else:
-            value = receipt.canonical(body) if receipt.canonical else body
-            shown = self._mixed(value, receipt, "body") if receipt.uniform_keys else jsonable(value)
-        self.messages.append(
-            {"from": peer, "tag": tag, "receipt": receipt.name, "kind": str(receipt.kind),
-             "body": shown}
-        )  # fmt: skip
+        value = receipt.canonical(body) if receipt.canonical else body
+        for item in value if isinstance(value, Batch) else [value]:
+            if receipt.kind is Kind.UNIFORM:
+                shown = self._skeleton(item, receipt, self.payloads[receipt.name], "body")
+            elif receipt.uniform_keys:
+                shown = self._mixed(item, receipt, "body")
+            else:
+                shown = jsonable(item)
+            self.messages.append(
+                {"from": peer, "tag": tag, "receipt": receipt.name, "kind": str(receipt.kind),
+                 "body": shown}
+            )  # fmt: skip
 
     def _mixed(self, value: Any, receipt: Receipt, path: str) -> Any:
         """A public or declared body with ciphertexts under ``receipt.uniform_keys``."""
