@@ -30,7 +30,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from mpc.errors import ConfigError, InputError, MPCError, PeerError
+from mpc.errors import ConfigError, InputError, MPCError, PeerError, ProtocolError
 from mpc.runtime.config import DeploymentConfig, PartyConfig, load_config
 from mpc.runtime.files import OUTPUT_RULE, check_output, write_private
 from mpc.runtime.keys import load_public_key, load_secret_key
@@ -48,6 +48,10 @@ log = logging.getLogger("mpc.party")
 #: message as received, the skeletons and payload statistics of the uniform ones), for the
 #: record-swap tests (:class:`mpc.runtime.view.ViewRecorder`)
 VIEW_ENV = "MPC_VIEW"
+
+#: ``MPC_STRICT_RECEIPTS=1`` (the tests set it): a party that received a message no receive
+#: took (listed as ``undeclared`` in its report) fails, instead of only listing it
+STRICT_ENV = "MPC_STRICT_RECEIPTS"
 
 #: what a party process runs once its runtime is up (a system's ``run``)
 Program = Callable[[Party, DeploymentConfig, PartyConfig], Awaitable[Any]]
@@ -380,6 +384,14 @@ async def _run(
         report["error"] = _error_dict(exc)
         rc = 1
     report.update(party.report())
+    unclaimed = [r for r in report["received"] if r["kind"] == "undeclared"]
+    if rc == 0 and unclaimed and os.environ.get(STRICT_ENV) == "1":
+        what = ", ".join(f"{r['tag']} from {r['from']} ({r['messages']})" for r in unclaimed)
+        log.error("%s: received messages that no receive declared: %s", me.name, what)
+        report["error"] = _error_dict(
+            ProtocolError(f"{me.name}: received messages that no receive declared: {what}")
+        )
+        rc = 1
     report["ok"] = rc == 0
     return rc
 

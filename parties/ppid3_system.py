@@ -87,7 +87,9 @@ MODEL_CHECK = uniform(
     tokens=True,
 )
 PREDICTIONS = declared(
-    "ppid3/predictions", "the predicted class of every new record (the party it is delivered to)"
+    "ppid3/predictions",
+    "the predicted class of every new record (the party it is delivered to)",
+    records="rows",
 )
 
 

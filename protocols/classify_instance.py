@@ -45,6 +45,7 @@ BATCH = declared(
     "classify/batch",
     "the instances that reach each of this site's nodes, by node id (Theorem 2): the class "
     "site, the leaf of each instance; a child's owner, the branch each took at its parent",
+    records="positions",
 )
 
 

@@ -170,6 +170,8 @@ async def align_records(
             f"{tag}/order", "a common order by keyed hashes (key from every site's share)",
             step=f"{tag}/equal",
         )  # fmt: skip
+        if party.view is not None:  # the positions of later messages name these records
+            party.view.record_ids = [ids[i] for i in order]
     return Alignment(order, len(ids))
 
 

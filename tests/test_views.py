@@ -240,3 +240,186 @@ def test_cdtl_cdbs_view_does_not_change_when_tuples_it_sees_alike_swap_their_sen
         write_table(tmp_path / "swapped.csv", header, swapped),
     )
     assert any(m["receipt"] == "cdtl/request" for m in first["view"]["messages"])
+
+
+# ----------------------------------------------------------------------------- protocol demos
+
+
+def _same_view(system: str, party: str, first: dict[str, Any], second: dict[str, Any]) -> None:
+    """Two runs of ``system`` whose inputs differ only where ``party`` cannot tell: its view
+    is the same."""
+    from .views import canonical_view, differences, undeclared, uniformity_failures
+
+    runs = [run_system(system, timeout=30, **first), run_system(system, timeout=30, **second)]
+    for r in runs:
+        assert r.ok, r.error
+        rep = r.reports[party]
+        assert not undeclared(rep) and not uniformity_failures(rep)
+    diff = differences(*(canonical_view(r.reports[party]) for r in runs))
+    assert not diff, f"{system}: {party}'s view depends on what it may not learn:\n" + "\n".join(
+        diff
+    )
+
+
+@pytest.mark.parametrize(
+    ("party", "inputs"),
+    [("site1", ("5,6,7", "5,1,12")), ("site2", ("5,6,7", "1,6,11")), ("site3", ("5,6,7", "9,2,7"))],
+)
+def test_secure_sum_views_depend_on_the_others_only_through_the_sum(
+    party: str, inputs: tuple[str, str]
+) -> None:
+    _same_view("secure-sum", party, {"inputs": inputs[0]}, {"inputs": inputs[1]})
+
+
+@pytest.mark.parametrize(
+    ("party", "flags"), [("site1", ("1,0,1", "1,1,0")), ("site3", ("1,0,1", "0,1,1"))]
+)
+def test_is_r_empty_views_depend_on_the_others_only_through_the_answer(
+    party: str, flags: tuple[str, str]
+) -> None:
+    _same_view("is-r-empty", party, {"flags": flags[0]}, {"flags": flags[1]})
+
+
+def test_psi_ca_views_depend_on_the_other_set_only_through_its_size_and_the_overlap(
+    tmp_path: Path,
+) -> None:
+    """site2 (the receiver) learns the intersection size and the other's set size: another
+    set of the same size and overlap leaves its view the same; likewise for site1."""
+    mine = [f"e{i}" for i in range(12)]
+    theirs = [[*mine[:5], *(f"x{i}" for i in range(9))], [*mine[3:8], *(f"y{i}" for i in range(9))]]
+    files = []
+    for i, other in enumerate(theirs):
+        a, b = tmp_path / f"other{i}.txt", tmp_path / "mine.txt"
+        a.write_text("\n".join(other) + "\n")
+        b.write_text("\n".join(mine) + "\n")
+        files.append(f"{a},{b}")
+    _same_view("psi-ca", "site2", {"sets": files[0]}, {"sets": files[1]})
+    swapped = [",".join(reversed(f.split(","))) for f in files]
+    _same_view(
+        "psi-ca", "site1", {"sets": swapped[0], "receiver": "site2"},
+        {"sets": swapped[1], "receiver": "site2"},
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("party", ["bob", "dealer"])
+def test_dot_product_views_of_bob_and_the_dealer_depend_on_no_vector(party: str) -> None:
+    _same_view("dot-product", party, {"n": 200, "seed": 1}, {"n": 200, "seed": 2})
+
+
+# ----------------------------------------------------------------------------- classification
+
+
+def _path(tree: dict[str, Any], record: dict[str, str]) -> tuple[tuple[str, str], ...]:
+    """The branches a record takes down a JSON tree (:func:`mpc.learners.tree.to_json`)."""
+    out = []
+    while "children" in tree and record.get(tree["attribute"]) in tree["children"]:
+        value = record[tree["attribute"]]
+        out.append((tree["attribute"], value))
+        tree = tree["children"][value]
+    return tuple(out)
+
+
+def test_ppid3_classification_views_depend_only_on_each_record_s_path(tmp_path: Path) -> None:
+    """Algorithm 8 tells each site which records reach its nodes, and the class site each
+    record's leaf (declared): two new records with the same path that a site sees alike,
+    which swap the rest of their data, leave every site's view of the classification the
+    same."""
+    import itertools
+
+    header, rows = read_table(WEATHER)
+    partition = "outlook,temperature;humidity,windy"
+    model = tmp_path / "model"
+    trained = run_system(
+        "ppid3", csv=str(WEATHER), class_column="play", partition=partition, model_out=str(model),
+        timeout=30,
+    )  # fmt: skip
+    assert trained.ok and trained.tree is not None
+    tree = to_json(trained.tree)
+    attrs = header[:-1]
+    domains = [sorted({r[i] for r in rows}) for i in range(len(attrs))]
+    new = [list(v) for v in itertools.product(*domains)]
+    visible = {"site1": ["outlook", "temperature"], "site2": ["humidity", "windy"]}
+
+    def run(table: Path) -> Any:
+        return run_system(
+            "ppid3-classify", csv=str(table), model=str(model),
+            predictions_out=str(tmp_path / "predictions.csv"), timeout=30,
+        )  # fmt: skip
+
+    for party, cols in visible.items():
+        idx = [attrs.index(c) for c in cols]
+        a, b = next(
+            (a, b)
+            for a in range(len(new))
+            for b in range(a + 1, len(new))
+            if [new[a][i] for i in idx] == [new[b][i] for i in idx]
+            and _path(tree, dict(zip(attrs, new[a], strict=True)))
+            == _path(tree, dict(zip(attrs, new[b], strict=True)))
+        )
+        swapped = [list(r) for r in new]
+        swapped[a], swapped[b] = new[b], new[a]
+        check_swap(
+            run,
+            party,
+            write_table(tmp_path / f"{party}-new.csv", attrs, new),
+            write_table(tmp_path / f"{party}-new-swapped.csv", attrs, swapped),
+        )
+
+
+def test_hybrid_classification_views_depend_only_on_each_record_s_prediction(
+    tmp_path: Path,
+) -> None:
+    """Classifying with a saved Hybrid-ID3 tree tells the deliverer (bob) each record's
+    predicted class and alice and the dealer nothing: two new records that a party sees
+    alike, with the same prediction, which swap the rest of their data, leave its view the
+    same."""
+    import itertools
+
+    from mpc.learners.tree import predict_one
+
+    header, rows = _synthetic_table(tmp_path / "joined.csv")
+    model = tmp_path / "model"
+    trained = run_system(
+        "hybrid-id3", csv=str(tmp_path / "joined.csv"), class_column="y", theta=0.7,
+        test_split=0, model_out=str(model), timeout=30,
+    )  # fmt: skip
+    assert trained.ok and trained.tree is not None
+    tree = trained.tree
+    attrs = header[:-1]
+    domains = [sorted({r[i] for r in rows}) for i in range(len(attrs))]
+    new = [list(v) for v in itertools.product(*domains)]
+    columns = _hybrid_layout(tmp_path / "joined.csv", {"theta": 0.7, "test_split": 0})["columns"]
+
+    def predicted(r: list[str]) -> str:
+        return str(predict_one(tree, dict(zip(attrs, r, strict=True))))
+
+    def run(table: Path) -> Any:
+        return run_system(
+            "hybrid-id3-classify", csv=str(table), model=str(model),
+            predictions_out=str(tmp_path / "predictions.csv"), timeout=30,
+        )  # fmt: skip
+
+    doc = to_json(tree)
+
+    def path(r: list[str]) -> tuple[tuple[str, str], ...]:
+        return _path(doc, dict(zip(attrs, r, strict=True)))
+
+    for party in ("alice", "bob", "dealer"):
+        idx = [attrs.index(c) for c in columns.get(party, []) if c in attrs]
+        alike = [
+            (a, b)
+            for a in range(len(new))
+            for b in range(a + 1, len(new))
+            if [new[a][i] for i in idx] == [new[b][i] for i in idx]
+            and predicted(new[a]) == predicted(new[b])
+        ]
+        # records that end at different terminals, if any: only the class may be told
+        a, b = max(alike, key=lambda ab: path(new[ab[0]]) != path(new[ab[1]]))
+        swapped = [list(r) for r in new]
+        swapped[a], swapped[b] = new[b], new[a]
+        check_swap(
+            run,
+            party,
+            write_table(tmp_path / f"{party}-new.csv", attrs, new),
+            write_table(tmp_path / f"{party}-new-swapped.csv", attrs, swapped),
+        )

@@ -53,10 +53,10 @@ def swap_pair(
     header: Sequence[str], rows: list[list[str]], visible: Sequence[str]
 ) -> tuple[list[list[str]], list[list[str]], int, int]:
     """A base table and its swapped twin for a party that sees the columns ``visible``: two
-    records ``a, b`` equal on ``visible`` and different elsewhere exchange every other column.
-    Where the table has no such pair, the base table is made to have one (row ``b`` takes row
-    ``a``'s visible values; the result is still a valid table). Returns (base, swapped, a,
-    b)."""
+    records ``a, b`` equal on ``visible`` exchange every other column, the pair that differs
+    in the most of them. Where the table has no such pair, the base table is made to have
+    one (row ``b`` takes row ``a``'s visible values; the result is still a valid table).
+    Returns (base, swapped, a, b)."""
     cols = [header.index(c) for c in visible]
     rest = [i for i in range(len(header)) if i not in cols]
     base = [list(r) for r in rows]
@@ -64,25 +64,18 @@ def swap_pair(
     def key(r: Sequence[str], idx: Sequence[int]) -> tuple[str, ...]:
         return tuple(r[i] for i in idx)
 
-    pair = next(
-        (
-            (a, b)
-            for a in range(len(base))
-            for b in range(a + 1, len(base))
-            if key(base[a], cols) == key(base[b], cols) and key(base[a], rest) != key(base[b], rest)
-        ),
-        None,
-    )
-    if pair is None:
-        a, b = next(
-            (a, b)
-            for a in range(len(base))
-            for b in range(a + 1, len(base))
-            if key(base[a], rest) != key(base[b], rest)
-        )
+    def apart(a: int, b: int) -> int:  # in how many of the other columns two rows differ
+        return sum(base[a][i] != base[b][i] for i in rest)
+
+    pairs = [(a, b) for a in range(len(base)) for b in range(a + 1, len(base))]
+    alike = [(a, b) for a, b in pairs if key(base[a], cols) == key(base[b], cols)]
+    # the pair that differs the most outside what the party sees: its data matters most
+    pair = max(alike, key=lambda ab: apart(*ab), default=None)
+    if pair is None or apart(*pair) == 0:
+        pair = max(pairs, key=lambda ab: apart(*ab))
+        a, b = pair
         for i in cols:
             base[b][i] = base[a][i]
-        pair = (a, b)
     a, b = pair
     swapped = [list(r) for r in base]
     for i in rest:

@@ -92,7 +92,11 @@ class Receipt:
     randomness (a row order, a permutation of the classes; for a uniform receipt, the order
     of its parts). For the other kinds
     ``uniform_keys`` names the dict keys, at any depth, whose values are ciphertexts within
-    it (uniform: recorded and tested as a uniform receipt's payload)."""
+    it (uniform: recorded and tested as a uniform receipt's payload); ``records`` says how
+    the body refers to records of the common order (:mod:`protocols.record_alignment`, new
+    in every run): ``"positions"`` (its integer arrays are positions in that order) or
+    ``"rows"`` (it is a list with one entry per record, in that order). The view then names
+    the records by the party's own ids, which is how the party knows them."""
 
     name: str
     kind: Kind
@@ -105,6 +109,7 @@ class Receipt:
     tokens: bool = False
     permutations: bool = False
     uniform_keys: tuple[str, ...] = ()
+    records: str | None = None
 
     def __post_init__(self) -> None:
         if self.kind is not Kind.UNIFORM and (
@@ -118,8 +123,12 @@ class Receipt:
                 f"receipt {self.name}: modulus, opens, elements, tokens and permutations "
                 "are for uniform messages"
             )
-        if self.kind is Kind.UNIFORM and self.uniform_keys:
-            raise ValueError(f"receipt {self.name}: a uniform message has no uniform keys")
+        if self.kind is Kind.UNIFORM and (self.uniform_keys or self.records):
+            raise ValueError(
+                f"receipt {self.name}: a uniform message has no uniform keys and no records"
+            )
+        if self.records not in (None, "positions", "rows"):
+            raise ValueError(f"receipt {self.name}: records is 'positions' or 'rows'")
 
 
 def public(name: str, what: str, *, canonical: Callable[[Any], Any] | None = None) -> Receipt:
@@ -133,9 +142,13 @@ def declared(
     *,
     canonical: Callable[[Any], Any] | None = None,
     uniform_keys: tuple[str, ...] = (),
+    records: str | None = None,
 ) -> Receipt:
     """A :attr:`Kind.DECLARED` receipt."""
-    return Receipt(name, Kind.DECLARED, what, canonical=canonical, uniform_keys=uniform_keys)
+    return Receipt(
+        name, Kind.DECLARED, what, canonical=canonical, uniform_keys=uniform_keys,
+        records=records,
+    )  # fmt: skip
 
 
 def uniform(
@@ -248,11 +261,15 @@ class ViewRecorder:
     def __init__(self) -> None:
         self.messages: list[dict[str, Any]] = []
         self.payloads: defaultdict[str, _Payload] = defaultdict(_Payload)
+        #: this party's own record ids in the common order of its latest record alignment
+        self.record_ids: list[str] | None = None
 
     def record(self, peer: str, tag: str, receipt: Receipt, body: Any) -> None:
         """Put one received message on record (raises :class:`ProtocolError` when a uniform
         receipt carries a value that cannot be uniform)."""
         value = receipt.canonical(body) if receipt.canonical else body
+        if receipt.records is not None:
+            value = self._by_id(value, receipt)
         for item in value if isinstance(value, Batch) else [value]:
             if receipt.kind is Kind.UNIFORM:
                 shown = self._skeleton(item, receipt, self.payloads[receipt.name], "body")
@@ -264,6 +281,30 @@ class ViewRecorder:
                 {"from": peer, "tag": tag, "receipt": receipt.name, "kind": str(receipt.kind),
                  "body": shown}
             )  # fmt: skip
+
+    def _by_id(self, value: Any, receipt: Receipt) -> Any:
+        """``value`` with its records named by this party's ids (``receipt.records``)."""
+        ids = self.record_ids
+        if ids is None:
+            raise ProtocolError(
+                f"receipt {receipt.name!r} refers to records, but no record alignment ran"
+            )
+        if receipt.records == "rows":
+            rows = list(value)
+            if len(rows) != len(ids):
+                raise ProtocolError(f"receipt {receipt.name!r}: {len(rows)} rows for {len(ids)}")
+            return dict(sorted(zip(ids, (jsonable(r) for r in rows), strict=True)))
+
+        def walk(v: Any) -> Any:
+            if isinstance(v, np.ndarray) and v.dtype.kind in "iu":
+                return sorted(ids[int(i)] for i in v.reshape(-1))
+            if isinstance(v, dict):
+                return {k: walk(x) for k, x in v.items()}
+            if isinstance(v, list | tuple):
+                return [walk(x) for x in v]
+            return v
+
+        return walk(value)
 
     def _mixed(self, value: Any, receipt: Receipt, path: str) -> Any:
         """A public or declared body with ciphertexts under ``receipt.uniform_keys``."""
