@@ -134,7 +134,8 @@ class RunResult:
     def to_json(self) -> dict[str, Any]:
         """The document of ``mpc run --json``: ``{"system", "ok", "result", "wall_s",
         "parties": {NAME: {"role", "ok", "exit_code", "error", "result", "metrics",
-        "ledger"}}}`` (and ``"deployment"`` when it was kept)."""
+        "ledger", "received"}}}`` (and ``"deployment"`` when it was kept): ``received`` lists
+        every message the party received, by tag pattern, receipt, kind and sender."""
         doc: dict[str, Any] = {
             "system": self.system,
             "ok": self.ok,
@@ -143,7 +144,16 @@ class RunResult:
             "parties": {
                 n: {
                     k: r.get(k)
-                    for k in ("role", "ok", "exit_code", "error", "result", "metrics", "ledger")
+                    for k in (
+                        "role",
+                        "ok",
+                        "exit_code",
+                        "error",
+                        "result",
+                        "metrics",
+                        "ledger",
+                        "received",
+                    )
                 }
                 for n, r in self.reports.items()
             },

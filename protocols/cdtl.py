@@ -967,6 +967,9 @@ class CDBSClient:
         await self.request("done")
         if self._timer is not None:
             self._timer.cancel()
+        # a CDBS process that took over from one that died may answer again what its
+        # predecessor answered: those second answers are the same replies
+        self.party.drain(self.cdbs, "cdtl/rep/", REPLY)
 
     async def outsource(self, anatomized: Anatomized, prune_positions: np.ndarray) -> dict:
         """Upload ``IT`` and ``ST`` with the prune rows' positions in ``IT`` (and keep their

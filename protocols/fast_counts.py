@@ -156,6 +156,7 @@ REQUEST = uniform(
     "randomness for it (a mask seed, the class permutations); or 'done'",
     public=REQUEST_PUBLIC,
     permutations=True,
+    ordered=False,
 )
 RandomWords = Callable[[int], np.ndarray]
 

@@ -150,7 +150,9 @@ PAIR_REQUEST = public(
     "a product the partner needs randomness for: kind, sites, tag, shapes (public); or 'done'",
 )
 PAIR_ORDER = public(
-    "levels-ot/order", "the pair's next product to make randomness for (the leader's order)"
+    "levels-ot/order",
+    "the pair's next product to make randomness for (the leader's order)",
+    ordered=False,
 )
 
 #: a site's numbered requests to the leader of its pair

@@ -41,6 +41,13 @@ PPID3_CASES = {
     "fast-dealer": ("fast", "dealer", "outlook,temperature;humidity,windy"),
     "fast-sites": ("fast", "sites", "outlook;temperature;humidity,windy"),
 }
+#: the sections of docs/leakage.md that list what the parties of each case receive
+PPID3_VARIANTS = {
+    "psi": "ppid3-psi",
+    "fast-ot": "ppid3-fast-ot",
+    "fast-dealer": "ppid3-fast-dealer",
+    "fast-sites": "ppid3-fast-sites",
+}
 
 
 def _site_columns(partition: str, class_column: str) -> dict[str, list[str]]:
@@ -77,6 +84,7 @@ def test_ppid3_views_do_not_change_when_records_a_site_cannot_tell_apart_swap(
             write_table(tmp_path / f"{party}-base.csv", header, base),
             write_table(tmp_path / f"{party}-swapped.csv", header, swapped),
             expect_same=_same_tree,
+            variant=PPID3_VARIANTS[case],
         )
 
 
@@ -178,6 +186,7 @@ def test_hybrid_views_do_not_change_when_records_a_party_cannot_tell_apart_swap(
             write_table(tmp_path / f"{viewer}-base.csv", header, rows),
             write_table(tmp_path / f"{viewer}-swapped.csv", header, swapped),
             expect_same=_same_tree,
+            variant="hybrid-id3-dealer",
         )
 
 
@@ -238,6 +247,7 @@ def test_cdtl_cdbs_view_does_not_change_when_tuples_it_sees_alike_swap_their_sen
         "cdbs",
         write_table(tmp_path / "base.csv", header, base),
         write_table(tmp_path / "swapped.csv", header, swapped),
+        variant="cdtl",
     )
     assert any(m["receipt"] == "cdtl/request" for m in first["view"]["messages"])
 
@@ -245,14 +255,24 @@ def test_cdtl_cdbs_view_does_not_change_when_tuples_it_sees_alike_swap_their_sen
 # ----------------------------------------------------------------------------- protocol demos
 
 
-def _same_view(system: str, party: str, first: dict[str, Any], second: dict[str, Any]) -> None:
+def _same_view(
+    system: str, party: str, first: dict[str, Any], second: dict[str, Any], variant: str
+) -> None:
     """Two runs of ``system`` whose inputs differ only where ``party`` cannot tell: its view
-    is the same."""
-    from .views import canonical_view, differences, undeclared, uniformity_failures
+    is the same (and every party's receipts are those docs/leakage.md lists for
+    ``variant``)."""
+    from .views import (
+        assert_documented,
+        canonical_view,
+        differences,
+        undeclared,
+        uniformity_failures,
+    )
 
     runs = [run_system(system, timeout=30, **first), run_system(system, timeout=30, **second)]
     for r in runs:
         assert r.ok, r.error
+        assert_documented(variant, r)
         rep = r.reports[party]
         assert not undeclared(rep) and not uniformity_failures(rep)
     diff = differences(*(canonical_view(r.reports[party]) for r in runs))
@@ -268,7 +288,7 @@ def _same_view(system: str, party: str, first: dict[str, Any], second: dict[str,
 def test_secure_sum_views_depend_on_the_others_only_through_the_sum(
     party: str, inputs: tuple[str, str]
 ) -> None:
-    _same_view("secure-sum", party, {"inputs": inputs[0]}, {"inputs": inputs[1]})
+    _same_view("secure-sum", party, {"inputs": inputs[0]}, {"inputs": inputs[1]}, "secure-sum")
 
 
 @pytest.mark.parametrize(
@@ -277,7 +297,7 @@ def test_secure_sum_views_depend_on_the_others_only_through_the_sum(
 def test_is_r_empty_views_depend_on_the_others_only_through_the_answer(
     party: str, flags: tuple[str, str]
 ) -> None:
-    _same_view("is-r-empty", party, {"flags": flags[0]}, {"flags": flags[1]})
+    _same_view("is-r-empty", party, {"flags": flags[0]}, {"flags": flags[1]}, "is-r-empty")
 
 
 def test_psi_ca_views_depend_on_the_other_set_only_through_its_size_and_the_overlap(
@@ -293,17 +313,19 @@ def test_psi_ca_views_depend_on_the_other_set_only_through_its_size_and_the_over
         a.write_text("\n".join(other) + "\n")
         b.write_text("\n".join(mine) + "\n")
         files.append(f"{a},{b}")
-    _same_view("psi-ca", "site2", {"sets": files[0]}, {"sets": files[1]})
+    _same_view("psi-ca", "site2", {"sets": files[0]}, {"sets": files[1]}, "psi-ca")
     swapped = [",".join(reversed(f.split(","))) for f in files]
     _same_view(
         "psi-ca", "site1", {"sets": swapped[0], "receiver": "site2"},
-        {"sets": swapped[1], "receiver": "site2"},
+        {"sets": swapped[1], "receiver": "site2"}, "psi-ca",
     )  # fmt: skip
 
 
 @pytest.mark.parametrize("party", ["bob", "dealer"])
 def test_dot_product_views_of_bob_and_the_dealer_depend_on_no_vector(party: str) -> None:
-    _same_view("dot-product", party, {"n": 200, "seed": 1}, {"n": 200, "seed": 2})
+    _same_view(
+        "dot-product", party, {"n": 200, "seed": 1}, {"n": 200, "seed": 2}, "dot-product-dealer"
+    )
 
 
 # ----------------------------------------------------------------------------- classification
@@ -363,6 +385,7 @@ def test_ppid3_classification_views_depend_only_on_each_record_s_path(tmp_path: 
             party,
             write_table(tmp_path / f"{party}-new.csv", attrs, new),
             write_table(tmp_path / f"{party}-new-swapped.csv", attrs, swapped),
+            variant="ppid3-classify",
         )
 
 
@@ -422,4 +445,90 @@ def test_hybrid_classification_views_depend_only_on_each_record_s_prediction(
             party,
             write_table(tmp_path / f"{party}-new.csv", attrs, new),
             write_table(tmp_path / f"{party}-new-swapped.csv", attrs, swapped),
+            variant="hybrid-id3-classify",
         )
+
+
+# ----------------------------------------------------------------------------- many swaps
+
+
+def _real_table(name: str, path: Path) -> tuple[list[str], list[list[str]], str]:
+    """A shared UCI table as one CSV with a header, and its class column."""
+    import json
+
+    folder = ROOT.parent / "shared" / "datasets" / name
+    schema = json.loads((folder / "schema.json").read_text())
+    header = [c["name"] for c in sorted(schema["columns"], key=lambda c: c["index"])]
+    data = next(f for f in schema["files"] if f.endswith(".data"))
+    rows = [line.split(",") for line in (folder / data).read_text().split()]
+    cls = schema["class_column"]["name"]
+    write_table(path, header, rows)
+    return header, rows, cls
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)
+@pytest.mark.parametrize(
+    ("dataset", "counts", "helper", "sites"),
+    [
+        ("house-votes-84", "fast", "sites", 3),
+        ("car", "fast", "ot", 2),
+        ("tic-tac-toe", "psi", None, 2),
+    ],
+)
+def test_ppid3_views_over_many_random_swaps_on_real_tables(
+    dataset: str, counts: str, helper: str | None, sites: int, tmp_path: Path
+) -> None:
+    """The record-swap test with random pairs (8 per site; 3 with the slower set-intersection
+    counts), drawn among the pairs of records a site sees alike, on real tables: every swap
+    must leave the site's view the same."""
+    import random
+
+    from .views import canonical_view, differences, uniformity_failures
+
+    header, rows, cls = _real_table(dataset, tmp_path / "joined.csv")
+    attrs = [h for h in header if h != cls]
+    per = -(-len(attrs) // sites)
+    groups = [attrs[i : i + per] for i in range(0, len(attrs), per)]
+    partition = ";".join(",".join(g) for g in groups)
+    options: dict[str, Any] = {"counts": counts, **({"helper": helper} if helper else {})}
+
+    def run(table: Path) -> Any:
+        got = run_system(
+            "ppid3", csv=str(table), class_column=cls, partition=partition, timeout=120,
+            **options,
+        )  # fmt: skip
+        assert got.ok, got.error
+        return got
+
+    base = run(tmp_path / "joined.csv")
+    rng = random.Random(f"{dataset}-swaps")
+    for i, group in enumerate(groups):
+        party = f"site{i + 1}"
+        visible = [*group, cls] if i == len(groups) - 1 else group
+        idx = [header.index(c) for c in visible]
+        rest = [j for j in range(len(header)) if j not in idx]
+        by_key: dict[tuple[str, ...], list[int]] = {}
+        for r, row in enumerate(rows):
+            by_key.setdefault(tuple(row[j] for j in idx), []).append(r)
+        candidates = [
+            (a, b)
+            for same in by_key.values()
+            for k, a in enumerate(same)
+            for b in same[k + 1 :]
+            if any(rows[a][j] != rows[b][j] for j in rest)
+        ]
+        for a, b in rng.sample(candidates, min(8 if counts == "fast" else 3, len(candidates))):
+            swapped = [list(r) for r in rows]
+            for j in rest:
+                swapped[a][j], swapped[b][j] = rows[b][j], rows[a][j]
+            other = run(write_table(tmp_path / f"{party}-{a}-{b}.csv", header, swapped))
+            assert _same_tree(base, other)
+            assert not uniformity_failures(other.reports[party])
+            diff = differences(
+                canonical_view(base.reports[party]), canonical_view(other.reports[party])
+            )
+            assert not diff, (
+                f"{dataset}: swapping records {a} and {b} changed {party}'s view:\n"
+                + ("\n".join(diff))
+            )

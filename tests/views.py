@@ -18,14 +18,19 @@ and public by design (node ids, model ids) are compared up to a consistent renam
 from __future__ import annotations
 
 import csv
+import functools
+import importlib.util
 import json
 import re
+import sys
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from mpc.runtime.view import uniformity_p_value
+
+from .conftest import ROOT
 
 #: a uniform payload fails its chi-square test below this p-value (the tests run a few hundred
 #: receipts: a false alarm is a one-in-a-thousand event per suite run at most)
@@ -91,7 +96,10 @@ def canonical_view(report: Mapping[str, Any]) -> dict[str, Any]:
         raise AssertionError(f"{report.get('name')}: the report holds no view (MPC_VIEW=1?)")
     by_key: dict[str, list[Any]] = defaultdict(list)
     for m in view["messages"]:
-        by_key[f"{m['from']} {m['tag']} [{m['receipt']}, {m['kind']}]"].append(m["body"])
+        if m.get("unordered"):  # timing orders these: compared as a multiset, tags aside
+            by_key[f"{m['from']} * [{m['receipt']}, {m['kind']}]"].append(m["body"])
+        else:
+            by_key[f"{m['from']} {m['tag']} [{m['receipt']}, {m['kind']}]"].append(m["body"])
     names: dict[str, str] = {}
 
     def rename(value: Any) -> Any:
@@ -104,6 +112,9 @@ def canonical_view(report: Mapping[str, Any]) -> dict[str, Any]:
         return value
 
     messages = {k: rename(by_key[k]) for k in sorted(by_key)}
+    for k in messages:
+        if " * [" in k:
+            messages[k] = sorted(messages[k], key=lambda b: json.dumps(b, sort_keys=True))
     ledger = sorted(
         json.dumps(
             [e["label"], rename(e.get("canonical", e["value"]))], sort_keys=True, default=str
@@ -151,6 +162,55 @@ def undeclared(report: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [r for r in report.get("received", []) if r["kind"] == "undeclared"]
 
 
+@functools.cache
+def _leakage_script() -> Any:
+    path = ROOT / "scripts" / "leakage_table.py"
+    spec = importlib.util.spec_from_file_location("leakage_table", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["leakage_table"] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+@functools.cache
+def _documented() -> dict[str, Any]:
+    script = _leakage_script()
+    return {
+        "page": script.documented(script.PAGE.read_text(encoding="utf-8")),
+        "receipts": script.receipts(),
+    }
+
+
+def assert_documented(variant: str, run: Any) -> None:
+    """Every message every party of ``run`` received is listed for ``variant`` on the
+    page docs/leakage.md (scripts/leakage_table.py), under the kind the page states and with
+    the words of the receipt as the code declares it."""
+    script = _leakage_script()
+    doc = _documented()
+    page = doc["page"].get(variant)
+    assert page is not None, f"docs/leakage.md has no section {variant!r}"
+    for name, report in run.reports.items():
+        label = script.party_label(variant, name, run)
+        listed = page.get(label, {})
+        for line in report.get("received", []):
+            receipt = line["receipt"]
+            if receipt.startswith("runtime/"):
+                continue
+            assert receipt in listed, (
+                f"{variant}: {name} ({label}) received {receipt!r}, which docs/leakage.md does "
+                "not list for it: run scripts/leakage_table.py"
+            )
+            kind, what = listed[receipt]
+            assert kind == line["kind"], (
+                f"{variant}: {receipt} is {line['kind']}, the page says {kind}"
+            )
+            code = doc["receipts"].get(receipt)
+            assert code is not None, f"{receipt} is not a receipt declared at module level"
+            expected = code.what + (f" (opens `{code.opens}`)" if code.opens else "")
+            assert what == expected, f"docs/leakage.md describes {receipt} otherwise than the code"
+
+
 def check_swap(
     run: Callable[[Path], Any],
     party: str,
@@ -158,12 +218,16 @@ def check_swap(
     swapped: Path,
     *,
     expect_same: Callable[[Any, Any], bool] | None = None,
+    variant: str | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Run ``run(table)`` on the base and the swapped table; assert that ``party``'s views
-    are the same and its uniform payloads uniform. Returns both reports of ``party``."""
+    are the same and its uniform payloads uniform, and (``variant``) that every party's
+    receipts are those docs/leakage.md lists. Returns both reports of ``party``."""
     first, second = run(base), run(swapped)
     for r in (first, second):
         assert r.ok, f"the run failed: {r.error}"
+    if variant is not None:
+        assert_documented(variant, first)
     if expect_same is not None:
         assert expect_same(first, second), "the two runs' public results differ"
     ra, rb = first.reports[party], second.reports[party]

@@ -350,6 +350,19 @@ class Party:
             self._waiters.pop(key, None)
         return self._consume(key, receipt, depth, body, size)
 
+    def drain(self, peer: str, prefix: str, receipt: Receipt) -> int:
+        """Take every message from ``peer`` whose tag starts with ``prefix`` that arrived and
+        no receive took, accounting it under ``receipt``: for a protocol whose peer may answer
+        twice (a restarted server answering a request its predecessor answered). Returns how
+        many were taken."""
+        keys = [k for k in self._buffer if k[0] == peer and k[1].startswith(prefix)]
+        taken = 0
+        for key in keys:
+            while self._buffer.get(key):
+                self._unbuffer(key, receipt)
+                taken += 1
+        return taken
+
     async def _trace_blame(self, peer: str) -> tuple[str, list[str]]:
         """Follow the wait-for chain from ``peer`` to the party that holds the run up.
 

@@ -96,7 +96,10 @@ class Receipt:
     the body refers to records of the common order (:mod:`protocols.record_alignment`, new
     in every run): ``"positions"`` (its integer arrays are positions in that order) or
     ``"rows"`` (it is a list with one entry per record, in that order). The view then names
-    the records by the party's own ids, which is how the party knows them."""
+    the records by the party's own ids, which is how the party knows them. ``ordered=False``
+    says that the order of these messages (and the numbers in their tags) depends on timing
+    only, as requests from tasks running side by side: the view compares them as a
+    multiset."""
 
     name: str
     kind: Kind
@@ -110,6 +113,7 @@ class Receipt:
     permutations: bool = False
     uniform_keys: tuple[str, ...] = ()
     records: str | None = None
+    ordered: bool = True
 
     def __post_init__(self) -> None:
         if self.kind is not Kind.UNIFORM and (
@@ -131,9 +135,15 @@ class Receipt:
             raise ValueError(f"receipt {self.name}: records is 'positions' or 'rows'")
 
 
-def public(name: str, what: str, *, canonical: Callable[[Any], Any] | None = None) -> Receipt:
+def public(
+    name: str,
+    what: str,
+    *,
+    canonical: Callable[[Any], Any] | None = None,
+    ordered: bool = True,
+) -> Receipt:
     """A :attr:`Kind.PUBLIC` receipt."""
-    return Receipt(name, Kind.PUBLIC, what, canonical=canonical)
+    return Receipt(name, Kind.PUBLIC, what, canonical=canonical, ordered=ordered)
 
 
 def declared(
@@ -162,11 +172,13 @@ def uniform(
     tokens: bool = False,
     permutations: bool = False,
     canonical: Callable[[Any], Any] | None = None,
+    ordered: bool = True,
 ) -> Receipt:
     """A :attr:`Kind.UNIFORM` receipt."""
     return Receipt(
         name, Kind.UNIFORM, what, public=public, modulus=modulus, opens=opens,
         elements=elements, tokens=tokens, permutations=permutations, canonical=canonical,
+        ordered=ordered,
     )  # fmt: skip
 
 
@@ -279,7 +291,7 @@ class ViewRecorder:
                 shown = jsonable(item)
             self.messages.append(
                 {"from": peer, "tag": tag, "receipt": receipt.name, "kind": str(receipt.kind),
-                 "body": shown}
+                 "body": shown, **({} if receipt.ordered else {"unordered": True})}
             )  # fmt: skip
 
     def _by_id(self, value: Any, receipt: Receipt) -> Any:
