@@ -28,7 +28,8 @@ a constant number of rounds (one to announce which sites have constraints, at mo
 ``k - 1`` for the products, two for the counts), all vectorised with numpy.
 
 **Class order.** The owner ``s`` of an attribute must not see the classes in the same order
-at every node (Section 1 of the paper: only the class site knows which class is which). The
+at every node (Section 1 of the paper: only the class site knows which class is which; here
+the dealing party knows the permutations too, and sees no count). The
 class site draws a fresh permutation ``π`` of the classes for every node (OS generator,
 :func:`protocols.psi_ca.os_permutation`) and ``s`` gets ``X_s^T Z`` with its class columns
 permuted by ``π``, by a *permuted opening* (:func:`open_permuted_owner`,
@@ -37,7 +38,7 @@ fresh uniform ``T`` from its share, so ``s`` ends with ``a = X_s^T Z - T``; the 
 ``s`` uniform ``K, L`` (as a seed) and the class site ``Kπ - L``; ``s`` sends ``a - K``, the
 class site answers ``(a - K + T)π + Kπ - L``, and ``s`` adds ``L``: ``(X_s^T Z)π``. The class
 site sees ``a - K`` (uniform), ``s`` nothing but the permuted counts; the dealer knows ``π``
-but sees no count. Gains do not depend on the order
+(it receives it with the request) but sees no count. Gains do not depend on the order
 (:func:`protocols.distribution_counts.gain_in_any_class_order`).
 
 What each party learns (ledger):

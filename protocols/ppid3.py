@@ -30,7 +30,9 @@ Leakage (Theorem 1), as recorded in the ledgers:
 * class site: the class distribution of every node (``ppid3/node-counts``, and the PSI-CA
   entries), the best gain of every site at every interior node (``ppid3/best-gains``);
 * the owner of an attribute: its ``|S_a|`` per class at every node where it is a candidate,
-  with the classes in a fresh random order at each node that only the class site knows (so it
+  with the classes in a fresh random order at each node that only the class site knows (with
+  the fast counts of :mod:`protocols.ppid3_levels`, the party that deals its permuted opening
+  knows it too, and sees no count) (so it
   cannot tell whether a class at one node is a class at another, Section 1); its gains do not
   depend on that order (:func:`protocols.distribution_counts.gain_in_any_class_order`);
 * every site: the tree structure (``ppid3/structure``: owner and branching of every node), the

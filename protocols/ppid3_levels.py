@@ -100,7 +100,10 @@ unmask the other party's arrays), or **semi-honest sites, with no third party**
 oblivious transfer).
 
 **The helping sites** (``helper="sites"``). A helping site ``H`` deals the products between
-two other sites; it learns nothing it did not already hold in PPID3:
+two other sites; it learns no count and no row, nothing of the data it did not already hold
+in PPID3, but it does receive other sites' randomness (below), which is not nothing: pooled
+with one of the two sites of a product it dealt, it would unmask the other's arrays (the
+trust statement: no two sites collude):
 
 * *Who multiplies, and the shapes*: every site runs this same driver on the public structure
   (owners and fan-outs of every split, leaves, which site has attributes left on each path),
@@ -113,7 +116,11 @@ two other sites; it learns nothing it did not already hold in PPID3:
 * *Randomness*: what it sends is drawn from its own OS generator (masks, their products, the
   oblivious transfers' precomputed pads and choice bits); what it receives besides public
   shapes is randomness too — the owner's seed of the mask ``Ra`` of ``X_s^T + Ra``
-  and the class site's permutations ``π_{ν,s}``, each uniform and independent of the data.
+  and the class site's permutations ``π_{ν,s}``, each uniform and independent of the data
+  (receipt ``fast-counts/request``, their uniformity tested). So ``K`` and ``L`` of a
+  permuted opening expand from ``H``'s seed, and ``Ra`` from a seed ``H`` holds: the masks
+  that hide an owner's data from its partner are known to ``H``, which never sees the masked
+  data; they never come from a seed the party that sees the masked data can know.
   The masked messages that randomness protects go between the two parties of the product
   over their own encrypted channel; ``H`` never receives one of them, and every masked array
   ``H`` receives as a party of its own products is masked with randomness dealt by a site

@@ -100,3 +100,44 @@ def test_an_edited_part_is_refused_by_its_reader_or_by_the_other_sites(tmp_path:
     assert not run.ok
     errors = " ".join(str((r.error or {}).get("message", "")) for r in run.parties.values())
     assert "another training run (or was changed since)" in errors
+
+
+def test_a_single_part_model_is_checked_for_what_the_docs_say_and_no_more(
+    tmp_path: Path,
+) -> None:
+    """A model of one part (``mpc train --model-out``) has no other party to hold its
+    commitment: its checks catch a damaged file or an edit that did not recompute them, and
+    not an edit by someone who can write the file and recomputes them. The docs and the
+    module say exactly that (they used to promise that an edited file is refused)."""
+    from mpc.learners import model_file
+
+    from .conftest import ROOT, run_mpc
+
+    path = tmp_path / "plain.json"
+    code, _, err = run_mpc("train", "--dataset", "weather", "--model-out", str(path))
+    assert code == 0, err
+    new = tmp_path / "new.csv"
+    new.write_text("outlook,temperature,humidity,windy\nsunny,hot,high,FALSE\n")
+    doc = json.loads(path.read_text())
+
+    def flipped(node: dict[str, Any]) -> None:
+        if "children" in node:
+            for child in node["children"].values():
+                flipped(child)
+        elif "class" in node:
+            node["class"] = "yes" if node["class"] == "no" else "no"
+
+    flipped(doc["body"]["tree"] if "tree" in doc["body"] else doc["body"])
+    path.write_text(json.dumps(doc))  # edited, nothing recomputed: refused
+    code, _, err = run_mpc("predict", "--model", str(path), "--csv", str(new), "--out",
+                           str(tmp_path / "p.csv"))  # fmt: skip
+    assert code == 2 and "changed after training" in err, err
+    model = SavedModel(doc["system"], doc["party"], doc["model_id"], doc["body"])
+    write_model(path, model)  # edited, commitment and checksum recomputed: accepted
+    code, _, err = run_mpc("predict", "--model", str(path), "--csv", str(new), "--out",
+                           str(tmp_path / "p.csv"))  # fmt: skip
+    assert code == 0, err
+    assert (tmp_path / "p.csv").read_text().splitlines()[1].endswith(",yes")  # was "no"
+    security = " ".join((ROOT / "docs" / "security.md").read_text().split())
+    assert "It is not a signature: whoever can write the file can recompute both" in security
+    assert "It is not a signature" in " ".join((model_file.__doc__ or "").split())
