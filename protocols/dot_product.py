@@ -57,7 +57,10 @@ integer products beyond it.
 Leakage (ledger): every party records the public shape (``dot-product/shape``, or
 ``dot-product/row-shape`` for the row-wise form); a party that learns the product records it
 (``dot-product/product``). Shares, masked matrices and
-ciphertexts are not learned values. The dealer's ledger holds the shape only.
+ciphertexts are not learned values (receipts ``dot-product/dealt``, ``/masked``, ``/share``,
+``/encrypted``: uniform). With Paillier and both parties learning the products, Alice decrypts
+them in the clear and sends them to Bob as they are (receipt ``dot-product/products``,
+declared). The dealer's ledger holds the shape only.
 
 Cost accounting: Alice and Bob each count ``m * l`` ``dot_products`` (``m`` in the row-wise
 form); the Paillier method also counts ``paillier_keygen``, ``paillier_enc``, ``paillier_mul``
@@ -79,7 +82,7 @@ from mpc.crypto.paillier import PAILLIER_KEY_BITS, PaillierPrivateKey, PaillierP
 from mpc.errors import ConfigError, ProtocolError
 from mpc.runtime.chunks import checked_shape, pack_array, unpack_array
 from mpc.runtime.party import Party
-from mpc.runtime.view import uniform
+from mpc.runtime.view import declared, uniform
 
 #: what a party receives
 DEALT = uniform("dot-product/dealt", "the dealer's masks Ra, ra (alice) or Rb, rb (bob)")
@@ -88,6 +91,11 @@ SHARE = uniform(
     "dot-product/share",
     "the other party's share of the products (to the party that learns them)",
     opens="dot-product/product",
+)
+PRODUCTS = declared(
+    "dot-product/products",
+    "the products themselves, from alice (Paillier, when both parties learn them: alice "
+    "decrypts them in the clear)",
 )
 ENCRYPTED = uniform(
     "dot-product/encrypted",
@@ -465,9 +473,10 @@ async def _paillier_method(
         other, f"{tag}/enc", {"shape": [m, ell], "c": pack_array(pk.ciphertexts_to_array(out))}
     )
     V = (np.uint64(0) - t).reshape(m, ell)
-    if bob_learns:
+    if bob_learns:  # when alice learns them too, t = 0 and she sends the products themselves
+        receipt = PRODUCTS if alice_learns else SHARE
         U = unpack_array(
-            await party.recv(other, f"{tag}/share", SHARE), np.uint64, (m, ell), other, "U"
+            await party.recv(other, f"{tag}/share", receipt), np.uint64, (m, ell), other, "U"
         )
         return U + V, (m, n, ell)
     return V, (m, n, ell)

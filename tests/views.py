@@ -164,6 +164,7 @@ def undeclared(report: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 @functools.cache
 def _leakage_script() -> Any:
+    """scripts/leakage_table.py, as a module."""
     path = ROOT / "scripts" / "leakage_table.py"
     spec = importlib.util.spec_from_file_location("leakage_table", path)
     assert spec is not None and spec.loader is not None
@@ -209,6 +210,20 @@ def assert_documented(variant: str, run: Any) -> None:
             assert code is not None, f"{receipt} is not a receipt declared at module level"
             expected = code.what + (f" (opens `{code.opens}`)" if code.opens else "")
             assert what == expected, f"docs/leakage.md describes {receipt} otherwise than the code"
+
+
+def cached(run: Callable[[Path], Any]) -> Callable[[Path], Any]:
+    """``run`` that runs a table once: the base tables of several parties are often the same
+    table, whose run then serves them all."""
+    done: dict[bytes, Any] = {}
+
+    def once(table: Path) -> Any:
+        key = table.read_bytes()
+        if key not in done:
+            done[key] = run(table)
+        return done[key]
+
+    return once
 
 
 def check_swap(

@@ -210,6 +210,9 @@ class _Payload:
     low bytes of big integers), bits (of bool arrays), buckets of ``modulus``."""
 
     nibbles: Counter[int] = field(default_factory=Counter)
+    #: the group elements seen (a ciphertext that occurs again is the same element, as the
+    #: common elements of PSI-CA are by design: each distinct one is tested once)
+    seen: set[bytes] = field(default_factory=set)
     bits: Counter[int] = field(default_factory=Counter)
     buckets: Counter[int] = field(default_factory=Counter)
     #: permutation length -> rank (Lehmer code) -> count
@@ -356,7 +359,15 @@ class ViewRecorder:
                 stats.bits.update({1: ones, 0: int(value.size) - ones})
                 stats.count += int(value.size)
             elif receipt.elements and value.dtype == np.uint8 and value.ndim >= 2:
-                stats.add_bytes(value[..., 1:-1])
+                rows = np.ascontiguousarray(value).reshape(-1, value.shape[-1])
+                fresh = []
+                for row in rows:
+                    key = row.tobytes()
+                    if key not in stats.seen:
+                        stats.seen.add(key)
+                        fresh.append(row)
+                if fresh:
+                    stats.add_bytes(np.stack(fresh)[:, 1:-1])
             elif value.dtype.kind == "u":
                 stats.add_bytes(np.ascontiguousarray(value).view(np.uint8))
             else:
