@@ -79,6 +79,8 @@ from protocols.hybrid_id3 import (
     ALICE,
     BOB,
     DEALER,
+    ESTIMATE_READINGS,
+    MINERS,
     DealerDot,
     Estimator,
     HybridSetup,
@@ -225,6 +227,10 @@ class TrainingParams:
     max_depth: int | None
     bins: int
     grouping: str = TABLE_GROUPS
+    #: the randomization-only baseline's readings (:data:`protocols.hybrid_id3.ESTIMATE_READINGS`,
+    #: :data:`protocols.hybrid_id3.MINERS`)
+    baseline_estimates: str = "clipped"
+    baseline_miner: str = "both"
 
     @property
     def attributes(self) -> list[tuple[str, str]]:
@@ -277,9 +283,17 @@ class TrainingParams:
         method, code = str(p.get("method", "dealer")), str(p.get("code", "paired"))
         if method not in ("dealer", "paillier"):
             raise ConfigError(f"{cfg.path}: protocol.params.method must be dealer or paillier")
+        estimates = str(p.get("baseline_estimates", "clipped"))
+        miner = str(p.get("baseline_miner", "both"))
+        if estimates not in ESTIMATE_READINGS or miner not in MINERS:
+            raise ConfigError(
+                f"{cfg.path}: protocol.params.baseline_estimates must be one of "
+                f"{list(ESTIMATE_READINGS)} and baseline_miner one of {list(MINERS)}"
+            )
         return cls(
-            class_name, columns, groups, theta, code, window, method, max_depth, bins, grouping
-        )
+            class_name, columns, groups, theta, code, window, method, max_depth, bins, grouping,
+            estimates, miner,
+        )  # fmt: skip
 
 
 async def hybrid_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
@@ -340,7 +354,8 @@ async def _train(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> dict[s
             dot = DealerDot(prefix) if tp.method == "dealer" else paillier_dot()
         res = await hybrid_id3(
             party, setup, estimator, codes, mode=mode, window=tp.window, dot=dot,
-            max_depth=tp.max_depth, tag=prefix,
+            max_depth=tp.max_depth, tag=prefix, estimates=tp.baseline_estimates,
+            miner=tp.baseline_miner,
         )  # fmt: skip
         if isinstance(dot, DealerDot):
             await dot.close(party)

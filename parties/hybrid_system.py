@@ -66,7 +66,7 @@ from parties.hybrid_party import (
     table_groups,
 )
 from parties.vertical_csv import fresh_id_column, kind_entries, party_csv
-from protocols.hybrid_id3 import ALICE, BOB, DEALER, HybridSetup
+from protocols.hybrid_id3 import ALICE, BOB, DEALER, ESTIMATE_READINGS, MINERS, HybridSetup
 from protocols.ppid3 import check_tree_equal
 
 __all__ = [
@@ -145,6 +145,24 @@ def hybrid_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--window", type=int, default=3, metavar="W", help="ω: candidates checked by SMC (3)"
+    )
+    p.add_argument(
+        "--baseline-estimates",
+        choices=ESTIMATE_READINGS,
+        default="clipped",
+        help="how the randomization-only baseline reads its estimates, which the paper leaves "
+        "open: clipped (default: negative estimates set to 0 before the gains and the "
+        "leaves), raw (kept everywhere, gains by the usual entropy formula), raw-gains (raw "
+        "for the gains, clipped for the leaves), raw-leaves (clipped for the gains, raw for "
+        "the leaves)",
+    )
+    p.add_argument(
+        "--baseline-miner",
+        choices=MINERS,
+        default="both",
+        help="who mines for the randomization-only baseline: both (default: the average of "
+        "Alice's and Bob's estimates, as Hybrid-ID3's step 4a), bob (Section 2's single miner, "
+        "who holds the class in clear) or alice (a single miner who sees the class disguised)",
     )
     p.add_argument(
         "--dot-product",
@@ -358,6 +376,8 @@ def hybrid_plan(args: argparse.Namespace) -> Any:
         "theta": args.theta,
         "code": args.code,
         "window": args.window,
+        "baseline_estimates": args.baseline_estimates,
+        "baseline_miner": args.baseline_miner,
         "method": args.dot_product,
         "max_depth": args.max_depth or 0,
         "bins": args.bins,

@@ -65,8 +65,10 @@ from mpc.learners.tree import MISSING, Leaf, Node, Split, distribution, majority
 __all__ = [
     "CONTROLS",
     "DEFAULT_PRUNING",
+    "DRAWS",
     "PRUNINGS",
     "RANKS",
+    "UNKNOWN_ON_PATH",
     "LeafStats",
     "Modification",
     "Release",
@@ -74,6 +76,7 @@ __all__ = [
     "adaptive",
     "best_first",
     "exhaustive",
+    "flippable_cells",
     "i1_net_loss",
     "i2_net_loss",
     "i3_cost",
@@ -98,6 +101,13 @@ DEFAULT_PRUNING = "error-based"
 CONTROLS = ("as-written", "undo-no-gain")
 #: Best-first's ranking: the expected effect on the error, or confidential cells turned wrong.
 RANKS = ("expected", "flips")
+#: How ``E`` scores a confidential cell whose record meets a ``"?"`` on its path: by the
+#: leaves it reaches with its weight split (footnote 2, the default), or as wrong (a reading
+#: the paper's text does not support, but the only one found to reach its 57.90%).
+UNKNOWN_ON_PATH = ("split", "wrong")
+#: Where the confidential cells are drawn: among the known cells (the default), or among all
+#: cells, the unknown ones dropped after the draw (fewer cells scored, as the paper's 19 of 20).
+DRAWS = ("known", "all")
 
 
 def learner(pruning: str = DEFAULT_PRUNING) -> C45Classifier:
@@ -273,7 +283,8 @@ class Release:
     ``ordinary_class`` (default, Section 2.1): the class column is an ordinary attribute, it
     may hold confidential cells and its values may be blocked. ``False``: it holds no
     confidential cell and only I2 blocks its values (when it is the posted class).
-    ``pruning`` names the trees' pruning (:data:`PRUNINGS`).
+    ``pruning`` names the trees' pruning (:data:`PRUNINGS`). ``unknown_on_path`` is how ``E``
+    scores a cell whose record meets a ``"?"`` on its tree's path (:data:`UNKNOWN_ON_PATH`).
     """
 
     attributes: list[str]
@@ -283,6 +294,7 @@ class Release:
     name: str = "table"
     ordinary_class: bool = True
     pruning: str = DEFAULT_PRUNING
+    unknown_on_path: str = "split"
     released: np.ndarray = field(init=False)
     modifications: list[Modification] = field(default_factory=list)
     _trees: dict[int, Node] = field(default_factory=dict, repr=False)
@@ -302,6 +314,7 @@ class Release:
         if (self.confidential & (self.values == MISSING)).any():
             raise ConfigError("a confidential cell must hold a known value, not '?'")
         _choice("pruning", self.pruning, PRUNINGS)
+        _choice("unknown_on_path", self.unknown_on_path, UNKNOWN_ON_PATH)
         if (
             not self.ordinary_class
             and self.confidential[:, self.attributes.index(self.class_column)].any()
@@ -321,6 +334,7 @@ class Release:
         *,
         ordinary_class: bool = True,
         pruning: str = DEFAULT_PRUNING,
+        unknown_on_path: str = "split",
     ) -> Release:
         """The release of ``table`` (nominal attributes; its class becomes the last column)."""
         if any(k != NOMINAL for k in table.kinds):
@@ -333,7 +347,8 @@ class Release:
         values = np.column_stack([*(np.asarray(c, dtype=str) for c in table.columns),
                                   np.asarray(table.target, dtype=str)]).astype(object)  # fmt: skip
         return cls(attributes, values, confidential, table.class_name, name=table.name,
-                   ordinary_class=ordinary_class, pruning=pruning)  # fmt: skip
+                   ordinary_class=ordinary_class, pruning=pruning,
+                   unknown_on_path=unknown_on_path)  # fmt: skip
 
     # -- bookkeeping
 
@@ -408,7 +423,7 @@ class Release:
         for r, j in cells:
             a = self.attributes[j]
             te[a] = te.get(a, 0) + 1
-            if predict_one(self.tree(j), self.row(r)) != self.values[r, j]:
+            if self.misclassified(r, j):
                 wrong_by[a] = wrong_by.get(a, 0) + 1
         wrong = sum(wrong_by.values())
         cerr = {a: wrong_by.get(a, 0) / n for a, n in te.items()}
@@ -420,6 +435,16 @@ class Release:
                 self._baseline_error = err
             f = max(0.0, err - self._baseline_error)
         return Scores(e, f, cerr, te, wrong)
+
+    def misclassified(self, r: int, j: int, row: dict[str, Any] | None = None) -> bool:
+        """Whether ``DT_j`` misclassifies row ``r`` (as released, or as ``row``) as ``E``
+        scores it: its prediction is not the true value, or (``unknown_on_path="wrong"``) it
+        meets a ``"?"`` on its path."""
+        tree = self.tree(j)
+        row = self.row(r) if row is None else row
+        if predict_one(tree, row) != self.values[r, j]:
+            return True
+        return self.unknown_on_path == "wrong" and meets_unknown(tree, row)
 
     def functionality_error(self) -> float:
         """The share of non-confidential known cells misclassified by the trees trained on
@@ -464,27 +489,67 @@ class Release:
 
 
 def sample_confidential(
-    table: Table, n: int, seed: int, *, include_class: bool = True
+    table: Table, n: int, seed: int, *, include_class: bool = True, among: str = "known"
 ) -> np.ndarray:
     """``n`` confidential cells drawn uniformly among the known cells (a cell already unknown
     has nothing to protect), the class column's included unless ``include_class`` is False;
-    a mask over ``attributes + [class]``. ``seed`` seeds this draw and nothing else: it is a
-    public choice for experiments (whoever knows it knows the cells)."""
+    a mask over ``attributes + [class]``. With ``among="all"`` the ``n`` cells are drawn among
+    all cells and the unknown ones among them dropped, so that fewer may be left (the
+    paper's 19 scored cells of 20 fit such a draw). ``seed`` seeds this draw and nothing
+    else: it is a public choice for experiments (whoever knows it knows the cells)."""
+    _choice("among", among, DRAWS)
     columns = [*table.columns, table.target] if include_class else list(table.columns)
     values = np.column_stack([np.asarray(c, dtype=str) for c in columns])
-    known = np.flatnonzero((values != MISSING).ravel())
-    if n < 1 or n > len(known):
-        which = "known" if include_class else "known non-class"
+    is_known = (values != MISSING).ravel()
+    pool = np.flatnonzero(is_known) if among == "known" else np.arange(is_known.size)
+    if n < 1 or n > len(pool):
+        which = ("known" if among == "known" else "") + ("" if include_class else " non-class")
         raise ConfigError(
-            f"--confidential must be between 1 and the {len(known)} {which} cells, got {n}"
+            f"--confidential must be between 1 and the {len(pool)} {which.strip()} cells, got {n}"
         )
     rng = np.random.default_rng(seed)
-    chosen = rng.choice(known, size=n, replace=False)
+    chosen = rng.choice(pool, size=n, replace=False)
+    chosen = chosen[is_known[chosen]]
     mask = np.zeros((table.n_rows, len(table.attributes) + 1), dtype=bool)
     m = values.shape[1]
     for flat in chosen.tolist():
         mask[flat // m, flat % m] = True
     return mask
+
+
+def meets_unknown(tree: Node, row: dict[str, Any]) -> bool:
+    """Whether ``row`` meets a ``"?"`` on a split attribute on its way down ``tree``."""
+    node = tree
+    while isinstance(node, Split):
+        value = row.get(node.attribute)
+        if value == MISSING:
+            return True
+        key = node.branch(value)
+        if key is None:
+            return False
+        node = node.children[key]
+    return False
+
+
+def flippable_cells(rel: Release) -> list[tuple[int, int]]:
+    """The confidential cells classified correctly now that a single blocked value in their
+    own row would turn wrong, with the current trees: the stock best-first draws on, one cell
+    per modification, until it is spent. (Blocking a value of a confidential row does not
+    change that cell's tree, which is not trained on the row: the row's value of the tree's
+    class is the hidden confidential value.)"""
+    out = []
+    for r, j in rel.confidential_cells():
+        row = rel.row(r)
+        if rel.misclassified(r, j, row):
+            continue
+        for k in range(len(rel.attributes)):
+            if k == j or not rel.modifiable(r, k):
+                continue
+            changed = {**row, rel.attributes[k]: MISSING}
+            if rel.misclassified(r, j, changed):
+                out.append((r, j))
+                break
+    return out
 
 
 # ------------------------------------------------------------------ Section 3: adaptive

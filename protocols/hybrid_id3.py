@@ -132,6 +132,20 @@ __all__ = [
 ALICE, BOB, DEALER = "alice", "bob", "dealer"
 MODES = ("hybrid", "smc-only", "randomization-only")
 
+#: How the randomization-only baseline reads its estimates. The paper estimates ``N(E)`` by
+#: solving ``P* = A P`` (Section 4, Theorem 1) and says nothing of the negative values an
+#: unbiased estimate takes: ``clipped`` (the default) sets them to 0 before the gains and the
+#: leaves; ``raw`` keeps them everywhere (gains by the usual entropy formula, Equation 1, on
+#: the raw numbers); ``raw-gains`` keeps them for the gains and clips them for the leaves;
+#: ``raw-leaves`` clips them for the gains and keeps them for the leaves.
+ESTIMATE_READINGS = ("clipped", "raw", "raw-gains", "raw-leaves")
+#: Who mines for the randomization-only baseline. Step 4(a) of Hybrid-ID3 has "Alice and Bob
+#: use the average of their results" (``both``, the default); Section 2's randomization
+#: approach has one miner: "Alice then sends D̂a to Bob. Bob now has the full data set
+#: D̂a ∪ Db ... Bob can conduct data mining" (``bob``, who holds the class in clear; ``alice``
+#: is the miner that sees the class disguised). The paper does not say which its baseline used.
+MINERS = ("both", "alice", "bob")
+
 Floats = npt.NDArray[np.float64]
 Bools = npt.NDArray[np.bool_]
 
@@ -478,8 +492,14 @@ async def hybrid_id3(
     dot: DotProducts | None = None,
     max_depth: int | None = None,
     tag: str = "hybrid",
+    estimates: str = "clipped",
+    miner: str = "both",
 ) -> HybridResult:
     """Build the tree at ``alice`` or ``bob`` (both call it; the same tree results at both).
+
+    In ``randomization-only`` mode, ``estimates`` (:data:`ESTIMATE_READINGS`) and ``miner``
+    (:data:`MINERS`) choose how the baseline reads the paper where it is open; both parties
+    still exchange their estimates, so that both build the same tree.
 
     ``codes`` are this party's true columns (:meth:`HybridSetup.columns_of`), ``estimator``
     its :class:`Estimator` over ``D1`` or ``D2``; ``mode`` is ``hybrid`` (window ``ω`` =
@@ -493,6 +513,10 @@ async def hybrid_id3(
         raise ConfigError(f"the window ω must be an integer >= 1, got {window}")
     if max_depth is not None and max_depth < 0:
         raise ConfigError(f"max_depth must be >= 0, got {max_depth}")
+    if estimates not in ESTIMATE_READINGS:
+        raise ConfigError(f"estimates must be one of {ESTIMATE_READINGS}, got {estimates!r}")
+    if miner not in MINERS:
+        raise ConfigError(f"miner must be one of {MINERS}, got {miner!r}")
     me = party.name
     if me not in (ALICE, BOB):
         raise ConfigError(f"Hybrid-ID3 runs at alice and bob, not at {me!r}")
@@ -580,6 +604,20 @@ async def hybrid_id3(
                 col += k
         return out
 
+    def decided(mine: np.ndarray, theirs: np.ndarray) -> np.ndarray:
+        """What the baseline decides on: the two parties' average, or the miner's own."""
+        if miner == "both":
+            return (mine + theirs) / 2.0 if me == ALICE else (theirs + mine) / 2.0
+        return mine if miner == me else theirs
+
+    baseline = mode == "randomization-only"
+    # the hybrid's window (step 4a) always ranks clipped estimates; the baseline as it reads
+    clip_gains = not baseline or estimates in ("clipped", "raw-leaves")
+    clip_leaves = not baseline or estimates in ("clipped", "raw-gains")
+
+    def clipped(counts: np.ndarray, clip: bool) -> np.ndarray:
+        return np.clip(counts, 0.0, None) if clip else counts
+
     async def swap(value: np.ndarray, t: str, what: str) -> np.ndarray:
         await party.send(other, t, value)
         theirs = await party.recv(other, t, ESTIMATES)
@@ -611,8 +649,8 @@ async def hybrid_id3(
             return _leaf(counts, classes, label)  # steps 2 and 3
         result.gain_computations += len(candidates)
         # step 4a: every candidate's gain estimated from this party's data, then averaged
-        estimates = {a: np.clip(estimator.counts(path, a), 0.0, None) for a in candidates}
-        mine = np.array([information_gain(estimates[a]) for a in candidates])
+        raw = {a: estimator.counts(path, a) for a in candidates}
+        mine = np.array([information_gain(clipped(raw[a], clip_gains)) for a in candidates])
         theirs = await swap(mine, f"{t}/est", "estimated gains")
         avg = (mine + theirs) / 2.0 if me == ALICE else (theirs + mine) / 2.0
         party.ledger.record(
@@ -622,14 +660,15 @@ async def hybrid_id3(
         )
         entry: dict[str, Any] = {"node": number, "depth": depth}
         if mode == "randomization-only":
-            best = candidates[best_attribute(avg.tolist())]
-            theirs_c = await swap(estimates[best], f"{t}/estc", "estimated counts")
+            best = candidates[best_attribute(decided(mine, theirs).tolist())]
+            mine_c = clipped(raw[best], clip_leaves)
+            theirs_c = await swap(mine_c, f"{t}/estc", "estimated counts")
             party.ledger.record(
                 "hybrid/estimated-counts",
                 {"node": number, "attribute": best, "counts": theirs_c.tolist()},
                 step=t,
             )
-            child_counts = (estimates[best] + theirs_c) / 2.0
+            child_counts = decided(mine_c, theirs_c)
         else:
             k = len(candidates) if mode == "smc-only" else min(int(window or 1), len(candidates))
             order = sorted(range(len(candidates)), key=lambda i: (-avg[i], i))  # step 4b
@@ -670,7 +709,7 @@ async def hybrid_id3(
                 {"node": 0, "attribute": None, "counts": theirs.tolist()},
                 step=tag,
             )
-            root = np.clip((mine + theirs) / 2.0, 0.0, None)
+            root = clipped(decided(mine, theirs), clip_leaves)
         else:
             ex = await exact([], [], f"{tag}/root")
             root = ex[""].reshape(-1).astype(np.float64)

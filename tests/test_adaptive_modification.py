@@ -487,3 +487,86 @@ def test_mpc_sanitize_variants(tmp_path: Path, capsys: pytest.CaptureFixture[str
     ):
         assert main([*base, *extra]) == 2, extra
         assert message in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ the stock of flips
+
+
+def _with_unknowns(table: Table, seed: int, share: float = 0.1) -> Table:
+    """``table`` with a share of its attribute values unknown (``"?"``)."""
+    rng = np.random.default_rng(seed)
+    cols = tuple(
+        np.where(rng.random(table.n_rows) < share, MISSING, c).astype(object) for c in table.columns
+    )
+    return Table(table.name, table.attributes, table.kinds, cols, table.target,
+                 table.class_name, table.source)  # fmt: skip
+
+
+@settings(max_examples=8, deadline=None)
+@given(seed=st.integers(0, 10_000))
+def test_the_stock_of_flippable_cells_is_what_blocking_one_value_and_rebuilding_flips(
+    seed: int,
+) -> None:
+    """:func:`am.flippable_cells` against brute force: block each value High may block in a
+    confidential row, one at a time, rebuild every tree, and see which confidential cell of
+    that row, right before, is wrong after."""
+    table = tiny(seed, n=24)
+    mask = am.sample_confidential(table, 6, seed)
+    rel = am.Release.from_table(table, mask)
+    fast = set(am.flippable_cells(rel))
+    brute: set[tuple[int, int]] = set()
+    for r, j in rel.confidential_cells():
+        if rel.misclassified(r, j):
+            continue
+        for k in range(len(rel.attributes)):
+            if k == j or not rel.modifiable(r, k):
+                continue
+            trial = am.Release.from_table(table, mask)
+            trial.hide([(r, k)], [])
+            if trial.misclassified(r, j):
+                brute.add((r, j))
+    assert fast == brute
+
+
+def test_the_stock_is_spent_one_cell_per_best_first_step() -> None:
+    """On a table with a stock of flippable cells, best-first turns them wrong one per step:
+    after as many steps as the stock, every cell of the stock is wrong."""
+    table = tiny(1, n=24)
+    rel = am.Release.from_table(table, am.sample_confidential(table, 6, 1))
+    stock = am.flippable_cells(rel)
+    assert len(stock) >= 2
+    am.best_first(rel, 1.0, rank="flips", max_modifications=len(stock))
+    assert all(rel.misclassified(r, j) for r, j in stock)
+
+
+def test_a_draw_among_all_cells_drops_the_unknown_ones() -> None:
+    """``among="all"``: the same number of cells drawn among every cell, the unknown ones
+    then dropped, so a table with unknowns scores fewer; the known draw scores all of them."""
+    table = _with_unknowns(tiny(3, n=60), 3, share=0.3)
+    known = am.sample_confidential(table, 20, 5)
+    counts = [int(am.sample_confidential(table, 20, s, among="all").sum()) for s in range(20)]
+    assert int(known.sum()) == 20
+    assert max(counts) <= 20 and min(counts) < 20
+    cols = [*table.columns, table.target]
+    for s in range(5):
+        mask = am.sample_confidential(table, 20, s, among="all")
+        rows, js = np.nonzero(mask)
+        assert all(cols[j][r] != MISSING for r, j in zip(rows, js, strict=True))
+    with pytest.raises(ConfigError, match="among must be one of"):
+        am.sample_confidential(table, 5, 1, among="some")
+
+
+def test_counting_a_record_that_meets_an_unknown_as_wrong_only_raises_e() -> None:
+    """``unknown_on_path="wrong"`` scores every cell the footnote-2 reading scores wrong, and
+    also those whose record meets a ``"?"`` on its path."""
+    table = _with_unknowns(tiny(1, n=60), 1, share=0.3)
+    mask = am.sample_confidential(table, 20, 1)
+    split = am.Release.from_table(table, mask)
+    wrong = am.Release.from_table(table, mask, unknown_on_path="wrong")
+    cells = split.confidential_cells()
+    assert all(wrong.misclassified(r, j) for r, j in cells if split.misclassified(r, j))
+    extra = [
+        (r, j) for r, j in cells if wrong.misclassified(r, j) and not split.misclassified(r, j)
+    ]
+    assert extra and all(am.meets_unknown(split.tree(j), split.row(r)) for r, j in extra)
+    assert wrong.scores().wrong == split.scores().wrong + len(extra)

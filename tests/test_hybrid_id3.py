@@ -52,6 +52,8 @@ from protocols.hybrid_id3 import (
     ALICE,
     BOB,
     DEALER,
+    ESTIMATE_READINGS,
+    MINERS,
     DealerDot,
     Estimator,
     HybridSetup,
@@ -119,6 +121,8 @@ def run_trees(
     method: str = "dealer",
     seed: int = 0,
     max_depth: int | None = None,
+    estimates: str = "clipped",
+    miner: str = "both",
 ) -> tuple[HybridSetup, dict[str, Any], dict[str, Party]]:
     alice, bob = split_attributes(list(table.attributes), seed)
     setup = make_setup(table, alice, bob, theta=theta, groups=groups, seed=seed)
@@ -145,6 +149,8 @@ def run_trees(
                 dot=dot,
                 max_depth=max_depth,
                 tag=f"t/{mode}",
+                estimates=estimates,
+                miner=miner,
             )
             if isinstance(dot, DealerDot):
                 await dot.close(party)
@@ -821,3 +827,47 @@ def test_coin_seeds_are_checked() -> None:
     for bad_seed in (-1, True, "12", 1.5):
         with pytest.raises(ConfigError, match=COIN_SEED_KEY):
             party_coins({COIN_SEED_KEY: bad_seed}, me)
+
+
+# ----------------------------------------------------------------------------- the baseline
+
+
+def _leaf_counts(node: dict[str, Any]) -> list[float]:
+    if "children" not in node:
+        return [float(x) for x in node["counts"].values()]
+    return [*node["counts"].values(), *(x for c in node["children"].values()
+                                        for x in _leaf_counts(c))]  # fmt: skip
+
+
+def test_raw_estimates_give_negative_counts_that_the_clipped_reading_never_shows() -> None:
+    """The readings of the randomization-only baseline change what they say: with raw
+    estimates (``raw``, ``raw-leaves``) some node of the tree has a negative estimated count,
+    which the clipped readings (``clipped``, ``raw-gains``) never show; the trees differ."""
+    table = random_table(np.random.default_rng(4), 300, 6, 2)
+    trees, negative = {}, {}
+    for estimates in ESTIMATE_READINGS:
+        _, res, _ = run_trees(table, theta=0.45, groups=3, window=2, seed=4, estimates=estimates,
+                              modes=("randomization-only",))  # fmt: skip
+        tree = res[ALICE]["randomization-only"].tree
+        assert tree == res[BOB]["randomization-only"].tree  # one tree at both parties
+        trees[estimates] = tree
+        negative[estimates] = min(_leaf_counts(tree)) < 0
+    assert negative == {"clipped": False, "raw": True, "raw-gains": False, "raw-leaves": True}
+    assert trees["raw"] != trees["clipped"]
+
+
+def test_a_single_miner_decides_with_its_own_estimates_only() -> None:
+    """``miner="bob"``: the baseline's splits and leaves are Bob's estimates alone (Alice's
+    still travel, so that both build the tree); the tree differs from the averaged one and
+    from Alice's."""
+    table = random_table(np.random.default_rng(7), 300, 6, 2)
+    trees = {}
+    for miner in MINERS:
+        _, res, _ = run_trees(table, theta=0.45, groups=3, window=2, seed=7, miner=miner,
+                                    modes=("randomization-only",))  # fmt: skip
+        assert res[ALICE]["randomization-only"].tree == res[BOB]["randomization-only"].tree
+        trees[miner] = res[ALICE]["randomization-only"].tree
+    assert len({json.dumps(t, sort_keys=True) for t in trees.values()}) == 3
+    with pytest.raises(ConfigError, match="miner must be one of"):
+        run_trees(table, theta=0.45, groups=3, window=2, miner="carol",
+                  modes=("randomization-only",))  # fmt: skip

@@ -59,6 +59,20 @@ RUNS: dict[str, tuple[str, dict[str, Any]]] = {
 }
 
 
+#: the open choices of the paper whose effect on best-first ``--open-choices`` measures: a
+#: name and what it changes of ours (the draw among the known cells, the expected-error
+#: ranking, error-based pruning, the class column an ordinary attribute, footnote 2's split
+#: weights for a record that meets a "?")
+CHOICES: dict[str, dict[str, str]] = {
+    "ours": {},
+    "ranked by flips": {"rank": "flips"},
+    "reduced-error pruning": {"pruning": "reduced-error"},
+    "class column kept out": {"class_role": "kept"},
+    "cells drawn among all cells": {"draw": "all"},
+    'a record that meets "?" scored wrong': {"unknown_on_path": "wrong"},
+}
+
+
 def one_seed(
     table: Table,
     n: int,
@@ -67,14 +81,37 @@ def one_seed(
     *,
     best_first_n: int = PAPER["best_first"],
     pruning: str = "error-based",
+    choice: dict[str, str] | None = None,
+    runs: tuple[str, ...] = tuple(RUNS),
 ) -> dict[str, Any]:
-    """Every run of :data:`RUNS` on the release of ``table`` with ``n`` confidential cells
-    drawn with ``seed``; the cells each run hid, and how many adaptive and best-first share."""
-    mask = am.sample_confidential(table, n, seed)
-    out: dict[str, Any] = {"seed": seed, "confidential_class_cells": int(mask[:, -1].sum())}
+    """The runs ``runs`` of :data:`RUNS` on the release of ``table`` with ``n`` confidential
+    cells drawn with ``seed``; the cells each run hid, how many adaptive and best-first share,
+    the scored cells and wrong ones before and after, in cells, and the release's stock of
+    flippable cells at the start (:func:`protocols.adaptive_modification.flippable_cells`).
+    ``choice`` changes the open choices (:data:`CHOICES`)."""
+    choice = choice or {}
+    ordinary = choice.get("class_role", "ordinary") == "ordinary"
+    mask = am.sample_confidential(
+        table, n, seed, include_class=ordinary, among=choice.get("draw", "known")
+    )
+    options_of = {
+        "pruning": choice.get("pruning", pruning),
+        "ordinary_class": ordinary,
+        "unknown_on_path": choice.get("unknown_on_path", "split"),
+    }
+    start = am.Release.from_table(table, mask, **options_of)
+    out: dict[str, Any] = {
+        "seed": seed,
+        "confidential_class_cells": int(mask[:, -1].sum()),
+        "scored": int(mask.sum()),
+        "stock": len(am.flippable_cells(start)),
+    }
     cells: dict[str, set[tuple[int, str]]] = {}
-    for name, (method, options) in RUNS.items():
-        rel = am.Release.from_table(table, mask, pruning=pruning)
+    for name in runs:
+        method, options = RUNS[name]
+        if name == "best-first" and "rank" in choice:
+            options = {**options, "rank": choice["rank"]}
+        rel = am.Release.from_table(table, mask, **options_of)
         started = time.perf_counter()
         if method == "adaptive":
             res = am.adaptive(rel, v, **options)
@@ -85,6 +122,8 @@ def one_seed(
         out[name] = {
             "E_before": res.before.e,
             "E_after": res.after.e,
+            "wrong_before": res.before.wrong,
+            "wrong_after": res.after.wrong,
             "E_peak": max(t["E"] for t in res.trace),
             "F_after": res.after.f,
             "modifications": len(res.modifications),
@@ -96,14 +135,18 @@ def one_seed(
             "trace": res.trace,
             "seconds": round(seconds, 2),
         }
-    out["common"] = len(cells["adaptive"] & cells["best-first"])
+    if "adaptive" in cells and "best-first" in cells:
+        out["common"] = len(cells["adaptive"] & cells["best-first"])
     return out
 
 
-def _job(args: tuple[str | None, int, int, float, int, str]) -> dict[str, Any]:
-    data_dir, n, seed, v, best_first_n, pruning = args
-    table, _ = load_dataset("house-votes-84", resolve_data_dir(data_dir))
-    return one_seed(table, n, seed, v, best_first_n=best_first_n, pruning=pruning)
+def _job(job: dict[str, Any]) -> dict[str, Any]:
+    table, _ = load_dataset("house-votes-84", resolve_data_dir(job["data_dir"]))
+    return one_seed(
+        table, job["n"], job["seed"], job["v"], best_first_n=job["best_first_n"],
+        pruning=job["pruning"], choice=job.get("choice"),
+        runs=tuple(job.get("runs", RUNS)),
+    )  # fmt: skip
 
 
 # ------------------------------------------------------------------ summaries
@@ -121,12 +164,22 @@ def spread(values: list[float]) -> dict[str, float | int]:
 
 #: the rows of the summary: label, value of a run, as a percentage, the paper's value
 ROWS: list[tuple[str, Any, bool, str]] = [
+    ("cells scored", lambda r: r["scored"], False, "19"),
+    ("cells wrong before", lambda r: r["adaptive"]["wrong_before"], False, "1"),
+    ("stock of flippable cells at the start", lambda r: r["stock"], False, ">= 10"),
     ("E before", lambda r: r["adaptive"]["E_before"], True, "5.26%"),
     ("adaptive: E after", lambda r: r["adaptive"]["E_after"], True, "close to best-first's"),
     ("adaptive: highest E on the way", lambda r: r["adaptive"]["E_peak"], True, ""),
     ("adaptive: modifications", lambda r: r["adaptive"]["modifications"], False, "9"),
     ("adaptive: F after", lambda r: r["adaptive"]["F_after"], True, "<= v"),
     ("best-first: E after", lambda r: r["best-first"]["E_after"], True, "57.90%"),
+    ("best-first: cells wrong after", lambda r: r["best-first"]["wrong_after"], False, "11"),
+    (
+        "best-first: cells turned wrong",
+        lambda r: r["best-first"]["wrong_after"] - r["best-first"]["wrong_before"],
+        False,
+        "10",
+    ),
     ("best-first: modifications", lambda r: r["best-first"]["modifications"], False, "11"),
     ("adaptive's modifications among best-first's", lambda r: r["common"], False, "9 of 11"),
     ("undo-no-gain: E after", lambda r: r["undo-no-gain"]["E_after"], True, ""),
@@ -235,17 +288,19 @@ def table_md(results: list[dict[str, Any]], n: int, v: float, meta: dict[str, An
         "",
         "### Every run (* = E before <= 5.26%)",
         "",
-        "| seed | E before | adaptive E after | mods | best-first E after | mods | common "
-        "| undo-no-gain E after | mods |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| seed | wrong before, cells | stock | E before | adaptive E after | mods "
+        "| best-first wrong after, cells | E after | mods | common | undo-no-gain E after "
+        "| mods |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         a, b, u = r["adaptive"], r["best-first"], r["undo-no-gain"]
         mark = "*" if a["E_before"] <= LOW_START else ""
         lines.append(
-            f"| {r['seed']}{mark} | {a['E_before']:.0%} | {a['E_after']:.0%} | "
-            f"{a['modifications']} | {b['E_after']:.0%} | {b['modifications']} | {r['common']} "
-            f"| {u['E_after']:.0%} | {u['modifications']} |"
+            f"| {r['seed']}{mark} | {a['wrong_before']}/{r['scored']} | {r['stock']} | "
+            f"{a['E_before']:.0%} | {a['E_after']:.0%} | {a['modifications']} | "
+            f"{b['wrong_after']}/{r['scored']} | {b['E_after']:.0%} | {b['modifications']} | "
+            f"{r['common']} | {u['E_after']:.0%} | {u['modifications']} |"
         )
     lines += ["", "### Against the paper", "", *against_paper(results, meta["best_first_n"]), ""]
     lines += [
@@ -255,6 +310,45 @@ def table_md(results: list[dict[str, Any]], n: int, v: float, meta: dict[str, An
         f"{meta['seconds']:.0f} s in all on {meta['machine']} with {meta['jobs']} "
         f"process(es), load average {meta['load_start']:.1f} at the start and "
         f"{meta['load_end']:.1f} at the end (the numbers above do not depend on time).",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def open_choices_md(by_choice: dict[str, list[dict[str, Any]]], meta: dict[str, Any]) -> str:
+    """Best-first under each open choice of :data:`CHOICES`, in cells: what the paper's one
+    run has (1 of 19 wrong, 11 after 11 modifications: +10) against the distribution."""
+    k = len(next(iter(by_choice.values())))
+    lines = [
+        f"Best-first ({meta['best_first_n']} modifications) on house-votes-84, 20 confidential "
+        f"values, v = {meta['threshold']}, over the same {k} seeds under each open choice "
+        "(one changed at a time from ours: the draw among the known cells, the expected-error "
+        "ranking, error-based pruning, the class column an ordinary attribute, footnote 2's "
+        "split weights). Cells: median [min, max]; the paper's one run: 19 scored, 1 wrong "
+        "before, 11 after, +10.",
+        "",
+        "| choice | scored | wrong before | stock at the start | wrong after | turned wrong "
+        "| E after (median) |",
+        "|---|---|---|---|---|---|---|",
+    ]
+
+    def cells(values: list[float]) -> str:
+        s = spread(values)
+        return f"{_fmt(s['median'], False)} [{_fmt(s['min'], False)}, {_fmt(s['max'], False)}]"
+
+    for name, runs in by_choice.items():
+        b = [r["best-first"] for r in runs]
+        lines.append(
+            f"| {name} | {cells([r['scored'] for r in runs])} | "
+            f"{cells([x['wrong_before'] for x in b])} | {cells([r['stock'] for r in runs])} | "
+            f"{cells([x['wrong_after'] for x in b])} | "
+            f"{cells([x['wrong_after'] - x['wrong_before'] for x in b])} | "
+            f"{spread([x['E_after'] for x in b])['median']:.1%} |"
+        )
+    lines += [
+        "",
+        f"{meta['seconds']:.0f} s in all on {meta['machine']} with {meta['jobs']} process(es), "
+        f"load average {meta['load_start']:.1f} at the start and {meta['load_end']:.1f} at "
+        "the end (the numbers do not depend on time).",
     ]
     return "\n".join(lines) + "\n"
 
@@ -390,6 +484,44 @@ def output_folder(args: argparse.Namespace) -> Path:
     return out
 
 
+def _open_choices(
+    base: dict[str, Any], seeds: int, jobs: int, out: Path, load_start: float, started: float
+) -> int:
+    """Best-first under each of :data:`CHOICES` on seeds 1..``seeds``; writes
+    ``open-choices.md`` and ``open-choices.json``."""
+    todo = [
+        {**base, "seed": seed, "choice": choice, "runs": ["best-first"], "name": name}
+        for name, choice in CHOICES.items()
+        for seed in range(1, seeds + 1)
+    ]
+    by_choice: dict[str, list[dict[str, Any]]] = {name: [] for name in CHOICES}
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        for job, r in zip(todo, pool.map(_job, todo), strict=True):
+            by_choice[job["name"]].append(r)
+            b = r["best-first"]
+            print(f"[experiments] {job['name']}, seed {r['seed']}: {b['wrong_before']} -> "
+                  f"{b['wrong_after']} of {r['scored']} cells (stock {r['stock']})",
+                  file=sys.stderr, flush=True)  # fmt: skip
+    meta = {
+        "machine": f"{cpu_model()}, {os.cpu_count()} cores, Python {platform.python_version()}",
+        "date": time.strftime("%Y-%m-%d"),
+        "seconds": round(time.perf_counter() - started, 1),
+        "load_start": load_start,
+        "load_end": os.getloadavg()[0],
+        "jobs": jobs,
+        "best_first_n": base["best_first_n"],
+        "threshold": base["v"],
+    }
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "open-choices.json").write_text(
+        json.dumps({**meta, "choices": CHOICES, "runs": by_choice}, indent=1)
+    )
+    md = open_choices_md(by_choice, meta)
+    (out / "open-choices.md").write_text(md)
+    print(md)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--seeds", type=int, default=50, help="seeds 1..N (default 50)")
@@ -409,6 +541,13 @@ def main(argv: list[str] | None = None) -> int:
         metavar="FILE",
         help="no runs: write table.md and the figures again from a results.json",
     )
+    p.add_argument(
+        "--open-choices",
+        action="store_true",
+        help="best-first only, on the same seeds, under each open choice of the paper (the "
+        "ranking, the pruning, the class column's role, the draw among all cells, a record "
+        "that meets a '?' scored wrong): open-choices.md and open-choices.json, in cells",
+    )
     args = p.parse_args(argv)
     try:  # the figures need matplotlib: say so before any run, not after an hour of them
         require_matplotlib("the experiment's figures")
@@ -425,8 +564,11 @@ def main(argv: list[str] | None = None) -> int:
         p.error("house-votes-84 is not in the data directory (set --data-dir or MPC_DATA_DIR)")
     load_start = os.getloadavg()[0]
     started = time.perf_counter()
-    jobs = [(args.data_dir, args.confidential, seed, args.threshold, args.best_first_n,
-             args.pruning) for seed in range(1, seeds + 1)]  # fmt: skip
+    base = {"data_dir": args.data_dir, "n": args.confidential, "v": args.threshold,
+            "best_first_n": args.best_first_n, "pruning": args.pruning}  # fmt: skip
+    if args.open_choices:
+        return _open_choices(base, seeds, args.jobs, out, load_start, started)
+    jobs = [{**base, "seed": seed} for seed in range(1, seeds + 1)]
     results: list[dict[str, Any]] = []
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
         for r in pool.map(_job, jobs):

@@ -79,6 +79,8 @@ from protocols.hybrid_id3 import (  # noqa: E402
     ALICE,
     BOB,
     DEALER,
+    ESTIMATE_READINGS,
+    MINERS,
     DealerDot,
     Estimator,
     exchange_disguised,
@@ -106,9 +108,33 @@ def hybrid_tag(window: int) -> str:
     return f"hybrid/{window}"
 
 
+#: the randomization-only baseline's readings (:data:`protocols.hybrid_id3.ESTIMATE_READINGS`
+#: x :data:`protocols.hybrid_id3.MINERS`); the first is the default's, tagged :data:`RAND`
+READINGS = [(e, m) for e in ESTIMATE_READINGS for m in MINERS]
+#: the derived reading "one miner, the class on a random side": per run, Alice or Bob as the
+#: miner by a public coin of the run's seed
+RANDOM_MINER = "random"
+
+
+def rand_tag(estimates: str, miner: str) -> str:
+    """The tag of a randomization-only tree read as ``(estimates, miner)``."""
+    if (estimates, miner) == READINGS[0]:
+        return RAND
+    return f"randomization-only:{estimates}:{miner}/None"
+
+
+def random_miner(seed: int) -> str:
+    """The miner of a run under the "class on a random side" reading: a public coin of the
+    run's public seed (never of a party's coins)."""
+    return (ALICE, BOB)[int(np.random.default_rng([int(seed), 37]).integers(2))]
+
+
 def tree_name(tag: str) -> str:
     """``randomization-only``, ``hybrid ω = 3``, ``SMC-only`` for a run's tree tags."""
     mode, w = tag.split("/")
+    if mode.startswith("randomization-only:"):
+        _, e, m = mode.split(":")
+        return f"randomization-only ({e} estimates, miner {m})"
     return {"hybrid": f"hybrid ω = {w}", "smc-only": "SMC-only"}.get(mode, mode)
 
 
@@ -141,11 +167,17 @@ def one_run(job: dict[str, Any]) -> dict[str, Any]:
         grouping=job.get("grouping", TABLE_GROUPS),
     )  # fmt: skip
     codes = {p: party_codes(setup, train, p) for p in (ALICE, BOB)}
-    modes: list[tuple[str, int | None]] = [("randomization-only", None)] if job["rand"] else []
-    modes += [("hybrid", w) for w in job["windows"]]
+    readings = [tuple(r) for r in job.get("readings", [READINGS[0]])]
+    # (tag, mode, window, estimates, miner) of every tree
+    modes: list[tuple[str, str, int | None, str, str]] = (
+        [(rand_tag(e, m), "randomization-only", None, e, m) for e, m in readings]
+        if job["rand"]
+        else []
+    )
+    modes += [(f"hybrid/{w}", "hybrid", w, *READINGS[0]) for w in job["windows"]]
     if job["smc"]:
-        modes.append(("smc-only", None))
-    smc_tags = [f"{m}/{w}" for m, w in modes if m != "randomization-only"]
+        modes.append(("smc-only/None", "smc-only", None, *READINGS[0]))
+    smc_tags = [t for t, m, *_ in modes if m != "randomization-only"]
     max_depth = job["max_depth"]
     coin_seeds = job.get("coin_seeds") or {}
 
@@ -158,12 +190,11 @@ def one_run(job: dict[str, Any]) -> dict[str, Any]:
         view = await exchange_disguised(party, setup, codes[party.name], rng=rng)
         est = Estimator(setup, party.name, codes[party.name], view)
         out = {}
-        for mode, w in modes:
-            tag = f"{mode}/{w}"
+        for tag, mode, w, estimates, miner in modes:
             dot = DealerDot(tag) if mode != "randomization-only" else None
             res = await hybrid_id3(
                 party, setup, est, codes[party.name], mode=mode, window=w, dot=dot,
-                max_depth=max_depth, tag=tag,
+                max_depth=max_depth, tag=tag, estimates=estimates, miner=miner,
             )  # fmt: skip
             if dot is not None:
                 await dot.close(party)
@@ -207,6 +238,13 @@ def plan(args: argparse.Namespace) -> list[dict[str, Any]]:
         base = {"data_dir": args.data_dir, "bins": 4, "max_depth": depth}
         for r in range(args.repeats):
             seed = 1000 + r
+            if args.table1_readings:  # Table 1's setting only, every reading of the baseline
+                jobs.append(
+                    {**base, "dataset": ds, "seed": seed, "theta": THETA_T1, "groups": GROUPS_T1,
+                     "grouping": args.grouping, "windows": sorted(args.windows), "rand": True,
+                     "smc": True, "readings": [list(x) for x in READINGS]}
+                )  # fmt: skip
+                continue
             for g in (1, 2, 3, 4):  # Figure 2(b), and 3(a)/4(a) for 1G and 4G
                 for theta in args.thetas:
                     t1 = g == GROUPS_T1 and abs(theta - THETA_T1) < 1e-9
@@ -314,6 +352,62 @@ def table1(runs: list[dict[str, Any]], windows: list[int]) -> dict[str, dict[int
                 "runs": len(rows),
             }
     return out
+
+
+def table1_readings(runs: list[dict[str, Any]], windows: list[int]) -> dict[str, Any]:
+    """Table 1's A under every reading of the randomization-only baseline: per dataset and
+    reading (``estimates/miner``, the derived ``random`` miner too), A at every ω and the
+    baseline's accuracy, each over the runs."""
+    out: dict[str, Any] = {}
+    for ds in sorted({r["dataset"] for r in runs}):
+        rows = [r for r in t1_runs(runs, ds) if all(rand_tag(*x) in r for x in READINGS)]
+        if not rows:
+            continue
+        out[ds] = {}
+        for e in ESTIMATE_READINGS:
+            for m in (*MINERS, RANDOM_MINER):
+
+                def base(r: dict[str, Any], e: str = e, m: str = m) -> float:
+                    who = random_miner(r["seed"]) if m == RANDOM_MINER else m
+                    return float(r[rand_tag(e, who)]["accuracy"])
+
+                out[ds][f"{e}/{m}"] = {
+                    "baseline": spread([base(r) for r in rows]),
+                    "A": {
+                        str(w): spread([r[hybrid_tag(w)]["accuracy"] - base(r) for r in rows])
+                        for w in windows
+                    },
+                    "runs": len(rows),
+                }
+    return out
+
+
+def table1_readings_markdown(t: dict[str, Any], windows: list[int]) -> str:
+    lines = [
+        f"Table 1's A (θ = {THETA_T1}, g = {GROUPS_T1} across the table) under every reading of "
+        "the randomization-only baseline: mean ± sd [min, max] over the runs, each run a new "
+        "80/20 split, partition, groups and disguise. Estimates: clipped (negative estimates "
+        "set to 0 before gains and leaves), raw (kept everywhere), raw-gains (raw for the "
+        "gains, clipped for the leaves), raw-leaves (clipped for the gains, raw for the "
+        "leaves). Miner: both (the average of the two parties' estimates), bob (one "
+        "miner, the class in clear), alice (one miner, the class disguised), random (one "
+        "miner, Alice or Bob by a public coin of each run).",
+        "",
+        "| dataset | estimates | miner | runs | baseline accuracy | "
+        + " | ".join(f"A at ω = {w}" for w in windows)
+        + " |",
+        "|---|---|---|---|---|" + "---|" * len(windows),
+    ]
+    for ds, by in t.items():
+        paper = PAPER_TABLE1.get(ds, {})
+        for key, v in by.items():
+            e, m = key.split("/")
+            cells = " | ".join(fmt(v["A"][str(w)], "+.3f") for w in windows)
+            lines.append(f"| {ds} | {e} | {m} | {v['runs']} | {fmt(v['baseline'])} | {cells} |")
+        if paper:
+            cells = " | ".join(f"{paper[w][0]:+.2f}" if w in paper else "—" for w in windows)
+            lines.append(f"| {ds} | *the paper* | | | | {cells} |")
+    return "\n".join(lines) + "\n"
 
 
 def table1_markdown(
@@ -506,6 +600,15 @@ def write_outputs(doc: dict[str, Any], out: Path, figures_too: bool) -> int:
     runs = doc["runs"]
     windows = [w for w in (2, 3, 4) if w in a["windows"]]
     depth = depths(runs)
+    if a.get("table1_readings"):
+        readings = table1_readings(runs, windows)
+        (out / "results.json").write_text(
+            json.dumps({**doc, "table1_readings": readings}, indent=1, default=float)
+        )
+        md = table1_readings_markdown(readings, windows)
+        (out / "table1-readings.md").write_text(md)
+        print(md)
+        return 0
     summary = summarize(runs)
     t1 = table1(runs, windows)
     doc = {**doc, "summary": summary, "table1": {ds: {str(w): v for w, v in by.items()}
@@ -569,16 +672,36 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         "--replot", action="store_true",
         help="rewrite the tables and figures from OUT/results.json, running nothing",
     )  # fmt: skip
+    p.add_argument(
+        "--table1-readings", action="store_true",
+        help="Table 1's setting only (θ = 0.45, g = 4, ω = 2, 3, 4; default Mushroom, 20 runs, "
+        "results/hybrid-id3-readings), with the randomization-only baseline under every "
+        "reading the paper leaves open (estimates clipped, raw, raw for the gains or for the "
+        "leaves only; "
+        "both parties averaged, Bob alone, Alice alone, or one at random): table1-readings.md",
+    )  # fmt: skip
     args = p.parse_args(argv)
     results = (ROOT / "results").resolve()
+    if args.table1_readings and not args.quick:
+        args.out = args.out or str(ROOT / "results" / "hybrid-id3-readings")
+        args.datasets = (args.datasets or "mushroom").split(",")
+        args.repeats = args.repeats or 20
+        args.thetas = [THETA_T1]
+        args.windows = [2, 3, 4]
+        args.no_figures = True
+        if args.repeats < 1 or args.workers < 1:
+            p.error("--repeats and --workers must be at least 1")
+        return args
     if args.quick:
         if args.out is not None and Path(args.out).resolve().is_relative_to(results):
             p.error(f"--quick writes to a scratch folder, never under {results}")
         args.out = args.out or tempfile.mkdtemp(prefix="hybrid-id3-quick-")
         args.datasets = (args.datasets or "tic-tac-toe,mushroom").split(",")
         args.repeats = args.repeats or 1
-        args.thetas = [0.3, 0.45]
-        args.windows = [1, 2, 3]
+        args.thetas = [0.3, 0.45] if not args.table1_readings else [THETA_T1]
+        args.windows = [1, 2, 3] if not args.table1_readings else [2, 3]
+        if args.table1_readings:
+            args.no_figures = True
     else:
         args.out = args.out or str(ROOT / "results" / "hybrid-id3")
         args.datasets = (args.datasets or "adult,mushroom,tic-tac-toe").split(",")
