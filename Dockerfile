@@ -1,12 +1,24 @@
 # One image for every party of every system: docker-compose.yml picks the role per service.
-FROM python:3.11-slim
+#
+# BASE is any image with Python >= 3.11 and its venv module: the official python:3.11-slim by
+# default, or one made from Debian's packages where that cannot be pulled (.ci/run:
+# debootstrap --variant=minbase --include=python3,python3-venv,python3-pip bookworm ROOTFS,
+# then tar -C ROOTFS -c . | docker import - mpc-base:bookworm; build with
+# --build-arg BASE=mpc-base:bookworm).
+ARG BASE=python:3.11-slim
+FROM ${BASE}
 
 ENV PYTHONUNBUFFERED=1 \
     PYTHONDONTWRITEBYTECODE=1 \
     PIP_NO_CACHE_DIR=1 \
-    PIP_DISABLE_PIP_VERSION_CHECK=1
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    PATH=/opt/mpc/bin:$PATH
 
 WORKDIR /app
+
+# A virtual environment of its own, whatever Python the base image has (Debian's refuses
+# system-wide installs by pip), first on PATH: `python` and `mpc` are its.
+RUN python3 -m venv /opt/mpc
 
 # The dependencies first, read from pyproject.toml: this layer is rebuilt only when they change,
 # not on every change of the source.

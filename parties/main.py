@@ -30,8 +30,15 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from mpc import __version__
 from mpc.errors import ConfigError, InputError, MPCError, PeerError, ProtocolError
-from mpc.runtime.config import DeploymentConfig, PartyConfig, load_config
+from mpc.runtime.config import (
+    DeploymentConfig,
+    PartyConfig,
+    agreement,
+    check_endpoint,
+    load_config,
+)
 from mpc.runtime.files import OUTPUT_RULE, check_output, write_private
 from mpc.runtime.keys import load_public_key, load_secret_key
 from mpc.runtime.launcher import STOP_SIGNALS, Stopped
@@ -105,6 +112,13 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
         "--insecure",
         action="store_true",
         help="plaintext, unauthenticated ZeroMQ (debugging only; every party must agree)",
+    )
+    p.add_argument(
+        "--bind",
+        default=None,
+        metavar="tcp://ADDRESS:PORT",
+        help="where this party listens (default: its `bind` entry, else its endpoint): this "
+        "host's business, e.g. one interface of several",
     )
     own = p.add_argument_group(
         "this party's own files (each overrides the party's entry in the deployment file)"
@@ -279,6 +293,8 @@ def own_files(me: PartyConfig, args: argparse.Namespace) -> PartyConfig:
         changes["nominal"] = _column_list(args.nominal, "--nominal")
     if getattr(args, "continuous", None) is not None:
         changes["continuous"] = _column_list(args.continuous, "--continuous")
+    if getattr(args, "bind", None) is not None:
+        changes["bind"] = check_endpoint(args.bind, "--bind")
     return dataclasses.replace(me, **changes)
 
 
@@ -367,6 +383,7 @@ async def _run(
         max_frame_bytes=cfg.max_frame_bytes,
         fault=fault,
         record_view=os.environ.get(VIEW_ENV) == "1",
+        agreement=agreement(cfg, __version__),
     )
     rc = 0
     try:

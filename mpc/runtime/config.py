@@ -41,6 +41,8 @@ everything before any socket opens and names the offending field in its error.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -50,7 +52,14 @@ from typing import Any
 from mpc.errors import ConfigError
 from mpc.runtime.codec import DEFAULT_MAX_FRAME_BYTES
 
-__all__ = ["DEFAULT_TIMEOUT", "DeploymentConfig", "PartyConfig", "load_config"]
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "DeploymentConfig",
+    "PartyConfig",
+    "agreement",
+    "check_endpoint",
+    "load_config",
+]
 
 DEFAULT_TIMEOUT = 60.0
 _NAME = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
@@ -108,6 +117,61 @@ class DeploymentConfig:
             if p.name == name:
                 return p
         raise ConfigError(f"{self.path}: no party named {name!r}; the deployment has {self.names}")
+
+
+#: what :func:`agreement` digests, section by section, and how a difference is named
+AGREEMENT_SECTIONS = {
+    "release": "the release of the framework",
+    "protocol": "the system and its parameters",
+    "parties": "the parties (names, roles, the columns each owns)",
+    "keys": "the parties' public keys",
+    "deployment": "the deadlines, frame limit, plaintext switch and monitor key",
+}
+
+
+def agreement(cfg: DeploymentConfig, release: str) -> dict[str, str]:
+    """What every party of a deployment must read alike, as a digest per section
+    (:data:`AGREEMENT_SECTIONS`): the release, the protocol and its parameters, the parties
+    (name, role, owned columns), the content of their public keys, and the deployment's
+    timeout, frame limit, plaintext switch and monitor key. A party's own paths (its data,
+    secret key, model, report), the endpoints it reaches the others at and where it listens
+    are its host's business and are left out. The parties compare it in their handshake and
+    refuse to run on a difference (:class:`mpc.runtime.party.Party`)."""
+
+    def digest(value: Any) -> str:
+        text = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+        return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+    def key(path: Path | None) -> str | None:
+        if path is None:
+            return None
+        try:
+            return hashlib.sha256(path.read_bytes().strip()).hexdigest()
+        except OSError as exc:
+            raise ConfigError(
+                f"{cfg.path}: cannot read the public key {path}: {exc.strerror}"
+            ) from None
+
+    return {
+        "release": release,
+        "protocol": digest([cfg.protocol, cfg.params]),
+        "parties": digest([[p.name, p.role, list(p.columns)] for p in cfg.parties]),
+        "keys": digest([[p.name, key(p.public_key)] for p in cfg.parties]),
+        "deployment": digest(
+            [cfg.timeout, cfg.insecure, cfg.max_frame_bytes, key(cfg.monitor_key)]
+        ),
+    }
+
+
+def check_endpoint(value: str, where: str) -> str:
+    """``value`` when it is ``tcp://HOST:PORT`` with a port in 1..65535; else a
+    :class:`ConfigError` naming ``where``."""
+    m = _ENDPOINT.match(value)
+    if not m or not 1 <= int(m.group(2)) <= 65535:
+        raise ConfigError(
+            f"{where}: expected 'tcp://HOST:PORT' with 1 <= PORT <= 65535, got {value!r}"
+        )
+    return value
 
 
 def _expect(value: Any, kind: type | tuple[type, ...], where: str, what: str) -> Any:
@@ -244,12 +308,7 @@ def load_config(path: str | Path) -> DeploymentConfig:
         endpoint = _expect(raw.get("endpoint"), str, f"{where}.endpoint", "'tcp://HOST:PORT'")
         bind = _expect(raw.get("bind", endpoint), str, f"{where}.bind", "'tcp://HOST:PORT'")
         for fname, value in (("endpoint", endpoint), ("bind", bind)):
-            m = _ENDPOINT.match(value)
-            if not m or not 1 <= int(m.group(2)) <= 65535:
-                raise ConfigError(
-                    f"{where}.{fname}: expected 'tcp://HOST:PORT' with 1 <= PORT <= 65535, "
-                    f"got {value!r}"
-                )
+            check_endpoint(value, f"{where}.{fname}")
         if endpoint in seen_endpoints:
             raise ConfigError(f"{where}.endpoint: {endpoint} is used by another party")
         seen_endpoints.add(endpoint)

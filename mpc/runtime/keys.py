@@ -15,6 +15,7 @@ folder anyone may read.
 
 from __future__ import annotations
 
+import hashlib
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +25,14 @@ import zmq
 from mpc.errors import AuthenticationError
 from mpc.runtime.files import private_dir, write_private
 
-__all__ = ["KeyPair", "generate_keypair", "load_public_key", "load_secret_key", "write_keypair"]
+__all__ = [
+    "KeyPair",
+    "fingerprint",
+    "generate_keypair",
+    "load_public_key",
+    "load_secret_key",
+    "write_keypair",
+]
 
 _Z85_ALPHABET = frozenset(
     "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#"
@@ -40,6 +48,13 @@ class KeyPair:
 
     def __repr__(self) -> str:
         return f"KeyPair(public={self.public.decode()!r}, secret=<hidden>)"
+
+
+def fingerprint(public: bytes) -> str:
+    """A public key's fingerprint, for people to compare over another channel (a phone call):
+    the first 80 bits of its SHA-256, as five groups of four hex digits."""
+    digest = hashlib.sha256(b"mpc-trees/curve-key/v1\0" + public).hexdigest()[:20]
+    return " ".join(digest[i : i + 4] for i in range(0, 20, 4))
 
 
 def generate_keypair() -> KeyPair:

@@ -54,6 +54,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from mpc.errors import (
+    ConfigError,
     InputError,
     MPCError,
     PeerAborted,
@@ -64,7 +65,7 @@ from mpc.errors import (
     ProtocolError,
 )
 from mpc.runtime.codec import DEFAULT_MAX_FRAME_BYTES, PROTOCOL_VERSION, decode, encode
-from mpc.runtime.config import DEFAULT_TIMEOUT
+from mpc.runtime.config import AGREEMENT_SECTIONS, DEFAULT_TIMEOUT
 from mpc.runtime.metrics import Ledger, Metrics
 from mpc.runtime.transport import Transport, is_monitor
 from mpc.runtime.view import Receipt, ViewRecorder, tag_pattern
@@ -130,6 +131,7 @@ class Party:
         fault: Fault | None = None,
         max_buffered_bytes: int | None = None,
         record_view: bool = False,
+        agreement: dict[str, str] | None = None,
     ) -> None:
         if name not in parties:
             raise ValueError(f"party {name!r} is not in the deployment {list(parties)}")
@@ -147,6 +149,7 @@ class Party:
             lambda: [0, 0]
         )
         self.view: ViewRecorder | None = ViewRecorder() if record_view else None
+        self._agreement = dict(agreement) if agreement is not None else None
         self.peer_roles: dict[str, str] = {}
         self._transport = transport
         self._max_frame = max_frame_bytes
@@ -232,12 +235,15 @@ class Party:
             await self.close()
 
     def _hello_body(self) -> dict[str, Any]:
-        return {
+        body: dict[str, Any] = {
             "version": PROTOCOL_VERSION,
             "name": self.name,
             "role": self.role,
             "incarnation": self._incarnation,
         }
+        if self._agreement is not None:
+            body["agreement"] = self._agreement
+        return body
 
     async def _handshake(self) -> None:
         self._step = "startup handshake"
@@ -751,6 +757,9 @@ class Party:
         if type(body.get("incarnation")) not in (str, type(None)):
             self.metrics.reject(f"{sender}: a HELLO whose incarnation is not a str")
             return
+        if self._agreement is not None and body.get("agreement") != self._agreement:
+            self._set_failure(self._disagreement(sender, body.get("agreement")))
+            return
         previous = self._hello.get(sender)
         if previous is not None and previous.get("incarnation") != body.get("incarnation"):
             self._on_restart(sender, body)
@@ -759,6 +768,23 @@ class Party:
         self.peer_roles[sender] = str(body.get("role", ""))
         if all(p in self._hello for p in self.peers):
             self._hello_event.set()
+
+    def _disagreement(self, sender: str, theirs: Any) -> ConfigError:
+        """The error of a peer whose deployment differs from this party's (its HELLO's
+        ``agreement``, :func:`mpc.runtime.config.agreement`)."""
+        mine = self._agreement or {}
+        theirs = theirs if isinstance(theirs, dict) else {}
+        differ = [s for s in AGREEMENT_SECTIONS if theirs.get(s) != mine.get(s)]
+        what = "; ".join(AGREEMENT_SECTIONS[s] for s in differ) or "its deployment"
+        release = (
+            f" (release {theirs.get('release')} there, {mine.get('release')} here)"
+            if "release" in differ
+            else ""
+        )
+        return ConfigError(
+            f"{self.name}: {sender} runs a different deployment: {what} differ{release}; "
+            "every party must run the same release with the same deployment file"
+        )
 
     def _on_restart(self, sender: str, body: dict[str, Any]) -> None:
         """A new process of ``sender`` said HELLO: carry on with it if it may restart, else

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import logging
 import secrets
 import time
@@ -61,6 +62,9 @@ HEARTBEAT_TIMEOUT_MS = 5000
 #: A lost connection that is not re-established within this many seconds (at most half
 #: the receive deadline) means the peer is gone; a brief network blip is tolerated.
 RECONNECT_GRACE_S = 2.0
+#: How often a peer's host name that does not resolve yet is tried again
+#: (:meth:`ZmqTransport._connect`).
+RESOLVE_RETRY_S = 0.5
 ZAP_DOMAIN = b"mpc"
 _ZAP_ENDPOINT = "inproc://zeromq.zap.01"
 #: The identity bound to the monitor key, and the prefix of a monitor's routing ids
@@ -338,11 +342,48 @@ class ZmqTransport(Transport):
                     asyncio.create_task(self._monitor_loop(peer, monitor), name=f"monitor-{peer}")
                 )
             )
-            dealer.connect(addr.endpoint)
+            self._connect(peer, dealer, addr.endpoint)
             self._dealers[peer] = dealer
             self._tasks.append(
                 self._watch(asyncio.create_task(self._guard(peer, dealer), name=f"guard-{peer}"))
             )
+
+    def _connect(self, peer: str, dealer: zmq.asyncio.Socket, endpoint: str) -> None:
+        """Connect ``dealer`` to ``endpoint`` once its host name resolves.
+
+        libzmq resolves a host name in its I/O thread, which also runs this party's listening
+        socket: a name that does not resolve yet (a peer's container not created yet, its DNS
+        record not published) can hold that thread for a resolver's whole timeout, 10 s and
+        more, in which no connection is accepted (a monitor's PING goes unanswered). So the
+        name is resolved here first, in a thread of its own, retried until it resolves; the
+        socket then connects by the name (libzmq resolves it again on every reconnect)."""
+        host = endpoint.split("//", 1)[1].rsplit(":", 1)[0].strip("[]")
+        try:
+            ipaddress.ip_address(host)
+            literal = True
+        except ValueError:
+            literal = host in ("*", "localhost")
+        if literal:
+            dealer.connect(endpoint)
+            return
+
+        async def resolve_then_connect() -> None:
+            loop = asyncio.get_running_loop()
+            link = self._links[peer]
+            while True:
+                try:
+                    await loop.getaddrinfo(host, None)
+                    break
+                except OSError:
+                    note = f"{time.strftime('%H:%M:%S')} {host} does not resolve yet"
+                    if not link.events or not link.events[-1].endswith("does not resolve yet"):
+                        link.events.append(note)
+                    await asyncio.sleep(RESOLVE_RETRY_S)
+            dealer.connect(endpoint)
+
+        self._tasks.append(
+            self._watch(asyncio.create_task(resolve_then_connect(), name=f"resolve-{peer}"))
+        )
 
     async def _guard(self, peer: str, dealer: zmq.asyncio.Socket) -> None:
         """Nothing is ever sent back over a DEALER: a message there is a peer misbehaving."""

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 
 from mpc.errors import MPCError
 from mpc.runtime.files import OUTPUT_RULE, check_output, write_private
-from mpc.runtime.keys import write_keypair
+from mpc.runtime.keys import fingerprint, load_public_key, write_keypair
 from mpc.runtime.launcher import Stopped, stop_on_signals
 from mpc.runtime.monitor import ProgressLine, describe_progress
 from parties.options import OUTPUT_OPTIONS, output_checks
@@ -342,6 +342,15 @@ def _add_deploy(p: argparse.ArgumentParser, system: System) -> None:
         "service or a DNS name)",
     )
     g.add_argument(
+        "--bind",
+        action="append",
+        default=[],
+        metavar="NAME=ADDRESS",
+        help="where party NAME listens (repeatable; default: its --host when that is a "
+        "loopback address, else 0.0.0.0, every interface); a party can also be started with "
+        "`python -m parties ... --bind tcp://ADDRESS:PORT`",
+    )
+    g.add_argument(
         "--port",
         type=int,
         default=5700,
@@ -394,8 +403,17 @@ def _deploy(args: argparse.Namespace) -> int:
         hosts[name] = host
     if not 1 <= args.port <= 65535 - len(names):
         raise MPCError(f"--port must leave room for {len(names)} ports below 65536")
+    binds: dict[str, str] = {}
+    for item in args.bind:
+        name, sep, host = item.partition("=")
+        if not sep or not host or name not in names:
+            raise MPCError(f"--bind {item!r}: expected NAME=ADDRESS with NAME one of {names}")
+        binds[name] = host
     endpoints = [
-        (f"tcp://{hosts.get(n, n)}:{args.port + i}", f"tcp://0.0.0.0:{args.port + i}")
+        (
+            f"tcp://{hosts.get(n, n)}:{args.port + i}",
+            f"tcp://{binds.get(n, _listen_on(hosts.get(n)))}:{args.port + i}",
+        )
         for i, n in enumerate(names)
     ]
     if args.monitor and args.insecure:
@@ -417,15 +435,34 @@ def _deploy(args: argparse.Namespace) -> int:
             f"{folder}/NAME/{system.name}.* (a folder per party)"
         )
     keys = args.keys if Path(args.keys).is_absolute() else str(args.out / args.keys)
-    everyone = " ".join([*names, "monitor"] if args.monitor else names)
-    print(f"keys: mpc keygen --out {keys} {everyone}  (each party keeps its .secret)")
-    for spec, (endpoint, _) in zip(plan.parties, endpoints, strict=True):
+    print(
+        f"keys: each party makes its own pair on its own host (mpc keygen --out keys NAME), "
+        f"keeps NAME.secret there and sends NAME.public, to be put in {keys}/"
+    )
+    for spec, (endpoint, bind) in zip(plan.parties, endpoints, strict=True):
         own = " --data ITS.csv" if "id" in spec.entries and spec.csv is None else ""
         print(
-            f"{spec.name:<8} at {endpoint}: python -m parties {spec.role} --config {path} "
-            f"--name {spec.name} --secret-key {keys}/{spec.name}.secret{own}"
+            f"{spec.name:<8} at {endpoint} (listens on {bind.split('//')[1]}): python -m parties "
+            f"{spec.role} --config {path} --name {spec.name} --secret-key keys/{spec.name}.secret"
+            f"{own}"
         )
+    folder = Path(keys)
+    print("fingerprints, to compare with each party over another channel:")
+    for name in [*names, "monitor"] if args.monitor else names:
+        try:
+            print(f"{name:<8} {fingerprint(load_public_key(folder / f'{name}.public'))}")
+        except MPCError:
+            print(f"{name:<8} missing: {folder / f'{name}.public'} (ask {name} for it)")
     return 0
+
+
+def _listen_on(host: str | None) -> str:
+    """Where a party listens by default: the address others reach it at when that is a
+    loopback address (a local deployment stays on the loopback), else every interface (a
+    host or service name resolves to one of this host's addresses)."""
+    if host is not None and (host == "localhost" or host.startswith("127.") or host == "::1"):
+        return host
+    return "0.0.0.0"
 
 
 class _RunProgress(ProgressLine):
@@ -549,8 +586,9 @@ def _dispatch(args: argparse.Namespace) -> int:
             pair = write_keypair(args.out, name, secret_dir=args.secrets)
             secret = (args.secrets / name if args.secrets else args.out) / f"{name}.secret"
             print(
-                f"{name}: {args.out / (name + '.public')} (public {pair.public.decode()}), "
-                f"{secret} (secret, mode 0600)"
+                f"{name}: {args.out / (name + '.public')} (fingerprint {fingerprint(pair.public)}"
+                f"; send it to whoever writes the deployment file), {secret} (secret, mode "
+                "0600; it stays on this host)"
             )
         return 0
     return _run(args)
