@@ -4,6 +4,7 @@ Docker engine answers, and fail then in CI, which sets MPC_REQUIRE_DOCKER=1)."""
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import time
@@ -22,6 +23,7 @@ from .containers import (
     container_exit_codes,
     container_of,
     docker_missing,
+    own,
     remove_project,
     report,
     require_docker,
@@ -196,3 +198,127 @@ def test_a_killed_container_ends_the_others_within_the_deadline_naming_it() -> N
             assert not doc["ok"] and "site2" in doc["error"]["message"], doc["error"]
     finally:
         remove_project(project, "ppid3", env=env)
+
+
+# ------------------------------------------------------------------ the per-organisation kit
+
+KIT = ROOT / "kit" / "party.yml"
+CAR = ["buying", "maint", "doors", "persons", "lug_boot", "safety"]
+#: three organisations, each holding its own columns (the class at the third)
+KIT_PARTS = [["buying", "maint"], ["doors", "persons"], ["lug_boot", "safety"]]
+
+
+def _kit_up(org: Path, party: str, port: int, csv_file: Path, args: str, network: str) -> None:
+    """One organisation's `docker-compose -p ORG -f kit/party.yml --env-file ORG.env up`, with
+    the settings file it writes on its own host."""
+    env_file = org / "party.env"
+    env_file.write_text(
+        f"MPC_PARTY={party}\nMPC_ROLE=site\nMPC_PORT={port}\n"
+        f"MPC_PUBLIC={org.parent / 'public'}\n"
+        f"MPC_SECRET_KEY={org / 'secret' / party / (party + '.secret')}\n"
+        f"MPC_CSV={csv_file}\nMPC_OUT={org / 'out'}\nMPC_ARGS={args}\nMPC_NETWORK={network}\n"
+    )  # fmt: skip
+    compose(org.name, "-f", str(KIT), "--env-file", str(env_file), "up", "-d", "--no-build")
+
+
+def _kit_wait(orgs: list[Path], deadline: float = 300) -> dict[str, int]:
+    started = time.monotonic()
+    while True:
+        codes = {o.name: container_exit_codes(o.name).get("party", -2) for o in orgs}
+        if all(c >= 0 for c in codes.values()):
+            return codes
+        assert time.monotonic() - started < deadline, codes
+        time.sleep(1)
+
+
+def test_three_organisations_train_and_classify_with_the_kit_each_holding_its_own_file(
+    tmp_path: Path,
+) -> None:
+    """The kit (kit/party.yml) as three organisations would run it: three compose projects on
+    one Docker network, each given only its own CSV of UCI car (1,000 records, in its own row
+    order), its own secret key (made by its own `mpc keygen`) and the public folder. They
+    train PPID3 (counts by secret sharing, a third site dealing) and keep their model parts;
+    then each brings 728 new, unlabelled records and the class site's predictions equal plain
+    ID3's on the joined table, which exists only in this test."""
+    require_docker()
+    built_image()
+    from mpc.learners.id3 import ID3Classifier
+
+    from .test_own_data import split_files, write_csv
+
+    data = DATA / "car" / "car.data"
+    if not data.exists():
+        pytest.skip(f"UCI car is not at {data}")
+    rows = [line.split(",") for line in data.read_text().split() if line]
+    train, new = rows[:1000], rows[1000:]
+    network, base = "mpctest-kit", 57610
+    sites = ["site1", "site2", "site3"]
+    orgs = [tmp_path / f"org{i}" for i in (1, 2, 3)]
+    public = tmp_path / "public"
+    cols = {h: [r[j] for r in train] for j, h in enumerate(CAR)}
+    own_train = split_files(tmp_path, cols, [r[6] for r in train], KIT_PARTS, seed=1)
+    new_cols = {h: [r[j] for r in new] for j, h in enumerate(CAR)}
+    own_new = split_files(tmp_path, new_cols, None, KIT_PARTS, seed=2, prefix="n")
+    for org, site, tr, nw in zip(orgs, sites, own_train, own_new, strict=True):
+        (org / "out").mkdir(parents=True)
+        tr.rename(org / "train.csv")
+        nw.rename(org / "new.csv")
+        # on its own host: its key pair; the public half goes to whoever writes the deployment
+        run(["mpc", "keygen", "--out", str(public / "keys"), "--secrets", str(org / "secret"),
+             site])  # fmt: skip
+    proc = run(["mpc", "deploy", "ppid3", "--partition", ";".join(",".join(p) for p in KIT_PARTS),
+                "--class", "class", "--counts", "fast", "--helper", "sites", "--out", str(public),
+                "--port", str(base)])  # fmt: skip
+    assert "fingerprint" in proc.stdout.lower(), proc.stdout
+    for org in orgs:
+        own(org)
+    own(public)
+    run(["docker", "network", "rm", network], check=False)
+    run(["docker", "network", "create", network])
+    try:
+        for i, (org, site) in enumerate(zip(orgs, sites, strict=True)):
+            _kit_up(org, site, base + i, org / "train.csv",
+                    f"--model-out /out/{site}.model.json", network)  # fmt: skip
+        codes = _kit_wait(orgs)
+        assert all(c == 0 for c in codes.values()), (codes, _logs(orgs))
+        for org, site in zip(orgs, sites, strict=True):
+            doc = json.loads((org / "out" / "report.json").read_text())
+            assert doc["ok"], doc.get("error")
+            assert oct((org / "out" / f"{site}.model.json").stat().st_mode & 0o777) == "0o600"
+            compose(org.name, "-f", str(KIT), "--env-file", str(org / "party.env"), "down")
+        for i, (org, site) in enumerate(zip(orgs, sites, strict=True)):
+            out = " --predictions-out /out/predictions.csv" if site == "site3" else ""
+            _kit_up(org, site, base + i, org / "new.csv",
+                    f"--model /out/{site}.model.json{out}", network)  # fmt: skip
+        codes = _kit_wait(orgs)
+        assert all(c == 0 for c in codes.values()), (codes, _logs(orgs))
+        with (orgs[2] / "out" / "predictions.csv").open() as fh:
+            got = {r["id"]: r["class"] for r in csv.DictReader(fh)}
+        assert not (orgs[0] / "out" / "predictions.csv").exists()
+        from mpc.datasets import load_csv
+
+        joined = write_csv(tmp_path / "joined.csv", [*CAR, "class"], train)
+        plain = ID3Classifier().fit(
+            load_csv(joined, "class"), attribute_order=[a for p in KIT_PARTS for a in p],
+            sites={a: i for i, p in enumerate(KIT_PARTS) for a in p},
+        )  # fmt: skip
+        new_joined = write_csv(tmp_path / "new-joined.csv", ["id", *CAR],
+                               [[f"n{i}", *r[:6]] for i, r in enumerate(new)])  # fmt: skip
+        expected = plain.predict(load_csv(new_joined, "id"))
+        assert len(got) == len(new)
+        assert [got[f"n{i}"] for i in range(len(new))] == list(map(str, expected))
+    finally:
+        for org in orgs:
+            if (org / "party.env").exists():
+                compose(org.name, "-f", str(KIT), "--env-file", str(org / "party.env"), "down",
+                        check=False)  # fmt: skip
+        run(["docker", "network", "rm", network], check=False)
+
+
+def _logs(orgs: list[Path]) -> str:
+    out = []
+    for org in orgs:
+        proc = compose(org.name, "-f", str(KIT), "--env-file", str(org / "party.env"), "logs",
+                       check=False)  # fmt: skip
+        out.append(proc.stdout[-2000:])
+    return "\n".join(out)

@@ -41,7 +41,7 @@ import zmq.asyncio
 from zmq.utils import z85
 from zmq.utils.monitor import parse_monitor_message
 
-from mpc.errors import AuthenticationError, PeerMisbehaved, ProtocolError
+from mpc.errors import AuthenticationError, ConfigError, PeerMisbehaved, ProtocolError
 
 __all__ = [
     "MONITOR_ID",
@@ -312,7 +312,7 @@ class ZmqTransport(Transport):
             router.bind(self._bind)
         except zmq.ZMQError as exc:
             router.close(0)
-            raise AuthenticationError(
+            raise ConfigError(
                 f"{self.name}: cannot bind {self._bind}: {exc}; is another process using it?"
             ) from exc
         self._router = router

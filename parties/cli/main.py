@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from mpc import __version__
 from mpc.errors import MPCError
 from mpc.runtime.files import OUTPUT_RULE, check_output, write_private
 from mpc.runtime.keys import fingerprint, load_public_key, write_keypair
@@ -139,6 +140,10 @@ def _build_parser() -> argparse.ArgumentParser:
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument(
+        "--version", action="version", version=f"mpc-trees {__version__}",
+        help="the release; every party of a deployment must run the same one",
+    )  # fmt: skip
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     kg = sub.add_parser("keygen", help="write CurveZMQ key pairs (NAME.public, NAME.secret)")
@@ -189,6 +194,10 @@ def _build_parser() -> argparse.ArgumentParser:
     from parties.cli.sanitize import add_sanitize_parser
 
     add_sanitize_parser(sub)
+
+    from parties.cli.check import add_check_parser
+
+    add_check_parser(sub)
 
     party = sub.add_parser(
         "party", help="run one party of a deployment (as python -m parties)", add_help=False
@@ -581,6 +590,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         from parties.cli.sanitize import run_sanitize
 
         return run_sanitize(args)
+    if args.command == "check":
+        from parties.cli.check import run_check
+
+        return run_check(args)
     if args.command == "keygen":
         for name in args.names:
             pair = write_keypair(args.out, name, secret_dir=args.secrets)
