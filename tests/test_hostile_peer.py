@@ -27,7 +27,8 @@ import pytest
 import zmq
 
 from mpc.runtime.codec import MAX_INT_BYTES, Envelope, decode, encode
-from mpc.runtime.config import load_config
+from mpc import __version__
+from mpc.runtime.config import agreement, load_config
 from mpc.runtime.keys import load_public_key, load_secret_key, write_keypair
 from mpc.runtime.transport import MONITOR_ID
 
@@ -92,6 +93,8 @@ class ScriptedPeer:
         assert me.secret_key is not None and other.public_key is not None
         keys = load_secret_key(me.secret_key)
         self.name = name
+        #: what a true site2 of this deployment says in its HELLO (the handshake compares it)
+        self.agreement = agreement(cfg, __version__)
         self.ctx = zmq.Context()
         self.inbox = self.ctx.socket(zmq.ROUTER)
         self.inbox.linger = 0
@@ -115,7 +118,8 @@ class ScriptedPeer:
         self.out.send_multipart(frames)
 
     def hello(self) -> None:
-        body = {"version": 1, "name": self.name, "role": "site", "incarnation": "scripted"}
+        body = {"version": 1, "name": self.name, "role": "site", "incarnation": "scripted",
+                "agreement": self.agreement}  # fmt: skip
         self.send(encode("hello", "hello", 0, body))
 
     def expect(self, tag: str, *, deadline: float = 30.0) -> Envelope:
