@@ -26,8 +26,8 @@ import numpy as np
 import pytest
 import zmq
 
-from mpc.runtime.codec import MAX_INT_BYTES, Envelope, decode, encode
 from mpc import __version__
+from mpc.runtime.codec import MAX_INT_BYTES, Envelope, decode, encode
 from mpc.runtime.config import agreement, load_config
 from mpc.runtime.keys import load_public_key, load_secret_key, write_keypair
 from mpc.runtime.transport import MONITOR_ID
