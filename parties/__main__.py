@@ -15,7 +15,7 @@ import sys
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
-from mpc.runtime.launcher import Stopped  # noqa: E402
+from mpc.deployment.launcher import Stopped  # noqa: E402
 from parties.main import PROG, main  # noqa: E402
 
 

@@ -13,7 +13,7 @@
     run.plot("ppid3.svg")              # a picture of the tree, nodes coloured by site
 
 :func:`run_system` starts one OS process per party on 127.0.0.1 over CurveZMQ, exactly as
-``mpc run`` does (:func:`mpc.runtime.launcher.launch`): the options are those of ``mpc run
+``mpc run`` does (:func:`mpc.deployment.launcher.launch`): the options are those of ``mpc run
 SYSTEM``, as keyword arguments (``--class-site 2`` is ``class_site=2``, a flag is ``True``, a
 list of numbers a list); they are checked, and every output path with them, before any party
 starts. A run whose parties fail returns a :class:`RunResult` with ``ok`` False and each
@@ -36,12 +36,12 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from mpc.deployment.launcher import LaunchResult, PartySpec, launch
 from mpc.errors import ConfigError, MPCError
 from mpc.learners.plot import PlotInfo, check_plot_path, plot_tree, require_matplotlib
 from mpc.learners.tree import Node, from_json
 from mpc.runtime.config import DeploymentConfig, PartyConfig
 from mpc.runtime.files import check_output
-from mpc.runtime.launcher import LaunchResult, PartySpec, launch
 from mpc.runtime.party import Party
 from parties.main import main as party_process
 from parties.options import check_outputs, output_checks

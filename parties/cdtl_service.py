@@ -2,7 +2,7 @@
 ``cdtl-classify`` (Mancuhan & Clifton, Figures 1-3, as two sessions of one data owner).
 
 The CDBS's state is durable: its SQLite database (IT, ST, the BDT and every sealed subtree,
-:class:`~protocols.cdtl.CDBSStore`) in a folder that outlives its processes, and its CurveZMQ
+:class:`~protocols.cdtl.cdtl.CDBSStore`) in a folder that outlives its processes, and its CurveZMQ
 key. The client's state is its private model file. So each session is one run of the two
 parties, and either process may end between sessions, or be restarted during one:
 
@@ -46,7 +46,7 @@ one key folder: ``python -m parties client --config F --name client --data train
 --model client.model.json --data new.csv --id rid --predictions-out predictions.csv``, and
 ``python -m parties cdbs --config F --name cdbs`` for each session.
 
-What each party learns is what ``cdtl`` lets it learn (:mod:`protocols.cdtl`); the model file
+What each party learns is what ``cdtl`` lets it learn (:mod:`protocols.cdtl.cdtl`); the model file
 holds the client's key and never leaves it.
 """
 
@@ -65,10 +65,10 @@ import numpy as np
 
 from mpc.crypto.sealed import KEY_BYTES, ClientKey
 from mpc.datasets import CONTINUOUS, NOMINAL, Discretizer, PartyTable, Table, csv_header
+from mpc.deployment.launcher import PartySpec
 from mpc.errors import ConfigError, InputError, ProtocolError
 from mpc.learners.model_file import ModelError, SavedModel, new_model_id, read_model, write_model
 from mpc.runtime.config import DeploymentConfig, PartyConfig
-from mpc.runtime.launcher import PartySpec
 from mpc.runtime.party import Party
 from parties.cdtl_system import serve_cdbs
 from parties.cdtl_tables import (
@@ -83,7 +83,7 @@ from parties.cdtl_tables import (
     read_client_csv,
 )
 from parties.own_data import read_own_table, write_predictions
-from protocols.cdtl import CDBS, CLIENT, SPLITS
+from protocols.cdtl.cdtl import CDBS, CLIENT, SPLITS
 
 __all__ = [
     "DB_FILE",
@@ -390,9 +390,9 @@ def outsource_plan(args: argparse.Namespace) -> Any:
 
 async def outsource_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
     from mpc.learners.evaluation import train_test_split
-    from protocols.anatomization import anatomize, suppress_for_l
-    from protocols.anatomized_joins import open_eseq
-    from protocols.cdtl import CDBSClient
+    from protocols.cdtl.anatomization import anatomize, suppress_for_l
+    from protocols.cdtl.cdtl import CDBSClient
+    from protocols.cdtl.joins import open_eseq
 
     p = cfg.params
     if me.role == CDBS:
@@ -560,7 +560,7 @@ def classify_plan(args: argparse.Namespace) -> Any:
 
 async def classify_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
     from mpc.learners.evaluation import accuracy, rows_of
-    from protocols.cdtl import CDBSClient, ClientCosts
+    from protocols.cdtl.cdtl import CDBSClient, ClientCosts
 
     p = cfg.params
     if me.role == CDBS:

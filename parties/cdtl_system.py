@@ -39,10 +39,10 @@ from typing import Any
 
 import numpy as np
 
+from mpc.deployment.launcher import PartySpec
 from mpc.errors import ConfigError, ProtocolError
 from mpc.runtime.config import DeploymentConfig, PartyConfig
 from mpc.runtime.files import open_private
-from mpc.runtime.launcher import PartySpec
 from mpc.runtime.party import Party
 from mpc.runtime.view import READY
 from parties.cdtl_tables import (
@@ -63,7 +63,7 @@ from parties.cdtl_tables import (
     with_class,
 )
 from parties.own_data import private_seed, read_own_file
-from protocols.cdtl import CDBS, CLIENT, PROTOCOLS, SPLITS, Protocol
+from protocols.cdtl.cdtl import CDBS, CLIENT, PROTOCOLS, SPLITS, Protocol
 
 __all__ = [
     "METHODS",
@@ -277,9 +277,9 @@ async def cdtl_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
     from mpc.crypto.sealed import ClientKey
     from mpc.learners.evaluation import rows_of
     from parties.plan import load_party_data
-    from protocols.anatomization import anatomize, suppress_for_l
-    from protocols.anatomized_joins import open_eseq
-    from protocols.cdtl import CDBSClient, ClientCosts
+    from protocols.cdtl.anatomization import anatomize, suppress_for_l
+    from protocols.cdtl.cdtl import CDBSClient, ClientCosts
+    from protocols.cdtl.joins import open_eseq
 
     p = cfg.params
     clients = [str(c) for c in p["clients"]]
@@ -389,14 +389,14 @@ async def serve_cdbs(
     party: Party, cfg: DeploymentConfig, clients: list[str], *, single_leaf: bool = True
 ) -> dict[str, Any]:
     """The CDBS process: serve every client concurrently from one store until all are done
-    (``single_leaf``: the shortcut of :class:`~protocols.cdtl.Protocol`).
+    (``single_leaf``: the shortcut of :class:`~protocols.cdtl.cdtl.Protocol`).
 
     The store is the SQLite file ``protocol.params.db`` (default: ``cdbs.sqlite`` next to the
     deployment file), made private (mode 0600) before SQLite opens it; a new process on the
     same file serves everything an earlier one stored."""
     import asyncio
 
-    from protocols.cdtl import CDBSStore, serve_client
+    from protocols.cdtl.cdtl import CDBSStore, serve_client
 
     db = str(cfg.params.get("db") or "") or str(cfg.path.parent / "cdbs.sqlite")
     if db != ":memory:":
@@ -631,8 +631,8 @@ async def load_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
     from mpc.crypto.sealed import ClientKey
     from mpc.learners.evaluation import rows_of
     from parties.plan import load_party_data
-    from protocols.anatomization import anatomize, suppress_for_l
-    from protocols.cdtl import CDBSClient, ClientCosts
+    from protocols.cdtl.anatomization import anatomize, suppress_for_l
+    from protocols.cdtl.cdtl import CDBSClient, ClientCosts
 
     p = cfg.params
     clients = [str(c) for c in p["clients"]]

@@ -36,7 +36,7 @@ from mpc.datasets import CONTINUOUS, NOMINAL, Discretizer, PartyTable, Table, lo
 from mpc.errors import ConfigError, InputError
 from mpc.learners.evaluation import stratified_kfold, train_test_split
 from mpc.runtime.config import PartyConfig
-from protocols.anatomization import max_l
+from protocols.cdtl.anatomization import max_l
 
 __all__ = [
     "BIN_ATTRIBUTES",

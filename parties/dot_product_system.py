@@ -4,9 +4,9 @@
 ``M`` vectors and Bob's ``L`` vectors of length ``N`` from the seed (demo input, which the
 launcher knows anyway; the protocol's masks and keys come from each party's OS randomness,
 never from the seed), writes each party only its
-own vectors, and runs :func:`protocols.dot_product.dot_products` with the product revealed to
-Alice (the commodity server ``dealer`` joins for the dealer method). The launcher generated
-both inputs, so it checks Alice's result against the plain product mod 2^64 (``correct``);
+own vectors, and runs :func:`protocols.primitives.dot_product.dot_products` with the product
+revealed to Alice (the commodity server ``dealer`` joins for the dealer method). The launcher
+generated both inputs, so it checks Alice's result against the plain product mod 2^64 (``correct``);
 no party can make that check.
 """
 
@@ -17,12 +17,12 @@ from typing import Any
 
 import numpy as np
 
+from mpc.deployment.launcher import PartySpec
 from mpc.errors import ConfigError, ProtocolError
 from mpc.runtime.config import DeploymentConfig, PartyConfig
-from mpc.runtime.launcher import PartySpec
 from mpc.runtime.party import Party
 from mpc.runtime.view import READY
-from protocols.dot_product import dot_products
+from protocols.primitives.dot_product import dot_products
 
 __all__ = [
     "dot_product_args",
@@ -86,7 +86,7 @@ def dot_product_args(p: argparse.ArgumentParser) -> None:
 def dot_product_plan(args: argparse.Namespace) -> Any:
     from mpc.crypto.paillier import MIN_KEY_BITS, PAILLIER_KEY_BITS
     from parties.plan import Plan
-    from protocols.dot_product import paillier_capacity_bits
+    from protocols.primitives.dot_product import paillier_capacity_bits
 
     for flag, value in (
         ("--n", args.n),

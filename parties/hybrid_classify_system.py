@@ -21,12 +21,12 @@ A party process (:func:`classify_party`):
 
 1. reads and checks its model part (:func:`parties.hybrid_model.load_part`: an edited file is
    refused) and compares the model id and part digests with the other's
-   (:func:`protocols.hybrid_agreement.check_parts`: a part of another training run is refused);
+   (:func:`protocols.hybrid.agreement.check_parts`: a part of another training run is refused);
 2. reads its new file and aligns the records with the other's
-   (:func:`protocols.record_alignment.align_records`; a mismatch stops every party with
+   (:func:`protocols.primitives.record_alignment.align_records`; a mismatch stops every party with
    ``RecordMismatch``, counts only);
 3. bins its continuous columns with its saved cut points and runs
-   :func:`protocols.hybrid_classify.classify_records` (what each party learns is in that
+   :func:`protocols.hybrid.classify.classify_records` (what each party learns is in that
    module's docstring: the deliverer the predictions, the other nothing, the dealer ``(R, T)``).
 
 Every failure stops every party within the deadline (the runtime's abort), and no message,
@@ -52,25 +52,25 @@ from typing import Any
 import numpy as np
 
 from mpc.datasets import DataError, load_party_csv
+from mpc.deployment.launcher import PartySpec
 from mpc.errors import ConfigError, InputError, ProtocolError
 from mpc.learners.evaluation import accuracy
 from mpc.learners.model_file import ModelError
 from mpc.runtime.config import DeploymentConfig, PartyConfig
-from mpc.runtime.launcher import PartySpec
 from mpc.runtime.party import Party
 from parties.hybrid_model import HybridPart, load_part, plain_predict
 from parties.own_data import read_own_table, write_predictions
 from parties.vertical_csv import fresh_id_column, party_csv
-from protocols.fast_counts import Sites
-from protocols.hybrid_agreement import check_parts
-from protocols.hybrid_classify import (
+from protocols.hybrid.agreement import check_parts
+from protocols.hybrid.classify import (
     classify_records,
     consistent_terminals,
     serve_classify_dealer,
     terminal_classes,
 )
-from protocols.hybrid_id3 import ALICE, BOB, DEALER
-from protocols.record_alignment import align_records
+from protocols.hybrid.hybrid_id3 import ALICE, BOB, DEALER
+from protocols.ppid3.fast_counts import Sites
+from protocols.primitives.record_alignment import align_records
 
 __all__ = [
     "DEFAULT_PREDICTIONS",

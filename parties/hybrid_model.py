@@ -18,7 +18,7 @@ What a part's body holds, and why::
     }
 
 * **The tree.** Teng & Du end with the tree at both parties, and classifying new records
-  (:mod:`protocols.hybrid_classify`) needs at each party the tree's tests, to mark the
+  (:mod:`protocols.hybrid.classify`) needs at each party the tree's tests, to mark the
   terminals its own values allow. Only the class holder needs the classes of the terminals
   (it weights its vector with them), so Bob's part keeps the whole tree (:mod:`mpc.learners.tree`
   JSON with counts and classes) and Alice's keeps the tests only (attribute, site and
@@ -52,7 +52,7 @@ from mpc.datasets import Discretizer, Table
 from mpc.learners.evaluation import predict_table
 from mpc.learners.model_file import ModelError, read_model
 from mpc.learners.tree import from_json
-from protocols.hybrid_id3 import ALICE, BOB, HybridSetup
+from protocols.hybrid.hybrid_id3 import ALICE, BOB, HybridSetup
 
 __all__ = [
     "KINDS",

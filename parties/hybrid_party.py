@@ -32,16 +32,16 @@ A party process (:func:`hybrid_run`):
 
 1. agrees with the others on the mode (train, or classify with ``--model``:
    :func:`parties.hybrid_classify_system.classify_party`);
-2. aligns its records with the other's (:func:`protocols.record_alignment.align_records`,
+2. aligns its records with the other's (:func:`protocols.primitives.record_alignment.align_records`,
    between Alice and Bob only; a mismatch stops every party with ``RecordMismatch``, which
    gives counts only) and puts its rows in the common order;
 3. bins its own continuous columns on its own training rows (equal-frequency,
    :class:`mpc.datasets.Discretizer`; per column, the same bins as binning the joined table)
-   and agrees on the setup (the domains, :func:`protocols.hybrid_agreement.agree_setup`);
+   and agrees on the setup (the domains, :func:`protocols.hybrid.agreement.agree_setup`);
 4. exchanges disguised tables, its coins drawn in its own file's row order, and builds the
-   randomization-only, hybrid and SMC-only trees (:mod:`protocols.hybrid_id3`), every SMC
+   randomization-only, hybrid and SMC-only trees (:mod:`protocols.hybrid.hybrid_id3`), every SMC
    count a secure dot product;
-5. binds the saved model (:func:`protocols.hybrid_agreement.bind_parts`) and, with
+5. binds the saved model (:func:`protocols.hybrid.agreement.bind_parts`) and, with
    ``--model-out FILE``, writes its part (:mod:`parties.hybrid_model`): the hybrid tree.
 
 Coins. The randomized-response coins protect a party's data from the other party, so each
@@ -73,9 +73,8 @@ from mpc.runtime.party import Party
 from parties.hybrid_classify_system import classify_party, serve_classify
 from parties.hybrid_model import LEARNER, part_body
 from parties.own_data import private_seed, read_own_file
-from protocols.fast_counts import Sites
-from protocols.hybrid_agreement import CLASSIFY, TRAIN, agree_mode, agree_setup, bind_parts
-from protocols.hybrid_id3 import (
+from protocols.hybrid.agreement import CLASSIFY, TRAIN, agree_mode, agree_setup, bind_parts
+from protocols.hybrid.hybrid_id3 import (
     ALICE,
     BOB,
     DEALER,
@@ -89,7 +88,8 @@ from protocols.hybrid_id3 import (
     paillier_dot,
     serve_dealer,
 )
-from protocols.record_alignment import align_records
+from protocols.ppid3.fast_counts import Sites
+from protocols.primitives.record_alignment import align_records
 
 __all__ = [
     "COINS_OS",
@@ -204,7 +204,7 @@ def party_codes(setup: HybridSetup, table: Any, party: str) -> np.ndarray:
 def party_coins(data: dict[str, Any], me: PartyConfig) -> tuple[np.random.Generator | None, str]:
     """Where this party's randomized-response coins come from: its own private input file's
     ``coin_seed`` when there is one (a reproducible experiment), else the OS (``None``).
-    Returns the generator for :func:`protocols.hybrid_id3.exchange_disguised` and the label
+    Returns the generator for :func:`protocols.hybrid.hybrid_id3.exchange_disguised` and the label
     the party reports (:data:`COINS_OS` or :data:`COINS_SEEDED`; never the seed itself)."""
     rng = private_seed(data, COIN_SEED_KEY, me, "its coins and undo its disguise")
     return rng, COINS_OS if rng is None else COINS_SEEDED
@@ -227,8 +227,9 @@ class TrainingParams:
     max_depth: int | None
     bins: int
     grouping: str = TABLE_GROUPS
-    #: the randomization-only baseline's readings (:data:`protocols.hybrid_id3.ESTIMATE_READINGS`,
-    #: :data:`protocols.hybrid_id3.MINERS`)
+    #: the randomization-only baseline's readings
+    #: (:data:`protocols.hybrid.hybrid_id3.ESTIMATE_READINGS`,
+    #: :data:`protocols.hybrid.hybrid_id3.MINERS`)
     baseline_estimates: str = "clipped"
     baseline_miner: str = "both"
 

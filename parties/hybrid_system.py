@@ -46,11 +46,11 @@ from mpc.datasets import (
     load_party_csv,
     resolve_data_dir,
 )
+from mpc.deployment.launcher import PartySpec
 from mpc.errors import ConfigError, ProtocolError
 from mpc.learners.evaluation import accuracy, predict_table, train_test_split
 from mpc.learners.id3 import ID3Classifier
 from mpc.learners.tree import depth, from_json, render, to_json
-from mpc.runtime.launcher import PartySpec
 from parties.hybrid_party import (
     COIN_SEED_KEY,
     COINS_OS,
@@ -66,8 +66,8 @@ from parties.hybrid_party import (
     table_groups,
 )
 from parties.vertical_csv import fresh_id_column, kind_entries, party_csv
-from protocols.hybrid_id3 import ALICE, BOB, DEALER, ESTIMATE_READINGS, MINERS, HybridSetup
-from protocols.ppid3 import check_tree_equal
+from protocols.hybrid.hybrid_id3 import ALICE, BOB, DEALER, ESTIMATE_READINGS, MINERS, HybridSetup
+from protocols.ppid3.ppid3 import check_tree_equal
 
 __all__ = [
     "COINS_OS",

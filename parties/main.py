@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from mpc import __version__
+from mpc.deployment.launcher import STOP_SIGNALS, Stopped
 from mpc.errors import ConfigError, InputError, MPCError, PeerError, ProtocolError
 from mpc.runtime.config import (
     DeploymentConfig,
@@ -41,7 +42,6 @@ from mpc.runtime.config import (
 )
 from mpc.runtime.files import OUTPUT_RULE, check_output, write_private
 from mpc.runtime.keys import load_public_key, load_secret_key
-from mpc.runtime.launcher import STOP_SIGNALS, Stopped
 from mpc.runtime.metrics import jsonable
 from mpc.runtime.party import Fault, Party
 from mpc.runtime.transport import PeerAddress, ZmqTransport

@@ -10,9 +10,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from mpc.deployment.launcher import PartySpec
 from mpc.errors import ConfigError
 from mpc.runtime.config import PartyConfig
-from mpc.runtime.launcher import PartySpec
 
 __all__ = ["Plan", "load_party_data"]
 

@@ -2,16 +2,16 @@
 
 Each site process reads its own CSV file (a record id column, its attributes, the class at the
 class site; ``--data``/``--id`` or its deployment entry), aligns its records with the other
-sites (:mod:`protocols.record_alignment`), bins its own continuous columns (equal-frequency
-bins on its own training rows), trains the distributed tree with the other sites, classifies
-held-out test instances with Algorithm 8 and, with ``--model-out``, saves its part of the tree
-(:mod:`mpc.learners.model_file`); started with ``--model`` it classifies new records
+sites (:mod:`protocols.primitives.record_alignment`), bins its own continuous columns
+(equal-frequency bins on its own training rows), trains the distributed tree with the other sites,
+classifies held-out test instances with Algorithm 8 and, with ``--model-out``, saves its part of the
+tree (:mod:`mpc.learners.model_file`); started with ``--model`` it classifies new records
 instead (also ``mpc run ppid3-classify``). For a local run the launcher loads a table, partitions
 its columns over ``k`` sites and writes each site such a file, in its own row order; ``mpc deploy``
 writes only public things unless asked to split a demo table (``--split-demo``).
 ``--counts psi`` trains depth first with set-intersection counts
-(:mod:`protocols.ppid3`); ``--counts fast`` trains a level per exchange on additive shares
-(:mod:`protocols.ppid3_levels`), the correlated randomness of each product between two sites
+(:mod:`protocols.ppid3.ppid3`); ``--counts fast`` trains a level per exchange on additive shares
+(:mod:`protocols.ppid3.levels`), the correlated randomness of each product between two sites
 dealt by a third site (``--helper sites``, the default with three or more sites: no party but
 the sites), made by the two sites of each product by oblivious transfer (``--helper ot``, the
 default with two sites: no party but the sites either) or dealt by a dealer process
@@ -45,12 +45,12 @@ from typing import Any
 
 import numpy as np
 
+from mpc.deployment.launcher import PartySpec
 from mpc.errors import ConfigError, ProtocolError
 from mpc.runtime.config import DeploymentConfig, PartyConfig
-from mpc.runtime.launcher import PartySpec
 from mpc.runtime.party import Party
 from mpc.runtime.view import declared, public, uniform
-from protocols.level_dealing import DEALER, HELPERS
+from protocols.ppid3.level_dealing import DEALER, HELPERS
 
 log = logging.getLogger("mpc.ppid3")
 
@@ -593,14 +593,14 @@ def _columns_doc(table: Any, edges: dict[str, list[float]]) -> list[dict[str, An
 
 async def _align(site: Party, own: Any, tag: str) -> Any:
     """Record alignment among the sites; returns this site's table in the common order."""
-    from protocols.record_alignment import align_records
+    from protocols.primitives.record_alignment import align_records
 
     alignment = await align_records(site, [str(i) for i in own.ids], tag=tag)
     return own.table.subset(alignment.order), own.ids[alignment.order]
 
 
 def _as_view(name: str, table: Any) -> Any:
-    from protocols.distribution_counts import SiteView
+    from protocols.ppid3.distribution_counts import SiteView
 
     target = [str(v) for v in table.target] if table.class_name else None
     return SiteView.encode(
@@ -635,8 +635,8 @@ def _deployed_helper(
 
 
 async def ppid3_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
-    from protocols.fast_counts import Sites
-    from protocols.ppid3_levels import ring_dtype, serve_level_dealer
+    from protocols.ppid3.fast_counts import Sites
+    from protocols.ppid3.levels import ring_dtype, serve_level_dealer
 
     sites = [str(n) for n in cfg.params.get("sites") or party.parties]
     class_site = str(cfg.params["class_site"])
@@ -678,10 +678,10 @@ async def _train_run(
 ) -> dict[str, Any]:
     """Train (``helper``: who deals for ``--counts fast``; None for set intersections)."""
     from parties.own_data import read_own_table
-    from protocols.classify_instance import classify_instances, tree_depth
-    from protocols.distribution_counts import PSICountOracle
-    from protocols.ppid3 import ppid3
-    from protocols.ppid3_levels import ppid3_levels
+    from protocols.ppid3.classify_instance import classify_instances, tree_depth
+    from protocols.ppid3.distribution_counts import PSICountOracle
+    from protocols.ppid3.levels import ppid3_levels
+    from protocols.ppid3.ppid3 import ppid3
 
     is_class = party.name == class_site
     class_column = str(cfg.params.get("class", "")) or None
@@ -829,8 +829,8 @@ async def _classify_run(
     from mpc.errors import InputError
     from mpc.learners.model_file import ModelError, read_model
     from parties.own_data import read_own_table, write_predictions
-    from protocols.classify_instance import classify_instances
-    from protocols.ppid3 import DistributedTree
+    from protocols.ppid3.classify_instance import classify_instances
+    from protocols.ppid3.ppid3 import DistributedTree
 
     if me.model is None:
         raise ConfigError(f"{site.name}: classifying needs this site's model part (--model FILE)")
@@ -928,7 +928,7 @@ def _accuracy(pred: dict[int, str], ids: list[int], target: list[str]) -> float:
 def ppid3_result(reports: dict[str, dict[str, Any]], plan: Any) -> dict[str, Any]:
     from mpc.learners.evaluation import accuracy
     from mpc.learners.tree import to_json
-    from protocols.ppid3 import assemble, check_tree_equal
+    from protocols.ppid3.ppid3 import assemble, check_tree_equal
 
     ctx = plan.context
     names: list[str] = ctx["names"]
@@ -1247,7 +1247,7 @@ def _classify_entries(model: Any, id_column: str, receives: bool, out: Path) -> 
 
 def classify_result(reports: dict[str, dict[str, Any]], plan: Any) -> dict[str, Any]:
     from mpc.learners.tree import from_json, predict_one
-    from protocols.ppid3 import assemble
+    from protocols.ppid3.ppid3 import assemble
 
     ctx = plan.context
     sites = list(plan.params["sites"])

@@ -21,9 +21,9 @@ from typing import Any
 
 import numpy as np
 
+from mpc.deployment.launcher import PartySpec
 from mpc.errors import ConfigError, ProtocolError
 from mpc.runtime.config import DeploymentConfig, PartyConfig
-from mpc.runtime.launcher import PartySpec
 from mpc.runtime.party import Party
 from parties.options import NumberList
 from parties.plan import Plan, load_party_data
@@ -201,7 +201,7 @@ def _sum_plan(args: argparse.Namespace) -> Plan:
 
 
 async def _sum_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
-    from protocols.secure_sum import secure_sum
+    from protocols.primitives.secure_sum import secure_sum
 
     value = load_party_data(me).get("value")
     if not isinstance(value, int) or isinstance(value, bool):
@@ -251,7 +251,7 @@ def _ire_plan(args: argparse.Namespace) -> Plan:
 
 
 async def _ire_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
-    from protocols.is_r_empty import is_r_empty
+    from protocols.ppid3.is_r_empty import is_r_empty
 
     flag = load_party_data(me).get("flag")
     if flag not in (0, 1) or isinstance(flag, bool):
@@ -410,7 +410,7 @@ def _elements(data: dict[str, Any], me: PartyConfig) -> list[str]:
 
 async def _psi_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
     from mpc.crypto.curve25519 import ELEMENT_BYTES, hash_to_curve
-    from protocols.psi_ca import GroupInput, set_intersection_cardinality
+    from protocols.primitives.psi_ca import GroupInput, set_intersection_cardinality
 
     elements = _elements(load_party_data(me), me)
     receiver = str(cfg.params.get("receiver", cfg.names[-1]))

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Benchmark OT-extension multiplication (:mod:`protocols.oblivious_transfer`): Gilboa products
+"""Benchmark OT-extension multiplication (:mod:`protocols.ot.oblivious_transfer`): Gilboa products
 per second, correlated OTs per second and bytes per product, for 10^4 .. 10^6 products.
 
 Two parties, A and B, each its own OS process over ZeroMQ with CurveZMQ on localhost (the
@@ -27,14 +27,14 @@ from typing import Any
 
 import numpy as np
 
+from mpc.deployment.launcher import free_ports
 from mpc.runtime.keys import generate_keypair
-from mpc.runtime.launcher import free_ports
 from mpc.runtime.local import run_in_memory
 from mpc.runtime.metrics import cpu_model
 from mpc.runtime.party import Party
 from mpc.runtime.transport import PeerAddress, ZmqTransport
 from mpc.runtime.view import READY, declared
-from protocols import oblivious_transfer as ot
+from protocols.ot import oblivious_transfer as ot
 
 #: B's shares of the products, sent to A once per size to check them (benchmark data only)
 CHECK = declared("bench/check", "B's shares of the products, to check them")

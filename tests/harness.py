@@ -1,6 +1,6 @@
 """Parties as OS processes under a test's control: start, watch, pause, kill, restart.
 
-``mpc run`` (:func:`mpc.runtime.launcher.launch`) starts every party and waits for all of them;
+``mpc run`` (:func:`mpc.deployment.launcher.launch`) starts every party and waits for all of them;
 fault tests need to act on one party while the others run: stop it (SIGSTOP) at a known step,
 resume it, kill it, start a new process in its place. :class:`Parties` starts each party
 exactly as the launcher does (``python -m parties ROLE --config FILE --name NAME``, its own
@@ -33,7 +33,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from mpc.runtime.launcher import write_deployment
+from mpc.deployment.launcher import write_deployment
 from parties.cli.main import build_parser
 from parties.systems import get_system
 

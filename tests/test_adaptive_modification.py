@@ -19,11 +19,11 @@ from hypothesis import strategies as st
 
 from mpc.datasets import Table
 from mpc.errors import ConfigError
+from mpc.learners import adaptive_modification as am
 from mpc.learners.c45 import C45Classifier
 from mpc.learners.evaluation import rows_of
 from mpc.learners.tree import MISSING
 from parties.cli import main
-from protocols import adaptive_modification as am
 
 
 def tiny(seed: int, n: int = 20, m: int = 4, noise: float = 0.25) -> Table:

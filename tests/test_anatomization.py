@@ -31,8 +31,9 @@ from mpc.errors import AuthenticationError, ConfigError, ProtocolError
 from mpc.learners.c45 import C45Classifier, CodedTable
 from mpc.learners.tree import Leaf, to_json
 from mpc.runtime.codec import decode, encode
-from protocols.anatomization import anatomize, is_l_diverse, max_l
-from protocols.anatomized_joins import (
+from protocols.cdtl.anatomization import anatomize, is_l_diverse, max_l
+from protocols.cdtl.eseq import ESEQ_BYTES
+from protocols.cdtl.joins import (
     group_join,
     join,
     join_with_rows,
@@ -40,8 +41,7 @@ from protocols.anatomized_joins import (
     leaf_learning_table,
     true_instances,
 )
-from protocols.anatomized_tables import Candidates, IdentifyingTable, SensitiveTable, TableSchema
-from protocols.eseq import ESEQ_BYTES
+from protocols.cdtl.tables import Candidates, IdentifyingTable, SensitiveTable, TableSchema
 
 KEY = ClientKey.from_bytes(bytes(range(32)))
 OTHER_KEY = ClientKey.from_bytes(bytes(range(1, 33)))

@@ -14,7 +14,7 @@ from mpc.errors import ConfigError
 from mpc.learners import ID3Classifier
 from mpc.learners.tree import to_json
 from parties import RunResult, run_system, system_options
-from protocols.ppid3 import check_tree_equal
+from protocols.ppid3.ppid3 import check_tree_equal
 
 pytestmark = pytest.mark.processes
 

@@ -24,9 +24,8 @@ from mpc.runtime.local import run_in_memory
 from mpc.runtime.metrics import Ledger
 from mpc.runtime.party import Party
 from mpc.runtime.view import public as _public
-from protocols.anatomization import anatomize, suppress_for_l
-from protocols.anatomized_joins import open_eseq
-from protocols.cdtl import (
+from protocols.cdtl.anatomization import anatomize, suppress_for_l
+from protocols.cdtl.cdtl import (
     CDBS,
     POST_DELAY_S,
     PROTOCOLS,
@@ -41,6 +40,7 @@ from protocols.cdtl import (
     serve_client,
     subtree_aad,
 )
+from protocols.cdtl.joins import open_eseq
 
 from .conftest import run_mpc, run_mpc_json
 
@@ -677,8 +677,8 @@ def test_the_prepared_leaf_replies_are_the_group_joins_and_survive_a_restart(
     """The CDBS answers an unrefined leaf with the leafIns it prepared when it loaded the
     table: for every leaf, exactly the group join of the leaf's IT tuples with ST; a new
     store on the same database prepares the same replies."""
-    from protocols.anatomized_joins import group_join
-    from protocols.anatomized_tables import Candidates
+    from protocols.cdtl.joins import group_join
+    from protocols.cdtl.tables import Candidates
 
     t = table(5)
     an = anatomize(t, SENSITIVE, 2, ClientKey.generate())

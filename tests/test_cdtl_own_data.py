@@ -18,12 +18,12 @@ import pytest
 
 from mpc.crypto.sealed import ClientKey
 from mpc.datasets import Discretizer, load_party_csv
+from mpc.deployment.launcher import PartySpec, free_ports, write_deployment
 from mpc.errors import InputError
 from mpc.learners.evaluation import rows_of, train_test_split
 from mpc.learners.model_file import ModelError, SavedModel, write_model
 from mpc.runtime.config import PartyConfig
 from mpc.runtime.keys import write_keypair
-from mpc.runtime.launcher import PartySpec, free_ports, write_deployment
 from mpc.runtime.local import run_in_memory
 from mpc.runtime.party import Party
 from parties.cdtl_service import (
@@ -37,9 +37,9 @@ from parties.cdtl_service import (
 )
 from parties.cli.main import build_parser
 from parties.systems import get_system
-from protocols.anatomization import anatomize
-from protocols.anatomized_joins import open_eseq
-from protocols.cdtl import CDBS, CLIENT, CDBSClient, CDBSStore, ClientCosts, serve_client
+from protocols.cdtl.anatomization import anatomize
+from protocols.cdtl.cdtl import CDBS, CLIENT, CDBSClient, CDBSStore, ClientCosts, serve_client
+from protocols.cdtl.joins import open_eseq
 
 from .conftest import processes_mentioning, run_mpc, run_mpc_json
 from .harness import Parties, plan_deployment

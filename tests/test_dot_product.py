@@ -19,7 +19,7 @@ from mpc.errors import ConfigError, MPCError, ProtocolError
 from mpc.runtime.codec import decode
 from mpc.runtime.local import run_in_memory
 from mpc.runtime.transport import InMemoryNetwork
-from protocols.dot_product import dot_product, dot_products, os_random_words
+from protocols.primitives.dot_product import dot_product, dot_products, os_random_words
 
 from .conftest import run_mpc_json
 

@@ -1,9 +1,9 @@
 """``--counts fast --helper ot``: PPID3's level driver with no third party, each product's
-correlated randomness made by its two sites by oblivious transfer (``protocols.level_ot``).
+correlated randomness made by its two sites by oblivious transfer (``protocols.ppid3.level_ot``).
 
 The tree equals plain ID3 (hypothesis over random tables with two and three sites, in memory;
 car with two sites across processes); each site's ledger holds only what
-``protocols.level_ot``'s docstring lists, the requests it sees hold only public fields, and
+``protocols.ppid3.level_ot``'s docstring lists, the requests it sees hold only public fields, and
 the class site's permutations never leave it; the vector OTs and ring products add up.
 """
 
@@ -25,8 +25,8 @@ from mpc.runtime.transport import InMemoryNetwork
 from parties.cli.main import build_parser
 from parties.ppid3_system import TRUST, ppid3_summary
 from parties.systems import get_system
-from protocols import oblivious_transfer as ot
-from protocols.level_ot import PUBLIC_FIELDS, leader_of
+from protocols.ot import oblivious_transfer as ot
+from protocols.ppid3.level_ot import PUBLIC_FIELDS, leader_of
 
 from .conftest import run_mpc_json
 from .test_ppid3 import _opened, tables

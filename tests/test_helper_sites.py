@@ -1,8 +1,8 @@
 """``--counts fast --helper sites``: PPID3's level driver with no party but the sites, each
-product's correlated randomness dealt by a third site (``protocols.level_dealing``).
+product's correlated randomness dealt by a third site (``protocols.ppid3.level_dealing``).
 
 The tree equals plain ID3 (hypothesis, in memory; house-votes-84 and car across processes);
-a helping site's ledger holds only what ``protocols.ppid3_levels``' docstring lists, and
+a helping site's ledger holds only what ``protocols.ppid3.levels``' docstring lists, and
 exactly the requests it received; the sites together see the very requests the dealer sees
 with ``--helper dealer``; the class order a helping site deals for another owner is not its
 own; the holders' zero-sharing hides each holder's part; a killed helping site ends every
@@ -29,9 +29,9 @@ from mpc.runtime.transport import InMemoryNetwork
 from parties.cli.main import build_parser
 from parties.ppid3_system import TRUST, ppid3_summary
 from parties.systems import get_system
-from protocols.fast_counts import WITHHELD_FIELDS, request_record
-from protocols.level_dealing import requesters_of, run_beside, third_site
-from protocols.level_products import zero_share
+from protocols.ppid3.fast_counts import WITHHELD_FIELDS, request_record
+from protocols.ppid3.level_dealing import requesters_of, run_beside, third_site
+from protocols.ppid3.level_products import zero_share
 
 from .conftest import processes_mentioning, run_mpc_json
 from .harness import Parties, plan_deployment
@@ -242,7 +242,7 @@ def test_every_holder_blinds_its_part_for_an_owner_with_two_other_holders(
     adds its part of one zero-sharing (same label, the same set of holders) to the share it
     transfers, so the owner opens only their sum; the sum is zero, so the counts, and the
     tree, are exact."""
-    import protocols.level_products as levels
+    import protocols.ppid3.level_products as levels
 
     calls: list[tuple[str, tuple[str, ...], str]] = []
     real = levels.zero_share

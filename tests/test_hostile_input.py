@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 import pytest
 
-from mpc.runtime.launcher import PartySpec, write_deployment
+from mpc.deployment.launcher import PartySpec, write_deployment
 
 from .conftest import ROOT
 

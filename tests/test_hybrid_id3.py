@@ -48,7 +48,7 @@ from parties.hybrid_system import (
     split_attributes,
 )
 from parties.own_data import read_own_table
-from protocols.hybrid_id3 import (
+from protocols.hybrid.hybrid_id3 import (
     ALICE,
     BOB,
     DEALER,
@@ -63,9 +63,9 @@ from protocols.hybrid_id3 import (
     rows_digest,
     serve_dealer,
 )
-from protocols.ppid3 import check_tree_equal
-from protocols.randomized_response import binary_encode, disguise, estimate_counts
-from protocols.record_alignment import order_key
+from protocols.hybrid.randomized_response import binary_encode, disguise, estimate_counts
+from protocols.ppid3.ppid3 import check_tree_equal
+from protocols.primitives.record_alignment import order_key
 
 from .conftest import run_mpc, run_mpc_json
 
@@ -619,7 +619,7 @@ def _candidate_seeds(texts: Iterable[str]) -> set[int]:
 
 def _rebuilt(received: np.ndarray, groups: list[list[int]], theta: float, seed: int) -> np.ndarray:
     """Alice's bits as an attacker who takes ``seed`` for her coin seed reads them: her coins
-    drawn as :func:`protocols.randomized_response.disguise` draws seeded coins, then undone
+    drawn as :func:`protocols.hybrid.randomized_response.disguise` draws seeded coins, then undone
     (``received`` in the order the coins were drawn in: Alice's file order)."""
     group_of = np.empty(received.shape[1], dtype=np.intp)
     for k, g in enumerate(groups):

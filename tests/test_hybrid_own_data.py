@@ -35,16 +35,16 @@ from parties.cli.main import build_parser
 from parties.hybrid_model import load_part, strip_classes
 from parties.hybrid_system import hybrid_plan, hybrid_run, split_attributes
 from parties.vertical_csv import kind_entries, party_csv
-from protocols import hybrid_classify
-from protocols.dot_product import row_dot_products
-from protocols.hybrid_classify import (
+from protocols.hybrid import classify as hybrid_classify
+from protocols.hybrid.classify import (
     classify_records,
     consistent_terminals,
     serve_classify_dealer,
     terminal_classes,
 )
-from protocols.hybrid_id3 import ALICE, BOB, DEALER
-from protocols.ppid3 import check_tree_equal
+from protocols.hybrid.hybrid_id3 import ALICE, BOB, DEALER
+from protocols.ppid3.ppid3 import check_tree_equal
+from protocols.primitives.dot_product import row_dot_products
 
 from .conftest import processes_mentioning, run_mpc_json
 from .harness import Parties, plan_deployment

@@ -5,7 +5,8 @@ The framework's packages, bottom to top::
     mpc.errors
     mpc.runtime   mpc.crypto   mpc.datasets      (each imports only mpc.errors and itself)
     mpc.learners                                 (+ mpc.datasets, mpc.runtime)
-    protocols                                    (+ anything in mpc)
+    mpc.deployment                               (+ mpc.runtime: files, launcher, netlab)
+    protocols                                    (+ anything in mpc but mpc.deployment)
     parties                                      (+ protocols; the systems and party programs)
     parties.cli                                  (the ``mpc`` command: may import anything)
 
@@ -28,7 +29,10 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("mpc", "protocols", "parties")
 
 #: mpc's own packages, which every layer above mpc may use
-MPC = {"mpc", "mpc.errors", "mpc.runtime", "mpc.crypto", "mpc.datasets", "mpc.learners"}
+MPC = {
+    "mpc", "mpc.errors", "mpc.runtime", "mpc.crypto", "mpc.datasets", "mpc.learners",
+    "mpc.deployment",
+}  # fmt: skip
 
 #: what each group may import, besides itself (a group is the longest prefix listed here)
 ALLOWED: dict[str, set[str]] = {
@@ -37,9 +41,10 @@ ALLOWED: dict[str, set[str]] = {
     "mpc.crypto": {"mpc.errors"},
     "mpc.datasets": {"mpc.errors"},
     "mpc.learners": {"mpc.errors", "mpc.datasets", "mpc.runtime"},
+    "mpc.deployment": {"mpc.errors", "mpc.runtime"},
     "mpc": MPC - {"mpc"},
     "mpc.__main__": {"parties.cli"},
-    "protocols": MPC - {"mpc"},
+    "protocols": MPC - {"mpc", "mpc.deployment"},
     "parties": MPC | {"protocols"},
     "parties.cli": MPC | {"protocols", "parties"},
 }

@@ -1,5 +1,5 @@
-"""The shaped link of :mod:`mpc.runtime.netlab`: its delay line hands on every byte, in order, both
-ways; a cdtl client and CDBS placed on either side of it run across two network namespaces,
+"""The shaped link of :mod:`mpc.deployment.netlab`: its delay line hands on every byte, in order,
+both ways; a cdtl client and CDBS placed on either side of it run across two network namespaces,
 every byte between them crossing the shaped veth pair; the launcher refuses a placement that
 leaves a party out.
 
@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
+from mpc.deployment.launcher import Placement, free_ports, launch
+from mpc.deployment.netlab import ShapedLink, delay_line
 from mpc.errors import ConfigError
-from mpc.runtime.launcher import Placement, free_ports, launch
-from mpc.runtime.netlab import ShapedLink, delay_line
 from parties.systems import get_system
 
 

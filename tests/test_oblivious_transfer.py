@@ -25,7 +25,7 @@ from mpc.runtime.local import run_in_memory
 from mpc.runtime.party import Party
 from mpc.runtime.transport import InMemoryNetwork
 from mpc.runtime.view import public as _public
-from protocols import oblivious_transfer as ot
+from protocols.ot import oblivious_transfer as ot
 
 #: the receipt of this test's own messages
 ANY = _public("test/message", "a message of this test")

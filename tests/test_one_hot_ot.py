@@ -1,4 +1,4 @@
-"""protocols.one_hot_ot: products of a chooser's one-hot data, fixed for a session, and the
+"""protocols.ot.one_hot: products of a chooser's one-hot data, fixed for a session, and the
 other side's vectors. The shares add up to ``X^T D`` for every use (hypothesis, every ring);
 each use's pads are fresh; what each side receives is uniform whatever the choices and the
 vectors (chi-square with fixed seeds); a malformed peer is refused by name; the ledger holds
@@ -21,8 +21,8 @@ from mpc.runtime.local import run_in_memory
 from mpc.runtime.party import Party
 from mpc.runtime.transport import InMemoryNetwork
 from mpc.runtime.view import public as _public
-from protocols import oblivious_transfer as ot
-from protocols.one_hot_ot import one_hot_chooser, one_hot_vectors
+from protocols.ot import oblivious_transfer as ot
+from protocols.ot.one_hot import one_hot_chooser, one_hot_vectors
 
 from .test_oblivious_transfer import pvalue, tapped
 
@@ -102,7 +102,7 @@ def test_products_are_exact_over_many_slices_of_records(
 ) -> None:
     """Pads hashed a slice of records at a time (the fewest, 64, here): the last slice
     partial, values with few records, a one-valued attribute."""
-    from protocols import one_hot_ot
+    from protocols.ot import one_hot as one_hot_ot
 
     monkeypatch.setattr(one_hot_ot, "PAD_BYTES", 1)
     assert one_hot_ot.records_per_slice() == 64

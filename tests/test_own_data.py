@@ -22,13 +22,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mpc.datasets import NOMINAL, Table
+from mpc.deployment.launcher import PartySpec, launch
 from mpc.learners.id3 import ID3Classifier
 from mpc.learners.tree import to_json
 from mpc.runtime.config import DeploymentConfig, PartyConfig
-from mpc.runtime.launcher import PartySpec, launch
 from mpc.runtime.local import run_in_memory
 from parties.ppid3_system import ppid3_run
-from protocols.ppid3 import assemble, check_tree_equal
+from protocols.ppid3.ppid3 import assemble, check_tree_equal
 
 from .conftest import ROOT, run_mpc
 
@@ -410,7 +410,7 @@ def test_integer_coded_column_declared_nominal_trains_like_its_string_version(
 
 
 def test_a_site_process_opens_no_other_sites_file(tmp_path: Path) -> None:
-    from mpc.runtime.launcher import write_deployment
+    from mpc.deployment.launcher import write_deployment
 
     texts = _texts(12, PARTS)
     config_path = write_deployment(

@@ -28,10 +28,10 @@ from mpc.learners.tree import to_json
 from mpc.runtime.codec import decode
 from mpc.runtime.local import run_in_memory
 from mpc.runtime.transport import InMemoryNetwork
-from protocols.classify_instance import classify_instances, tree_depth
-from protocols.distribution_counts import PSICountOracle, SiteView
-from protocols.fast_counts import DEALER, FastCountOracle, Sites, serve_count_dealer
-from protocols.ppid3 import assemble, check_tree_equal, ppid3
+from protocols.ppid3.classify_instance import classify_instances, tree_depth
+from protocols.ppid3.distribution_counts import PSICountOracle, SiteView
+from protocols.ppid3.fast_counts import DEALER, FastCountOracle, Sites, serve_count_dealer
+from protocols.ppid3.ppid3 import assemble, check_tree_equal, ppid3
 
 from .conftest import run_mpc_json
 
@@ -210,7 +210,7 @@ def test_fast_masked_vectors_are_uniform() -> None:
     """What a site receives in an elementwise product is its peer's vector plus a uniform
     mask: for an all-zero and an all-one vector the top four bits are uniform (chi-square,
     16 bins, 40,000 words; the 0.999999 quantile of chi-square(15) is 61.1)."""
-    from protocols.fast_counts import elementwise_product
+    from protocols.ppid3.fast_counts import elementwise_product
 
     n = 40_000
     seen: dict[str, np.ndarray] = {}
@@ -258,7 +258,7 @@ def test_fast_attribute_count_messages_are_uniform() -> None:
     """In a context product the holder receives ``X^T + Ra`` and the owner ``z + Rb`` (and
     the holder's share): with a 0/1 one-hot X and a mostly-zero z, the masked arrays' top
     four bits are uniform (chi-square, 16 bins, 0.999999 quantile 61.1)."""
-    from protocols.fast_counts import _LRU, _xdot_holder, _xdot_owner
+    from protocols.ppid3.fast_counts import _LRU, _xdot_holder, _xdot_owner
 
     n, m, p = 20_000, 3, 2
     rng = np.random.default_rng(1)

@@ -1,4 +1,4 @@
-"""PPID3 level by level on shares (``protocols.ppid3_levels``): the tree equals plain ID3 and
+"""PPID3 level by level on shares (``protocols.ppid3.levels``): the tree equals plain ID3 and
 the depth-first set-intersection PPID3, with the same opened counts; each ledger holds only
 Theorem 1's values; the oblivious transfer hides used attributes; the ring products are
 exact."""
@@ -19,16 +19,16 @@ from mpc.learners.id3 import ID3Classifier
 from mpc.learners.tree import to_json
 from mpc.runtime.local import run_in_memory
 from mpc.runtime.transport import InMemoryNetwork
-from protocols.classify_instance import classify_instances, tree_depth
-from protocols.fast_counts import Sites
-from protocols.ppid3 import assemble, check_tree_equal
-from protocols.ppid3_levels import (
+from protocols.ppid3.classify_instance import classify_instances, tree_depth
+from protocols.ppid3.fast_counts import Sites
+from protocols.ppid3.levels import (
     DEALER,
     ppid3_levels,
     ring_dtype,
     ring_matmul,
     serve_level_dealer,
 )
+from protocols.ppid3.ppid3 import assemble, check_tree_equal
 
 from .test_ppid3 import _opened, _views, run_ppid3, tables
 
@@ -186,7 +186,7 @@ def test_binary_ring_matmul_is_exact(n: int, m: int, c: int, bits: int, seed: in
 def test_ring_matmul_is_exact_across_row_blocks(binary: bool) -> None:
     """More rows than one block of the 32-bit product, the right operand transposed (as the
     level driver passes it), values at the top of the ring."""
-    from protocols.share_ring import ROW_BLOCK
+    from protocols.ppid3.share_ring import ROW_BLOCK
 
     rng = np.random.default_rng(7)
     n, m, c = 2 * ROW_BLOCK + 123, 3, 5

@@ -18,10 +18,10 @@ import pytest
 import zmq
 import zmq.asyncio
 
+from mpc.deployment.launcher import PartySpec, write_deployment
 from mpc.runtime.codec import encode
 from mpc.runtime.config import load_config
 from mpc.runtime.keys import generate_keypair, load_public_key, write_keypair
-from mpc.runtime.launcher import PartySpec, write_deployment
 from mpc.runtime.party import Party
 from mpc.runtime.transport import PeerAddress, ZmqTransport
 from mpc.runtime.view import public as _public
@@ -202,7 +202,7 @@ def test_malformed_frames_over_tcp_are_rejected_and_the_party_keeps_serving(
 
     alice_keys = load_secret_key(tmp_path / "alice.secret")
     mallory_keys = load_secret_key(tmp_path / "mallory.secret")
-    from mpc.runtime.launcher import free_ports
+    from mpc.deployment.launcher import free_ports
 
     port_a, port_m = free_ports(2)
     max_frame = 4096
@@ -293,8 +293,8 @@ def test_arrays_and_big_integers_cross_curve_tcp_as_raw_frames(tmp_path: Path) -
     import gmpy2
     import numpy as np
 
+    from mpc.deployment.launcher import free_ports
     from mpc.runtime.keys import load_secret_key
-    from mpc.runtime.launcher import free_ports
 
     names = ["alice", "bob"]
     for n in names:
@@ -488,10 +488,10 @@ def test_a_monitor_gets_a_pong_and_nothing_else(tmp_path: Path) -> None:
     """The monitor key admits a connection that may only ping: its protocol messages are
     rejected and never counted as received; a monitor routing id with a party's key is
     dropped. Alice is pinged while she waits for bob in her handshake (bob never comes)."""
+    from mpc.deployment.launcher import free_ports
     from mpc.errors import PeerTimeout
     from mpc.runtime.codec import decode
     from mpc.runtime.keys import load_secret_key
-    from mpc.runtime.launcher import free_ports
 
     for n in ("alice", "bob", "monitor"):
         write_keypair(tmp_path, n)

@@ -15,8 +15,8 @@ from mpc.errors import ConfigError
 from mpc.runtime.codec import decode
 from mpc.runtime.local import run_in_memory
 from mpc.runtime.transport import InMemoryNetwork
-from protocols.is_r_empty import is_r_empty
-from protocols.secure_sum import secure_sum
+from protocols.ppid3.is_r_empty import is_r_empty
+from protocols.primitives.secure_sum import secure_sum
 
 
 def names(k: int) -> list[str]:

@@ -25,7 +25,7 @@ from mpc.runtime.transport import InMemoryNetwork
 from mpc.runtime.view import public as _public
 from parties.cli.main import build_parser
 from parties.systems import get_system, random_sets, read_set_file
-from protocols.psi_ca import (
+from protocols.primitives.psi_ca import (
     GroupInput,
     _check_bundle,
     count_tensor,

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mpc.errors import ConfigError
-from protocols.randomized_response import (
+from protocols.hybrid.randomized_response import (
     binary_encode,
     disguise,
     estimate_counts,

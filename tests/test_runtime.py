@@ -19,7 +19,7 @@ from mpc.runtime.metrics import Ledger, jsonable
 from mpc.runtime.party import Party
 from mpc.runtime.transport import InMemoryNetwork
 from mpc.runtime.view import public as _public
-from protocols.secure_sum import secure_sum
+from protocols.primitives.secure_sum import secure_sum
 
 #: the receipt of this test's own messages
 ANY = _public("test/message", "a message of this test")
@@ -265,7 +265,7 @@ def test_a_restarted_peer_ends_the_run_unless_its_restarts_are_expected() -> Non
 
 
 def test_the_launcher_relays_progress_lines_of_party_logs(tmp_path: Path) -> None:
-    from mpc.runtime.launcher import _relay_progress
+    from mpc.deployment.launcher import _relay_progress
 
     log = tmp_path / "site1.log"
     log.write_bytes(b"2026 site1 INFO started\n2026 mpc.ppid3 INFO PROGRESS node 25 (depth 3)\n")

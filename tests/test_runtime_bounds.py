@@ -20,11 +20,11 @@ import pytest
 import zmq
 
 from mpc.crypto.curve25519 import InvalidPoint, X25519Key
+from mpc.deployment.launcher import free_ports
 from mpc.errors import PeerMisbehaved, ProtocolError
 from mpc.runtime import party as runtime
 from mpc.runtime.codec import encode
 from mpc.runtime.keys import generate_keypair
-from mpc.runtime.launcher import free_ports
 from mpc.runtime.metrics import MAX_REJECTED_NOTES, Metrics
 from mpc.runtime.party import Party
 from mpc.runtime.transport import MAX_REFUSED_NOTES, InMemoryNetwork, PeerAddress, ZmqTransport

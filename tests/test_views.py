@@ -136,7 +136,7 @@ def _hybrid_layout(table: Path, options: dict[str, Any]) -> dict[str, Any]:
 
 def _coin_rows(seed: int, n: int, groups: int, theta: float) -> list[tuple[bool, ...]]:
     """A party's seeded coins, one row per row of its own file (as
-    :func:`protocols.randomized_response.disguise` draws them)."""
+    :func:`protocols.hybrid.randomized_response.disguise` draws them)."""
     import numpy as np
 
     truth = np.random.default_rng(seed).random(n * groups) < theta

@@ -2,8 +2,8 @@
 
 ``E_K(x) = X25519(K, x)`` is scalar multiplication of the curve point with u-coordinate ``x``
 by the clamped scalar ``K``; since ``[a][b]P = [b][a]P`` the cipher commutes, which is what the
-set-intersection cardinality protocol of :mod:`protocols.psi_ca` needs. A transaction id is
-hashed to a field element with SHA-512 and mapped onto the *curve* (never its twist) with the
+set-intersection cardinality protocol of :mod:`protocols.primitives.psi_ca` needs. A transaction id
+is hashed to a field element with SHA-512 and mapped onto the *curve* (never its twist) with the
 Elligator2 map of RFC 9380 (section 6.7.1, ``Z = 2``). X25519 scalars are multiples of the
 cofactor 8, so the first encryption lands in the prime-order subgroup, where DDH is believed to
 hold. Raw hashed u-coordinates would not do: half of them lie on the twist, a property that

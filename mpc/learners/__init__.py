@@ -6,8 +6,10 @@
 * :mod:`mpc.learners.estimator` — both as scikit-learn estimators (``fit(X, y)``,
   ``predict``, ``predict_proba``, ``score``, ``get_params``, DataFrames and arrays);
 * :mod:`mpc.learners.evaluation` — splits, cross-validation, accuracy, confusion matrices;
-* :mod:`mpc.learners.model_file` — saved models: versioned JSON parts bound by digests;
-* :mod:`mpc.learners.plot` — pictures of trees (matplotlib), nodes coloured by owner.
+* :mod:`mpc.learners.model_file` — saved models: versioned JSON parts bound by commitments;
+* :mod:`mpc.learners.plot` — pictures of trees (matplotlib), nodes coloured by owner;
+* :mod:`mpc.learners.adaptive_modification` — Chang & Tracy's release that blocks what trees
+  learned on it can infer of confidential cells (a data owner's tool, no network).
 
 ::
 

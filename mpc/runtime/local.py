@@ -1,9 +1,10 @@
 """Run several parties in one process over the in-memory transport (tests, debugging).
 
-The shipped path runs each party as its own process over ZeroMQ (see :mod:`mpc.runtime.launcher`);
-this module runs *the same protocol code* on :class:`~mpc.runtime.transport.InMemoryNetwork`.
-It is the debugging path of a party program: no sockets, no keys, every party in one event
-loop, and the first exception raised comes back with its traceback::
+The shipped path runs each party as its own process over ZeroMQ (see
+:mod:`mpc.deployment.launcher`); this module runs *the same protocol code* on
+:class:`~mpc.runtime.transport.InMemoryNetwork`. It is the debugging path of a party program: no
+sockets, no keys, every party in one event loop, and the first exception raised comes back with its
+traceback::
 
     results, parties = asyncio.run(run_in_memory(["alice", "bob"], my_protocol))
     parties["alice"].ledger.labels()     # what alice learned

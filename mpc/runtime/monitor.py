@@ -163,7 +163,7 @@ def done_of(done: int, total: int, elapsed: float, *, count: bool = True) -> str
     return text
 
 
-#: what PPID3 sites report (``protocols.ppid3``: depth first; ``protocols.ppid3_levels``: a
+#: what PPID3 sites report (``protocols.ppid3.ppid3``: depth first; ``protocols.ppid3.levels``: a
 #: level per exchange), then the seconds since training started and the megabytes sent
 _NODE = re.compile(r"node (?P<node>\d+) \(depth (?P<depth>\d+)\)(?P<rest>.*)")
 _LEVEL = re.compile(

@@ -93,8 +93,8 @@ class Receipt:
     of its parts). For the other kinds
     ``uniform_keys`` names the dict keys, at any depth, whose values are ciphertexts within
     it (uniform: recorded and tested as a uniform receipt's payload); ``records`` says how
-    the body refers to records of the common order (:mod:`protocols.record_alignment`, new
-    in every run): ``"positions"`` (its integer arrays are positions in that order) or
+    the body refers to records of the common order (:mod:`protocols.primitives.record_alignment`,
+    new in every run): ``"positions"`` (its integer arrays are positions in that order) or
     ``"rows"`` (it is a list with one entry per record, in that order). The view then names
     the records by the party's own ids, which is how the party knows them. ``ordered=False``
     says that the order of these messages (and the numbers in their tags) depends on timing

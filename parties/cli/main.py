@@ -35,10 +35,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mpc import __version__
+from mpc.deployment.launcher import Stopped, stop_on_signals
 from mpc.errors import MPCError
 from mpc.runtime.files import OUTPUT_RULE, check_output, write_private
 from mpc.runtime.keys import fingerprint, load_public_key, write_keypair
-from mpc.runtime.launcher import Stopped, stop_on_signals
 from mpc.runtime.monitor import ProgressLine, describe_progress
 from parties.options import OUTPUT_OPTIONS, output_checks
 from parties.options import check_outputs as check_option_outputs
@@ -398,7 +398,7 @@ def _add_deploy(p: argparse.ArgumentParser, system: System) -> None:
 
 
 def _deploy(args: argparse.Namespace) -> int:
-    from mpc.runtime.launcher import write_deployment
+    from mpc.deployment.launcher import write_deployment
     from parties.systems import get_system
 
     system = get_system(args.system)

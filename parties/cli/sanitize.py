@@ -1,5 +1,5 @@
 """``mpc sanitize``: prepare a release that protects confidential cells against decision-tree
-inference (Chang & Tracy; :mod:`protocols.adaptive_modification`).
+inference (Chang & Tracy; :mod:`mpc.learners.adaptive_modification`).
 
 High names the confidential cells (``--mask FILE`` of ``row,attribute`` lines, rows counted
 from 0 in file order, or ``--confidential N --seed S`` to draw N of the known cells). The
@@ -41,8 +41,8 @@ __all__ = [
 
 
 def add_sanitize_parser(sub: Any) -> None:
+    from mpc.learners import adaptive_modification as am
     from parties.cli.train import add_data_options
-    from protocols import adaptive_modification as am
 
     p = sub.add_parser(
         "sanitize",
@@ -195,8 +195,8 @@ def check_method_options(args: argparse.Namespace) -> None:
 
 
 def run_sanitize(args: argparse.Namespace) -> int:
+    from mpc.learners import adaptive_modification as am
     from parties.cli.train import load_tables
-    from protocols import adaptive_modification as am
 
     if not 0 <= args.threshold <= 1:
         raise ConfigError(f"--threshold is a share in [0, 1], got {args.threshold}")

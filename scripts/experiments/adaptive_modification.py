@@ -42,9 +42,9 @@ sys.path.insert(0, str(ROOT))
 
 from mpc.datasets import Table, load_dataset, resolve_data_dir  # noqa: E402
 from mpc.errors import ConfigError  # noqa: E402
+from mpc.learners import adaptive_modification as am  # noqa: E402
 from mpc.learners.plot import require_matplotlib  # noqa: E402
 from mpc.runtime.metrics import cpu_model  # noqa: E402
-from protocols import adaptive_modification as am  # noqa: E402
 
 #: Section 4.2: 20 confidential values; best-first raised E from 5.26% to 57.90% with 11
 #: modifications, and adaptive chose 9 of those 11.
@@ -87,7 +87,7 @@ def one_seed(
     """The runs ``runs`` of :data:`RUNS` on the release of ``table`` with ``n`` confidential
     cells drawn with ``seed``; the cells each run hid, how many adaptive and best-first share,
     the scored cells and wrong ones before and after, in cells, and the release's stock of
-    flippable cells at the start (:func:`protocols.adaptive_modification.flippable_cells`).
+    flippable cells at the start (:func:`mpc.learners.adaptive_modification.flippable_cells`).
     ``choice`` changes the open choices (:data:`CHOICES`)."""
     choice = choice or {}
     ordinary = choice.get("class_role", "ordinary") == "ordinary"

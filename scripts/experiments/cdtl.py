@@ -6,7 +6,7 @@ loopback and over a shaped link.
 
 Each run is one deployment of the ``cdtl`` system (``mpc run cdtl``): a client process and a
 CDBS process over CurveZMQ, launched from here. The protocols (``--protocol`` of ``mpc run
-cdtl``; :data:`protocols.cdtl.PROTOCOLS`):
+cdtl``; :data:`protocols.cdtl.cdtl.PROTOCOLS`):
 
 * ``as-drawn`` — Figures 2-3: every leaf with tuples is answered with ``leafIns`` and refined
   by the client; ``updateBDT`` is a request the client waits for before it predicts;
@@ -19,8 +19,8 @@ The links (``--links``):
 * ``loopback`` — both processes on 127.0.0.1, as ``mpc run`` places them;
 * ``shaped`` — the client and the CDBS each in a network namespace of its own, joined by a
   veth pair shaped to ``--rate-mbit`` (100) and ``--delay-ms`` (5 ms one way, each
-  direction): :mod:`mpc.runtime.netlab` (netem where the kernel has it, else tbf and a delay line;
-  the table states which, with the exact ``tc`` command, and the round trip measured through
+  direction): :mod:`mpc.deployment.netlab` (netem where the kernel has it, else tbf and a delay
+  line; the table states which, with the exact ``tc`` command, and the round trip measured through
   the link before and after the runs). Needs root and iproute2; where the namespaces cannot
   be made, the shaped runs are skipped and the table says why. Over this link cnl pays for
   its downloads (IT and ST once per fold, its sealed tree for every prediction) as a client
@@ -61,7 +61,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from protocols.cdtl import PROTOCOLS
+from protocols.cdtl.cdtl import PROTOCOLS
 
 ROOT = Path(__file__).resolve().parents[2]
 #: where a smoke run (``--quick``) writes unless ``--out`` says where
@@ -111,7 +111,7 @@ def run(
     placement: Any = None,
 ) -> dict[str, Any]:
     """One run: the client and the CDBS launched with ``protocol`` on ``link``."""
-    from mpc.runtime.launcher import launch
+    from mpc.deployment.launcher import launch
     from parties.plan import Plan
     from parties.systems import get_system
 
@@ -442,10 +442,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from mpc.deployment.netlab import ShapedLink
     from mpc.errors import ConfigError
     from mpc.learners.plot import require_matplotlib
     from mpc.runtime.metrics import cpu_model
-    from mpc.runtime.netlab import ShapedLink
 
     args = parse_args(argv)
     try:  # the figures need matplotlib: say so before any run, not after hours of them

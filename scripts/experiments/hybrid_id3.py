@@ -4,7 +4,7 @@
 Every run is an 80/20 stratified split (a new split per repeat), the attributes divided at
 random into Alice's and Bob's halves, the table's columns dealt into ``g`` randomization groups
 and a fresh disguise of both parties' data. The trees are built by the protocol code of
-:mod:`protocols.hybrid_id3` with Alice, Bob and the commodity server as three parties in one
+:mod:`protocols.hybrid.hybrid_id3` with Alice, Bob and the commodity server as three parties in one
 process over the in-memory transport (the same code that ``mpc run hybrid-id3`` runs as three
 processes over CurveZMQ; hundreds of trees do not need the sockets).
 
@@ -14,8 +14,8 @@ processes over CurveZMQ; hundreds of trees do not need the sockets).
 * **fig-b** (Figures 3(b) and 4(b)) — hybrid accuracy against ω, 4 groups, θ = 0.45;
 * **table1** — for ω = 2, 3, 4 at θ = 0.45 with 4 groups: A, hybrid minus randomization-only
   accuracy, and C (Section 5.4), the share of the hybrid tree's gain computations done by SMC
-  (:attr:`protocols.hybrid_id3.HybridResult.smc_share`), with the hybrid's secure dot products
-  over the SMC-only tree's as a second cost measure;
+  (:attr:`protocols.hybrid.hybrid_id3.HybridResult.smc_share`), with the hybrid's secure dot
+  products over the SMC-only tree's as a second cost measure;
 * **accuracy** — every tree's accuracy at θ = 0.45 with 4 groups.
 
 ``g`` is read as the paper reads it (``--grouping table``, the default: the whole table's
@@ -75,7 +75,7 @@ from mpc.runtime.local import run_in_memory  # noqa: E402
 from mpc.runtime.party import Party  # noqa: E402
 from parties.hybrid_party import GROUPINGS, PARTY_GROUPS, TABLE_GROUPS  # noqa: E402
 from parties.hybrid_system import make_setup, party_codes, split_attributes  # noqa: E402
-from protocols.hybrid_id3 import (  # noqa: E402
+from protocols.hybrid.hybrid_id3 import (  # noqa: E402
     ALICE,
     BOB,
     DEALER,
@@ -108,8 +108,8 @@ def hybrid_tag(window: int) -> str:
     return f"hybrid/{window}"
 
 
-#: the randomization-only baseline's readings (:data:`protocols.hybrid_id3.ESTIMATE_READINGS`
-#: x :data:`protocols.hybrid_id3.MINERS`); the first is the default's, tagged :data:`RAND`
+#: the randomization-only baseline's readings (:data:`protocols.hybrid.hybrid_id3.ESTIMATE_READINGS`
+#: x :data:`protocols.hybrid.hybrid_id3.MINERS`); the first is the default's, tagged :data:`RAND`
 READINGS = [(e, m) for e in ESTIMATE_READINGS for m in MINERS]
 #: the derived reading "one miner, the class on a random side": per run, Alice or Bob as the
 #: miner by a public coin of the run's seed

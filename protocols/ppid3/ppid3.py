@@ -5,7 +5,8 @@ Every site runs this module's :func:`ppid3` at the same time. The recursion adva
 over the *public* tree structure (which site owns each node, how many children it has), so each
 step knows which protocol instance it is part of; everything private stays at its site:
 
-* line 1: IsREmpty (Algorithm 2, :mod:`protocols.is_r_empty`) — unless the depth limit (public)
+* line 1: IsREmpty (Algorithm 2, :mod:`protocols.ppid3.is_r_empty`) — unless the depth limit
+  (public)
   already makes the node a leaf;
 * lines 3 / 7: DistributionCounts (Algorithm 3) to the class site, which decides locally whether
   the node is a leaf (no attribute left, one class only — IsSameClass, Algorithm 4 — no rows, or
@@ -31,10 +32,10 @@ Leakage (Theorem 1), as recorded in the ledgers:
   entries), the best gain of every site at every interior node (``ppid3/best-gains``);
 * the owner of an attribute: its ``|S_a|`` per class at every node where it is a candidate,
   with the classes in a fresh random order at each node that only the class site knows (with
-  the fast counts of :mod:`protocols.ppid3_levels`, the party that deals its permuted opening
+  the fast counts of :mod:`protocols.ppid3.levels`, the party that deals its permuted opening
   knows it too, and sees no count) (so it
   cannot tell whether a class at one node is a class at another, Section 1); its gains do not
-  depend on that order (:func:`protocols.distribution_counts.gain_in_any_class_order`);
+  depend on that order (:func:`protocols.ppid3.distribution_counts.gain_in_any_class_order`);
 * every site: the tree structure (``ppid3/structure``: owner and branching of every node), the
   IsREmpty answers, the sizes of the encrypted constraint sets that pass through it (the class
   site's per-class sets in a fresh order at each node).
@@ -54,14 +55,14 @@ from mpc.learners.id3 import best_site_attribute
 from mpc.learners.tree import majority
 from mpc.runtime.party import Party
 from mpc.runtime.view import declared, public, uniform
-from protocols.distribution_counts import (
+from protocols.ppid3.distribution_counts import (
     Constraints,
     CountOracle,
     SiteView,
     gain_in_any_class_order,
     is_same_class,
 )
-from protocols.is_r_empty import is_r_empty
+from protocols.ppid3.is_r_empty import is_r_empty
 
 __all__ = [
     "BEST",

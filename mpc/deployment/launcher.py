@@ -129,7 +129,7 @@ class Placement:
     """Where one party of a launch lives, when not on 127.0.0.1 at a free port: ``endpoint``
     (where the others connect), ``bind`` (where it listens; empty: the endpoint) and
     ``prefix``, the command its process is started under (``("ip", "netns", "exec", NS)``
-    runs it in network namespace NS). :mod:`mpc.runtime.netlab` makes these for a shaped link."""
+    runs it in network namespace NS). :mod:`mpc.deployment.netlab` makes these for a shaped link."""
 
     endpoint: str
     bind: str = ""

@@ -13,7 +13,7 @@ the files. These steps open them, and nothing else:
    (the values seen in its training rows, sorted; for a binned continuous column its bin
    labels, e.g. ``<=37.5``; Bob's include the class labels) and a digest of the public
    parameters as its deployment file gives them. Both build the same
-   :class:`~protocols.hybrid_id3.HybridSetup`. A differing digest stops both: their
+   :class:`~protocols.hybrid.hybrid_id3.HybridSetup`. A differing digest stops both: their
    deployment files disagree.
 3. **model parts** (:func:`bind_parts`, after training): Alice draws a fresh model id and sends
    it to Bob; each sends the other a commitment to its part's body
@@ -45,7 +45,7 @@ from mpc.errors import ConfigError, ProtocolError
 from mpc.learners.model_file import ModelError, PartCommitment, commit_part, new_model_id
 from mpc.runtime.party import Party
 from mpc.runtime.view import declared, public, uniform
-from protocols.hybrid_id3 import ALICE, BOB, HybridSetup
+from protocols.hybrid.hybrid_id3 import ALICE, BOB, HybridSetup
 
 #: what a party receives
 MODE = public("hybrid/mode", "whether alice and bob train or classify")

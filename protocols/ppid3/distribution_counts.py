@@ -15,7 +15,7 @@ A *count oracle* answers, for the current node, the counts PPID3 needs; it is a 
 
 :class:`PSICountOracle` is the paper-faithful backend: every count is an intersection
 cardinality ``|Y_1 ∩ ... ∩ Y_k|`` of the sites' constraint sets, computed by
-:mod:`protocols.psi_ca`. One invocation carries all groups of a node (constant rounds per
+:mod:`protocols.primitives.psi_ca`. One invocation carries all groups of a node (constant rounds per
 node); each group — the class distribution, or one attribute — has fresh keys, so the receiver
 of a group learns that group's counts and their sub-intersections (Lemma 2) and cannot combine
 constraint sets of two different attributes. What each site learns (Lemmas 2-4):
@@ -28,8 +28,8 @@ constraint sets of two different attributes. What each site learns (Lemmas 2-4):
 **Class order.** Only the class site knows which class is which (Section 1 of the paper:
 another site must not learn whether a class at one node is the same class as one at another
 node). So the class site puts its per-class sets in a fresh order at every node, drawn from
-the OS generator (:func:`protocols.psi_ca.os_permutation`), and undoes the order on the counts
-it receives. Every other site sees the class site's sets, and the owner of an attribute its
+the OS generator (:func:`protocols.primitives.psi_ca.os_permutation`), and undoes the order on the
+counts it receives. Every other site sees the class site's sets, and the owner of an attribute its
 count matrix's class columns, in an order that is a fresh uniform permutation at each node
 (one for the node's distribution counts, another for its attribute counts). What remains
 visible are the values. A class whose count is unique at two nodes can still be matched by it
@@ -57,7 +57,7 @@ from mpc.crypto.curve25519 import hash_ids
 from mpc.errors import ConfigError, ProtocolError
 from mpc.learners.id3 import information_gain
 from mpc.runtime.party import Party
-from protocols.psi_ca import GroupInput, os_permutation, set_intersection_cardinality
+from protocols.primitives.psi_ca import GroupInput, os_permutation, set_intersection_cardinality
 
 __all__ = [
     "Constraints",

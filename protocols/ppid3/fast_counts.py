@@ -1,6 +1,6 @@
 """A fast count oracle for PPID3: additive secret sharing mod ``2^64`` with correlated
 randomness from a commodity server (``dealer``), behind :class:`CountOracle`'s interface, so
-that :func:`protocols.ppid3.ppid3` runs unchanged on it.
+that :func:`protocols.ppid3.ppid3.ppid3` runs unchanged on it.
 
 For the current node, the sites hold additive shares of the ``N x p`` matrix
 
@@ -31,15 +31,15 @@ a constant number of rounds (one to announce which sites have constraints, at mo
 at every node (Section 1 of the paper: only the class site knows which class is which; here
 the dealing party knows the permutations too, and sees no count). The
 class site draws a fresh permutation ``π`` of the classes for every node (OS generator,
-:func:`protocols.psi_ca.os_permutation`) and ``s`` gets ``X_s^T Z`` with its class columns
-permuted by ``π``, by a *permuted opening* (:func:`open_permuted_owner`,
+:func:`protocols.primitives.psi_ca.os_permutation`) and ``s`` gets ``X_s^T Z`` with its class
+columns permuted by ``π``, by a *permuted opening* (:func:`open_permuted_owner`,
 :func:`open_permuted_class_site`): in the dot product with ``s``, the class site subtracts a
 fresh uniform ``T`` from its share, so ``s`` ends with ``a = X_s^T Z - T``; the dealer gives
 ``s`` uniform ``K, L`` (as a seed) and the class site ``Kπ - L``; ``s`` sends ``a - K``, the
 class site answers ``(a - K + T)π + Kπ - L``, and ``s`` adds ``L``: ``(X_s^T Z)π``. The class
 site sees ``a - K`` (uniform), ``s`` nothing but the permuted counts; the dealer knows ``π``
 (it receives it with the request) but sees no count. Gains do not depend on the order
-(:func:`protocols.distribution_counts.gain_in_any_class_order`).
+(:func:`protocols.ppid3.distribution_counts.gain_in_any_class_order`).
 
 What each party learns (ledger):
 
@@ -63,8 +63,8 @@ What each party learns (ledger):
 
 The permuted opening (:func:`deal_permuted_open`, :func:`open_permuted_owner`,
 :func:`open_permuted_class_site`) and the dealer's service loop (:func:`serve_dealer_requests`)
-also serve the level driver (:mod:`protocols.ppid3_levels`), whose randomness may come from a
-third site instead of the dealer (``--helper sites``, :mod:`protocols.level_dealing`): there
+also serve the level driver (:mod:`protocols.ppid3.levels`), whose randomness may come from a
+third site instead of the dealer (``--helper sites``, :mod:`protocols.ppid3.level_dealing`): there
 ``dealer`` names whichever party deals the product. This depth-first oracle always uses the
 dealer.
 
@@ -90,14 +90,14 @@ from mpc.errors import ConfigError, ProtocolError
 from mpc.runtime.chunks import pack_array, unpack_array
 from mpc.runtime.party import Party
 from mpc.runtime.view import public, uniform
-from protocols.distribution_counts import (
+from protocols.ppid3.distribution_counts import (
     Constraints,
     CountOracle,
     classes_unordered,
     form_trans_set,
 )
-from protocols.dot_product import os_random_words
-from protocols.psi_ca import os_permutation
+from protocols.primitives.dot_product import os_random_words
+from protocols.primitives.psi_ca import os_permutation
 
 __all__ = [
     "DEALER",

@@ -1,4 +1,4 @@
-"""Who deals the correlated randomness of PPID3's level driver (:mod:`protocols.ppid3_levels`),
+"""Who deals the correlated randomness of PPID3's level driver (:mod:`protocols.ppid3.levels`),
 and the dealing itself.
 
 Every product between two sites ``a`` and ``b`` of the level driver (an outer product, a dot
@@ -14,7 +14,7 @@ by ``a`` and ``b`` themselves. Three ways (``helper``):
   program (:func:`run_beside`), under tags of their own. Trust: semi-honest sites, no two
   colluding (an honest majority among the sites).
 * ``"ot"`` (``k >= 2``): no one deals; the two sites of each product make the same
-  randomness by oblivious transfer (:class:`protocols.level_ot.OTDealing`, a subclass of
+  randomness by oblivious transfer (:class:`protocols.ppid3.level_ot.OTDealing`, a subclass of
   :class:`Dealing` with the same ``ask``/``receive``/``close``). Trust: semi-honest sites.
 
 Requests are numbered per (requesting site, dealing party) pair (``levels/req/<n>``) and served
@@ -29,7 +29,7 @@ owner's attributes in a dot product (``blocks``) and the number of classes (``p`
 a mask seed (of the owner's ``X^T + Ra``) or the class site's permutations for one owner came
 with a request (``withheld``: named, never copied). It sends only randomness of its own and
 receives no row, share or count. Why a helping site learns nothing from this that it did not
-hold in PPID3 is argued in :mod:`protocols.ppid3_levels` ("The helping sites").
+hold in PPID3 is argued in :mod:`protocols.ppid3.levels` ("The helping sites").
 """
 
 from __future__ import annotations
@@ -45,8 +45,8 @@ import numpy as np
 from mpc.errors import ConfigError, ProtocolError
 from mpc.runtime.chunks import pack_array
 from mpc.runtime.party import Party
-from protocols.fast_counts import DEALER, DEALT, deal_permuted_open, serve_dealer_requests
-from protocols.share_ring import (
+from protocols.ppid3.fast_counts import DEALER, DEALT, deal_permuted_open, serve_dealer_requests
+from protocols.ppid3.share_ring import (
     Left,
     expand_blocks,
     outer_product,
@@ -67,7 +67,8 @@ __all__ = [
 ]
 
 #: who deals: a third site of each product (``sites``, k >= 3), the commodity server, or the
-#: two sites of each product themselves by oblivious transfer (``ot``, :mod:`protocols.level_ot`)
+#: two sites of each product themselves by oblivious transfer (``ot``,
+#: :mod:`protocols.ppid3.level_ot`)
 HELPERS = ("sites", "dealer", "ot")
 #: the tag prefix of a site's numbered requests to a dealing party
 REQUESTS = "levels/req"
@@ -115,7 +116,7 @@ class Dealing:
             raise ConfigError(f"helper must be one of {list(HELPERS)}, got {helper!r}")
         if helper == "ot" and type(self) is Dealing:
             raise ConfigError(
-                "helper 'ot' needs its OT sessions: use protocols.level_ot.ot_dealing"
+                "helper 'ot' needs its OT sessions: use protocols.ppid3.level_ot.ot_dealing"
             )
         self.party, self.helper, self.dealer = party, helper, dealer
         self.sites = list(party.parties)

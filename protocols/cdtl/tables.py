@@ -5,7 +5,7 @@ columns without rows (:class:`TableSchema`); Mancuhan & Clifton, Definition 4 an
 Every body that crosses the network is built and checked here: a malformed body raises
 :class:`~mpc.errors.ProtocolError` naming the field, never a crash. The public wire helpers
 (:func:`wire_mapping`, :func:`code_matrix`, :class:`WireColumns`, ...) are shared with
-:mod:`protocols.anatomized_joins`, which rebuilds the client's tables from these bodies.
+:mod:`protocols.cdtl.joins`, which rebuilds the client's tables from these bodies.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import numpy as np
 
 from mpc.datasets import CONTINUOUS, NOMINAL, Table
 from mpc.errors import ConfigError, ProtocolError
-from protocols.eseq import ESEQ_BYTES
+from protocols.cdtl.eseq import ESEQ_BYTES
 
 __all__ = [
     "Anatomized",

@@ -1,5 +1,5 @@
 """classifyInstance — Vaidya & Clifton, Algorithm 8: classify instances whose attributes are
-split across the sites, with the distributed tree of :mod:`protocols.ppid3`.
+split across the sites, with the distributed tree of :mod:`protocols.ppid3.ppid3`.
 
 Every site holds its columns of the instances, keyed by instance id. Control passes from site to
 site with node ids only: the owner of an interior node reads its own attribute value and hands
@@ -36,7 +36,7 @@ from mpc.errors import ProtocolError
 from mpc.learners.tree import majority
 from mpc.runtime.party import Party
 from mpc.runtime.view import declared
-from protocols.ppid3 import DistributedTree
+from protocols.ppid3.ppid3 import DistributedTree
 
 __all__ = ["BATCH", "classify_instances", "tree_depth"]
 

@@ -1,9 +1,9 @@
-"""Steps 2 and 3 of PPID3's level driver (:mod:`protocols.ppid3_levels`, whose docstring
+"""Steps 2 and 3 of PPID3's level driver (:mod:`protocols.ppid3.levels`, whose docstring
 states the protocol, what each party learns and why): the products between two sites that
 make a level's shares and every owner's counts, with correlated randomness from the party
-:class:`protocols.level_dealing.Dealing` names for each pair, or made by the pair itself by
-oblivious transfer (:class:`protocols.level_ot.OTDealing`, ``helper="ot"``; its own permuted
-opening, :func:`protocols.level_ot.open_permuted_owner_ot`).
+:class:`protocols.ppid3.level_dealing.Dealing` names for each pair, or made by the pair itself by
+oblivious transfer (:class:`protocols.ppid3.level_ot.OTDealing`, ``helper="ot"``; its own permuted
+opening, :func:`protocols.ppid3.level_ot.open_permuted_owner_ot`).
 
 * :func:`child_shares` (step 2): each site's additive shares of ``Z^ν`` for the interior
   nodes of a level, from their parents' shares by row-wise *outer products* (one per pair of
@@ -36,17 +36,17 @@ from mpc.errors import ConfigError, ProtocolError
 from mpc.runtime.chunks import pack_array, unpack_array
 from mpc.runtime.party import Party
 from mpc.runtime.view import uniform
-from protocols.distribution_counts import SiteView, classes_unordered
-from protocols.fast_counts import (
+from protocols.ppid3.distribution_counts import SiteView, classes_unordered
+from protocols.ppid3.fast_counts import (
     HEAD,
     MASKED,
     X_PLUS_RA,
     open_permuted_class_site,
     open_permuted_owner,
 )
-from protocols.level_dealing import Dealing
-from protocols.level_ot import OTDealing, open_permuted_class_site_ot, open_permuted_owner_ot
-from protocols.share_ring import (
+from protocols.ppid3.level_dealing import Dealing
+from protocols.ppid3.level_ot import OTDealing, open_permuted_class_site_ot, open_permuted_owner_ot
+from protocols.ppid3.share_ring import (
     Left,
     expand_blocks,
     outer_product,
@@ -56,7 +56,7 @@ from protocols.share_ring import (
     ring_random,
 )
 
-#: what a site receives here besides :mod:`protocols.fast_counts`' receipts
+#: what a site receives here besides :mod:`protocols.ppid3.fast_counts`' receipts
 OT_PAIR = uniform(
     "fast-counts/ot-pair",
     "a holder's two oblivious-transfer messages of a dot product (the owner unmasks the one "
@@ -554,7 +554,7 @@ async def _xdot_holder(
 
 def dealt(got: Any, key: str, shape: tuple[int, ...], dtype: Any, dealer: str, what: str) -> Any:
     """The array ``key`` of a dealing party's message ``got``: a 32-byte seed expanded by
-    :func:`protocols.share_ring.ring_random`, or the array itself (packed)."""
+    :func:`protocols.ppid3.share_ring.ring_random`, or the array itself (packed)."""
     if not isinstance(got, dict) or key not in got:
         raise ProtocolError(f"{dealer} sent no {what} (correlated randomness)")
     value = got[key]
@@ -592,7 +592,7 @@ def zero_share(
 ) -> np.ndarray:
     """This party's part of a sharing of zero among ``me`` and ``others``:
     ``sum over o of ±PRF(key_{me,o}, label)`` (``+`` where ``me`` comes before ``o`` in
-    ``order``), HMAC-SHA-256 expanded by :func:`protocols.share_ring.ring_random`. The parts
+    ``order``), HMAC-SHA-256 expanded by :func:`protocols.ppid3.share_ring.ring_random`. The parts
     of all the parties sum to zero; anyone without the pairwise keys sees each part as
     uniform (with at least two parties)."""
     out = np.zeros(shape, dtype=dtype)

@@ -1,15 +1,15 @@
 """PPID3's level driver with no third party (``helper="ot"``, any ``k >= 2`` sites): the two
 sites of every product compute it, or make its correlated randomness, themselves by oblivious
-transfer (:mod:`protocols.oblivious_transfer`), where a dealer or a third site
-(:mod:`protocols.level_dealing`) would deal. The driver (:mod:`protocols.ppid3_levels`) is
-unchanged; :mod:`protocols.level_products` asks this module instead of a dealing party.
+transfer (:mod:`protocols.ot.oblivious_transfer`), where a dealer or a third site
+(:mod:`protocols.ppid3.level_dealing`) would deal. The driver (:mod:`protocols.ppid3.levels`) is
+unchanged; :mod:`protocols.ppid3.level_products` asks this module instead of a dealing party.
 
 Roles: ``k >= 2`` sites. Every pair ``{a, b}`` of sites sets up, once per run
 (:func:`ot_dealing`, all pairs at once), two IKNP sessions in each direction (so either site
 may choose), 128 base OTs each, under tags of the pair's own (``<tag>/<i>.<j>/{r,d}/{a,b}``):
 a *direct* pair for the products, a *randomness* pair for the requests below; then, over each
 direct session, the *one-hot OTs* of the choosing site's attribute values
-(:mod:`protocols.one_hot_ot`: one IKNP OT per attribute value and record, kept for the run).
+(:mod:`protocols.ot.one_hot`: one IKNP OT per attribute value and record, kept for the run).
 Semi-honest throughout.
 
 **The products, directly.** Both products of the driver have a 0/1 operand: the winner's
@@ -22,7 +22,7 @@ no dealt randomness (:meth:`OTDealing.outer_product`, :meth:`OTDealing.dot_owner
   for each ``(v, t)`` ``w`` chooses by ``A[v, t]``, ``h``'s correlation is the row
   ``(B[parent(v) p + c, t])_c``; ``w`` keeps ``y = x + A[v, t] B[...]``, ``h`` keeps ``-x``:
   additive shares of ``A ⊙ B`` row-wise, the product of
-  :func:`protocols.share_ring.outer_product`. Fresh vector OTs of width ``p`` (the
+  :func:`protocols.ppid3.share_ring.outer_product`. Fresh vector OTs of width ``p`` (the
   attribute ``A`` is the winner's secret, so the OTs of its fixed one-hot data cannot
   serve: the holder would have to know which attribute's). When every child of a parent is
   interior, its last child needs none: every record has one value, so the children's rows
@@ -31,7 +31,7 @@ no dealt randomness (:meth:`OTDealing.outer_product`, :meth:`OTDealing.dot_owner
   a parent, one for each interior child and record otherwise.
 * *dot* (step 3; owner ``s``, holder ``h``): additive shares of ``X_s^T Z_h`` for every
   attribute of ``s``, by the one-hot OTs of ``s``'s values made at the start
-  (:meth:`protocols.one_hot_ot.OneHotChooser.products`): the owner's values never change
+  (:meth:`protocols.ot.one_hot.OneHotChooser.products`): the owner's values never change
   during a run, so each product only hashes the kept OT rows under fresh tweaks, and the
   holder sends one correction ``Z_h[t] + Σ_u x_{j,t,u}`` per attribute and record; nothing
   goes back. The holder's share then goes to the owner as before: through the 1-out-of-2
@@ -44,7 +44,7 @@ winner (one coroutine, chunk by chunk), then the dot-product chunks in which it 
 numbers agree without any coordination.
 
 **The randomness, on request** (:meth:`OTDealing.serve`, beside the site's program as with a
-helping site, :func:`protocols.level_dealing.run_beside`). The requests that a dealer would
+helping site, :func:`protocols.ppid3.level_dealing.run_beside`). The requests that a dealer would
 serve between ``a`` and ``b`` and that remain: the pads of the 1-out-of-2 OT of a dot product
 (``xdot``) and the permuted opening (``perm``). The two sites make them over their
 randomness sessions in one order, fixed by the earlier site of the pair, the *leader*: a
@@ -66,7 +66,7 @@ stay with it.
   ``(a - K + T)π + Kπ - L``, ``s`` adds ``L`` (:func:`open_permuted_owner_ot`).
 
 Rings: every OT here computes in the driver's ring ``Z_{2^l}`` (``l = 16`` or 32) directly;
-:func:`protocols.oblivious_transfer.ring_products_send` (Gilboa products of two ring values,
+:func:`protocols.ot.oblivious_transfer.ring_products_send` (Gilboa products of two ring values,
 ``l`` OTs each) is the same: shares mod ``2^64`` truncated to ``l`` bits are shares mod
 ``2^l``, since ``2^l`` divides ``2^64``.
 
@@ -80,7 +80,7 @@ else, since every OT message is uniform to its receiver: the chooser's bits (one
 ``c``, ``[π_b(j) = c]``) are hidden from the other site by the OT (the extension matrix is
 masked by PRG streams of seeds that site lacks); a one-hot correction ``Z_h[t] + Σ_u
 x_{j,t,u}`` is masked by the one pad the owner lacks, fresh at every product
-(:mod:`protocols.one_hot_ot`); and the other site's correlation (a share row, ``Δ``, a
+(:mod:`protocols.ot.one_hot`); and the other site's correlation (a share row, ``Δ``, a
 column of ``K``) reaches the chooser only as ``x + bit · Δ``, masked by the pad ``x`` it
 does not know. The outputs are what a dealer's products give: the two shares of a product
 add up to it, the holder's (``-x``, or ``-Σ_t x``) uniform; the pads and ``Kπ - L`` are
@@ -98,7 +98,7 @@ OT product: there the product is 0, which it knows anyway.) So:
 Trust: **semi-honest sites**, and no third party at all. What two sites of a product hold at
 the end is what they hold with a dealer, and no dealer holds the rest. Semi-honest only: an
 actively cheating site could send an inconsistent IKNP matrix or wrong correlations
-(:mod:`protocols.oblivious_transfer`); nothing here detects it.
+(:mod:`protocols.ot.oblivious_transfer`); nothing here detects it.
 
 Cost: per outer product of ``V`` children about ``(V - 1) N`` vector OTs of ``p`` ring
 elements (``16 + p l`` bytes each, ``l`` bytes an element); per dot product one correction of
@@ -123,9 +123,7 @@ from mpc.errors import ConfigError, ProtocolError
 from mpc.runtime.chunks import pack_array, unpack_array
 from mpc.runtime.party import Party
 from mpc.runtime.view import public
-from protocols.fast_counts import A_MINUS_K, PERMUTED_OPEN, permute_blocks
-from protocols.level_dealing import Dealing
-from protocols.oblivious_transfer import (
+from protocols.ot.oblivious_transfer import (
     ExtensionReceiver,
     ExtensionSender,
     extension_receiver,
@@ -133,8 +131,10 @@ from protocols.oblivious_transfer import (
     vector_ots_receive,
     vector_ots_send,
 )
-from protocols.one_hot_ot import OneHotChooser, OneHotVectors, one_hot_chooser, one_hot_vectors
-from protocols.share_ring import ring_random
+from protocols.ot.one_hot import OneHotChooser, OneHotVectors, one_hot_chooser, one_hot_vectors
+from protocols.ppid3.fast_counts import A_MINUS_K, PERMUTED_OPEN, permute_blocks
+from protocols.ppid3.level_dealing import Dealing
+from protocols.ppid3.share_ring import ring_random
 
 __all__ = [
     "OTDealing",
@@ -177,7 +177,7 @@ async def ot_dealing(
     *randomness* session and a *direct* one, so either site of a pair may choose; over each
     direct session, the one-hot OTs of the chooser's attribute values (``codes``, ``n x J``,
     attribute ``j`` of ``sizes[j]`` values), kept for the whole run
-    (:mod:`protocols.one_hot_ot`). ``party`` is the site view."""
+    (:mod:`protocols.ot.one_hot`). ``party`` is the site view."""
     names = list(party.parties)
     me = party.name
     n = codes.shape[0]
@@ -212,7 +212,7 @@ async def ot_dealing(
 
 
 class OTDealing(Dealing):
-    """The :class:`~protocols.level_dealing.Dealing` of ``helper="ot"``: the randomness of a
+    """The :class:`~protocols.ppid3.level_dealing.Dealing` of ``helper="ot"``: the randomness of a
     product is made by its two sites over their OT session, in the order the pair's leader
     fixes; :meth:`serve` runs beside the site's program and :meth:`receive` hands the
     product code its part, in the dealer's format. Made by :func:`ot_dealing`."""
@@ -414,7 +414,7 @@ class OTDealing(Dealing):
         p: int,
         derived: np.ndarray | None = None,
     ) -> np.ndarray:
-        """This site's additive share of :func:`protocols.share_ring.outer_product` of
+        """This site's additive share of :func:`protocols.ppid3.share_ring.outer_product` of
         ``a_side``'s one-hot ``A`` (``V x N``, bits) and ``b_side``'s share ``B``
         (``P p x N``), directly: a vector OT per entry of ``A``, ``a_side`` choosing by
         ``A[v, t]``, ``b_side`` giving the row ``(B[parents[v] p + c, t])_c``. Over the pair's
@@ -450,7 +450,7 @@ class OTDealing(Dealing):
         """The owner's additive share of ``X^T Z_h`` (``m x cols``): its one-hot ``X^T``
         (every attribute, fixed for the run) times the holder's share ``Z_h``, by the
         one-hot OTs made with ``holder`` at the start
-        (:meth:`protocols.one_hot_ot.OneHotChooser.products`): one correction per attribute
+        (:meth:`protocols.ot.one_hot.OneHotChooser.products`): one correction per attribute
         and record comes from the holder, nothing goes back."""
         _, chooser = self.fixed[holder]
         return await chooser.products(self.party, cols, self.dtype, tag=tag)
@@ -491,7 +491,7 @@ def _blocks_to_counts(
 ) -> np.ndarray:
     """One vector per (attribute, node) (``L B x W``) laid out as the ``sum(blocks) x B p``
     count matrix whose block each governs (the layout of
-    :func:`protocols.share_ring.expand_blocks`)."""
+    :func:`protocols.ppid3.share_ring.expand_blocks`)."""
     per = values.reshape(len(blocks), n_blocks, -1)
     parts = [per[j, :, : s * p].reshape(n_blocks, s, p).transpose(1, 0, 2).reshape(s, -1)
              for j, s in enumerate(blocks)]  # fmt: skip

@@ -2,10 +2,10 @@
 Alice holds some attributes of every record, Bob the others, and neither shows the other its
 values. Teng & Du (Section 3.1) end with the tree at both parties and leave classification
 open; this is our protocol, built from the paper's own primitive, the secure dot product
-``N(E) = V_a · V_b`` (:mod:`protocols.dot_product`).
+``N(E) = V_a · V_b`` (:mod:`protocols.primitives.dot_product`).
 
 Roles: ``alice`` and ``bob``, each with its part of the saved model and its columns of the
-``R`` new records, in the common record order of :mod:`protocols.record_alignment`; a
+``R`` new records, in the common record order of :mod:`protocols.primitives.record_alignment`; a
 ``dealer`` (commodity server) for the ``dealer`` method (:func:`serve_classify_dealer`); the
 *deliverer* ``d``, Alice or Bob, receives the predictions.
 
@@ -23,8 +23,8 @@ child (a value unseen in training), which predicts the node's majority class —
 2. Bob, who holds the classes of the terminals, weights his vector:
    ``w_t = 1 + (index of t's class among the sorted classes)`` (:func:`terminal_classes`).
 3. Secure row-wise dot products ``s_r = v_A[r] · (w ∘ v_B[r])``, revealed to ``d`` only
-   (:func:`classify_records`, :func:`protocols.dot_product.row_dot_products`). ``s_r - 1`` is
-   the index of ``r``'s class: the same as the per-class products
+   (:func:`classify_records`, :func:`protocols.primitives.dot_product.row_dot_products`). ``s_r -
+   1`` is the index of ``r``'s class: the same as the per-class products
    ``v_A[r] · (v_B[r] ∘ [class(t) = c])``, which are 1 for ``r``'s class and 0 for the
    others, since ``s_r = Σ_c (c + 1) [class(r) = c]``, in one product instead of one per
    class.
@@ -55,8 +55,8 @@ from mpc.errors import ConfigError, ProtocolError
 from mpc.learners.tree import majority
 from mpc.runtime.party import Party
 from mpc.runtime.view import declared
-from protocols.dot_product import row_dot_products
-from protocols.hybrid_id3 import ALICE, BOB, DEALER
+from protocols.hybrid.hybrid_id3 import ALICE, BOB, DEALER
+from protocols.primitives.dot_product import row_dot_products
 
 __all__ = [
     "BATCH_ENTRIES",

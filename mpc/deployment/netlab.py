@@ -16,7 +16,7 @@ loopback. The link is shaped in each direction on the sending end:
 * where the kernel has the ``netem`` qdisc: ``netem delay D rate R`` on both ends;
 * where it has not (some virtual machines' kernels lack it), ``tbf rate R`` on both ends for
   the rate, and the delay from a *delay line*: a process in namespace ``b``
-  (``python -m mpc.runtime.netlab delay``) that relays every TCP connection between the two sides
+  (``python -m mpc.deployment.netlab delay``) that relays every TCP connection between the two sides
   and hands on each chunk of bytes ``D`` after it arrived, in order. A party of ``b``
   listens on its own loopback behind the delay line; a party of ``a`` is reached through
   it. Every byte still crosses the shaped veth once. Unlike netem, the relay ends each TCP
@@ -48,8 +48,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
 
+from mpc.deployment.launcher import Placement
 from mpc.errors import ConfigError
-from mpc.runtime.launcher import Placement
 
 __all__ = ["ShapedLink", "delay_line"]
 
@@ -238,8 +238,8 @@ class ShapedLink:
         return out
 
     def _start_delay_line(self, relays: list[tuple[str, str]]) -> None:
-        argv = ["ip", "netns", "exec", self.b, sys.executable, "-m", "mpc.runtime.netlab", "delay",
-                "--delay-ms", f"{self.delay_ms:g}"]  # fmt: skip
+        argv = ["ip", "netns", "exec", self.b, sys.executable, "-m", "mpc.deployment.netlab",
+                "delay", "--delay-ms", f"{self.delay_ms:g}"]  # fmt: skip
         for listen, target in relays:
             argv += ["--relay", f"{listen}={target}"]
         self._relay = subprocess.Popen(
@@ -266,7 +266,7 @@ class ShapedLink:
             raise ConfigError("place the parties (placement()) before probing the link")
         echo_at = f"{self.address('a')}:{FIRST_PORT - 1}"
         echo = subprocess.Popen(
-            ["ip", "netns", "exec", self.a, sys.executable, "-m", "mpc.runtime.netlab", "echo",
+            ["ip", "netns", "exec", self.a, sys.executable, "-m", "mpc.deployment.netlab", "echo",
              "--listen", echo_at],
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
             start_new_session=True,
@@ -276,8 +276,9 @@ class ShapedLink:
             ready, _, _ = select.select([out], [], [], READY_TIMEOUT_S) if out else ([], [], [])
             if not (out and ready and out.readline().strip() == b"ready"):
                 raise ConfigError("the link's echo server did not start")
-            ping = _run(["ip", "netns", "exec", self.b, sys.executable, "-m", "mpc.runtime.netlab",
-                         "ping", "--to", self._probe, "--count", str(count)])  # fmt: skip
+            ping = _run(["ip", "netns", "exec", self.b, sys.executable, "-m",
+                         "mpc.deployment.netlab", "ping", "--to", self._probe, "--count",
+                         str(count)])  # fmt: skip
             if ping.returncode != 0:
                 raise ConfigError(f"probing the link failed: {ping.stderr.strip()}")
             return [float(x) for x in ping.stdout.split()]
@@ -297,7 +298,7 @@ class ShapedLink:
             return what + f"`{self.commands[0]}` on both ends"
         return what + (
             f"`{self.commands[0]}` on both ends (the kernel has no netem qdisc), and a delay "
-            f"line in {self.b} (`python -m mpc.runtime.netlab delay --delay-ms "
+            f"line in {self.b} (`python -m mpc.deployment.netlab delay --delay-ms "
             f"{self.delay_ms:g}`) that hands on each direction's bytes that much later"
         )
 
@@ -408,7 +409,7 @@ def _ping(to: str, count: int) -> list[float]:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
-        prog="python -m mpc.runtime.netlab", description="The delay line of a shaped link."
+        prog="python -m mpc.deployment.netlab", description="The delay line of a shaped link."
     )
     sub = p.add_subparsers(dest="command", required=True)
     d = sub.add_parser("delay", help="relay TCP connections, each direction DELAY ms late")

@@ -14,8 +14,8 @@ the dealer):
    to anyone without the key and unrelated to any site's row order. A record's position in
    it is its transaction id ``0 .. n-1``;
 3. **equality**: each site hashes its sorted keyed hashes into one digest, and the sites run
-   the set-intersection cardinality protocol of :mod:`protocols.psi_ca` on these one-element
-   sets; the first site learns whether all digests are equal and tells the others. Equal
+   the set-intersection cardinality protocol of :mod:`protocols.primitives.psi_ca` on these
+   one-element sets; the first site learns whether all digests are equal and tells the others. Equal
    digests mean equal id sets and the same order everywhere. The digests travel only under
    PSI-CA's fresh keys: a site never sees another's digest, which it could otherwise test
    guesses of the difference against (its own set minus one id, ...);
@@ -29,7 +29,7 @@ whether the id sets are equal, and the intersection size (``record-alignment/com
 equal run it is ``n``, which every site already knew); as the PSI-CA receiver, the first site
 also learns whether every sub-collection of the digests are equal and, on unequal sets, the
 intersection sizes of every sub-collection of sites (``psi-ca/counts``, see
-:mod:`protocols.psi_ca`: with three sites, the pairwise overlaps); that an order key was
+:mod:`protocols.primitives.psi_ca`: with three sites, the pairwise overlaps); that an order key was
 agreed (``record-alignment/order``; its shares are not put on record). On equal sets nothing
 else is learned: every site already holds every id. On unequal sets the run stops before any
 data is used, having revealed only the counts.
@@ -53,7 +53,7 @@ from mpc.crypto.curve25519 import ELEMENT_BYTES, hash_to_curve
 from mpc.errors import ConfigError, ProtocolError
 from mpc.runtime.party import Party
 from mpc.runtime.view import declared, uniform
-from protocols.psi_ca import GroupInput, set_intersection_cardinality
+from protocols.primitives.psi_ca import GroupInput, set_intersection_cardinality
 
 __all__ = [
     "COMMON",

@@ -7,10 +7,10 @@ Roles:
 
 * **client** — the data owner: holds the table ``D`` and the key ``k`` (a
   :class:`~mpc.crypto.sealed.ClientKey`); outsources ``IT`` and ``ST``
-  (:mod:`protocols.anatomization`) and asks for predictions. It keeps nothing but the key between
-  requests; to come back in a later process it needs the key, the table's name, the digest of its
-  schema (checked against the CDBS's: :meth:`CDBSClient.table_schema`) and the shared prune rows,
-  which a client keeps in its private model file (the ``cdtl-outsource`` / ``cdtl-classify``
+  (:mod:`protocols.cdtl.anatomization`) and asks for predictions. It keeps nothing but the key
+  between requests; to come back in a later process it needs the key, the table's name, the digest
+  of its schema (checked against the CDBS's: :meth:`CDBSClient.table_schema`) and the shared prune
+  rows, which a client keeps in its private model file (the ``cdtl-outsource`` / ``cdtl-classify``
   systems).
 * **cdbs** — the cloud database server: stores ``IT``, ``ST``, the base decision tree (BDT)
   and the encrypted subtrees (:class:`CDBSStore`, SQLite), learns the BDT from ``IT`` and
@@ -31,7 +31,7 @@ Protocol (every request but ``update_bdt`` one round trip, :class:`CDBSClient`):
   IT, ST and the BDT never change after outsourcing, so the CDBS computes every leaf's
   ``leafIns`` once, when it loads the table (:meth:`_Loaded.prepare`), and serves it
   ready. ``leafIns`` carries only the leaf's rows, as codes into the domains of the table's
-  :class:`~protocols.anatomization.TableSchema` (its columns without rows), which the client
+  :class:`~protocols.cdtl.anatomization.TableSchema` (its columns without rows), which the client
   has from outsourcing; a client that has not (another client of the same owner) asks for it
   once (``table_schema``). Two kinds of leaf need no refinement, and the CDBS answers them
   with a class label instead of ``leafIns``: a leaf without tuples (a value no training tuple
@@ -116,8 +116,8 @@ from mpc.learners.tree import MISSING, Node, Split, from_json, predict_one, to_j
 from mpc.runtime.codec import decode, encode
 from mpc.runtime.party import Party
 from mpc.runtime.view import Batch, declared
-from protocols.anatomized_joins import group_join, joined_learning_table, leaf_learning_table
-from protocols.anatomized_tables import Anatomized, IdentifyingTable, SensitiveTable, TableSchema
+from protocols.cdtl.joins import group_join, joined_learning_table, leaf_learning_table
+from protocols.cdtl.tables import Anatomized, IdentifyingTable, SensitiveTable, TableSchema
 
 
 def _flat_requests(req: Any) -> Any:

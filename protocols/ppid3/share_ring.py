@@ -1,8 +1,8 @@
-"""The ring of PPID3's level driver (:mod:`protocols.ppid3_levels`): additive shares in
+"""The ring of PPID3's level driver (:mod:`protocols.ppid3.levels`): additive shares in
 ``Z_{2^16}`` or ``Z_{2^32}``, uniform ring elements expanded from seeds, exact ring products
 with float64 BLAS, and the row-wise outer product that makes a child's shares.
 
-Network-free: the driver, the dealer and the helping sites (:mod:`protocols.level_dealing`)
+Network-free: the driver, the dealer and the helping sites (:mod:`protocols.ppid3.level_dealing`)
 all compute with these functions, and they are unit-tested alone.
 
 * :func:`ring_dtype` — ``Z_{2^16}`` below ``2^16`` rows, ``Z_{2^32}`` below ``2^21`` (a count

@@ -9,13 +9,13 @@ Roles, inputs and outputs:
 
 * **client** — holds the person specific table ``D`` and the :class:`~mpc.crypto.sealed.ClientKey`.
   :func:`anatomize` ``(D, A_s, l, key)`` gives ``IT`` and ``ST``, which it uploads to the CDBS.
-  :func:`~protocols.anatomized_joins.join` ``(IT, ST, key)`` rebuilds ``D`` exactly (client
-  naive learning, Section 3.1); :func:`~protocols.anatomized_joins.true_instances`
+  :func:`~protocols.cdtl.joins.join` ``(IT, ST, key)`` rebuilds ``D`` exactly (client
+  naive learning, Section 3.1); :func:`~protocols.cdtl.joins.true_instances`
   ``(leafIns, key)`` keeps the true (tuple, sensitive value) pairs of a
   leaf (Figure 3).
 * **CDBS** (cloud database server) — stores ``IT`` and ``ST``, learns the base decision tree on
   ``IT`` (its identifying attributes and the class) and answers
-  :func:`~protocols.anatomized_joins.group_join`
+  :func:`~protocols.cdtl.joins.group_join`
   ``(leaf tuples, ST)`` with ``leafIns`` (Figure 2). These are network-free functions; the
   parties' processes call them.
 
@@ -25,7 +25,8 @@ What the CDBS learns from ``IT`` and ``ST``:
   associations among identifying attributes);
 * the group ``GID`` of every tuple, hence the group sizes, and the multiset of sensitive values
   of every group (hence the distribution of ``A_s`` over the whole table);
-* the number of tuples ``n``, and that ESEQ has a fixed length (:data:`~protocols.eseq.ESEQ_BYTES`);
+* the number of tuples ``n``, and that ESEQ has a fixed length
+  (:data:`~protocols.cdtl.eseq.ESEQ_BYTES`);
 * the table's name, never the path of the client's file (IT's ``source`` is its name).
 
 It does not learn which tuple of a group holds which of the group's sensitive values: every
@@ -50,7 +51,7 @@ Choices where the paper leaves room:
   :class:`~mpc.errors.ConfigError` before anything is built.
 * ``ESEQ = E_k(salt, s)`` is a :func:`~mpc.crypto.sealed.seal` of ``salt || s || r``: a 16-byte
   random salt, the sequence number ``s`` and the tuple's original row ``r`` (so
-  :func:`~protocols.anatomized_joins.join` restores the original row order), with associated data
+  :func:`~protocols.cdtl.joins.join` restores the original row order), with associated data
   naming the table and the tuple's ``GID``: an ESEQ moved to another table or group fails
   authentication.
 * ``GID`` are ``0 .. m-1`` and ``SEQ`` are ``0 .. n-1``, both assigned by random permutations.
@@ -71,8 +72,8 @@ from mpc.crypto.sealed import (
 )
 from mpc.datasets import CONTINUOUS, Table
 from mpc.errors import ConfigError, ProtocolError
-from protocols.anatomized_tables import Anatomized, IdentifyingTable, SensitiveTable
-from protocols.eseq import seal_eseq
+from protocols.cdtl.eseq import seal_eseq
+from protocols.cdtl.tables import Anatomized, IdentifyingTable, SensitiveTable
 
 __all__ = ["anatomize", "is_l_diverse", "max_l", "suppress_for_l"]
 

@@ -2,27 +2,28 @@
 computed on additive shares for every node of a tree level at once. The correlated randomness
 of each product between two sites comes from a party that is neither: a commodity server, the
 ``dealer`` (``helper="dealer"``), or, with ``k >= 3`` sites and no outside party, a third site
-(``helper="sites"``; :mod:`protocols.level_dealing`); or the two sites make it themselves by
+(``helper="sites"``; :mod:`protocols.ppid3.level_dealing`); or the two sites make it themselves by
 oblivious transfer, with no third party at all and any ``k >= 2`` (``helper="ot"``;
-:mod:`protocols.level_ot`, whose docstring says what each site learns there).
+:mod:`protocols.ppid3.level_ot`, whose docstring says what each site learns there).
 
-The depth-first driver of :mod:`protocols.ppid3` visits one node per exchange, about ten round
+The depth-first driver of :mod:`protocols.ppid3.ppid3` visits one node per exchange, about ten round
 trips a node; a depth-6 tree on Adult has 13,041 nodes. This driver builds the same tree one
 *level* per exchange: every message carries all nodes of the level. Everything it decides is
 decided as in Algorithm 7, from the same integer counts with the same tie rules
 (:func:`mpc.learners.id3.best_site_attribute`), so the tree equals
-:class:`mpc.learners.id3.ID3Classifier` on the joined data and the one of :mod:`protocols.ppid3`.
+:class:`mpc.learners.id3.ID3Classifier` on the joined data and the one of
+:mod:`protocols.ppid3.ppid3`.
 
 Roles: ``k >= 2`` sites (one holds the class) and, with ``helper="dealer"``, the dealer; with
 ``helper="sites"`` each site also deals, in a task beside its own program, the products of
-the pairs of sites :func:`protocols.level_dealing.third_site` assigns to it; with
+the pairs of sites :func:`protocols.ppid3.level_dealing.third_site` assigns to it; with
 ``helper="ot"`` the two sites of each product compute it by oblivious transfer over OT
 sessions of their own, and make the rest of the randomness a dealer would deal (the transfer
-pads and the permuted opening) in such a task (:class:`protocols.level_ot.OTDealing`). For an
+pads and the permuted opening) in such a task (:class:`protocols.ppid3.level_ot.OTDealing`). For an
 interior
 node ``ν`` the sites in ``H_ν`` (the class site and the owners of the splits on its path:
 public) hold additive shares, in the ring ``Z_{2^b}`` (``b = 16`` when there are fewer than
-``2^16`` rows, else 32; :mod:`protocols.share_ring`), of the ``N x p`` matrix
+``2^16`` rows, else 32; :mod:`protocols.ppid3.share_ring`), of the ``N x p`` matrix
 ``Z^ν[t, c] = [row t reaches ν][class of t is c]``. At the start every pair of sites agrees on
 a key (for the zero-sharing of step 3). A level:
 
@@ -50,14 +51,14 @@ a key (for the zero-sharing of step 3). A level:
    (Section 1 of the paper). The class site draws a fresh permutation ``π_{ν,s}`` of the
    classes for every interior node and every owner (OS generator) and subtracts a fresh
    uniform mask ``T`` from the share of the counts it hands the owner, and a *permuted
-   opening* (:func:`protocols.fast_counts.open_permuted_owner`: one exchange between the owner
+   opening* (:func:`protocols.ppid3.fast_counts.open_permuted_owner`: one exchange between the owner
    and the class site per level, the dealing party giving the owner ``K, L`` and the class
    site ``Kπ - L``) gives the owner ``X_s^T Z^ν`` with its class columns in the order
    ``π_{ν,s}``. The class site sees a uniformly masked array; the dealing party knows the
    permutation but sees no count.
 4. **Best gains** (Algorithm 5): each site sends the class site its best gain per node (gains
    do not depend on the class order:
-   :func:`protocols.distribution_counts.gain_in_any_class_order`); the class site announces
+   :func:`protocols.ppid3.distribution_counts.gain_in_any_class_order`); the class site announces
    the winning site of each node (site order breaks ties).
 5. **Branching** (lines 11-19): each winner announces its nodes' number of children, and sends
    the class site the class distributions of the children — the rows of the winning
@@ -65,12 +66,12 @@ a key (for the zero-sharing of step 3). A level:
    class site undoes (Theorem 1 lets the class site learn every node's class distribution;
    the depth-first driver gets the same numbers with a DistributedCounts call per child).
 
-Steps 2 and 3, the products, are in :mod:`protocols.level_products`; who deals their
-randomness, and the dealing, in :mod:`protocols.level_dealing`.
+Steps 2 and 3, the products, are in :mod:`protocols.ppid3.level_products`; who deals their
+randomness, and the dealing, in :mod:`protocols.ppid3.level_dealing`.
 
 Finally each site tells the owner of every parent of its nodes the nodes' random ids, and the
-public structure is numbered depth first as in :mod:`protocols.ppid3`, so classification
-(:mod:`protocols.classify_instance`) and the audit view are the same.
+public structure is numbered depth first as in :mod:`protocols.ppid3.ppid3`, so classification
+(:mod:`protocols.ppid3.classify_instance`) and the audit view are the same.
 
 What each party learns (ledger):
 
@@ -160,15 +161,15 @@ from mpc.learners.id3 import best_site_attribute
 from mpc.learners.tree import majority
 from mpc.runtime.party import Party
 from mpc.runtime.view import declared
-from protocols.distribution_counts import (
+from protocols.ppid3.distribution_counts import (
     SiteView,
     columns_sorted,
     gain_in_any_class_order,
     is_same_class,
     unpermute_classes,
 )
-from protocols.fast_counts import CLASSES
-from protocols.level_dealing import (
+from protocols.ppid3.fast_counts import CLASSES
+from protocols.ppid3.level_dealing import (
     DEALER,
     HELPERS,
     Dealing,
@@ -176,15 +177,15 @@ from protocols.level_dealing import (
     serve_level_dealer,
     serve_level_helper,
 )
-from protocols.level_ot import ot_dealing
-from protocols.level_products import (
+from protocols.ppid3.level_ot import ot_dealing
+from protocols.ppid3.level_products import (
     LevelNode,
     child_shares,
     outer_shares,
     pair_keys,
     remaining_attribute_counts,
 )
-from protocols.ppid3 import (
+from protocols.ppid3.ppid3 import (
     BEST,
     BRANCHING,
     LEAF,
@@ -194,10 +195,10 @@ from protocols.ppid3 import (
     DistributedTree,
     check_sites,
 )
-from protocols.psi_ca import os_permutation
-from protocols.share_ring import Left, ring_dtype, ring_matmul, ring_random
+from protocols.ppid3.share_ring import Left, ring_dtype, ring_matmul, ring_random
+from protocols.primitives.psi_ca import os_permutation
 
-#: what the class site receives besides the receipts of :mod:`protocols.ppid3`
+#: what the class site receives besides the receipts of :mod:`protocols.ppid3.ppid3`
 DISTS = declared(
     "ppid3/child-dists",
     "the class distributions of the children of the nodes a site split, in the classes' "
@@ -236,7 +237,7 @@ async def ppid3_levels(
     progress: Callable[[str], None] | None = None,
 ) -> tuple[DistributedTree, dict[str, int]]:
     """Algorithm 7 at one site, one tree level per exchange. ``party`` is the site view
-    (:class:`protocols.fast_counts.Sites`) whose ``parties`` are the sites. ``helper`` says
+    (:class:`protocols.ppid3.fast_counts.Sites`) whose ``parties`` are the sites. ``helper`` says
     who deals the correlated randomness: ``"dealer"``, the party ``dealer`` reached through
     the view; ``"sites"`` (``k >= 3``), a third site per product, this one serving its share
     of the requests beside its own program; ``"ot"`` (``k >= 2``), no one: each pair of sites

@@ -14,7 +14,7 @@ Roles: ``alice``, ``bob`` and, for the ``dealer`` method, a ``dealer`` (commodit
 
 Row-wise form (:func:`row_dot_products`): Alice and Bob each hold an ``m x n`` matrix and want
 the ``m`` dot products of row ``i`` with row ``i`` (``(A ∘ B) 1``), one per record when every
-record has its own pair of vectors (classifying new records, :mod:`protocols.hybrid_classify`).
+record has its own pair of vectors (classifying new records, :mod:`protocols.hybrid.classify`).
 It is the same protocol with every matrix product replaced by row-wise products: the dealer
 deals ``Rb`` of shape ``m x n`` and ``rb = (Ra ∘ Rb) 1 - ra``; Alice keeps
 ``U = ra - (Ra ∘ B̂) 1``, Bob ``V = (Â ∘ B) 1 + rb``. The public shape is ``(m, n)``.

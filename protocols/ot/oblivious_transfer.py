@@ -101,7 +101,7 @@ from mpc.crypto.curve25519 import ELEMENT_BYTES
 from mpc.errors import ConfigError, PeerMisbehaved, ProtocolError
 from mpc.runtime.party import Party
 from mpc.runtime.view import uniform
-from protocols.dot_product import os_random_words
+from protocols.primitives.dot_product import os_random_words
 
 #: what a party receives in oblivious transfers
 BASE_KEY = uniform("ot/base-key", "the base-OT sender's public key (a fresh curve point)")
@@ -522,7 +522,7 @@ class CorrelationRobustHash:
         """``π_{use, block}``: AES-128 (an ECB encryptor) under the key ``SHA-256(domain, the
         session key, use, block)``, public like the session key, a different permutation
         for every batch number and pad block. ``x ↦ π_{use,b}(x) ⊕ x`` (MMO with the tweak
-        in the key) is the re-keyed correlation-robust hash of :mod:`protocols.one_hot_ot`
+        in the key) is the re-keyed correlation-robust hash of :mod:`protocols.ot.one_hot`
         (AES as an ideal cipher)."""
         if not (0 <= use < 2**64 and 0 <= block < 2**32):
             raise ConfigError(f"no key for batch {use}, block {block}")
@@ -556,7 +556,7 @@ class CorrelationRobustHash:
         """``π(x) ⊕ (j, 0)`` for the ``(m, 16)`` uint8 rows ``x`` (``j = first + `` the row's
         index), as an ``(m, 2)`` uint64 array: the part of ``y = π(x) ⊕ (j + b 2^32, use)``
         that does not depend on the block ``b`` or the batch ``use``, kept by callers that
-        hash the same rows under many batch numbers (:mod:`protocols.one_hot_ot`)."""
+        hash the same rows under many batch numbers (:mod:`protocols.ot.one_hot`)."""
         m = len(rows)
         if first + m > 2**32:
             raise ConfigError(f"cannot index {first + m} rows in the tweaks (at most 2^32)")

@@ -7,7 +7,7 @@ for the secure dot products when the ``dealer`` method is used (:func:`serve_dea
 
 Step 1 (:func:`exchange_disguised`): each party binary-encodes its own columns (Bob's include
 the class), disguises them with multi-group randomized response
-(:mod:`protocols.randomized_response`) and sends them to the other. Alice ends with
+(:mod:`protocols.hybrid.randomized_response`) and sends them to the other. Alice ends with
 ``D1 = D_a ∪ D̂_b``, Bob with ``D2 = D̂_a ∪ D_b``. Then both run the same recursion in lockstep
 (:func:`hybrid_id3`):
 
@@ -77,13 +77,13 @@ from mpc.learners.id3 import best_attribute, best_site_attribute, information_ga
 from mpc.learners.tree import majority
 from mpc.runtime.party import Party
 from mpc.runtime.view import declared
-from protocols.dot_product import dot_products
-from protocols.randomized_response import (
+from protocols.hybrid.randomized_response import (
     THETA_SINGULAR_TOLERANCE,
     BitLayout,
     binary_encode,
     disguise,
 )
+from protocols.primitives.dot_product import dot_products
 
 
 def sorted_rows(table: Any) -> Any:
@@ -158,7 +158,8 @@ class HybridSetup:
     in column order); ``domains`` map every attribute and the class to its values (codes are
     positions in these lists); ``groups`` map each party to its randomization groups (lists of
     its attribute names; Bob's include the class), ``theta`` is the probability of telling
-    the truth, ``code`` the binary code of :func:`protocols.randomized_response.binary_encode`.
+    the truth, ``code`` the binary code of
+    :func:`protocols.hybrid.randomized_response.binary_encode`.
     """
 
     attributes: tuple[tuple[str, str], ...]
@@ -728,8 +729,8 @@ class DealerDot:
     """Dot products by Du & Zhan's commodity server. Batches are numbered: before batch ``i``
     Alice and Bob each tell the dealer the public shapes of their matrices (``{prefix}/b{i}``)
     and :func:`serve_dealer` answers with correlated randomness; then both run
-    :func:`protocols.dot_product.dot_products`, which reveals the counts to both. :meth:`close`
-    tells the dealer that the tree is done."""
+    :func:`protocols.primitives.dot_product.dot_products`, which reveals the counts to both.
+    :meth:`close` tells the dealer that the tree is done."""
 
     def __init__(self, prefix: str, dealer: str = DEALER) -> None:
         self.prefix, self.dealer, self.batch = prefix, dealer, 0

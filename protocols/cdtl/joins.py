@@ -5,7 +5,7 @@ client's ``join`` of ``IT`` and ``ST`` (client naive learning, Section 3.1), the
 the learner made straight from the wire (codes, never value by value).
 
 Who learns what: the CDBS's :func:`group_join` is a join on the public ``GID`` and tells it
-nothing new; only the client, holding the key, opens ESEQs (:mod:`protocols.eseq`) and so
+nothing new; only the client, holding the key, opens ESEQs (:mod:`protocols.cdtl.eseq`) and so
 learns which tuple holds which sensitive value.
 """
 
@@ -22,7 +22,8 @@ from mpc.crypto.sealed import (
 from mpc.datasets import CONTINUOUS, NOMINAL, Table
 from mpc.errors import ProtocolError
 from mpc.learners.c45 import CodedTable
-from protocols.anatomized_tables import (
+from protocols.cdtl.eseq import open_eseq_blobs
+from protocols.cdtl.tables import (
     Candidates,
     IdentifyingTable,
     SensitiveTable,
@@ -37,7 +38,6 @@ from protocols.anatomized_tables import (
     wire_str,
     wire_str_list,
 )
-from protocols.eseq import open_eseq_blobs
 
 # --------------------------------------------------------------------------------------------
 # The joins: the client's join and trueInstances, the CDBS's joinTables
