@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Benchmark OT-extension multiplication (:mod:`protocols.ot.oblivious_transfer`): Gilboa products
+"""Benchmark OT-extension multiplication (:mod:`protocols.ot.iknp`): Gilboa products
 per second, correlated OTs per second and bytes per product, for 10^4 .. 10^6 products.
 
 Two parties, A and B, each its own OS process over ZeroMQ with CurveZMQ on localhost (the
@@ -34,7 +34,7 @@ from mpc.runtime.metrics import cpu_model
 from mpc.runtime.party import Party
 from mpc.runtime.transport import PeerAddress, ZmqTransport
 from mpc.runtime.view import READY, declared
-from protocols.ot import oblivious_transfer as ot
+from protocols.ot import gilboa, iknp
 
 #: B's shares of the products, sent to A once per size to check them (benchmark data only)
 CHECK = declared("bench/check", "B's shares of the products, to check them")
@@ -75,16 +75,16 @@ async def program(party: Party, sizes: list[int], runs: int) -> list[dict[str, A
             sent0 = sum(party.metrics.bytes_sent.values())
             recv0 = sum(party.metrics.bytes_received.values())
             t0, c0 = time.perf_counter(), time.process_time()
-            session: ot.ExtensionSender | ot.ExtensionReceiver
+            session: iknp.ExtensionSender | iknp.ExtensionReceiver
             if me == "A":
-                session = await ot.extension_sender(party, peer, tag=tag)
+                session = await iknp.extension_sender(party, peer, tag=tag)
             else:
-                session = await ot.extension_receiver(party, peer, tag=tag)
+                session = await iknp.extension_receiver(party, peer, tag=tag)
             t1 = time.perf_counter()
             if me == "A":
-                z = await ot.ot_multiply(party, peer, a, "A", session=session)
+                z = await gilboa.ot_multiply(party, peer, a, "A", session=session)
             else:
-                z = await ot.ot_multiply(party, peer, b, "B", session=session)
+                z = await gilboa.ot_multiply(party, peer, b, "B", session=session)
             t2, c2 = time.perf_counter(), time.process_time()
             moved = (
                 sum(party.metrics.bytes_sent.values())
@@ -174,7 +174,7 @@ def report(
     for n in sizes:
         mine = [r for r in rows if r["n"] == n]
         per_s = [n / r["mul_s"] for r in mine]
-        ots = [ot.RING_BITS * x for x in per_s]
+        ots = [gilboa.RING_BITS * x for x in per_s]
         setup = statistics.median(r["setup_s"] for r in mine) * 1e3
         per_product = statistics.median(r["bytes"] for r in mine) / n
         cpu = statistics.median(r["cpu_s"] for r in mine) / n * 1e6

@@ -25,7 +25,7 @@ from mpc.runtime.transport import InMemoryNetwork
 from parties.cli.main import build_parser
 from parties.ppid3_system import TRUST, ppid3_summary
 from parties.systems import get_system
-from protocols.ot import oblivious_transfer as ot
+from protocols.ot import iknp, vector_ot
 from protocols.ppid3.level_ot import PUBLIC_FIELDS, leader_of
 
 from .conftest import run_mpc_json
@@ -150,12 +150,12 @@ def test_ring_products_add_up_to_the_grouped_products(
     ys = rng.integers(0, info.max, (n * group, width), dtype=dtype, endpoint=True)
 
     async def alice(p: Any) -> np.ndarray:
-        s = await ot.extension_sender(p, "bob")
-        return await ot.ring_products_send(p, s, ys, group=group)
+        s = await iknp.extension_sender(p, "bob")
+        return await vector_ot.ring_products_send(p, s, ys, group=group)
 
     async def bob(p: Any) -> np.ndarray:
-        r = await ot.extension_receiver(p, "alice")
-        return await ot.ring_products_receive(p, r, x, width, group=group)
+        r = await iknp.extension_receiver(p, "alice")
+        return await vector_ot.ring_products_receive(p, r, x, width, group=group)
 
     res, parties = asyncio.run(
         run_in_memory(["alice", "bob"], {"alice": alice, "bob": bob}, timeout=20)
@@ -170,12 +170,12 @@ def test_vector_ots_give_the_chosen_pad() -> None:
     bits = np.array([0, 1, 1, 0, 1, 0], dtype=np.uint8)
 
     async def alice(p: Any) -> np.ndarray:
-        s = await ot.extension_sender(p, "bob")
-        return await ot.vector_ots_send(p, s, delta)
+        s = await iknp.extension_sender(p, "bob")
+        return await vector_ot.vector_ots_send(p, s, delta)
 
     async def bob(p: Any) -> np.ndarray:
-        r = await ot.extension_receiver(p, "alice")
-        return await ot.vector_ots_receive(p, r, bits, 5, np.uint16)
+        r = await iknp.extension_receiver(p, "alice")
+        return await vector_ot.vector_ots_receive(p, r, bits, 5, np.uint16)
 
     res, _ = asyncio.run(run_in_memory(["alice", "bob"], {"alice": alice, "bob": bob}, timeout=20))
     assert np.array_equal(res["bob"], res["alice"] + bits[:, None].astype(np.uint16) * delta)

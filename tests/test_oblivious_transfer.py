@@ -18,6 +18,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from scipy.stats import chisquare
 
+from mpc.crypto import montgomery, prg
 from mpc.crypto.curve25519 import on_curve
 from mpc.errors import ConfigError, MPCError, PeerMisbehaved, ProtocolError
 from mpc.runtime.codec import decode
@@ -25,7 +26,7 @@ from mpc.runtime.local import run_in_memory
 from mpc.runtime.party import Party
 from mpc.runtime.transport import InMemoryNetwork
 from mpc.runtime.view import public as _public
-from protocols.ot import oblivious_transfer as ot
+from protocols.ot import base_ot, checks, gilboa, iknp, vector_ot
 
 #: the receipt of this test's own messages
 ANY = _public("test/message", "a message of this test")
@@ -77,14 +78,16 @@ def seeded(monkeypatch: pytest.MonkeyPatch) -> Callable[[int], None]:
 
 
 def test_prime_order_subgroup_membership() -> None:
-    g = ot.lift_point(9, 0)  # the base point
-    t8 = ot.lift_point(LOW_ORDER[2], 0)  # a point of order 8
+    g = montgomery.lift_point(9, 0)  # the base point
+    t8 = montgomery.lift_point(LOW_ORDER[2], 0)  # a point of order 8
     assert g is not None and t8 is not None
-    assert ot.in_prime_order_subgroup(9)
+    assert montgomery.in_prime_order_subgroup(9)
     for key in (bytes(32), bytes(range(32)), b"\xff" * 32):
-        assert ot.in_prime_order_subgroup(u_of(X25519PrivateKey.from_private_bytes(key)))
-    assert not any(ot.in_prime_order_subgroup(u) for u in LOW_ORDER)
-    assert not ot.in_prime_order_subgroup(ot.point_add(g, t8)[0])  # a low-order component
+        assert montgomery.in_prime_order_subgroup(u_of(X25519PrivateKey.from_private_bytes(key)))
+    assert not any(montgomery.in_prime_order_subgroup(u) for u in LOW_ORDER)
+    assert not montgomery.in_prime_order_subgroup(
+        montgomery.point_add(g, t8)[0]
+    )  # a low-order component
 
 
 keys = st.binary(min_size=32, max_size=32).map(X25519PrivateKey.from_private_bytes)
@@ -94,26 +97,26 @@ keys = st.binary(min_size=32, max_size=32).map(X25519PrivateKey.from_private_byt
 @given(keys, keys, st.integers(0, 1), st.integers(0, 1))
 def test_point_arithmetic(k1: X25519PrivateKey, k2: X25519PrivateKey, s1: int, s2: int) -> None:
     assume(u_of(k1) != u_of(k2))
-    p1, p2 = ot.lift_point(u_of(k1), s1), ot.lift_point(u_of(k2), s2)
+    p1, p2 = montgomery.lift_point(u_of(k1), s1), montgomery.lift_point(u_of(k2), s2)
     assert p1 is not None and p2 is not None and p1[1] & 1 == s1
-    assert ot.decode_point(ot.encode_point(p1)) == p1
-    total = ot.point_add(p1, p2)
-    assert ot.lift_point(total[0], total[1] & 1) == total  # on the curve
-    assert total == ot.point_add(p2, p1)
-    assert ot.point_add(total, ot.point_neg(p2)) == p1
+    assert montgomery.decode_point(montgomery.encode_point(p1)) == p1
+    total = montgomery.point_add(p1, p2)
+    assert montgomery.lift_point(total[0], total[1] & 1) == total  # on the curve
+    assert total == montgomery.point_add(p2, p1)
+    assert montgomery.point_add(total, montgomery.point_neg(p2)) == p1
     # the sum of two points of the prime-order subgroup stays in it
-    assert ot.in_prime_order_subgroup(total[0])
+    assert montgomery.in_prime_order_subgroup(total[0])
 
 
 def test_lift_point_refuses_the_twist_and_non_canonical_u() -> None:
-    assert ot.lift_point(TWIST_U, 0) is None and not on_curve(TWIST_U)
-    assert ot.lift_point(P + 1, 0) is None
-    assert ot.decode_point(b"\xff" * 32) is None
-    assert ot.lift_point(0, 1) is None  # v = 0 has no odd sign
+    assert montgomery.lift_point(TWIST_U, 0) is None and not on_curve(TWIST_U)
+    assert montgomery.lift_point(P + 1, 0) is None
+    assert montgomery.decode_point(b"\xff" * 32) is None
+    assert montgomery.lift_point(0, 1) is None  # v = 0 has no odd sign
     with pytest.raises(ValueError, match="different u"):
-        p = ot.lift_point(9, 0)
+        p = montgomery.lift_point(9, 0)
         assert p is not None
-        ot.point_add(p, ot.point_neg(p))
+        montgomery.point_add(p, montgomery.point_neg(p))
 
 
 def transpose_reference(matrix: np.ndarray) -> np.ndarray:
@@ -126,34 +129,34 @@ def transpose_reference(matrix: np.ndarray) -> np.ndarray:
 def test_transpose_bits_matches_unpackbits(k64: int, n64: int, seed: int) -> None:
     rng = np.random.default_rng(seed)
     matrix = rng.integers(0, 256, size=(64 * k64, 8 * n64), dtype=np.uint8)
-    out = ot.transpose_bits(matrix)
+    out = prg.transpose_bits(matrix)
     assert out.shape == (64 * n64, 8 * k64)
     np.testing.assert_array_equal(out, transpose_reference(matrix))
-    np.testing.assert_array_equal(ot.transpose_bits(out), matrix)
+    np.testing.assert_array_equal(prg.transpose_bits(out), matrix)
 
 
 def test_transpose_bits_of_a_large_matrix_slices_its_work() -> None:
     matrix = np.random.default_rng(3).integers(0, 256, size=(128, 2**15), dtype=np.uint8)
-    np.testing.assert_array_equal(ot.transpose_bits(matrix), transpose_reference(matrix))
+    np.testing.assert_array_equal(prg.transpose_bits(matrix), transpose_reference(matrix))
 
 
 @pytest.mark.parametrize("shape", [(128, 7), (100, 8), (64,)])
 def test_transpose_bits_refuses_shapes_that_are_not_multiples_of_64(shape: tuple[int]) -> None:
     with pytest.raises(ConfigError, match="multiples of 64"):
-        ot.transpose_bits(np.zeros(shape, dtype=np.uint8))
+        prg.transpose_bits(np.zeros(shape, dtype=np.uint8))
 
 
 def test_prg_streams_differ_per_seed_and_per_use_and_repeat_exactly() -> None:
     seeds = np.frombuffer(bytes(range(32)), np.uint8).reshape(2, 16)
-    a = ot.prg_rows(seeds, 0, 64)
+    a = prg.prg_rows(seeds, 0, 64)
     assert a.shape == (2, 64) and not (a[0] == a[1]).all()
-    assert not (a == ot.prg_rows(seeds, 1, 64)).all(axis=1).any()
-    np.testing.assert_array_equal(a, ot.prg_rows(seeds, 0, 64))
-    np.testing.assert_array_equal(a[:, :16], ot.prg_rows(seeds, 0, 16))  # a prefix of one stream
+    assert not (a == prg.prg_rows(seeds, 1, 64)).all(axis=1).any()
+    np.testing.assert_array_equal(a, prg.prg_rows(seeds, 0, 64))
+    np.testing.assert_array_equal(a[:, :16], prg.prg_rows(seeds, 0, 16))  # a prefix of one stream
 
 
 def test_hash_depends_on_the_row_index_and_the_batch() -> None:
-    h = ot.CorrelationRobustHash(bytes(16))
+    h = prg.CorrelationRobustHash(bytes(16))
     rows = np.zeros((4, 16), dtype=np.uint8)  # four equal rows
     out = h(rows, 0)
     assert len({bytes(r) for r in out}) == 4
@@ -170,7 +173,8 @@ def test_hash_depends_on_the_row_index_and_the_batch() -> None:
 def test_base_ots_deliver_the_chosen_key_and_hide_the_other(choices: list[bool]) -> None:
     n = len(choices)
     results, parties = run_pair(
-        lambda p: ot.base_ots_send(p, "bob", n), lambda p: ot.base_ots_receive(p, "alice", choices)
+        lambda p: base_ot.base_ots_send(p, "bob", n),
+        lambda p: base_ot.base_ots_receive(p, "alice", choices),
     )
     k0, k1 = results["alice"]
     k = results["bob"]
@@ -190,10 +194,10 @@ def test_base_ots_deliver_the_chosen_key_and_hide_the_other(choices: list[bool])
 # --------------------------------------------------------------------------- extension
 
 
-async def sessions(p: Party) -> ot.ExtensionSender | ot.ExtensionReceiver:
+async def sessions(p: Party) -> iknp.ExtensionSender | iknp.ExtensionReceiver:
     if p.name == "alice":
-        return await ot.extension_sender(p, "bob")
-    return await ot.extension_receiver(p, "alice")
+        return await iknp.extension_sender(p, "bob")
+    return await iknp.extension_receiver(p, "alice")
 
 
 @settings(max_examples=6, deadline=None)
@@ -202,12 +206,12 @@ def test_random_ots_match_the_choice_bits(m: int, chosen: bool, seed: int) -> No
     bits = np.random.default_rng(seed).integers(0, 2, size=m)
 
     async def alice(p: Party) -> Any:
-        session = await ot.extension_sender(p, "bob")
-        return await ot.random_ots_send(p, session, m)
+        session = await iknp.extension_sender(p, "bob")
+        return await iknp.random_ots_send(p, session, m)
 
     async def bob(p: Party) -> Any:
-        session = await ot.extension_receiver(p, "alice")
-        return await ot.random_ots_receive(p, session, m, choices=bits if chosen else None)
+        session = await iknp.extension_receiver(p, "alice")
+        return await iknp.random_ots_receive(p, session, m, choices=bits if chosen else None)
 
     results, _ = run_pair(alice, bob)
     x0, x1 = results["alice"]
@@ -232,10 +236,10 @@ def test_correlated_ots_give_x_plus_b_delta(m: int, kind: str, seed: int) -> Non
     bits = rng.integers(0, 2, size=m).astype(bool)
 
     async def alice(p: Party) -> Any:
-        return await ot.correlated_ots_send(p, await ot.extension_sender(p, "bob"), delta)
+        return await iknp.correlated_ots_send(p, await iknp.extension_sender(p, "bob"), delta)
 
     async def bob(p: Party) -> Any:
-        return await ot.correlated_ots_receive(p, await ot.extension_receiver(p, "alice"), bits)
+        return await iknp.correlated_ots_receive(p, await iknp.extension_receiver(p, "alice"), bits)
 
     results, _ = run_pair(alice, bob)
     x, y = results["alice"], results["bob"]
@@ -245,23 +249,23 @@ def test_correlated_ots_give_x_plus_b_delta(m: int, kind: str, seed: int) -> Non
 
 def test_one_session_serves_many_batches_in_order(monkeypatch: pytest.MonkeyPatch) -> None:
     """Small batches: several in flight (the window), three calls on one session."""
-    monkeypatch.setattr(ot, "CHUNK_OTS", 128)
+    monkeypatch.setattr(iknp, "CHUNK_OTS", 128)
     rng = np.random.default_rng(11)
     m = 1000  # 8 batches
     delta, bits = words(rng, m), rng.integers(0, 2, size=m)
 
     async def alice(p: Party) -> Any:
-        s = await ot.extension_sender(p, "bob")
-        first = await ot.correlated_ots_send(p, s, delta)
-        pairs = await ot.random_ots_send(p, s, 300)
-        second = await ot.correlated_ots_send(p, s, delta)
+        s = await iknp.extension_sender(p, "bob")
+        first = await iknp.correlated_ots_send(p, s, delta)
+        pairs = await iknp.random_ots_send(p, s, 300)
+        second = await iknp.correlated_ots_send(p, s, delta)
         return first, pairs, second, repr(s)
 
     async def bob(p: Party) -> Any:
-        s = await ot.extension_receiver(p, "alice")
-        first = await ot.correlated_ots_receive(p, s, bits)
-        chosen = await ot.random_ots_receive(p, s, 300)
-        second = await ot.correlated_ots_receive(p, s, bits)
+        s = await iknp.extension_receiver(p, "alice")
+        first = await iknp.correlated_ots_receive(p, s, bits)
+        chosen = await iknp.random_ots_receive(p, s, 300)
+        second = await iknp.correlated_ots_receive(p, s, bits)
         return first, chosen, second
 
     results, parties = run_pair(alice, bob)
@@ -287,8 +291,8 @@ def multiply(
     a: np.ndarray, b: np.ndarray, *, network: InMemoryNetwork | None = None
 ) -> tuple[dict[str, Any], dict[str, Party]]:
     return run_pair(
-        lambda p: ot.ot_multiply(p, "bob", a, "A"),
-        lambda p: ot.ot_multiply(p, "alice", b, "B"),
+        lambda p: gilboa.ot_multiply(p, "bob", a, "A"),
+        lambda p: gilboa.ot_multiply(p, "alice", b, "B"),
         network=network,
     )
 
@@ -307,7 +311,7 @@ def test_gilboa_shares_add_up_to_every_product(data: st.DataObject) -> None:
 
 
 def test_gilboa_extremes_and_a_vector_over_several_batches(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(ot, "CHUNK_PRODUCTS", 100)
+    monkeypatch.setattr(gilboa, "CHUNK_PRODUCTS", 100)
     edge = [0, 1, 2, 2**63, U64, U64 - 1]
     a = np.array([x for x in edge for _ in edge] * 10, dtype=np.uint64)
     b = np.array([y for _ in edge for y in edge] * 10, dtype=np.uint64)  # 360: 4 batches
@@ -339,7 +343,7 @@ def test_bytes_per_product() -> None:
 @given(st.integers(0, 300))
 def test_beaver_triples_multiply(n: int) -> None:
     results, parties = run_pair(
-        lambda p: ot.beaver_triples(p, "bob", n), lambda p: ot.beaver_triples(p, "alice", n)
+        lambda p: gilboa.beaver_triples(p, "bob", n), lambda p: gilboa.beaver_triples(p, "alice", n)
     )
     t0, t1 = results["alice"], results["bob"]
     assert len(t0) == len(t1) == n and repr(t0) == f"BeaverTriples(n={n})"
@@ -351,12 +355,12 @@ def test_beaver_triples_multiply(n: int) -> None:
 
 def test_beaver_triples_on_a_given_session() -> None:
     async def alice(p: Party) -> Any:
-        s = await ot.extension_sender(p, "bob")
-        return [await ot.beaver_triples(p, "bob", 50, session=s) for _ in range(2)]
+        s = await iknp.extension_sender(p, "bob")
+        return [await gilboa.beaver_triples(p, "bob", 50, session=s) for _ in range(2)]
 
     async def bob(p: Party) -> Any:
-        s = await ot.extension_receiver(p, "alice")
-        return [await ot.beaver_triples(p, "alice", 50, session=s) for _ in range(2)]
+        s = await iknp.extension_receiver(p, "alice")
+        return [await gilboa.beaver_triples(p, "alice", 50, session=s) for _ in range(2)]
 
     results, _ = run_pair(alice, bob)
     for t0, t1 in zip(results["alice"], results["bob"], strict=True):
@@ -385,7 +389,7 @@ def test_protocols_draw_no_numpy_generator(monkeypatch: pytest.MonkeyPatch) -> N
 )
 def test_ot_multiply_refuses_bad_parameters(values: np.ndarray, role: Any) -> None:
     async def program(p: Party) -> Any:
-        return await ot.ot_multiply(p, "bob", values, role)
+        return await gilboa.ot_multiply(p, "bob", values, role)
 
     async def idle(p: Party) -> None:
         return None
@@ -396,8 +400,8 @@ def test_ot_multiply_refuses_bad_parameters(values: np.ndarray, role: Any) -> No
 
 def test_choices_must_be_bits() -> None:
     with pytest.raises(ConfigError, match="bits"):
-        ot._bits([0, 2, 1], "choices")
-    assert ot._bits([], "choices").shape == (0,)
+        checks.choice_bits([0, 2, 1], "choices")
+    assert checks.choice_bits([], "choices").shape == (0,)
 
 
 # --------------------------------------------------------------------------- uniform messages
@@ -438,8 +442,8 @@ def test_base_ot_receiver_points_are_uniform_whatever_the_choices(
     seen = tapped(network)
     n = 256
     run_pair(
-        lambda p: ot.base_ots_send(p, "bob", n),
-        lambda p: ot.base_ots_receive(p, "alice", [c] * n),
+        lambda p: base_ot.base_ots_send(p, "bob", n),
+        lambda p: base_ot.base_ots_receive(p, "alice", [c] * n),
         network=network,
     )
     (points,) = [body for sender, tag, body in seen if tag == "ot/base/b"]
@@ -451,7 +455,7 @@ def test_base_ot_receiver_points_are_uniform_whatever_the_choices(
     # and every B lies in the prime-order subgroup, as a fresh key does: a sender that
     # multiplies by the group order learns nothing about c
     for row in points[:16]:
-        assert ot.in_prime_order_subgroup(int.from_bytes(row.tobytes(), "little") % 2**255)
+        assert montgomery.in_prime_order_subgroup(int.from_bytes(row.tobytes(), "little") % 2**255)
 
 
 @pytest.mark.parametrize("choices", ["zeros", "ones", "alternating"])
@@ -465,17 +469,17 @@ def test_extension_matrix_u_is_uniform_whatever_the_choices(
     seen = tapped(network)
 
     async def alice(p: Party) -> Any:
-        return await ot.random_ots_send(p, await ot.extension_sender(p, "bob"), m)
+        return await iknp.random_ots_send(p, await iknp.extension_sender(p, "bob"), m)
 
     async def bob(p: Party) -> Any:
-        s = await ot.extension_receiver(p, "alice")
-        return await ot.random_ots_receive(p, s, m, choices=bits.astype(int))
+        s = await iknp.extension_receiver(p, "alice")
+        return await iknp.random_ots_receive(p, s, m, choices=bits.astype(int))
 
     run_pair(alice, bob, network=network)
     (u,) = [body for sender, tag, body in seen if sender == "bob" and tag.endswith("/u")]
     assert u.shape == (128, m // 8)
     assert pvalue(u) > 0.01
-    assert pvalue(ot.transpose_bits(u)) > 0.01  # the columns, row by row
+    assert pvalue(prg.transpose_bits(u)) > 0.01  # the columns, row by row
     assert [body for sender, tag, body in seen if tag.endswith("/reply")] == [None]
 
 
@@ -522,12 +526,12 @@ def test_one_hot_products_add_up_to_the_one_hot_rows_times_the_vectors(
     v = rng.integers(0, s, size=n)
 
     async def alice(p: Party) -> Any:
-        session = await ot.extension_sender(p, "bob")
-        return await ot.one_hot_products_send(p, session, vectors, s, take=take, group=group)
+        session = await iknp.extension_sender(p, "bob")
+        return await vector_ot.one_hot_products_send(p, session, vectors, s, take=take, group=group)
 
     async def bob(p: Party) -> Any:
-        session = await ot.extension_receiver(p, "alice")
-        return await ot.one_hot_products_receive(p, session, v, s, w, dtype, group=group)
+        session = await iknp.extension_receiver(p, "alice")
+        return await vector_ot.one_hot_products_receive(p, session, v, s, w, dtype, group=group)
 
     results, _ = run_pair(alice, bob)
     want = np.eye(s, dtype=dtype)[v][:, :, None] * vectors[take][:, None, :]  # wraps in the ring
@@ -552,12 +556,12 @@ def test_one_hot_corrections_are_uniform_whatever_the_choices_and_the_vectors(
     seen = tapped(network)
 
     async def alice(p: Party) -> Any:
-        session = await ot.extension_sender(p, "bob")
-        return await ot.one_hot_products_send(p, session, zeros, s)
+        session = await iknp.extension_sender(p, "bob")
+        return await vector_ot.one_hot_products_send(p, session, zeros, s)
 
     async def bob(p: Party) -> Any:
-        session = await ot.extension_receiver(p, "alice")
-        return await ot.one_hot_products_receive(p, session, v.astype(int), s, w, np.uint16)
+        session = await iknp.extension_receiver(p, "alice")
+        return await vector_ot.one_hot_products_receive(p, session, v.astype(int), s, w, np.uint16)
 
     results, _ = run_pair(alice, bob, network=network)
     corrections = [body for sender, tag, body in seen if sender == "alice" and "/reply" in tag]
@@ -598,9 +602,9 @@ async def _wait_for_abort(p: Party) -> None:
 )
 def test_a_receiver_refuses_a_bad_public_key_naming_the_peer(u: int | str, why: str) -> None:
     if u == "G + T8":  # on the curve, of order 8q: it would mark B where the choice is 1
-        g, t8 = ot.lift_point(9, 0), ot.lift_point(LOW_ORDER[2], 0)
+        g, t8 = montgomery.lift_point(9, 0), montgomery.lift_point(LOW_ORDER[2], 0)
         assert g is not None and t8 is not None
-        data = ot.encode_point(ot.point_add(g, t8))
+        data = montgomery.encode_point(montgomery.point_add(g, t8))
     else:
         assert isinstance(u, int)
         data = u.to_bytes(32, "little")
@@ -609,7 +613,7 @@ def test_a_receiver_refuses_a_bad_public_key_naming_the_peer(u: int | str, why: 
         await p.send("alice", "ot/base/a", data)
         await _wait_for_abort(p)
 
-    err = run_hostile(lambda p: ot.base_ots_receive(p, "bob", [0, 1, 1]), hostile)
+    err = run_hostile(lambda p: base_ot.base_ots_receive(p, "bob", [0, 1, 1]), hostile)
     assert isinstance(err, PeerMisbehaved) and err.peer == "bob", err
     assert "bob sent, at ot/base/a, a public key A" in str(err) and why in str(err), err
 
@@ -628,24 +632,24 @@ def test_a_receiver_refuses_a_bad_public_key_naming_the_peer(u: int | str, why: 
 def test_a_sender_refuses_a_bad_point_naming_the_peer(bad: str, why: str) -> None:
     async def hostile(p: Party) -> None:
         header = await p.recv("alice", "ot/base/a", ANY)
-        a = ot.decode_point(header)
+        a = montgomery.decode_point(header)
         assert a is not None
         row = {
             "order 2": (0).to_bytes(32, "little"),
             "order 8": LOW_ORDER[2].to_bytes(32, "little"),
             "A": header,
-            "-A": ot.encode_point(ot.point_neg(a)),
+            "-A": montgomery.encode_point(montgomery.point_neg(a)),
             "twist": TWIST_U.to_bytes(32, "little"),
             "ff": b"\xff" * 32,
         }[bad]
-        g = ot.lift_point(9, 0)  # the base point: valid, and not ±A
+        g = montgomery.lift_point(9, 0)  # the base point: valid, and not ±A
         assert g is not None
-        good = ot.encode_point(g)
+        good = montgomery.encode_point(g)
         rows = np.frombuffer(good * 2 + row, np.uint8).reshape(3, 32)
         await p.send("alice", "ot/base/b", rows)
         await _wait_for_abort(p)
 
-    err = run_hostile(lambda p: ot.base_ots_send(p, "bob", 3), hostile)
+    err = run_hostile(lambda p: base_ot.base_ots_send(p, "bob", 3), hostile)
     assert isinstance(err, PeerMisbehaved) and err.peer == "bob", err
     assert "bob sent, at ot/base/b" in str(err) and why in str(err), err
 
@@ -656,11 +660,11 @@ def test_a_sender_refuses_a_bad_point_naming_the_peer(bad: str, why: str) -> Non
 )
 def test_an_extension_sender_refuses_a_malformed_matrix(body: Any) -> None:
     async def honest(p: Party) -> Any:
-        s = await ot.extension_sender(p, "bob")
-        return await ot.correlated_ots_send(p, s, np.zeros(64, dtype=np.uint64))
+        s = await iknp.extension_sender(p, "bob")
+        return await iknp.correlated_ots_send(p, s, np.zeros(64, dtype=np.uint64))
 
     async def hostile(p: Party) -> None:
-        await ot.extension_receiver(p, "alice")
+        await iknp.extension_receiver(p, "alice")
         await p.send("alice", "ot/0/u", body)
         await _wait_for_abort(p)
 

@@ -21,7 +21,7 @@ from mpc.runtime.local import run_in_memory
 from mpc.runtime.party import Party
 from mpc.runtime.transport import InMemoryNetwork
 from mpc.runtime.view import public as _public
-from protocols.ot import oblivious_transfer as ot
+from protocols.ot import iknp
 from protocols.ot.one_hot import one_hot_chooser, one_hot_vectors
 
 from .test_oblivious_transfer import pvalue, tapped
@@ -48,12 +48,12 @@ def run_session(
     n = codes.shape[0]
 
     async def alice(p: Party) -> Any:
-        session = await ot.extension_sender(p, "bob")
+        session = await iknp.extension_sender(p, "bob")
         vectors = await one_hot_vectors(p, session, n, tag="oh")
         return [await vectors.products(p, d_use, tag=f"use{i}") for i, d_use in enumerate(uses)]
 
     async def bob(p: Party) -> Any:
-        session = await ot.extension_receiver(p, "alice")
+        session = await iknp.extension_receiver(p, "alice")
         chooser = await one_hot_chooser(p, session, codes, sizes, tag="oh")
         return [await chooser.products(p, d_use.shape[0], d_use.dtype, tag=f"use{i}")
                 for i, d_use in enumerate(uses)]  # fmt: skip
@@ -190,13 +190,13 @@ def test_a_chooser_refuses_corrections_of_the_wrong_shape_naming_the_peer() -> N
     errors: dict[str, BaseException] = {}
 
     async def alice(p: Party) -> Any:
-        session = await ot.extension_sender(p, "bob")
+        session = await iknp.extension_sender(p, "bob")
         await one_hot_vectors(p, session, n, tag="oh")
         await p.send("bob", "use/c0", np.zeros((1, n, 7), dtype=np.uint16))  # not (1, n, 8)
         await p.recv("bob", "never sent", ANY)
 
     async def bob(p: Party) -> Any:
-        session = await ot.extension_receiver(p, "alice")
+        session = await iknp.extension_receiver(p, "alice")
         chooser = await one_hot_chooser(p, session, codes, sizes, tag="oh")
         try:
             return await chooser.products(p, 8, np.uint16, tag="use")
@@ -214,7 +214,7 @@ def test_a_vector_side_refuses_a_bad_announcement() -> None:
     errors: dict[str, BaseException] = {}
 
     async def alice(p: Party) -> Any:
-        session = await ot.extension_sender(p, "bob")
+        session = await iknp.extension_sender(p, "bob")
         try:
             return await one_hot_vectors(p, session, 10, tag="oh")
         except BaseException as exc:
@@ -222,7 +222,7 @@ def test_a_vector_side_refuses_a_bad_announcement() -> None:
             raise
 
     async def bob(p: Party) -> Any:
-        await ot.extension_receiver(p, "alice")
+        await iknp.extension_receiver(p, "alice")
         await p.send("alice", "oh/sizes", {"sizes": [0, 3], "n": 10})
         await p.recv("alice", "never sent", ANY)
 

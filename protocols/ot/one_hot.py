@@ -9,9 +9,9 @@ holder's shares do.
 
 **Setup, once per session** (:func:`one_hot_chooser`, :func:`one_hot_vectors`). The chooser
 announces the sizes ``s_j`` (public), then one IKNP OT per (attribute, value, record) over a
-session of :mod:`protocols.ot.oblivious_transfer`, choosing ``[u ≠ v_{j,t}]`` for value ``u``:
+session of :mod:`protocols.ot.iknp`, choosing ``[u ≠ v_{j,t}]`` for value ``u``:
 ``n Σ_j s_j`` OTs. Neither side hashes yet: each keeps its rows
-(:func:`~protocols.ot.oblivious_transfer.kept_rows_send`): the vector side ``q_i ⊕ s`` for every
+(:func:`~protocols.ot.iknp.kept_rows_send`): the vector side ``q_i ⊕ s`` for every
 OT ``i``, the chooser ``t_i`` where it chose 1 (there ``t_i = q_i ⊕ s``); where it chose 0
 (``u = v_{j,t}``) it holds ``q_i`` and cannot form ``q_i ⊕ s`` without the sender's secret
 ``s``. Kept as ``π(row) ⊕ (i, 0)``: 16 bytes per OT at each side.
@@ -21,7 +21,7 @@ the session's next batch number ``use``. The pad of OT ``i`` is ``w`` ring eleme
 bytes (``e`` elements) per block ``b``: ``x_i[b] = π_{use,b}(y_i) + y_i`` with ``y_i = π(q_i
 ⊕ s) ⊕ (i, 0)`` (kept), ``π`` the session's fixed-key AES and ``π_{use,b}`` AES under a key
 hashed from the session key, ``use`` and ``b``
-(:meth:`~protocols.ot.oblivious_transfer.CorrelationRobustHash.rekeyed`); ``+`` adds the 16
+(:meth:`~protocols.ot.iknp.CorrelationRobustHash.rekeyed`); ``+`` adds the 16
 bytes lane by lane in the ring (the Davies-Meyer feed-forward with addition, as in SHA-2's
 compression function): the sums of the ``y_i``, the same at every use, are computed once.
 For each attribute the vector side keeps ``-Σ_t x_{j,t,u}`` as its share of row ``u`` and
@@ -31,11 +31,11 @@ pad of record ``t`` but ``x_{j,t,v}`` (``v = v_{j,t}``), so it sets row ``u ≠ 
 rows add up to ``[u = v] D[t]``. Summed over the records: ``X_j^T D``. One message per
 attribute, from the vector side: ``n w`` ring elements; nothing goes back.
 
-This is the one-hot product of :func:`~protocols.ot.oblivious_transfer.one_hot_products_send`
+This is the one-hot product of :func:`~protocols.ot.iknp.one_hot_products_send`
 with its OTs made once and their pads stretched: every (use, block) has its own key, so the
 pads of every use are independent and uniform, exactly as if each OT's pad were one long
 vector cut into the uses' pieces (the way one IKNP OT is stretched to a wide pad in
-:func:`~protocols.ot.oblivious_transfer.vector_ots_send`). What makes this cheap: the ``16 n Σ
+:func:`~protocols.ot.iknp.vector_ots_send`). What makes this cheap: the ``16 n Σ
 s_j`` bytes of IKNP matrix, the PRG, the bit transposes and the acknowledgements are paid once
 per session instead of once per use; a use costs the pads (one AES block per 16 bytes of pad
 at each side; the chooser skips the pad it cannot form) and ``n w l`` bytes per attribute.
@@ -59,7 +59,7 @@ uses and blocks, so that ``y ↦ π_K(y) + y`` is correlation robust (the re-key
 Matyas-Meyer-Oseas / Davies-Meyer hash; the chooser would have to evaluate ``π`` at the
 unknown ``q_i ⊕ s``). The chooser's values must not change during a session (new values need
 a new session: reusing rows with new choices would need correcting choice bits, which this
-module does not do). Not secure against an active party (:mod:`protocols.ot.oblivious_transfer`).
+module does not do). Not secure against an active party (:mod:`protocols.ot.iknp`).
 
 Randomness: none is drawn here besides the session's (OS generator); every pad is a hash of
 the session's rows. Both sides must call the uses of a session in the same order.
@@ -75,7 +75,7 @@ import numpy as np
 from mpc.errors import ConfigError, ProtocolError
 from mpc.runtime.party import Party
 from mpc.runtime.view import public, uniform
-from protocols.ot.oblivious_transfer import (
+from protocols.ot.iknp import (
     BLOCK,
     ExtensionReceiver,
     ExtensionSender,
@@ -147,7 +147,7 @@ def _layout(cols: int, dtype: np.dtype[Any]) -> tuple[int, int]:
 
 class _Pads:
     """The pads of one use without their feed-forward: block ``b`` of the pad of a kept row
-    ``x`` is ``π_{use,b}(x) + x`` (:meth:`~protocols.ot.oblivious_transfer.CorrelationRobustHash.
+    ``x`` is ``π_{use,b}(x) + x`` (:meth:`~protocols.ot.iknp.CorrelationRobustHash.
     rekeyed`, ``+`` lane by lane in the ring); :meth:`block` computes ``π_{use,b}(x)`` for a
     slice of rows into a buffer reused from slice to slice. The callers only ever need sums
     of pads, and the sums of the ``x`` are the same for every use and block: they are

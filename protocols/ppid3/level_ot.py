@@ -1,6 +1,6 @@
 """PPID3's level driver with no third party (``helper="ot"``, any ``k >= 2`` sites): the two
 sites of every product compute it, or make its correlated randomness, themselves by oblivious
-transfer (:mod:`protocols.ot.oblivious_transfer`), where a dealer or a third site
+transfer (:mod:`protocols.ot.iknp`), where a dealer or a third site
 (:mod:`protocols.ppid3.level_dealing`) would deal. The driver (:mod:`protocols.ppid3.levels`) is
 unchanged; :mod:`protocols.ppid3.level_products` asks this module instead of a dealing party.
 
@@ -66,7 +66,7 @@ stay with it.
   ``(a - K + T)π + Kπ - L``, ``s`` adds ``L`` (:func:`open_permuted_owner_ot`).
 
 Rings: every OT here computes in the driver's ring ``Z_{2^l}`` (``l = 16`` or 32) directly;
-:func:`protocols.ot.oblivious_transfer.ring_products_send` (Gilboa products of two ring values,
+:func:`protocols.ot.iknp.ring_products_send` (Gilboa products of two ring values,
 ``l`` OTs each) is the same: shares mod ``2^64`` truncated to ``l`` bits are shares mod
 ``2^l``, since ``2^l`` divides ``2^64``.
 
@@ -98,7 +98,7 @@ OT product: there the product is 0, which it knows anyway.) So:
 Trust: **semi-honest sites**, and no third party at all. What two sites of a product hold at
 the end is what they hold with a dealer, and no dealer holds the rest. Semi-honest only: an
 actively cheating site could send an inconsistent IKNP matrix or wrong correlations
-(:mod:`protocols.ot.oblivious_transfer`); nothing here detects it.
+(:mod:`protocols.ot.iknp`); nothing here detects it.
 
 Cost: per outer product of ``V`` children about ``(V - 1) N`` vector OTs of ``p`` ring
 elements (``16 + p l`` bytes each, ``l`` bytes an element); per dot product one correction of
@@ -123,15 +123,14 @@ from mpc.errors import ConfigError, ProtocolError
 from mpc.runtime.chunks import pack_array, unpack_array
 from mpc.runtime.party import Party
 from mpc.runtime.view import public
-from protocols.ot.oblivious_transfer import (
+from protocols.ot.iknp import (
     ExtensionReceiver,
     ExtensionSender,
     extension_receiver,
     extension_sender,
-    vector_ots_receive,
-    vector_ots_send,
 )
 from protocols.ot.one_hot import OneHotChooser, OneHotVectors, one_hot_chooser, one_hot_vectors
+from protocols.ot.vector_ot import vector_ots_receive, vector_ots_send
 from protocols.ppid3.fast_counts import A_MINUS_K, PERMUTED_OPEN, permute_blocks
 from protocols.ppid3.level_dealing import Dealing
 from protocols.ppid3.share_ring import ring_random
