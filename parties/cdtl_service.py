@@ -391,7 +391,7 @@ def outsource_plan(args: argparse.Namespace) -> Any:
 async def outsource_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
     from mpc.learners.evaluation import train_test_split
     from protocols.cdtl.anatomization import anatomize, suppress_for_l
-    from protocols.cdtl.cdtl import CDBSClient
+    from protocols.cdtl.client import CDBSClient
     from protocols.cdtl.joins import open_eseq
 
     p = cfg.params
@@ -560,7 +560,7 @@ def classify_plan(args: argparse.Namespace) -> Any:
 
 async def classify_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
     from mpc.learners.evaluation import accuracy, rows_of
-    from protocols.cdtl.cdtl import CDBSClient, ClientCosts
+    from protocols.cdtl.client import CDBSClient, ClientCosts
 
     p = cfg.params
     if me.role == CDBS:

@@ -278,7 +278,7 @@ async def cdtl_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
     from mpc.learners.evaluation import rows_of
     from parties.plan import load_party_data
     from protocols.cdtl.anatomization import anatomize, suppress_for_l
-    from protocols.cdtl.cdtl import CDBSClient, ClientCosts
+    from protocols.cdtl.client import CDBSClient, ClientCosts
     from protocols.cdtl.joins import open_eseq
 
     p = cfg.params
@@ -396,7 +396,8 @@ async def serve_cdbs(
     same file serves everything an earlier one stored."""
     import asyncio
 
-    from protocols.cdtl.cdtl import CDBSStore, serve_client
+    from protocols.cdtl.cdbs import serve_client
+    from protocols.cdtl.store import CDBSStore
 
     db = str(cfg.params.get("db") or "") or str(cfg.path.parent / "cdbs.sqlite")
     if db != ":memory:":
@@ -632,7 +633,7 @@ async def load_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
     from mpc.learners.evaluation import rows_of
     from parties.plan import load_party_data
     from protocols.cdtl.anatomization import anatomize, suppress_for_l
-    from protocols.cdtl.cdtl import CDBSClient, ClientCosts
+    from protocols.cdtl.client import CDBSClient, ClientCosts
 
     p = cfg.params
     clients = [str(c) for c in p["clients"]]

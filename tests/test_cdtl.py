@@ -25,22 +25,12 @@ from mpc.runtime.metrics import Ledger
 from mpc.runtime.party import Party
 from mpc.runtime.view import public as _public
 from protocols.cdtl.anatomization import anatomize, suppress_for_l
-from protocols.cdtl.cdtl import (
-    CDBS,
-    POST_DELAY_S,
-    PROTOCOLS,
-    CDBSClient,
-    CDBSStore,
-    ClientCosts,
-    _handle,
-    find_bdt_leaf,
-    leaf_of_rows,
-    learner,
-    schema_digest,
-    serve_client,
-    subtree_aad,
-)
+from protocols.cdtl.cdbs import _handle, serve_client
+from protocols.cdtl.cdtl import CDBS, POST_DELAY_S, PROTOCOLS, learner, subtree_aad
+from protocols.cdtl.client import CDBSClient, ClientCosts
+from protocols.cdtl.find_leaf import find_bdt_leaf, leaf_of_rows, schema_digest
 from protocols.cdtl.joins import open_eseq
+from protocols.cdtl.store import CDBSStore
 
 from .conftest import run_mpc, run_mpc_json
 

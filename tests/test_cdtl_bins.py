@@ -20,7 +20,8 @@ from mpc.runtime.config import PartyConfig
 from parties import cdtl_tables
 from parties.cdtl_tables import cdtl_folds, fit_bins, fold_input, fold_tables
 from protocols.cdtl.anatomization import suppress_for_l
-from protocols.cdtl.cdtl import find_bdt_leaf, learner, subtree_aad
+from protocols.cdtl.cdtl import learner, subtree_aad
+from protocols.cdtl.find_leaf import find_bdt_leaf
 
 from .conftest import run_mpc_json
 from .test_cdtl import SENSITIVE, classify_every_row

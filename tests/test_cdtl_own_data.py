@@ -38,8 +38,11 @@ from parties.cdtl_service import (
 from parties.cli.main import build_parser
 from parties.systems import get_system
 from protocols.cdtl.anatomization import anatomize
-from protocols.cdtl.cdtl import CDBS, CLIENT, CDBSClient, CDBSStore, ClientCosts, serve_client
+from protocols.cdtl.cdbs import serve_client
+from protocols.cdtl.cdtl import CDBS, CLIENT
+from protocols.cdtl.client import CDBSClient, ClientCosts
 from protocols.cdtl.joins import open_eseq
+from protocols.cdtl.store import CDBSStore
 
 from .conftest import processes_mentioning, run_mpc, run_mpc_json
 from .harness import Parties, plan_deployment
