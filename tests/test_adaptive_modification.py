@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from mpc.datasets import Table
 from mpc.errors import ConfigError
 from mpc.learners import adaptive_modification as am
+from mpc.learners import confidential_release as cr
 from mpc.learners.c45 import C45Classifier
 from mpc.learners.evaluation import rows_of
 from mpc.learners.tree import MISSING
@@ -56,37 +57,37 @@ def tiny(seed: int, n: int = 20, m: int = 4, noise: float = 0.25) -> Table:
 def test_i1_net_loss_is_cost_minus_gain() -> None:
     # Te = 4 correct test records, neighbours 3 (same label, leaf included) : 1 (other)
     # cost 4, gain 1/4 * 4 = 1, net loss 3
-    assert am.i1_net_loss(4, 3, 1) == pytest.approx(3.0)
-    assert am.i1_net_loss(2, 0, 5) == 0.0  # every neighbour disagrees: free
-    assert am.i1_net_loss(2, 0, 0) == 2.0  # no neighbour: nothing gained
+    assert cr.i1_net_loss(4, 3, 1) == pytest.approx(3.0)
+    assert cr.i1_net_loss(2, 0, 5) == 0.0  # every neighbour disagrees: free
+    assert cr.i1_net_loss(2, 0, 0) == 2.0  # no neighbour: nothing gained
 
 
 def test_i2_net_loss() -> None:
     # Tr 5, Fr 3: 3 removals flip the label; Te 4, Fe 1: gain 3; net loss 0
-    assert am.i2_net_loss(5, 3, 4, 1) == pytest.approx(0.0)
-    assert am.i2_net_loss(2, 1, 6, 0) == pytest.approx(-4.0)
-    assert math.isinf(am.i2_net_loss(5, 3, 2, 2))  # Te <= Fe: the leaf is avoided
+    assert cr.i2_net_loss(5, 3, 4, 1) == pytest.approx(0.0)
+    assert cr.i2_net_loss(2, 1, 6, 0) == pytest.approx(-4.0)
+    assert math.isinf(cr.i2_net_loss(5, 3, 2, 2))  # Te <= Fe: the leaf is avoided
 
 
 def test_i3_cost_from_the_iterative_inequality() -> None:
     # a+ = 2, a- = 8 (denominator 9): alpha_1 = 2/9, 3 - 1 + 0.222 = 2.222 > 2;
     # alpha_2 = (2 - 1 + 2/9) / 9 = 0.1358, 3 - 2 + 0.358 = 1.358 <= 2  ->  c = 2
-    assert am.i3_cost(3, 2, 2, 8) == 2
+    assert cr.i3_cost(3, 2, 2, 8) == 2
     # a+ = 6, a- = 4: alphas 0.667, 0.630, 0.588, 0.543, 0.492; sums reach
     # 5 - 5 + 2.920 <= 3 only at c = 5
-    assert am.i3_cost(5, 3, 6, 4) == 5
+    assert cr.i3_cost(5, 3, 6, 4) == 5
     # a modified record comes back whole (alpha >= 1): the label never changes
-    assert math.isinf(am.i3_cost(4, 0, 10, 0))
-    assert am.i3_cost(2, 2, 3, 3) == 0  # already Tr <= Fr
-    assert am.i3_net_loss(2, 5, 1) == pytest.approx(-2.0)
-    assert math.isinf(am.i3_net_loss(math.inf, 5, 1))
+    assert math.isinf(cr.i3_cost(4, 0, 10, 0))
+    assert cr.i3_cost(2, 2, 3, 3) == 0  # already Tr <= Fr
+    assert cr.i3_net_loss(2, 5, 1) == pytest.approx(-2.0)
+    assert math.isinf(cr.i3_net_loss(math.inf, 5, 1))
 
 
 def test_utilities() -> None:
-    assert am.u_attr(0.25, 6, 20) == pytest.approx(0.75 * 6 / 20)
+    assert cr.u_attr(0.25, 6, 20) == pytest.approx(0.75 * 6 / 20)
     # Te 3 of E_j 6; Tr - Fr = 4 of R_j + E_j = 20
-    assert am.u_leaf(3, 6, 5, 1, 14) == pytest.approx(0.5 * (1 - 4 / 20))
-    assert am.u_leaf(3, 0, 5, 1, 14) == 0.0
+    assert cr.u_leaf(3, 6, 5, 1, 14) == pytest.approx(0.5 * (1 - 4 / 20))
+    assert cr.u_leaf(3, 0, 5, 1, 14) == 0.0
 
 
 # ------------------------------------------------------------------ uncertain evidence
@@ -100,7 +101,7 @@ def test_uncertain_evidence_weights_sum_to_one(seed: int, hidden: list[int]) -> 
     row = rows_of(t)[seed % t.n_rows]
     for k in hidden:
         row[f"a{k}"] = MISSING
-    weights = am.leaf_weights(tree, row)
+    weights = cr.leaf_weights(tree, row)
     assert sum(weights.values()) == pytest.approx(1.0)
     assert all(w > 0 for w in weights.values())
     if all(row[f"a{k}"] != MISSING for k in range(4)):
@@ -110,7 +111,7 @@ def test_uncertain_evidence_weights_sum_to_one(seed: int, hidden: list[int]) -> 
 # ------------------------------------------------------------------ release invariants
 
 
-def check_release(rel: am.Release, out: am.Outcome, v: float) -> None:
+def check_release(rel: cr.Release, out: am.Outcome, v: float) -> None:
     changed = rel.released != rel.values
     # only "?" ever replaces a value
     assert (rel.released[changed] == MISSING).all()
@@ -152,8 +153,8 @@ def test_as_written_keeps_every_round_and_never_lets_f_exceed_v(
     seed: int, s: int, v: float, ordinary: bool
 ) -> None:
     t = tiny(seed, n=50, m=4, noise=0.3)
-    mask = am.sample_confidential(t, s, seed, include_class=ordinary)
-    rel = am.Release.from_table(t, mask, ordinary_class=ordinary)
+    mask = cr.sample_confidential(t, s, seed, include_class=ordinary)
+    rel = cr.Release.from_table(t, mask, ordinary_class=ordinary)
     out = am.adaptive(rel, v)
     check_release(rel, out, v)
     # Section 3.4: every round is kept; only the round that would push F above v is undone,
@@ -174,13 +175,13 @@ def test_as_written_stops_at_the_round_that_would_exceed_v() -> None:
     stops = 0
     for seed in range(8):
         t = tiny(seed, n=60, m=4, noise=0.2)
-        mask = am.sample_confidential(t, 5, seed)
-        free = am.adaptive(am.Release.from_table(t, mask), 1.0)
+        mask = cr.sample_confidential(t, 5, seed)
+        free = am.adaptive(cr.Release.from_table(t, mask), 1.0)
         peak = max(x["F"] for x in free.trace)
         if peak <= 0:
             continue
         v = peak / 2  # the free run passed v at some round: the bounded run must stop there
-        rel = am.Release.from_table(t, mask)
+        rel = cr.Release.from_table(t, mask)
         out = am.adaptive(rel, v)
         check_release(rel, out, v)
         assert out.stopped.startswith("the next round would make F") and out.rejected == 1
@@ -197,8 +198,8 @@ def test_as_written_stops_at_the_round_that_would_exceed_v() -> None:
 @given(st.integers(0, 10_000), st.integers(2, 6), st.sampled_from([0.0, 0.05, 0.25]))
 def test_undo_no_gain_keeps_only_rounds_that_raise_e(seed: int, s: int, v: float) -> None:
     t = tiny(seed, n=50, m=4, noise=0.3)
-    mask = am.sample_confidential(t, s, seed, include_class=False)
-    rel = am.Release.from_table(t, mask, ordinary_class=False)
+    mask = cr.sample_confidential(t, s, seed, include_class=False)
+    rel = cr.Release.from_table(t, mask, ordinary_class=False)
     out = am.adaptive(rel, v, control="undo-no-gain")
     check_release(rel, out, v)
     es = [x["E"] for x in out.trace]
@@ -213,9 +214,9 @@ def test_the_two_controls_agree_while_every_round_raises_e(seed: int, s: int) ->
     the first such round of the as-written run both make the same rounds; there undo-no-gain
     undoes it (and as-written keeps it)."""
     t = tiny(seed, n=80, m=5, noise=0.25)
-    mask = am.sample_confidential(t, s, seed)
-    written = am.adaptive(am.Release.from_table(t, mask), 0.25)
-    undo = am.adaptive(am.Release.from_table(t, mask), 0.25, control="undo-no-gain")
+    mask = cr.sample_confidential(t, s, seed)
+    written = am.adaptive(cr.Release.from_table(t, mask), 0.25)
+    undo = am.adaptive(cr.Release.from_table(t, mask), 0.25, control="undo-no-gain")
     es = [x["E"] for x in written.trace]
     k = next((i for i, (a, b) in enumerate(itertools.pairwise(es)) if b <= a), len(es) - 1)
     same = [m for m in written.modifications if m.round <= k]
@@ -229,8 +230,8 @@ def test_the_two_controls_agree_while_every_round_raises_e(seed: int, s: int) ->
 # ------------------------------------------------------------------ best-first
 
 
-def replay(t: Table, mask: np.ndarray, mods: list[am.Modification]) -> am.Release:
-    rel = am.Release.from_table(t, mask)
+def replay(t: Table, mask: np.ndarray, mods: list[cr.Modification]) -> cr.Release:
+    rel = cr.Release.from_table(t, mask)
     for m in mods:
         rel.hide([(m.row, rel.col(m.attribute))], [m])
     return rel
@@ -240,8 +241,8 @@ def replay(t: Table, mask: np.ndarray, mods: list[am.Modification]) -> am.Releas
 @given(st.integers(0, 10_000), st.integers(2, 5), st.sampled_from(["expected", "flips"]))
 def test_best_first_ranks_by_the_estimate_and_runs_to_n(seed: int, s: int, rank: str) -> None:
     t = tiny(seed, n=50, m=4, noise=0.3)
-    mask = am.sample_confidential(t, s, seed)
-    rel = am.Release.from_table(t, mask)
+    mask = cr.sample_confidential(t, s, seed)
+    rel = cr.Release.from_table(t, mask)
     out = am.best_first(rel, 1.0, rank=rank, max_modifications=4)
     check_release(rel, out, 1.0)
     assert len(out.modifications) <= 4
@@ -265,8 +266,8 @@ def test_impacts_estimate_each_cell_once() -> None:
     """A confidential row's feature is also the class of a training row of another tree: its
     two effects are one estimate, so best-first ranks the cell by what hiding it does."""
     t = tiny(2, n=50, m=4, noise=0.3)
-    mask = am.sample_confidential(t, 2, 2)
-    rel = am.Release.from_table(t, mask)
+    mask = cr.sample_confidential(t, 2, 2)
+    rel = cr.Release.from_table(t, mask)
     cells = [x[2] for x in am.impacts(rel)]
     assert len(cells) == len(set(cells))
     confidential_rows = set(np.nonzero(mask)[0].tolist())
@@ -281,12 +282,12 @@ def test_best_first_runs_past_estimates_of_no_gain_to_n() -> None:
     on to N values, the same ones first."""
     for seed in range(10):
         t = tiny(seed, n=60, m=4, noise=0.2)
-        mask = am.sample_confidential(t, 5, seed)
-        free = am.best_first(am.Release.from_table(t, mask), 1.0, rank="flips")
+        mask = cr.sample_confidential(t, 5, seed)
+        free = am.best_first(cr.Release.from_table(t, mask), 1.0, rank="flips")
         if not free.stopped.startswith("no single value"):
             continue
         n = len(free.modifications) + 2
-        rel = am.Release.from_table(t, mask)
+        rel = cr.Release.from_table(t, mask)
         out = am.best_first(rel, 1.0, rank="flips", max_modifications=n)
         assert out.modifications[: len(free.modifications)] == free.modifications
         assert len(out.modifications) == n and out.stopped == f"{n} modifications were made"
@@ -296,18 +297,18 @@ def test_best_first_runs_past_estimates_of_no_gain_to_n() -> None:
 
 def test_max_modifications_cuts_adaptive_short() -> None:
     t = tiny(4, n=80, m=5, noise=0.25)
-    mask = am.sample_confidential(t, 6, 4)
-    free = am.adaptive(am.Release.from_table(t, mask), 0.25)
+    mask = cr.sample_confidential(t, 6, 4)
+    free = am.adaptive(cr.Release.from_table(t, mask), 0.25)
     assert len(free.modifications) > 3
-    rel = am.Release.from_table(t, mask)
+    rel = cr.Release.from_table(t, mask)
     out = am.adaptive(rel, 0.25, max_modifications=3)
     assert len(out.modifications) == 3 and out.stopped == "3 modifications were made"
     assert out.modifications == free.modifications[:3]
     for bad in (0, -1):
         with pytest.raises(ConfigError, match="max_modifications must be a whole number"):
-            am.adaptive(am.Release.from_table(t, mask), 0.25, max_modifications=bad)
+            am.adaptive(cr.Release.from_table(t, mask), 0.25, max_modifications=bad)
     with pytest.raises(ConfigError, match="control must be one of as-written, undo-no-gain"):
-        am.adaptive(am.Release.from_table(t, mask), 0.25, control="greedy")
+        am.adaptive(cr.Release.from_table(t, mask), 0.25, control="greedy")
 
 
 # ------------------------------------------------------------------ the class column
@@ -319,22 +320,22 @@ def test_the_class_column_may_be_confidential_and_blocked() -> None:
     mask = np.zeros((t.n_rows, k + 1), dtype=bool)
     mask[[3, 17, 30], k] = True
     mask[5, 0] = True
-    rel = am.Release.from_table(t, mask)
+    rel = cr.Release.from_table(t, mask)
     # a confidential class cell is blocked in the release and counts in E as test data
     assert (rel.released[[3, 17, 30], k] == MISSING).all()
     assert rel.scores().te == {"y": 3, "a0": 1}
     # the class column's other values may be blocked like any attribute's
     assert rel.modifiable(0, k)
-    rel.hide([(0, k)], [am.Modification("y", 0, "best-first")])
+    rel.hide([(0, k)], [cr.Modification("y", 0, "best-first")])
     assert rel.released[0, k] == MISSING
     # the draw includes the class column unless it is kept
-    draws = am.sample_confidential(t, 100, 1)
+    draws = cr.sample_confidential(t, 100, 1)
     assert draws[:, k].any()
-    assert not am.sample_confidential(t, 100, 1, include_class=False)[:, k].any()
+    assert not cr.sample_confidential(t, 100, 1, include_class=False)[:, k].any()
     # kept: no confidential cell, and no blocking outside I2
     with pytest.raises(ConfigError, match="kept out of the confidential cells"):
-        am.Release.from_table(t, mask, ordinary_class=False)
-    kept = am.Release.from_table(t, am.sample_confidential(t, 5, 1, include_class=False),
+        cr.Release.from_table(t, mask, ordinary_class=False)
+    kept = cr.Release.from_table(t, cr.sample_confidential(t, 5, 1, include_class=False),
                                  ordinary_class=False)  # fmt: skip
     assert not kept.modifiable(0, k)
 
@@ -344,14 +345,14 @@ def test_confidential_cells_are_known_cells() -> None:
     cols = list(t.columns)
     cols[0] = np.where(np.arange(30) < 25, MISSING, cols[0]).astype(object)
     t = Table(t.name, t.attributes, t.kinds, tuple(cols), t.target, t.class_name, t.source)
-    mask = am.sample_confidential(t, 40, 1, include_class=False)
+    mask = cr.sample_confidential(t, 40, 1, include_class=False)
     assert mask.sum() == 40 and not mask[:, -1].any()
     assert not (mask[:, 0] & (cols[0] == MISSING)).any()
     with pytest.raises(ConfigError, match="between 1 and the 95 known non-class"):
-        am.sample_confidential(t, 96, 1, include_class=False)
-    assert am.sample_confidential(t, 125, 1).sum() == 125  # 95 + the 30 class cells
+        cr.sample_confidential(t, 96, 1, include_class=False)
+    assert cr.sample_confidential(t, 125, 1).sum() == 125  # 95 + the 30 class cells
     with pytest.raises(ConfigError, match="between 1 and the 125 known cells"):
-        am.sample_confidential(t, 126, 1)
+        cr.sample_confidential(t, 126, 1)
 
 
 # ------------------------------------------------------------------ exhaustive
@@ -370,10 +371,10 @@ def test_adaptive_is_near_the_exhaustive_optimum_on_tiny_tables() -> None:
     gaps = []
     for seed in range(12):
         t = tiny(seed)
-        mask = am.sample_confidential(t, 3, seed, include_class=False)
-        a_rel = am.Release.from_table(t, mask, ordinary_class=False)
+        mask = cr.sample_confidential(t, 3, seed, include_class=False)
+        a_rel = cr.Release.from_table(t, mask, ordinary_class=False)
         a = am.adaptive(a_rel, 0.25, control="undo-no-gain")
-        x_rel = am.Release.from_table(t, mask, ordinary_class=False)
+        x_rel = cr.Release.from_table(t, mask, ordinary_class=False)
         x = am.exhaustive(x_rel, 0.25, max_hidden=max(1, min(len(a.modifications), 2)))
         check_release(x_rel, x, 0.25)
         assert x.after.e >= a.after.e - 1e-9 or len(a.modifications) > 2
@@ -385,7 +386,7 @@ def test_adaptive_is_near_the_exhaustive_optimum_on_tiny_tables() -> None:
 
 def test_exhaustive_refuses_big_tables() -> None:
     t = tiny(1, n=200, m=6)
-    rel = am.Release.from_table(t, am.sample_confidential(t, 5, 1))
+    rel = cr.Release.from_table(t, cr.sample_confidential(t, 5, 1))
     with pytest.raises(ConfigError, match="tiny tables"):
         am.exhaustive(rel, 0.25, max_hidden=3)
 
@@ -395,7 +396,7 @@ def test_exhaustive_refuses_big_tables() -> None:
 
 def test_restoration_makes_restored_values_confidential() -> None:
     t = tiny(5, n=60, m=4, noise=0.2)
-    rel = am.Release.from_table(t, am.sample_confidential(t, 6, 5))
+    rel = cr.Release.from_table(t, cr.sample_confidential(t, 6, 5))
     out, history = am.restore(rel, 0.25, lambda r: am.adaptive(r, 0.25), until=0.0)
     assert history and [h["iteration"] for h in history] == list(range(len(history)))
     # every restored value became confidential (test data) for the next round of hiding
@@ -476,7 +477,7 @@ def test_mpc_sanitize_variants(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert rows[11][4] == MISSING and t.target[10] != MISSING  # the confidential class cell
     assert main([*base, "--control", "undo-no-gain"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert doc["control"] == "undo-no-gain" and doc["pruning"] == am.DEFAULT_PRUNING
+    assert doc["control"] == "undo-no-gain" and doc["pruning"] == cr.DEFAULT_PRUNING
     # refused before any work: the class kept out of the confidential cells, options that do
     # not apply to the method, a limit below 1
     for extra, message in (
@@ -507,13 +508,13 @@ def _with_unknowns(table: Table, seed: int, share: float = 0.1) -> Table:
 def test_the_stock_of_flippable_cells_is_what_blocking_one_value_and_rebuilding_flips(
     seed: int,
 ) -> None:
-    """:func:`am.flippable_cells` against brute force: block each value High may block in a
+    """:func:`cr.flippable_cells` against brute force: block each value High may block in a
     confidential row, one at a time, rebuild every tree, and see which confidential cell of
     that row, right before, is wrong after."""
     table = tiny(seed, n=24)
-    mask = am.sample_confidential(table, 6, seed)
-    rel = am.Release.from_table(table, mask)
-    fast = set(am.flippable_cells(rel))
+    mask = cr.sample_confidential(table, 6, seed)
+    rel = cr.Release.from_table(table, mask)
+    fast = set(cr.flippable_cells(rel))
     brute: set[tuple[int, int]] = set()
     for r, j in rel.confidential_cells():
         if rel.misclassified(r, j):
@@ -521,7 +522,7 @@ def test_the_stock_of_flippable_cells_is_what_blocking_one_value_and_rebuilding_
         for k in range(len(rel.attributes)):
             if k == j or not rel.modifiable(r, k):
                 continue
-            trial = am.Release.from_table(table, mask)
+            trial = cr.Release.from_table(table, mask)
             trial.hide([(r, k)], [])
             if trial.misclassified(r, j):
                 brute.add((r, j))
@@ -532,8 +533,8 @@ def test_the_stock_is_spent_one_cell_per_best_first_step() -> None:
     """On a table with a stock of flippable cells, best-first turns them wrong one per step:
     after as many steps as the stock, every cell of the stock is wrong."""
     table = tiny(1, n=24)
-    rel = am.Release.from_table(table, am.sample_confidential(table, 6, 1))
-    stock = am.flippable_cells(rel)
+    rel = cr.Release.from_table(table, cr.sample_confidential(table, 6, 1))
+    stock = cr.flippable_cells(rel)
     assert len(stock) >= 2
     am.best_first(rel, 1.0, rank="flips", max_modifications=len(stock))
     assert all(rel.misclassified(r, j) for r, j in stock)
@@ -543,30 +544,30 @@ def test_a_draw_among_all_cells_drops_the_unknown_ones() -> None:
     """``among="all"``: the same number of cells drawn among every cell, the unknown ones
     then dropped, so a table with unknowns scores fewer; the known draw scores all of them."""
     table = _with_unknowns(tiny(3, n=60), 3, share=0.3)
-    known = am.sample_confidential(table, 20, 5)
-    counts = [int(am.sample_confidential(table, 20, s, among="all").sum()) for s in range(20)]
+    known = cr.sample_confidential(table, 20, 5)
+    counts = [int(cr.sample_confidential(table, 20, s, among="all").sum()) for s in range(20)]
     assert int(known.sum()) == 20
     assert max(counts) <= 20 and min(counts) < 20
     cols = [*table.columns, table.target]
     for s in range(5):
-        mask = am.sample_confidential(table, 20, s, among="all")
+        mask = cr.sample_confidential(table, 20, s, among="all")
         rows, js = np.nonzero(mask)
         assert all(cols[j][r] != MISSING for r, j in zip(rows, js, strict=True))
     with pytest.raises(ConfigError, match="among must be one of"):
-        am.sample_confidential(table, 5, 1, among="some")
+        cr.sample_confidential(table, 5, 1, among="some")
 
 
 def test_counting_a_record_that_meets_an_unknown_as_wrong_only_raises_e() -> None:
     """``unknown_on_path="wrong"`` scores every cell the footnote-2 reading scores wrong, and
     also those whose record meets a ``"?"`` on its path."""
     table = _with_unknowns(tiny(1, n=60), 1, share=0.3)
-    mask = am.sample_confidential(table, 20, 1)
-    split = am.Release.from_table(table, mask)
-    wrong = am.Release.from_table(table, mask, unknown_on_path="wrong")
+    mask = cr.sample_confidential(table, 20, 1)
+    split = cr.Release.from_table(table, mask)
+    wrong = cr.Release.from_table(table, mask, unknown_on_path="wrong")
     cells = split.confidential_cells()
     assert all(wrong.misclassified(r, j) for r, j in cells if split.misclassified(r, j))
     extra = [
         (r, j) for r, j in cells if wrong.misclassified(r, j) and not split.misclassified(r, j)
     ]
-    assert extra and all(am.meets_unknown(split.tree(j), split.row(r)) for r, j in extra)
+    assert extra and all(cr.meets_unknown(split.tree(j), split.row(r)) for r, j in extra)
     assert wrong.scores().wrong == split.scores().wrong + len(extra)

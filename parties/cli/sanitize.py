@@ -42,6 +42,7 @@ __all__ = [
 
 def add_sanitize_parser(sub: Any) -> None:
     from mpc.learners import adaptive_modification as am
+    from mpc.learners import confidential_release as cr
     from parties.cli.train import add_data_options
 
     p = sub.add_parser(
@@ -112,9 +113,9 @@ def add_sanitize_parser(sub: Any) -> None:
     )
     p.add_argument(
         "--pruning",
-        choices=am.PRUNINGS,
-        default=am.DEFAULT_PRUNING,
-        help=f"the pruning of the C4.5 trees (default {am.DEFAULT_PRUNING}): error-based (C4.5's "
+        choices=cr.PRUNINGS,
+        default=cr.DEFAULT_PRUNING,
+        help=f"the pruning of the C4.5 trees (default {cr.DEFAULT_PRUNING}): error-based (C4.5's "
         "own, confidence 0.25) or reduced-error (on a fixed 20%% of each tree's rows)",
     )
     p.add_argument(
@@ -196,6 +197,7 @@ def check_method_options(args: argparse.Namespace) -> None:
 
 def run_sanitize(args: argparse.Namespace) -> int:
     from mpc.learners import adaptive_modification as am
+    from mpc.learners import confidential_release as cr
     from parties.cli.train import load_tables
 
     if not 0 <= args.threshold <= 1:
@@ -207,14 +209,14 @@ def run_sanitize(args: argparse.Namespace) -> int:
     if args.mask is not None:
         mask = read_mask(args.mask, attributes, table.n_rows)
     else:
-        mask = am.sample_confidential(table, args.confidential, args.seed, include_class=ordinary)
-    rel = am.Release.from_table(table, mask, ordinary_class=ordinary, pruning=args.pruning)
+        mask = cr.sample_confidential(table, args.confidential, args.seed, include_class=ordinary)
+    rel = cr.Release.from_table(table, mask, ordinary_class=ordinary, pruning=args.pruning)
 
     def progress(msg: str) -> None:
         if not args.quiet:
             print(f"[sanitize] {msg}", file=sys.stderr, flush=True)
 
-    def method(r: am.Release) -> am.Outcome:
+    def method(r: cr.Release) -> am.Outcome:
         limit = args.max_modifications
         if args.method == "adaptive":
             control = args.control or "as-written"

@@ -43,6 +43,7 @@ sys.path.insert(0, str(ROOT))
 from mpc.datasets import Table, load_dataset, resolve_data_dir  # noqa: E402
 from mpc.errors import ConfigError  # noqa: E402
 from mpc.learners import adaptive_modification as am  # noqa: E402
+from mpc.learners import confidential_release as cr  # noqa: E402
 from mpc.learners.plot import require_matplotlib  # noqa: E402
 from mpc.runtime.metrics import cpu_model  # noqa: E402
 
@@ -91,7 +92,7 @@ def one_seed(
     ``choice`` changes the open choices (:data:`CHOICES`)."""
     choice = choice or {}
     ordinary = choice.get("class_role", "ordinary") == "ordinary"
-    mask = am.sample_confidential(
+    mask = cr.sample_confidential(
         table, n, seed, include_class=ordinary, among=choice.get("draw", "known")
     )
     options_of = {
@@ -99,19 +100,19 @@ def one_seed(
         "ordinary_class": ordinary,
         "unknown_on_path": choice.get("unknown_on_path", "split"),
     }
-    start = am.Release.from_table(table, mask, **options_of)
+    start = cr.Release.from_table(table, mask, **options_of)
     out: dict[str, Any] = {
         "seed": seed,
         "confidential_class_cells": int(mask[:, -1].sum()),
         "scored": int(mask.sum()),
-        "stock": len(am.flippable_cells(start)),
+        "stock": len(cr.flippable_cells(start)),
     }
     cells: dict[str, set[tuple[int, str]]] = {}
     for name in runs:
         method, options = RUNS[name]
         if name == "best-first" and "rank" in choice:
             options = {**options, "rank": choice["rank"]}
-        rel = am.Release.from_table(table, mask, **options_of)
+        rel = cr.Release.from_table(table, mask, **options_of)
         started = time.perf_counter()
         if method == "adaptive":
             res = am.adaptive(rel, v, **options)
@@ -529,7 +530,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--threshold", type=float, default=0.25, help="v (0.25)")
     p.add_argument("--best-first", type=int, default=11, dest="best_first_n", metavar="N",
                    help="best-first runs to N modifications (the paper's 11)")  # fmt: skip
-    p.add_argument("--pruning", choices=am.PRUNINGS, default="error-based",
+    p.add_argument("--pruning", choices=cr.PRUNINGS, default="error-based",
                    help="the trees' pruning (error-based, C4.5's own)")  # fmt: skip
     p.add_argument("--jobs", type=int, default=1, help="seeds run in parallel (1)")
     p.add_argument("--quick", action="store_true", help="3 seeds, written to a temp folder")
