@@ -66,6 +66,7 @@ from mpc.errors import (
 )
 from mpc.runtime.codec import DEFAULT_MAX_FRAME_BYTES, PROTOCOL_VERSION, decode, encode
 from mpc.runtime.config import AGREEMENT_SECTIONS, DEFAULT_TIMEOUT
+from mpc.runtime.health import MAX_PINGS_PER_S, HealthChecks
 from mpc.runtime.metrics import Ledger, Metrics
 from mpc.runtime.transport import Transport, is_monitor
 from mpc.runtime.view import Receipt, ViewRecorder, tag_pattern
@@ -80,19 +81,12 @@ ABORT_LINGER_S = 1.0
 #: Fault injection flushes the messages a party has sent before it kills itself, so a
 #: "kill after N messages" is exactly that, not a race with the I/O thread.
 FAULT_FLUSH_S = 2.0
-#: How long a timed-out party waits for each answer while it traces who holds the run up.
-PROBE_TIMEOUT_S = 2.0
 #: Messages that arrive before their ``recv`` wait in a buffer, at most this many per peer
 #: and (see :class:`Party`'s ``max_buffered_bytes``) this many bytes per peer; a peer that
 #: goes past either has flooded this party, and the run ends blaming it.
 MAX_BUFFERED_MESSAGES = 65536
 #: The default byte bound of a peer's early messages: this many frames of the largest size.
 BUFFERED_FRAMES = 4
-#: A monitor's message is a PING of a few dozen bytes: anything over this is refused unread.
-MAX_MONITOR_MESSAGE_BYTES = 1024
-#: At most this many PINGs are answered per second (a token bucket of this depth); the rest
-#: are counted and dropped, so a monitor cannot keep a party busy.
-MAX_PINGS_PER_S = 20.0
 
 
 @dataclass(frozen=True)
@@ -105,7 +99,7 @@ class Fault:
     action: Literal["kill", "stop"] = "kill"
 
 
-class Party:
+class Party(HealthChecks):
     """One party of a deployment: ``name``, ``role``, the ordered list of all party names.
 
     ``parties`` is the deployment order (P1 ... Pk) and must contain ``name``.
@@ -369,80 +363,6 @@ class Party:
                 taken += 1
         return taken
 
-    async def _trace_blame(self, peer: str) -> tuple[str, list[str]]:
-        """Follow the wait-for chain from ``peer`` to the party that holds the run up.
-
-        A party that times out waiting for X asks X what it is waiting for (PROBE/STATUS,
-        answered by X's runtime, not its protocol). If X waits for Y, ask Y, and so on: the
-        blame goes to the first party that does not answer (dead, unreachable), is not
-        waiting for anyone (busy or stuck), or closes a cycle (the parties disagree about
-        the protocol). Without this, equal deadlines would blame whoever is next in line.
-        """
-        chain: list[str] = []
-        visited = {self.name}
-        current = peer
-        probe_s = min(PROBE_TIMEOUT_S, self.timeout / 4)
-        for _ in range(len(self.parties)):
-            status = await self._probe(current, probe_s)
-            if status is None:
-                chain.append(f"{current} does not answer a probe (dead, stuck or unreachable)")
-                return current, chain
-            waits = [(p, t) for p, t in status["waiting"] if p != current]
-            if not waits:
-                chain.append(
-                    f"{current} is alive and not waiting for anyone "
-                    f"(busy or stuck at step {status['step']!r})"
-                )
-                return current, chain
-            nxt, nxt_tag = waits[0]
-            chain.append(f"{current} is itself waiting for {nxt} (step {nxt_tag!r})")
-            visited.add(current)
-            if nxt in visited:
-                chain.append(
-                    "the wait-for chain is a cycle: the parties disagree about the protocol"
-                )
-                return current, chain
-            current = nxt
-        return current, chain
-
-    async def _probe(self, peer: str, timeout: float) -> dict[str, Any] | None:
-        self._probe_seq += 1
-        probe_id = self._probe_seq
-        fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self._probes[probe_id] = fut
-        try:
-            await self._send_raw(peer, "probe", "probe", {"id": probe_id}, count=False)
-            return await asyncio.wait_for(fut, timeout)
-        except (TimeoutError, MPCError):
-            return None
-        finally:
-            self._probes.pop(probe_id, None)
-
-    def _status(self) -> dict[str, Any]:
-        waiting = [[p, t] for (p, t), fut in self._waiters.items() if p != self.name]
-        return {"step": self._step, "waiting": waiting}
-
-    def _on_probe(self, sender: str, body: Any) -> None:
-        probe_id = body.get("id") if isinstance(body, dict) else None
-        if type(probe_id) is not int:
-            self.metrics.reject(f"{sender}: a PROBE without an id (int)")
-            return
-        reply = {"id": probe_id, **self._status()}
-        task = asyncio.create_task(self._send_raw(sender, "status", "status", reply, count=False))
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
-
-    def _on_status(self, sender: str, body: Any) -> None:
-        if not isinstance(body, dict) or type(body.get("id")) is not int:
-            self.metrics.reject(f"{sender}: a STATUS without an id (int)")
-            return
-        fut = self._probes.get(body["id"])
-        waiting = body.get("waiting")
-        if fut is None or fut.done() or not isinstance(waiting, list):
-            return
-        pairs = [(str(w[0]), str(w[1])) for w in waiting if isinstance(w, list) and len(w) == 2]
-        fut.set_result({"step": str(body.get("step", "?")), "waiting": pairs})
-
     async def gather(self, peers: Iterable[str], tag: str, receipt: Receipt) -> dict[str, Any]:
         """Receive one message under ``tag`` from each of ``peers`` (concurrently)."""
         peers = list(peers)
@@ -690,59 +610,6 @@ class Party:
                 self._buffer_early(sender, env.tag, env.depth, env.body, size)
         else:  # ping / pong come from monitors only
             self.metrics.reject(f"{sender}: a peer sent a {env.kind!r} message")
-
-    def state(self) -> str:
-        """``handshake``, ``running``, ``closing`` or ``failed``: what a PONG reports."""
-        if self._failure is not None:
-            return "failed"
-        if self._closing:
-            return "closing"
-        return "handshake" if not self._hello_event.is_set() else "running"
-
-    def _on_ping(self, sender: str, frames: list[bytes | memoryview]) -> None:
-        """A monitor's health check: answer PONG, accept nothing else from it.
-
-        A monitor cannot disturb the party: a message over :data:`MAX_MONITOR_MESSAGE_BYTES`
-        is refused unread, at most :data:`MAX_PINGS_PER_S` PINGs a second are answered (the
-        rest are counted in ``pings_dropped``), and nothing it sends reaches the protocol."""
-        size = sum(len(f) for f in frames)
-        if size > MAX_MONITOR_MESSAGE_BYTES:
-            self.metrics.reject(f"{sender}: a monitor sent {size} bytes; a PING is small")
-            return
-        now = asyncio.get_running_loop().time()
-        self._ping_tokens = min(
-            MAX_PINGS_PER_S, self._ping_tokens + (now - self._ping_stamp) * MAX_PINGS_PER_S
-        )
-        self._ping_stamp = now
-        if self._ping_tokens < 1.0:
-            self.pings_dropped += 1
-            return
-        self._ping_tokens -= 1.0
-        try:
-            env = decode(frames, max_frame_bytes=self._max_frame)
-        except ProtocolError as exc:
-            self.metrics.reject(f"{sender}: {exc}")
-            return
-        if env.kind != "ping":
-            self.metrics.reject(f"{sender}: a monitor may only ping, sent {env.kind!r}")
-            return
-        pong = {
-            "version": PROTOCOL_VERSION,
-            "name": self.name,
-            "role": self.role,
-            "state": self.state(),
-        }
-        frames_out = encode("pong", env.tag, 0, pong, max_frame_bytes=self._max_frame)
-
-        async def answer() -> None:
-            try:
-                await asyncio.wait_for(self._transport.reply(sender, frames_out), self.timeout)
-            except (TimeoutError, MPCError) as exc:  # the monitor went away: its problem
-                log.warning("%s: could not answer the ping of %s: %s", self.name, sender, exc)
-
-        task = asyncio.create_task(answer())
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
 
     def _on_hello(self, sender: str, body: Any) -> None:
         version = body.get("version") if isinstance(body, dict) else body
