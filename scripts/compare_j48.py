@@ -77,7 +77,8 @@ from mpc.datasets import (  # noqa: E402
     load_dataset,
     resolve_data_dir,
 )
-from mpc.learners.c45 import C45Classifier, CodedTable  # noqa: E402
+from mpc.learners.c45 import C45Classifier  # noqa: E402
+from mpc.learners.coded_table import CodedTable  # noqa: E402
 from mpc.learners.evaluation import accuracy, stratified_kfold  # noqa: E402
 from mpc.learners.tree import Leaf, Node, Split, leaf_count, node_count  # noqa: E402
 

@@ -28,7 +28,8 @@ from mpc.crypto.sealed import (
 )
 from mpc.datasets import Table, weather
 from mpc.errors import AuthenticationError, ConfigError, ProtocolError
-from mpc.learners.c45 import C45Classifier, CodedTable
+from mpc.learners.c45 import C45Classifier
+from mpc.learners.coded_table import CodedTable
 from mpc.learners.tree import Leaf, to_json
 from mpc.runtime.codec import decode, encode
 from protocols.cdtl.anatomization import anatomize, is_l_diverse, max_l

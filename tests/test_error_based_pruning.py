@@ -14,7 +14,8 @@ from scipy.stats import norm
 
 from mpc.datasets import Table
 from mpc.errors import ConfigError
-from mpc.learners.c45 import C45Classifier, CodedTable
+from mpc.learners.c45 import C45Classifier
+from mpc.learners.coded_table import CodedTable
 from mpc.learners.error_based_pruning import (
     Grown,
     add_errs,

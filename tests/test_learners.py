@@ -459,7 +459,7 @@ def test_coded_table_from_codes_equals_the_table_coded_from_its_values(
     the values: in any order of those lists (sorted and of str: all columns recoded at once;
     otherwise column by column), with values that never occur, and with MISSING, which is
     no value of an attribute (code -1) but an ordinary class."""
-    from mpc.learners.c45 import CodedTable
+    from mpc.learners.coded_table import CodedTable
 
     def as_codes(values: np.ndarray) -> tuple[list[str], np.ndarray]:
         present = sorted(set(values.tolist()))

@@ -19,7 +19,7 @@ import numpy as np
 
 from mpc.crypto.sealed import ClientKey, open_json, seal_json
 from mpc.errors import AuthenticationError, ConfigError, ProtocolError
-from mpc.learners.c45 import CodedTable
+from mpc.learners.coded_table import CodedTable
 from mpc.learners.tree import Node, from_json, predict_one, to_json
 from mpc.runtime.party import Party
 from protocols.cdtl.cdtl import (

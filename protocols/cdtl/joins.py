@@ -21,7 +21,7 @@ from mpc.crypto.sealed import (
 )
 from mpc.datasets import CONTINUOUS, NOMINAL, Table
 from mpc.errors import ProtocolError
-from mpc.learners.c45 import CodedTable
+from mpc.learners.coded_table import CodedTable
 from protocols.cdtl.eseq import open_eseq_blobs
 from protocols.cdtl.tables import (
     Candidates,
@@ -234,7 +234,7 @@ def leaf_learning_table(
 ) -> tuple[CodedTable, np.ndarray]:
     """``trueInstances`` of a ``leafIns`` received as :meth:`Candidates.to_wire` made it
     (with ``schema``): :func:`true_instances_with_rows`, with the same checks, but the table
-    comes as the learner's :class:`~mpc.learners.c45.CodedTable` made from the codes on the wire
+    comes as the learner's :class:`~mpc.learners.coded_table.CodedTable` made from the codes on the wire
     (the same table, so the same tree, without making the values str by str)."""
     cols, gid, eseq, pairs = leaf_wire(doc, schema)
     seq, row = open_eseq_blobs(eseq, gid, name, key)
@@ -251,7 +251,7 @@ def joined_learning_table(
     it_doc: Any, st_doc: Any, key: ClientKey, *, name: str
 ) -> tuple[CodedTable, np.ndarray]:
     """:func:`join_with_rows` of ``IT`` and ``ST`` received as their ``to_wire`` made them,
-    with the same checks, the table as the learner's :class:`~mpc.learners.c45.CodedTable` (see
+    with the same checks, the table as the learner's :class:`~mpc.learners.coded_table.CodedTable` (see
     :func:`leaf_learning_table`)."""
     cols, gid, eseq = wire_it(it_doc)
     d = wire_mapping(st_doc, "ST")
