@@ -234,8 +234,8 @@ def leaf_learning_table(
 ) -> tuple[CodedTable, np.ndarray]:
     """``trueInstances`` of a ``leafIns`` received as :meth:`Candidates.to_wire` made it
     (with ``schema``): :func:`true_instances_with_rows`, with the same checks, but the table
-    comes as the learner's :class:`~mpc.learners.coded_table.CodedTable` made from the codes on the wire
-    (the same table, so the same tree, without making the values str by str)."""
+    comes as the learner's :class:`~mpc.learners.coded_table.CodedTable` made from the codes on the
+    wire (the same table, so the same tree, without making the values str by str)."""
     cols, gid, eseq, pairs = leaf_wire(doc, schema)
     seq, row = open_eseq_blobs(eseq, gid, name, key)
     sensitive = pairs[_true_pairs(pairs[:, 0], pairs[:, 1], seq), 2]
@@ -251,8 +251,8 @@ def joined_learning_table(
     it_doc: Any, st_doc: Any, key: ClientKey, *, name: str
 ) -> tuple[CodedTable, np.ndarray]:
     """:func:`join_with_rows` of ``IT`` and ``ST`` received as their ``to_wire`` made them,
-    with the same checks, the table as the learner's :class:`~mpc.learners.coded_table.CodedTable` (see
-    :func:`leaf_learning_table`)."""
+    with the same checks, the table as the learner's :class:`~mpc.learners.coded_table.CodedTable`
+    (see :func:`leaf_learning_table`)."""
     cols, gid, eseq = wire_it(it_doc)
     d = wire_mapping(st_doc, "ST")
     wire_str(d.get("name"), "ST.name")
