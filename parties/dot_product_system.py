@@ -22,7 +22,7 @@ from mpc.errors import ConfigError, ProtocolError
 from mpc.runtime.config import DeploymentConfig, PartyConfig
 from mpc.runtime.party import Party
 from mpc.runtime.view import READY
-from protocols.primitives.dot_product import dot_products
+from protocols.primitives.dot_product import METHODS, dot_products
 
 __all__ = [
     "dot_product_args",
@@ -40,7 +40,7 @@ def dot_product_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--n", type=int, default=1000, metavar="N", help="vector length (default 1000)")
     p.add_argument(
         "--method",
-        choices=("dealer", "paillier"),
+        choices=tuple(METHODS),
         default="dealer",
         help="dealer: Du & Zhan's commodity server (a third process); paillier: two parties "
         "with homomorphic encryption (default: dealer)",
@@ -86,7 +86,7 @@ def dot_product_args(p: argparse.ArgumentParser) -> None:
 def dot_product_plan(args: argparse.Namespace) -> Any:
     from mpc.crypto.paillier import MIN_KEY_BITS, PAILLIER_KEY_BITS
     from parties.plan import Plan
-    from protocols.primitives.dot_product import paillier_capacity_bits
+    from protocols.primitives.paillier_dot import paillier_capacity_bits
 
     for flag, value in (
         ("--n", args.n),
@@ -118,8 +118,9 @@ def dot_product_plan(args: argparse.Namespace) -> Any:
         PartySpec("alice", "alice", {"vectors": a.tolist()}),  # Alice's rows
         PartySpec("bob", "bob", {"vectors": b.T.tolist()}),  # Bob's columns, one per line
     ]
-    if args.method == "dealer":
-        parties.append(PartySpec("dealer", "dealer"))
+    helper = METHODS[args.method].helper
+    if helper is not None:
+        parties.append(PartySpec(helper, helper))
     params = {
         "method": args.method,
         "m": args.batch,

@@ -70,6 +70,7 @@ from protocols.hybrid.classify import (
 )
 from protocols.hybrid.hybrid_id3 import ALICE, BOB, DEALER
 from protocols.ppid3.fast_counts import Sites
+from protocols.primitives.dot_product import METHODS
 from protocols.primitives.record_alignment import align_records
 
 __all__ = [
@@ -126,7 +127,7 @@ def classify_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--dot-product",
-        choices=("dealer", "paillier"),
+        choices=tuple(METHODS),
         default="dealer",
         help="secure dot products: the commodity server (default) or Paillier (small files)",
     )
@@ -187,7 +188,7 @@ def classify_plan(args: argparse.Namespace) -> Any:
             ids, table, part.own_attributes, id_column=id_column, with_class=False, order=order
         )
         specs.append(PartySpec(p, p, columns=tuple(part.own_attributes), csv=text, entries=entries))
-    if args.dot_product == "dealer":
+    if METHODS[args.dot_product].helper is not None:
         specs.append(PartySpec(DEALER, DEALER))
     params = {"method": args.dot_product, "deliver_to": args.deliver_to}
     context = {
@@ -260,9 +261,10 @@ async def classify_party(party: Party, cfg: DeploymentConfig, me: PartyConfig) -
 
 async def serve_classify(party: Party, cfg: DeploymentConfig) -> dict[str, Any]:
     """The dealer's side of a classification run."""
-    if str(cfg.params.get("method", "dealer")) != "dealer":
-        raise ConfigError(f"{cfg.path}: method {cfg.params.get('method')!r} needs no dealer")
-    return {"batches": await serve_classify_dealer(party)}
+    method = str(cfg.params.get("method", "dealer"))
+    if method not in METHODS or METHODS[method].helper is None:
+        raise ConfigError(f"{cfg.path}: method {method!r} needs no dealer")
+    return {"batches": await serve_classify_dealer(party, method=method)}
 
 
 # ----------------------------------------------------------------------------- the audit

@@ -80,15 +80,15 @@ from protocols.hybrid.hybrid_id3 import (
     DEALER,
     ESTIMATE_READINGS,
     MINERS,
-    DealerDot,
+    DotSession,
     Estimator,
     HybridSetup,
     exchange_disguised,
     hybrid_id3,
-    paillier_dot,
-    serve_dealer,
+    serve_helper,
 )
 from protocols.ppid3.fast_counts import Sites
+from protocols.primitives.dot_product import METHODS
 from protocols.primitives.record_alignment import align_records
 
 __all__ = [
@@ -282,8 +282,8 @@ class TrainingParams:
         except (TypeError, ValueError, AttributeError) as exc:
             raise ConfigError(f"{cfg.path}: malformed protocol.params ({exc})") from None
         method, code = str(p.get("method", "dealer")), str(p.get("code", "paired"))
-        if method not in ("dealer", "paillier"):
-            raise ConfigError(f"{cfg.path}: protocol.params.method must be dealer or paillier")
+        if method not in METHODS:
+            raise ConfigError(f"{cfg.path}: protocol.params.method must be one of {list(METHODS)}")
         estimates = str(p.get("baseline_estimates", "clipped"))
         miner = str(p.get("baseline_miner", "both"))
         if estimates not in ESTIMATE_READINGS or miner not in MINERS:
@@ -309,7 +309,8 @@ async def hybrid_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> An
         if classify_only:
             raise ConfigError(f"{cfg.path}: a {cfg.protocol} deployment classifies only")
         smc_trees = [prefix for mode, prefix in TREES if mode != "randomization-only"]
-        return {"batches": await serve_dealer(party, smc_trees)}
+        method = str(cfg.params.get("method", "dealer"))
+        return {"batches": await serve_helper(party, smc_trees, method)}
     if classify_only and me.model is None:
         raise ConfigError(
             f"party {me.name!r}: {cfg.protocol} classifies with a saved model part; give "
@@ -352,13 +353,13 @@ async def _train(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> dict[s
         started = time.perf_counter()
         dot: Any = None
         if mode != "randomization-only":
-            dot = DealerDot(prefix) if tp.method == "dealer" else paillier_dot()
+            dot = DotSession(tp.method, prefix)
         res = await hybrid_id3(
             party, setup, estimator, codes, mode=mode, window=tp.window, dot=dot,
             max_depth=tp.max_depth, tag=prefix, estimates=tp.baseline_estimates,
             miner=tp.baseline_miner,
         )  # fmt: skip
-        if isinstance(dot, DealerDot):
+        if dot is not None:
             await dot.close(party)
         out[mode] = {
             "tree": res.tree,

@@ -68,6 +68,7 @@ from parties.hybrid_party import (
 from parties.vertical_csv import fresh_id_column, kind_entries, party_csv
 from protocols.hybrid.hybrid_id3 import ALICE, BOB, DEALER, ESTIMATE_READINGS, MINERS, HybridSetup
 from protocols.ppid3.ppid3 import check_tree_equal
+from protocols.primitives.dot_product import METHODS
 
 __all__ = [
     "COINS_OS",
@@ -166,7 +167,7 @@ def hybrid_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--dot-product",
-        choices=("dealer", "paillier"),
+        choices=tuple(METHODS),
         default="dealer",
         help="SMC dot products: the commodity server (default) or Paillier (small tables only)",
     )
@@ -362,7 +363,7 @@ def hybrid_plan(args: argparse.Namespace) -> Any:
         else:  # the party's CSV and its coin seed, in its own private input file only
             data = {"csv": text, COIN_SEED_KEY: coin_seeds[p]}
             specs.append(PartySpec(p, p, data, tuple(cols), entries=entries))
-    if args.dot_product == "dealer":
+    if METHODS[args.dot_product].helper is not None:
         specs.append(PartySpec(DEALER, DEALER))
     started = time.perf_counter()
     plain = ID3Classifier(max_depth=args.max_depth)

@@ -50,7 +50,8 @@ from mpc.errors import ConfigError, ProtocolError
 from mpc.runtime.config import DeploymentConfig, PartyConfig
 from mpc.runtime.party import Party
 from mpc.runtime.view import declared, public, uniform
-from protocols.ppid3.level_dealing import DEALER, HELPERS
+from protocols.ppid3.helpers import HELPERS, default_helper, helper_of
+from protocols.ppid3.level_dealing import DEALER
 
 log = logging.getLogger("mpc.ppid3")
 
@@ -193,7 +194,7 @@ def ppid3_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--helper",
-        choices=HELPERS,
+        choices=tuple(HELPERS),
         default=None,
         help="with --counts fast, who deals the correlated randomness of each product between "
         "two sites: sites (a third site, never one of the two; no outside party; needs 3 or "
@@ -286,22 +287,12 @@ def site_count(args: argparse.Namespace) -> int:
     return k
 
 
-def default_helper(k: int) -> str:
-    """The helper of ``--counts fast`` when none is named: never an outside party. A third
-    site with ``k >= 3`` sites (the fastest of the two), oblivious transfer with two."""
-    return "sites" if k >= 3 else "ot"
-
-
 def _helper(args: argparse.Namespace, k: int) -> str | None:
     """Who deals for ``--counts fast`` with ``k`` sites (None for ``--counts psi``)."""
     if args.counts != "fast":
         return None
     helper = str(getattr(args, "helper", None) or default_helper(k))
-    if helper == "sites" and k < 3:
-        raise ConfigError(
-            f"--helper sites needs at least 3 sites (a third site deals every product between "
-            f"two), got {k}; with 2 sites use --helper ot (or --helper dealer)"
-        )
+    helper_of(helper).check(k)
     return helper
 
 
@@ -469,8 +460,9 @@ def ppid3_plan(args: argparse.Namespace) -> Any:
         from mpc.runtime.files import private_dir
 
         private_dir(model_dir)
-    if _helper(args, part.k) == "dealer":
-        specs.append(PartySpec(DEALER, DEALER))
+    outside = _outside(args, part.k)
+    if outside is not None:
+        specs.append(PartySpec(outside, outside))
     started = time.perf_counter()
     site_of = {a: i for i, s in enumerate(part.sites) for a in s}
     plain = ID3Classifier(max_depth=args.max_depth, min_samples_split=args.min_samples_split)
@@ -489,6 +481,12 @@ def ppid3_plan(args: argparse.Namespace) -> Any:
         "kinds": dict(zip(train.attributes, train.kinds, strict=True)),
     }
     return Plan(specs, params, context)
+
+
+def _outside(args: argparse.Namespace, k: int) -> str | None:
+    """The outside party the run's helper adds (the dealer), if any."""
+    helper = _helper(args, k)
+    return None if helper is None else HELPERS[helper].outside
 
 
 def _params(args: argparse.Namespace, names: list[str], part: Any, class_name: str) -> dict:
@@ -559,8 +557,9 @@ def _public_plan(args: argparse.Namespace) -> Any:
         PartySpec(n, "site", columns=tuple(part.sites[i]), entries={"id": ID_COLUMN})
         for i, n in enumerate(names)
     ]
-    if _helper(args, part.k) == "dealer":
-        specs.append(PartySpec(DEALER, DEALER))
+    outside = _outside(args, part.k)
+    if outside is not None:
+        specs.append(PartySpec(outside, outside))
     return Plan(specs, _params(args, names, part, args.class_column), {"public_only": True})
 
 
@@ -621,22 +620,24 @@ def _deployed_helper(
         raise ConfigError(
             f"{cfg.path}: protocol params 'helper': expected one of {list(HELPERS)}, got {helper!r}"
         )
-    if helper == "dealer" and DEALER not in parties:
-        raise ConfigError(f'{cfg.path}: helper = "dealer" but no party is named {DEALER!r}')
-    if helper in ("sites", "ot") and DEALER in parties:
+    outside = HELPERS[helper].outside
+    if outside is not None and outside not in parties:
+        raise ConfigError(f'{cfg.path}: helper = "{helper}" but no party is named {outside!r}')
+    if outside is None and DEALER in parties:
         raise ConfigError(
             f'{cfg.path}: helper = "{helper}" (no dealer: the sites make the randomness) but '
             f'the deployment has a {DEALER!r} party; remove it, or set helper = "dealer"'
         )
-    if helper == "sites" and len(sites) < 3:
-        raise ConfigError(f"{cfg.path}: helper = \"sites\" needs at least 3 sites, "
-                          f"got {len(sites)}; set helper = \"dealer\"")  # fmt: skip
+    if len(sites) < HELPERS[helper].min_sites:
+        raise ConfigError(f"{cfg.path}: helper = \"{helper}\" needs at least "
+                          f"{HELPERS[helper].min_sites} sites, got {len(sites)}; "
+                          "set helper = \"dealer\"")  # fmt: skip
     return str(helper)
 
 
 async def ppid3_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
     from protocols.ppid3.fast_counts import Sites
-    from protocols.ppid3.levels import ring_dtype, serve_level_dealer
+    from protocols.ppid3.levels import ring_dtype
 
     sites = [str(n) for n in cfg.params.get("sites") or party.parties]
     class_site = str(cfg.params["class_site"])
@@ -648,7 +649,7 @@ async def ppid3_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any
             raise ProtocolError(f"{class_site} sent a malformed row count at ppid3/rows")
         if rows == 0:  # the sites classify with saved models: nothing to deal
             return {"dealt": 0, "seconds": 0.0}
-        dealt = await serve_level_dealer(party, sites, dtype=ring_dtype(rows))
+        dealt = await HELPERS[helper or "dealer"].serve(party, sites, dtype=ring_dtype(rows))
         return {"dealt": dealt, "seconds": round(time.perf_counter() - started, 3)}
     site = Sites(party, sites).as_party()
     mode = "classify" if me.model is not None or cfg.protocol == "ppid3-classify" else "train"
@@ -697,8 +698,9 @@ async def _train_run(
     table, _ = await _align(site, own, "record-alignment")
     table, edges = _bin_columns(party.name, table, bins, None)
     fast = helper is not None
-    if helper == "dealer" and is_class:
-        await party.send(DEALER, "ppid3/rows", table.n_rows)
+    outside = None if helper is None else HELPERS[helper].outside
+    if outside is not None and is_class:
+        await party.send(outside, "ppid3/rows", table.n_rows)
     view = _as_view(party.name, table)
     attrs = list(view.attributes)
     started = time.perf_counter()
@@ -785,7 +787,7 @@ async def _train_run(
             "dot_batches": fast_cost["dot_batches"],
             "levels": fast_cost["levels"],
         }
-        if helper == "sites":  # the products this site dealt for pairs of other sites
+        if "dealt" in fast_cost:  # the products this site dealt for pairs of other sites
             out["cost"]["dealt"] = fast_cost["dealt"]
     else:
         out["cost"] = {"intersections": oracle.intersections,
@@ -1010,13 +1012,7 @@ def ppid3_result(reports: dict[str, dict[str, Any]], plan: Any) -> dict[str, Any
 
 
 #: the assumption a run makes, by who dealt the correlated randomness (``none``: --counts psi)
-TRUST = {
-    "none": "semi-honest sites",
-    "dealer": "semi-honest sites; the dealer (commodity server) colludes with no site",
-    "sites": "semi-honest sites, no two colluding; each product's randomness dealt by a third site",
-    "ot": "semi-honest sites; correlated randomness by oblivious transfer between each pair, "
-    "no third party",
-}
+TRUST = {"none": "semi-honest sites", **{name: h.trust for name, h in HELPERS.items()}}
 
 
 def ppid3_summary(result: dict[str, Any]) -> list[str]:
@@ -1076,13 +1072,7 @@ def _short_number(x: float) -> str:
 def _cost_line(result: dict[str, Any]) -> str:
     cost = result["cost"]
     if result.get("counts") == "fast":
-        dealt = (
-            f" (randomness dealt by the sites: {cost['dealt_by_sites']} requests)"
-            if result.get("helper") == "sites"
-            else " (randomness by oblivious transfer between each pair of sites)"
-            if result.get("helper") == "ot"
-            else " (randomness from the dealer)"
-        )
+        dealt = f" ({HELPERS[str(result['helper'])].describe(cost)})"
         return (
             f"cost:      counts by secret sharing, level by level: {cost['levels']} levels, "
             f"{cost['outer_batches']} outer-product and {cost['dot_batches']} dot-product "

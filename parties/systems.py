@@ -27,6 +27,7 @@ from mpc.runtime.config import DeploymentConfig, PartyConfig
 from mpc.runtime.party import Party
 from parties.options import NumberList
 from parties.plan import Plan, load_party_data
+from protocols.primitives.dot_product import METHODS
 
 __all__ = [
     "SYSTEMS",
@@ -80,10 +81,7 @@ class System:
 #: the trust of the systems that have no helper: every party semi-honest, none colluding
 SEMI_HONEST = "semi-honest parties, no two colluding"
 #: the trust of a run with a commodity server (``dealer``) or without (``paillier``)
-TWO_PARTY_TRUST = {
-    "dealer": "semi-honest alice and bob; the commodity server colludes with neither",
-    "paillier": "semi-honest alice and bob; no third party",
-}
+TWO_PARTY_TRUST = {name: m.trust for name, m in METHODS.items()}
 #: the trust of the cdtl sessions
 CDBS_TRUST = "semi-honest client; the CDBS is honest-but-curious and may read everything it stores"
 

@@ -15,11 +15,12 @@ from hypothesis import strategies as st
 from scipy.stats import chisquare
 
 from mpc.crypto.paillier import PaillierPrivateKey, PaillierPublicKey, multi_powmod
+from mpc.crypto.prg import os_random_words
 from mpc.errors import ConfigError, MPCError, ProtocolError
 from mpc.runtime.codec import decode
 from mpc.runtime.local import run_in_memory
 from mpc.runtime.transport import InMemoryNetwork
-from protocols.primitives.dot_product import dot_product, dot_products, os_random_words
+from protocols.primitives.dot_product import METHODS, dot_product, dot_products
 
 from .conftest import run_mpc_json
 
@@ -38,7 +39,8 @@ def run(
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Run one batch in memory; ``xa`` is Alice's input A, ``xb`` Bob's B."""
     method = options.pop("method", method)
-    names = ["alice", "bob"] + (["dealer"] if method == "dealer" else [])
+    helped = method in METHODS and METHODS[method].helper is not None  # an unknown one: refused
+    names = ["alice", "bob"] + (["dealer"] if helped else [])
     a, b = np.asarray(xa), np.asarray(xb)
     m, n = (1, a.shape[0]) if a.ndim == 1 else a.shape
     ell = 1 if b.ndim == 1 else b.shape[1]
@@ -192,7 +194,8 @@ def test_wrap_around_zero_vectors_and_one_dot_product(method: str) -> None:
     assert res["alice"].tolist() == [[0]]
     # the scalar convenience, with 0/1 record vectors as in Teng & Du
     va, vb = [1, 0, 1, 1, 0, 1], [1, 1, 0, 1, 0, 1]
-    names = ["alice", "bob"] + (["dealer"] if method == "dealer" else [])
+    helped = method in METHODS and METHODS[method].helper is not None  # an unknown one: refused
+    names = ["alice", "bob"] + (["dealer"] if helped else [])
     inputs = {"alice": va, "bob": vb, "dealer": None}
     out, _ = asyncio.run(
         run_in_memory(

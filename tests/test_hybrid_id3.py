@@ -54,17 +54,17 @@ from protocols.hybrid.hybrid_id3 import (
     DEALER,
     ESTIMATE_READINGS,
     MINERS,
-    DealerDot,
+    DotSession,
     Estimator,
     HybridSetup,
     exchange_disguised,
     hybrid_id3,
-    paillier_dot,
     rows_digest,
-    serve_dealer,
+    serve_helper,
 )
 from protocols.hybrid.randomized_response import binary_encode, disguise, estimate_counts
 from protocols.ppid3.ppid3 import check_tree_equal
+from protocols.primitives.dot_product import METHODS
 from protocols.primitives.record_alignment import order_key
 
 from .conftest import run_mpc, run_mpc_json
@@ -131,14 +131,14 @@ def run_trees(
 
     async def party_program(party: Party) -> Any:
         if party.name == DEALER:
-            return await serve_dealer(party, [f"t/{m}" for m in smc])
+            return await serve_helper(party, [f"t/{m}" for m in smc], method)
         view = await exchange_disguised(party, setup, codes[party.name], rng=seed + len(party.name))
         est = Estimator(setup, party.name, codes[party.name], view)
         out = {}
         for mode in modes:
             dot: Any = None
             if mode != "randomization-only":
-                dot = DealerDot(f"t/{mode}") if method == "dealer" else paillier_dot()
+                dot = DotSession(method, f"t/{mode}")
             out[mode] = await hybrid_id3(
                 party,
                 setup,
@@ -152,11 +152,11 @@ def run_trees(
                 estimates=estimates,
                 miner=miner,
             )
-            if isinstance(dot, DealerDot):
+            if dot is not None:
                 await dot.close(party)
         return out
 
-    names = [ALICE, BOB] + ([DEALER] if method == "dealer" else [])
+    names = [ALICE, BOB] + ([DEALER] if METHODS[method].helper else [])
     results, parties = asyncio.run(
         run_in_memory(names, party_program, roles={n: n for n in names}, timeout=60)
     )

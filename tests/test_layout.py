@@ -249,3 +249,252 @@ def test_the_party_package_loads_no_numpy_before_its_main() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=60, check=True)  # fmt: skip
     assert out.stdout.split() == ["False"]
+
+
+# ------------------------------------------------------------------ sizes, private names, imports
+
+#: the places of code outside the tests, which the size and import rules cover
+SOURCES = ("mpc", "protocols", "parties", "scripts")
+#: a file and a function may be at most this long (lines)
+MAX_FILE_LINES = 800
+MAX_FUNCTION_LINES = 100
+#: third-party packages a function may import where it needs them: the optional extras
+#: (pyproject's ``experiments``, ``test`` and ``docs``), which an installation may lack
+OPTIONAL = frozenset({"matplotlib", "scipy", "sklearn", "pandas", "yaml"})
+
+
+def _sources(root: Path = ROOT) -> list[Path]:
+    return [
+        f for top in SOURCES if (root / top).is_dir() for f in sorted((root / top).rglob("*.py"))
+    ]
+
+
+def long_files(root: Path = ROOT) -> list[str]:
+    """Every source file over :data:`MAX_FILE_LINES` lines."""
+    out = []
+    for f in _sources(root):
+        n = len(f.read_text(encoding="utf-8").splitlines())
+        if n > MAX_FILE_LINES:
+            out.append(f"{f.relative_to(root)}: {n} lines")
+    return out
+
+
+def long_functions(root: Path = ROOT) -> list[str]:
+    """Every function (or method) over :data:`MAX_FUNCTION_LINES` lines."""
+    out = []
+    for f in _sources(root):
+        for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                n = (node.end_lineno or node.lineno) - node.lineno + 1
+                if n > MAX_FUNCTION_LINES:
+                    out.append(f"{f.relative_to(root)}:{node.lineno} {node.name}: {n} lines")
+    return out
+
+
+def _defined_private_names(root: Path) -> set[str]:
+    """Every private name the project itself defines: functions, classes, assignments at any
+    level, attributes it sets (``self._x = ...``), parameters."""
+    names: set[str] = set()
+    for f in [*_sources(root), *sorted((root / "tests").glob("*.py"))]:
+        for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                names.add(node.name)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+                names.add(node.attr)
+            elif isinstance(node, ast.arg):
+                names.add(node.arg)
+            elif isinstance(node, ast.alias):
+                names.add(node.asname or node.name.split(".")[0])
+            elif (isinstance(node, ast.Constant) and isinstance(node.value, str)
+                  and node.value.startswith("_") and node.value.isidentifier()):  # fmt: skip
+                names.add(node.value)  # __slots__ entries, getattr names
+    return {n for n in names if n.startswith("_") and not n.startswith("__")}
+
+
+def private_library_names(root: Path = ROOT) -> list[str]:
+    """Every use of another library's private name in the project's sources: ``from lib
+    import _x``, or an attribute ``._x`` that the project never defines (so it belongs to
+    a library: argparse's ``parser._actions``, say)."""
+    ours = _defined_private_names(root)
+    out = []
+    for f in _sources(root):
+        rel = f.relative_to(root)
+        for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                if node.module.split(".")[0] in PACKAGES:
+                    continue
+                for a in node.names:
+                    if a.name.startswith("_") and not a.name.startswith("__"):
+                        out.append(f"{rel}:{node.lineno}: {a.name} from {node.module}")
+            elif isinstance(node, ast.Attribute):
+                name = node.attr
+                if name.startswith("_") and not name.startswith("__") and name not in ours:
+                    out.append(f"{rel}:{node.lineno}: .{name}")
+    return out
+
+
+def _is_type_checking(node: ast.AST) -> bool:
+    return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+
+
+def _nested_imports(tree: ast.Module) -> list[tuple[ast.Import | ast.ImportFrom, str]]:
+    """The imports inside a function or class, with the name of the outermost one."""
+    found = []
+
+    def visit(node: ast.AST, owner: str | None) -> None:
+        for child in ast.iter_child_nodes(node):
+            if _is_type_checking(child):
+                continue
+            inner = owner
+            if owner is None and isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef
+                                             | ast.ClassDef):  # fmt: skip
+                inner = child.name
+            if isinstance(child, ast.Import | ast.ImportFrom) and owner is not None:
+                found.append((child, owner))
+            visit(child, inner)
+
+    visit(tree, None)
+    return found
+
+
+def function_level_imports(root: Path = ROOT) -> list[str]:
+    """Every import inside a function or class that has no reason to be there: an import of
+    the project's own module that, made at the top, would close no import cycle; or of a
+    library that is not an optional extra (:data:`OPTIONAL`). A module's ``__getattr__``
+    (PEP 562: names loaded on first use) is the one place such an import may stand."""
+    modules = _modules(root)
+    top: dict[str, set[str]] = {m: set() for m in modules}
+    for m, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in tree.body:
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                top[m] |= _targets(node, m, modules)
+
+    def reaches(start: str, goal: str) -> bool:
+        seen, todo = set(), [start]
+        while todo:
+            x = todo.pop()
+            if x == goal:
+                return True
+            if x not in seen:
+                seen.add(x)
+                todo.extend(top.get(x, ()))
+        return False
+
+    out = []
+    for f in _sources(root):
+        rel = f.relative_to(root)
+        name = ".".join(rel.with_suffix("").parts).removesuffix(".__init__")
+        for node, owner in _nested_imports(ast.parse(f.read_text(encoding="utf-8"))):
+            if owner == "__getattr__":
+                continue
+            targets = _targets(node, name, modules)
+            if targets:
+                if name in modules and any(reaches(t, name) for t in targets):
+                    continue  # at the top it would close a cycle
+                out.append(f"{rel}:{node.lineno}: {ast.unparse(node)} (in {owner}; "
+                           "import it at the top)")  # fmt: skip
+                continue
+            roots = {a.name.split(".")[0] for a in node.names} if isinstance(node, ast.Import) \
+                else {str(node.module).split(".")[0]}  # fmt: skip
+            if not roots <= OPTIONAL:
+                out.append(f"{rel}:{node.lineno}: {ast.unparse(node)} (in {owner}; "
+                           "import it at the top)")  # fmt: skip
+    return out
+
+
+def _targets(node: ast.Import | ast.ImportFrom, me: str, modules: dict[str, Path]) -> set[str]:
+    """The project modules an import statement loads (empty for a library's)."""
+    if isinstance(node, ast.Import):
+        names = [a.name for a in node.names]
+    elif node.module and node.level == 0:
+        names = [f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in modules
+                 else node.module for a in node.names]  # fmt: skip
+    else:
+        return set()
+    out = set()
+    for n in names:
+        if n.split(".")[0] not in PACKAGES:
+            continue
+        resolved = _resolve(n, modules)
+        if resolved is not None and resolved != me:
+            out.add(resolved)
+    return out
+
+
+def test_no_file_and_no_function_is_too_long() -> None:
+    assert long_files() == []
+    assert long_functions() == []
+
+
+def test_no_private_name_of_another_library() -> None:
+    assert private_library_names() == []
+
+
+def test_no_function_level_import_without_a_reason() -> None:
+    assert function_level_imports() == []
+
+
+@pytest.mark.parametrize(
+    ("files", "check", "expected"),
+    [
+        # a function that imports a module it could import at the top
+        (
+            {"parties/a.py": "def f():\n    from parties.b import x\n",
+             "parties/b.py": "x = 1\n"},
+            function_level_imports,
+            ["parties/a.py:2: from parties.b import x (in f; import it at the top)"],
+        ),
+        # the same import, where at the top it would close a cycle: allowed
+        (
+            {"parties/a.py": "def f():\n    from parties.b import x\n",
+             "parties/b.py": "import parties.a\nx = 1\n"},
+            function_level_imports,
+            [],
+        ),
+        # the standard library inside a function; an optional extra is fine there
+        (
+            {"scripts/s.py": "def f():\n    import json\n    import matplotlib\n"},
+            function_level_imports,
+            ["scripts/s.py:2: import json (in f; import it at the top)"],
+        ),
+        # argparse's private list of actions
+        (
+            {"parties/cli.py": "import argparse\np = argparse.ArgumentParser()\n"
+                               "print(p._actions, argparse._SubParsersAction)\n"},
+            private_library_names,
+            ["parties/cli.py:3: ._actions", "parties/cli.py:3: ._SubParsersAction"],
+        ),
+        # a file and a function too long
+        (
+            {"protocols/big.py": "def f():\n" + "    x = 1\n" * 100},
+            long_functions,
+            ["protocols/big.py:1 f: 101 lines"],
+        ),
+    ],
+    ids=["import-no-cycle", "import-closes-cycle", "stdlib-in-function", "private-attr", "long"],
+)  # fmt: skip
+def test_the_new_checks_catch_what_they_are_for(
+    tmp_path: Path, files: dict[str, str], check: object, expected: list[object]
+) -> None:
+    root = _write(tmp_path, files)
+    assert callable(check)
+    assert check(root) == expected
+
+
+def test_a_party_process_imports_only_what_it_runs() -> None:
+    """The party entry point and every system's party program load no launcher code: no
+    deployment tools, no plain learners' training for the audit, no pictures, no command
+    line, no Python API."""
+    code = (
+        "import sys\n"
+        "import parties.main, parties.systems.programs\n"
+        "bad = ('mpc.deployment', 'mpc.learners.plot', 'matplotlib', 'parties.api', "
+        "'parties.cli', 'parties.systems.registry', 'mpc.learners.evaluation')\n"
+        "print(sorted(m for m in sys.modules if m.startswith(bad)))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60, check=True, cwd=ROOT)  # fmt: skip
+    assert out.stdout.strip() == "[]", out.stdout

@@ -56,11 +56,10 @@ from mpc.learners.tree import majority
 from mpc.runtime.party import Party
 from mpc.runtime.view import declared
 from protocols.hybrid.hybrid_id3 import ALICE, BOB, DEALER
-from protocols.primitives.dot_product import row_dot_products
+from protocols.primitives.dot_product import method_of, row_dot_products
 
 __all__ = [
     "BATCH_ENTRIES",
-    "METHODS",
     "classify_records",
     "consistent_terminals",
     "predicted_classes",
@@ -69,7 +68,6 @@ __all__ = [
     "terminal_count",
 ]
 
-METHODS = ("dealer", "paillier")
 
 #: what the dealer receives
 DEAL = declared(
@@ -202,13 +200,12 @@ async def classify_records(
         raise ConfigError(f"classification runs at alice and bob, not at {me!r}")
     if deliver_to not in (ALICE, BOB):
         raise ConfigError(f"the predictions go to alice or bob, not to {deliver_to!r}")
-    if method not in METHODS:
-        raise ConfigError(f"the dot-product method must be one of {METHODS}, got {method!r}")
+    how = method_of(method)
     V = np.asarray(vectors, dtype=np.uint64)
     if V.ndim != 2:
         raise ConfigError(f"{me}: expected an R x T matrix, got shape {V.shape}")
     R, T = V.shape
-    if method == "dealer":
+    if how.helper is not None:  # the helper deals every batch: it learns their number
         await party.send(dealer, f"{tag}/deal", {"rows": R, "terminals": T})
     sums: list[np.ndarray] = []
     with party.phase(tag):
@@ -231,10 +228,12 @@ async def classify_records(
     return labels
 
 
-async def serve_classify_dealer(party: Party, *, tag: str = "hybrid-classify") -> int:
-    """The dealer's side of :func:`classify_records` (method ``dealer``): learns ``(R, T)``
-    from Alice and Bob (they must agree) and deals every batch. Returns the number of
-    batches."""
+async def serve_classify_dealer(
+    party: Party, *, method: str = "dealer", tag: str = "hybrid-classify"
+) -> int:
+    """The helper's side of :func:`classify_records` (a ``method`` with a helper): learns
+    ``(R, T)`` from Alice and Bob (they must agree) and deals every batch. Returns the number
+    of batches."""
     a_req = await party.recv(ALICE, f"{tag}/deal", DEAL)
     b_req = await party.recv(BOB, f"{tag}/deal", DEAL)
     try:
@@ -247,6 +246,6 @@ async def serve_classify_dealer(party: Party, *, tag: str = "hybrid-classify") -
     with party.phase(tag):
         for b, (lo, hi) in enumerate(batches):
             await row_dot_products(
-                party, None, method="dealer", shape=(hi - lo, T), tag=f"{tag}/b{b}"
+                party, None, method=method, shape=(hi - lo, T), tag=f"{tag}/b{b}"
             )
     return len(batches)

@@ -3,7 +3,7 @@ Decision Trees*, Section 3.1 (steps 1-6), with the two baselines of Section 5.
 
 Roles: ``alice`` and ``bob`` hold the attributes of a vertically partitioned table, aligned by
 record (Bob also holds the class); a ``dealer`` (commodity server) serves correlated randomness
-for the secure dot products when the ``dealer`` method is used (:func:`serve_dealer`).
+for the secure dot products when the method has a helper (:func:`serve_helper`).
 
 Step 1 (:func:`exchange_disguised`): each party binary-encodes its own columns (Bob's include
 the class), disguises them with multi-group randomized response
@@ -83,7 +83,7 @@ from protocols.hybrid.randomized_response import (
     binary_encode,
     disguise,
 )
-from protocols.primitives.dot_product import dot_products
+from protocols.primitives.dot_product import dot_products, method_of
 
 
 def sorted_rows(table: Any) -> Any:
@@ -117,16 +117,15 @@ __all__ = [
     "DISGUISED",
     "ESTIMATES",
     "MODES",
-    "DealerDot",
     "DisguisedView",
+    "DotSession",
     "Estimator",
     "HybridResult",
     "HybridSetup",
     "exchange_disguised",
     "hybrid_id3",
-    "paillier_dot",
     "rows_digest",
-    "serve_dealer",
+    "serve_helper",
 ]
 
 ALICE, BOB, DEALER = "alice", "bob", "dealer"
@@ -505,7 +504,7 @@ async def hybrid_id3(
     ``codes`` are this party's true columns (:meth:`HybridSetup.columns_of`), ``estimator``
     its :class:`Estimator` over ``D1`` or ``D2``; ``mode`` is ``hybrid`` (window ``ω`` =
     ``window``), ``smc-only`` (window = every candidate) or ``randomization-only`` (no SMC).
-    ``dot`` runs the secure dot products (:class:`DealerDot` or :func:`paillier_dot`)."""
+    ``dot`` runs the secure dot products (:class:`DotSession`)."""
     if mode not in MODES:
         raise ConfigError(f"Hybrid-ID3 mode must be one of {MODES}, got {mode!r}")
     if mode != "randomization-only" and dot is None:
@@ -725,34 +724,44 @@ async def hybrid_id3(
 # ----------------------------------------------------------------------------- dot products
 
 
-class DealerDot:
-    """Dot products by Du & Zhan's commodity server. Batches are numbered: before batch ``i``
-    Alice and Bob each tell the dealer the public shapes of their matrices (``{prefix}/b{i}``)
-    and :func:`serve_dealer` answers with correlated randomness; then both run
-    :func:`protocols.primitives.dot_product.dot_products`, which reveals the counts to both.
-    :meth:`close` tells the dealer that the tree is done."""
+class DotSession:
+    """Hybrid-ID3's secure dot products over one tree, batch after batch, by one ``method`` of
+    :data:`protocols.primitives.dot_product.METHODS`; both Alice and Bob learn the counts.
 
-    def __init__(self, prefix: str, dealer: str = DEALER) -> None:
-        self.prefix, self.dealer, self.batch = prefix, dealer, 0
+    A method with a helper (the commodity server) is told the public shapes of every batch
+    first: batches are numbered, and before batch ``i`` Alice and Bob each send the helper the
+    shapes of their matrices (``{prefix}/b{i}/deal``), which :func:`serve_helper` answers with
+    correlated randomness; :meth:`close` tells it that the tree is done. A method without one
+    (Paillier, a fresh key per batch) just runs."""
+
+    def __init__(
+        self, method: str = "dealer", prefix: str = "", *, helper: str = DEALER,
+        key_bits: int | None = None,
+    ) -> None:  # fmt: skip
+        self.method = method_of(method)
+        self.prefix, self.helper, self.batch = prefix, helper, 0
+        self.options: dict[str, Any] = {} if key_bits is None else {"key_bits": key_bits}
 
     async def __call__(self, party: Party, mats: list[np.ndarray], tag: str) -> list[np.ndarray]:
-        t = f"{self.prefix}/b{self.batch}"
-        self.batch += 1
-        if party.name == ALICE:
-            shapes = [[int(m.shape[0]), int(m.shape[1]), -1] for m in mats]
-        else:
-            shapes = [[-1, int(m.shape[0]), int(m.shape[1])] for m in mats]
-        await party.send(self.dealer, f"{t}/deal", {"shapes": shapes})
+        if self.method.helper is not None:
+            tag = f"{self.prefix}/b{self.batch}"
+            self.batch += 1
+            if party.name == ALICE:
+                shapes = [[int(m.shape[0]), int(m.shape[1]), -1] for m in mats]
+            else:
+                shapes = [[-1, int(m.shape[0]), int(m.shape[1])] for m in mats]
+            await party.send(self.helper, f"{tag}/deal", {"shapes": shapes})
         outs = await asyncio.gather(
             *(
                 dot_products(
                     party,
                     m,
-                    method="dealer",
+                    method=self.method.name,
                     reveal_to="both",
-                    tag=f"{t}/dot{i}",
-                    dealer=self.dealer,
+                    tag=f"{tag}/dot{i}",
+                    dealer=self.helper,
                     record=False,
+                    **self.options,
                 )
                 for i, m in enumerate(mats)
             )
@@ -760,39 +769,16 @@ class DealerDot:
         return [o for o in outs if o is not None]
 
     async def close(self, party: Party) -> None:
-        await party.send(self.dealer, f"{self.prefix}/b{self.batch}/deal", "done")
+        """Tell the helper, if the method has one, that the tree is done."""
+        if self.method.helper is not None:
+            await party.send(self.helper, f"{self.prefix}/b{self.batch}/deal", "done")
 
 
-def paillier_dot(key_bits: int | None = None) -> DotProducts:
-    """Dot products by Paillier encryption (no third party; Alice holds a fresh key per
-    batch). Slow (one 2048-bit encryption per entry of Alice's matrices): small tables only."""
-
-    async def run(party: Party, mats: list[np.ndarray], tag: str) -> list[np.ndarray]:
-        options: dict[str, Any] = {} if key_bits is None else {"key_bits": key_bits}
-        outs = await asyncio.gather(
-            *(
-                dot_products(
-                    party,
-                    m,
-                    method="paillier",
-                    reveal_to="both",
-                    tag=f"{tag}/dot{i}",
-                    record=False,
-                    **options,
-                )
-                for i, m in enumerate(mats)
-            )
-        )
-        return [o for o in outs if o is not None]
-
-    return run
-
-
-async def serve_dealer(party: Party, prefixes: Sequence[str]) -> int:
-    """The dealer's side of :class:`DealerDot`, for the trees built with it in order (their
-    prefixes). For every batch the dealer learns the public shapes from Alice and Bob (they
-    must agree) and deals correlated randomness; it never sees data. Returns the number of
-    batches served."""
+async def serve_helper(party: Party, prefixes: Sequence[str], method: str = "dealer") -> int:
+    """The helper's side of :class:`DotSession` (a method with a helper), for the trees built
+    with it in order (their prefixes). For every batch the helper learns the public shapes
+    from Alice and Bob (they must agree) and deals correlated randomness; it never sees data.
+    Returns the number of batches served."""
     served = 0
     for prefix in prefixes:
         batch = 0
@@ -806,7 +792,7 @@ async def serve_dealer(party: Party, prefixes: Sequence[str]) -> int:
             await asyncio.gather(
                 *(
                     dot_products(
-                        party, None, method="dealer", shape=s, tag=f"{t}/dot{i}", reveal_to="both"
+                        party, None, method=method, shape=s, tag=f"{t}/dot{i}", reveal_to="both"
                     )
                     for i, s in enumerate(shapes)
                 )

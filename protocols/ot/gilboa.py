@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from mpc.crypto.prg import os_random_words
 from mpc.errors import ConfigError
 from mpc.runtime.party import Party
 from protocols.ot.checks import check_count
@@ -36,7 +37,6 @@ from protocols.ot.iknp import (
     ring_vector,
     split_batches,
 )
-from protocols.primitives.dot_product import os_random_words
 
 #: Bits of the ring ``Z_{2^64}`` of :func:`ot_multiply`: one correlated OT per bit.
 RING_BITS = 64

@@ -86,6 +86,7 @@ from typing import Any, cast
 import numpy as np
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
+from mpc.crypto.prg import os_random_words
 from mpc.errors import ConfigError, ProtocolError
 from mpc.runtime.chunks import pack_array, unpack_array
 from mpc.runtime.party import Party
@@ -96,7 +97,6 @@ from protocols.ppid3.distribution_counts import (
     classes_unordered,
     form_trans_set,
 )
-from protocols.primitives.dot_product import os_random_words
 from protocols.primitives.psi_ca import os_permutation
 
 __all__ = [

@@ -37,19 +37,29 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import secrets
-from collections.abc import Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, TypeVar
 
 import numpy as np
 
 from mpc.errors import ConfigError, ProtocolError
-from mpc.runtime.chunks import pack_array
+from mpc.runtime.chunks import pack_array, unpack_array
 from mpc.runtime.party import Party
-from protocols.ppid3.fast_counts import DEALER, DEALT, deal_permuted_open, serve_dealer_requests
+from protocols.ppid3.fast_counts import (
+    DEALER,
+    DEALT,
+    MASKED,
+    deal_permuted_open,
+    open_permuted_class_site,
+    open_permuted_owner,
+    serve_dealer_requests,
+)
 from protocols.ppid3.share_ring import (
     Left,
+    dealt,
     expand_blocks,
     outer_product,
+    outer_shares,
     ring_left,
     ring_matmul,
     ring_random,
@@ -57,8 +67,11 @@ from protocols.ppid3.share_ring import (
 
 __all__ = [
     "DEALER",
-    "HELPERS",
+    "DEALER_HELPER",
+    "SITES_HELPER",
     "Dealing",
+    "Helper",
+    "Rule",
     "requesters_of",
     "run_beside",
     "serve_level_dealer",
@@ -66,10 +79,6 @@ __all__ = [
     "third_site",
 ]
 
-#: who deals: a third site of each product (``sites``, k >= 3), the commodity server, or the
-#: two sites of each product themselves by oblivious transfer (``ot``,
-#: :mod:`protocols.ppid3.level_ot`)
-HELPERS = ("sites", "dealer", "ot")
 #: the tag prefix of a site's numbered requests to a dealing party
 REQUESTS = "levels/req"
 
@@ -98,35 +107,43 @@ def third_site(a: str, b: str, sites: Sequence[str]) -> str:
     raise AssertionError("unreachable: k >= 3 sites hold a third")
 
 
-def requesters_of(me: str, sites: Sequence[str]) -> list[str]:
+#: the rule that names the site dealing a product between two sites: ``rule(a, b, sites)``
+Rule = Callable[[str, str, Sequence[str]], str]
+
+
+def requesters_of(me: str, sites: Sequence[str], rule: Rule = third_site) -> list[str]:
     """The sites that may ask ``me`` to deal (``--helper sites``): those with a product
-    partner for which :func:`third_site` names ``me``."""
+    partner for which ``rule`` (:func:`third_site`) names ``me``."""
     return [s for s in sites if s != me and any(
-        x not in (s, me) and third_site(s, x, sites) == me for x in sites)]  # fmt: skip
+        x not in (s, me) and rule(s, x, sites) == me for x in sites)]  # fmt: skip
 
 
 class Dealing:
     """Who deals each product of this site, and its numbered requests to them: the
-    ``dealer`` for every product (``helper="dealer"``), or :func:`third_site` of the product's
-    two sites (``helper="sites"``). ``party`` is the site view whose ``parties`` are the
-    sites."""
+    ``dealer`` for every product (``helper="dealer"``), or the site ``rule`` names for the
+    product's two sites (``helper="sites"``, :func:`third_site` by default). ``party`` is the
+    site view whose ``parties`` are the sites."""
 
-    def __init__(self, party: Party, helper: str, *, dealer: str = DEALER) -> None:
-        if helper not in HELPERS:
-            raise ConfigError(f"helper must be one of {list(HELPERS)}, got {helper!r}")
+    def __init__(
+        self, party: Party, helper: str, *, dealer: str = DEALER, rule: Rule = third_site
+    ) -> None:
+        if helper not in ("dealer", "sites") and type(self) is Dealing:
+            raise ConfigError(
+                f"a dealing of dealt randomness is by 'dealer' or 'sites', got {helper!r}"
+            )
         if helper == "ot" and type(self) is Dealing:
             raise ConfigError(
                 "helper 'ot' needs its OT sessions: use protocols.ppid3.level_ot.ot_dealing"
             )
-        self.party, self.helper, self.dealer = party, helper, dealer
+        self.party, self.helper, self.dealer, self.rule = party, helper, dealer, rule
         self.sites = list(party.parties)
         if helper == "sites":
-            third_site(self.sites[0], self.sites[1], self.sites)  # k >= 3, or a clear error
+            rule(self.sites[0], self.sites[1], self.sites)  # k >= 3, or a clear error
         self._next: dict[str, int] = {}
 
     def of(self, a: str, b: str) -> str:
         """The party that deals the product between sites ``a`` and ``b``."""
-        return self.dealer if self.helper == "dealer" else third_site(a, b, self.sites)
+        return self.dealer if self.helper == "dealer" else self.rule(a, b, self.sites)
 
     def asked(self) -> list[str]:
         """Every party this site may ask for randomness (and tells ``done`` at the end)."""
@@ -154,6 +171,78 @@ class Dealing:
             n = self._next.get(to, 0)
             self._next[to] = n + 1
             await self.party.send(to, f"{REQUESTS}/{n}", "done")
+
+    # ----------------------------------------------------------------- the products
+
+    #: whether the pair computes the owners' dot products itself (:meth:`dot_owner`,
+    #: :meth:`dot_holder`) instead of with dealt randomness
+    direct_products = False
+
+    async def outer_product(
+        self,
+        x: np.ndarray,
+        *,
+        a_side: str,
+        b_side: str,
+        parents: np.ndarray,
+        p: int,
+        tag: str,
+        derived: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """This site's additive share of the row-wise outer product
+        (:func:`protocols.ppid3.share_ring.outer_product`) of ``a_side``'s ``A`` (``V x N``) and
+        ``b_side``'s ``B`` (``P*p x N``). One exchange: ``a_side`` sends ``A + Ra``, ``b_side``
+        sends ``B + Rb``; the dealing party dealt ``Ra`` and ``ra`` (as seeds) to ``a_side``,
+        ``Rb`` (a seed) and ``rb = Ra (x) Rb - ra`` to ``b_side``."""
+        party = self.party
+        me_a = party.name == a_side
+        other = b_side if me_a else a_side
+        n = x.shape[1]
+        v = len(parents)
+        got = await self.receive(other, tag)
+        dealer = self.of(a_side, b_side)
+        dtype = x.dtype
+        if me_a:
+            R = dealt(got, "seed", (v, n), dtype, dealer, "Ra")
+            r = dealt(got, "seed2", (v, p, n), dtype, dealer, "ra")
+        else:
+            R = dealt(got, "seed", x.shape, dtype, dealer, "Rb")
+            r = dealt(got, "r", (v, p, n), dtype, dealer, "rb")
+        await party.send(other, f"{tag}/masked", pack_array(x + R))
+        shape_other = (None, n) if me_a else (v, n)
+        theirs = unpack_array(
+            await party.recv(other, f"{tag}/masked", MASKED), dtype, shape_other, other, "x+R"
+        )
+        masks = {"R": R, "r": r, "other": theirs}
+        return outer_shares(x if me_a else None, None if me_a else x, parents, p, masks)
+
+    async def open_permuted_owner(self, a: np.ndarray, *, class_site: str, tag: str) -> np.ndarray:
+        """The owner's side of the permuted opening of its counts ``a`` (shares) in the class
+        site's order (:func:`protocols.ppid3.fast_counts.open_permuted_owner`)."""
+        me = self.party.name
+        return await open_permuted_owner(
+            self.party, a, class_site=class_site, dealer=self.of(me, class_site), tag=tag
+        )
+
+    async def open_permuted_class_site(
+        self, T: np.ndarray, perms: np.ndarray, *, owner: str, tag: str
+    ) -> None:
+        """The class site's side of :meth:`open_permuted_owner`
+        (:func:`protocols.ppid3.fast_counts.open_permuted_class_site`)."""
+        me = self.party.name
+        await open_permuted_class_site(
+            self.party, T, perms, owner=owner, ask=self.ask, dealer=self.of(me, owner), tag=tag
+        )
+
+    async def dot_owner(self, holder: str, cols: int, *, tag: str) -> np.ndarray:
+        """A direct dealing's owner share of ``X^T Z_h`` (see :attr:`direct_products`)."""
+        raise NotImplementedError(f"helper {self.helper!r} deals the dot products' randomness")
+
+    async def dot_holder(
+        self, owner: str, z: np.ndarray, *, tag: str, blocks: Sequence[int]
+    ) -> np.ndarray:
+        """A direct dealing's holder share of ``X^T Z_h`` (see :attr:`direct_products`)."""
+        raise NotImplementedError(f"helper {self.helper!r} deals the dot products' randomness")
 
 
 def _level_handler(party: Party, dtype: Any, who: str) -> Any:
@@ -231,26 +320,33 @@ async def serve_level_dealer(party: Party, sites: Sequence[str], *, dtype: Any) 
     return await serve_dealer_requests(party, sites, REQUESTS, handle)
 
 
-async def serve_level_helper(party: Party, sites: Sequence[str], *, dtype: Any) -> int:
+async def serve_level_helper(
+    party: Party, sites: Sequence[str], *, dtype: Any, rule: Rule = third_site
+) -> int:
     """A helping site (``helper="sites"``): serve the requests of every site that may ask this
     one (:func:`requesters_of`) until each says ``done``, refusing a product this site is not
-    the :func:`third_site` of (one of its own, say). Each request goes on this site's ledger
-    as ``fast-counts/helped``. Returns the number of products dealt."""
+    the dealing site of by ``rule`` (:func:`third_site`) (one of its own, say). Each request goes on
+    this site's ledger as ``fast-counts/helped``. Returns the number of products dealt."""
     me = party.name
     deal = _level_handler(party, dtype, f"the helping site {me}")
 
     async def handle(
         site: str, kind: str, peer: str, tag: str, shape: list[int], req: dict[str, Any]
     ) -> None:
-        if third_site(site, peer, sites) != me:
+        if rule(site, peer, sites) != me:
             raise ProtocolError(
                 f"{site} asked {me} to deal a product with {peer}; the rule names "
-                f"{third_site(site, peer, sites)}"
+                f"{rule(site, peer, sites)}"
             )
         await deal(site, kind, peer, tag, shape, req)
 
     return await serve_dealer_requests(
-        party, sites, REQUESTS, handle, serve=requesters_of(me, sites), label="fast-counts/helped"
+        party,
+        sites,
+        REQUESTS,
+        handle,
+        serve=requesters_of(me, sites, rule),
+        label="fast-counts/helped",
     )
 
 
@@ -275,3 +371,112 @@ async def run_beside(main: Coroutine[Any, Any, T], service: Coroutine[Any, Any, 
                 task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await asyncio.gather(*tasks, return_exceptions=True)
+
+
+# ----------------------------------------------------------------------------- the helpers
+
+
+class Helper:
+    """Who makes the correlated randomness of the level driver's products between two sites:
+    one entry of :data:`protocols.ppid3.helpers.HELPERS`. ``name`` is its name on command
+    lines and in deployment files, ``help`` a line for ``--help``, ``trust`` the assumption a
+    run with it rests on, ``min_sites`` the sites it needs, ``outside`` the role of an outside
+    party it adds (the dealer), or None.
+
+    :meth:`run` is a site's part: it makes the site's :class:`Dealing` and grows the tree
+    with it (``grow``), running beside it whatever the helper does for the other sites;
+    :meth:`serve` is the outside party's whole program."""
+
+    name: str = ""
+    help: str = ""
+    trust: str = ""
+    min_sites: int = 2
+    outside: str | None = None
+
+    def check(self, k: int) -> None:
+        """Refuse a run of ``k`` sites this helper cannot serve."""
+        if k < self.min_sites:
+            raise ConfigError(
+                f"--helper {self.name} needs at least {self.min_sites} sites, got {k}"
+            )
+
+    async def run(
+        self,
+        party: Party,
+        view: Any,
+        *,
+        dtype: Any,
+        tag: str,
+        grow: Callable[[Dealing], Coroutine[Any, Any, tuple[Any, dict[str, int]]]],
+    ) -> tuple[Any, dict[str, int]]:
+        """Grow the tree at this site with this helper's dealing; returns the site's part of
+        the tree and its cost counters."""
+        raise NotImplementedError
+
+    async def serve(self, party: Party, sites: Sequence[str], *, dtype: Any) -> int:
+        """The outside party's program (a helper with an ``outside`` party only)."""
+        raise ConfigError(f"--helper {self.name} has no outside party")
+
+    def describe(self, cost: dict[str, Any]) -> str:
+        """Where a run's randomness came from, for its summary (``cost``: the run's costs)."""
+        return f"randomness from {self.name}"
+
+
+class DealerHelper(Helper):
+    """The commodity server: a ``dealer`` process deals every product."""
+
+    name = "dealer"
+    help = "a commodity server, a 'dealer' process that must collude with no site"
+    trust = "semi-honest sites; the dealer (commodity server) colludes with no site"
+    outside = DEALER
+
+    async def run(
+        self, party: Party, view: Any, *, dtype: Any, tag: str,
+        grow: Callable[[Dealing], Coroutine[Any, Any, tuple[Any, dict[str, int]]]],
+    ) -> tuple[Any, dict[str, int]]:  # fmt: skip
+        return await grow(Dealing(party, "dealer", dealer=DEALER))
+
+    async def serve(self, party: Party, sites: Sequence[str], *, dtype: Any) -> int:
+        return await serve_level_dealer(party, sites, dtype=dtype)
+
+    def describe(self, cost: dict[str, Any]) -> str:
+        return "randomness from the dealer"
+
+
+class SitesHelper(Helper):
+    """A third site deals each product between two (:func:`third_site`), beside its own
+    program: no outside party."""
+
+    name = "sites"
+    help = (
+        "a third site deals each product between two, never one of the two; no outside party; "
+        "needs 3 or more sites, no two of them colluding"
+    )
+    trust = "semi-honest sites, no two colluding; each product's randomness dealt by a third site"
+    min_sites = 3
+    #: the site that deals a product between two
+    rule: Rule = staticmethod(third_site)
+
+    def check(self, k: int) -> None:
+        if k < self.min_sites:
+            raise ConfigError(
+                f"--helper sites needs at least 3 sites (a third site deals every product "
+                f"between two), got {k}; with 2 sites use --helper ot (or --helper dealer)"
+            )
+
+    async def run(
+        self, party: Party, view: Any, *, dtype: Any, tag: str,
+        grow: Callable[[Dealing], Coroutine[Any, Any, tuple[Any, dict[str, int]]]],
+    ) -> tuple[Any, dict[str, int]]:  # fmt: skip
+        dealing = Dealing(party, "sites", rule=self.rule)  # checks k >= 3
+        service = serve_level_helper(party, list(party.parties), dtype=dtype, rule=self.rule)
+        (tree, cost), dealt_for_others = await run_beside(grow(dealing), service)
+        cost["dealt"] = dealt_for_others
+        return tree, cost
+
+    def describe(self, cost: dict[str, Any]) -> str:
+        return f"randomness dealt by the sites: {cost['dealt_by_sites']} requests"
+
+
+DEALER_HELPER = DealerHelper()
+SITES_HELPER = SitesHelper()

@@ -114,7 +114,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
 import numpy as np
@@ -132,7 +132,7 @@ from protocols.ot.iknp import (
 from protocols.ot.one_hot import OneHotChooser, OneHotVectors, one_hot_chooser, one_hot_vectors
 from protocols.ot.vector_ot import vector_ots_receive, vector_ots_send
 from protocols.ppid3.fast_counts import A_MINUS_K, PERMUTED_OPEN, permute_blocks
-from protocols.ppid3.level_dealing import Dealing
+from protocols.ppid3.level_dealing import Dealing, Helper, run_beside
 from protocols.ppid3.share_ring import ring_random
 
 __all__ = [
@@ -214,7 +214,11 @@ class OTDealing(Dealing):
     """The :class:`~protocols.ppid3.level_dealing.Dealing` of ``helper="ot"``: the randomness of a
     product is made by its two sites over their OT session, in the order the pair's leader
     fixes; :meth:`serve` runs beside the site's program and :meth:`receive` hands the
-    product code its part, in the dealer's format. Made by :func:`ot_dealing`."""
+    product code its part, in the dealer's format. It computes products directly
+    (:attr:`direct_products`): the owners' dot products are computed by the pair itself
+    (:meth:`dot_owner`, :meth:`dot_holder`). Made by :func:`ot_dealing`."""
+
+    direct_products = True
 
     def __init__(
         self,
@@ -411,6 +415,7 @@ class OTDealing(Dealing):
         b_side: str,
         parents: np.ndarray,
         p: int,
+        tag: str = "",
         derived: np.ndarray | None = None,
     ) -> np.ndarray:
         """This site's additive share of :func:`protocols.ppid3.share_ring.outer_product` of
@@ -445,6 +450,16 @@ class OTDealing(Dealing):
             out[d] = -rest if block is None else block[parents[d]] - rest
         return out
 
+    async def open_permuted_owner(self, a: np.ndarray, *, class_site: str, tag: str) -> np.ndarray:
+        return await open_permuted_owner_ot(
+            self.party, a, class_site=class_site, dealing=self, tag=tag
+        )
+
+    async def open_permuted_class_site(
+        self, T: np.ndarray, perms: np.ndarray, *, owner: str, tag: str
+    ) -> None:
+        await open_permuted_class_site_ot(self.party, T, perms, owner=owner, dealing=self, tag=tag)
+
     async def dot_owner(self, holder: str, cols: int, *, tag: str) -> np.ndarray:
         """The owner's additive share of ``X^T Z_h`` (``m x cols``): its one-hot ``X^T``
         (every attribute, fixed for the run) times the holder's share ``Z_h``, by the
@@ -454,10 +469,17 @@ class OTDealing(Dealing):
         _, chooser = self.fixed[holder]
         return await chooser.products(self.party, cols, self.dtype, tag=tag)
 
-    async def dot_holder(self, owner: str, z: np.ndarray, *, tag: str) -> np.ndarray:
+    async def dot_holder(
+        self, owner: str, z: np.ndarray, *, tag: str, blocks: Sequence[int]
+    ) -> np.ndarray:
         """The holder's side of :meth:`dot_owner`: ``z`` is its share ``Z_h^T``
-        (``cols x N``); returns its additive share (``m x cols``)."""
+        (``cols x N``); returns its additive share (``m x cols``). ``blocks``: the owner's
+        attribute sizes as it announced them, which must be those of its one-hot OTs."""
         vectors, _ = self.fixed[owner]
+        if vectors.sizes != list(blocks):
+            raise ProtocolError(
+                f"{owner} announced attribute sizes {list(blocks)} unlike those of its one-hot OTs"
+            )
         return await vectors.products(self.party, z, tag=tag)
 
     async def _perm(
@@ -536,3 +558,34 @@ async def open_permuted_class_site_ot(
     x = unpack_array(await party.recv(owner, f"{tag}/a-K", A_MINUS_K), T.dtype, (m, cols), owner,
                      "a - K")  # fmt: skip
     await party.send(owner, f"{tag}/open", pack_array(permute_blocks(x + T, perms) + d))
+
+
+class OtHelper(Helper):
+    """No one deals: the two sites of each product compute it, or make its randomness, by
+    oblivious transfer over sessions set up once per run (:func:`ot_dealing`)."""
+
+    name = "ot"
+    help = (
+        "no one: the two sites of each product compute it by oblivious transfer; any number "
+        "of sites >= 2, no outside party"
+    )
+    trust = (
+        "semi-honest sites; correlated randomness by oblivious transfer between each pair, "
+        "no third party"
+    )
+
+    async def run(
+        self, party: Party, view: Any, *, dtype: Any, tag: str,
+        grow: Callable[[Dealing], Coroutine[Any, Any, tuple[Any, dict[str, int]]]],
+    ) -> tuple[Any, dict[str, int]]:  # fmt: skip
+        sizes = [len(d) for d in view.domains]
+        ot = await ot_dealing(party, view.codes, sizes, dtype=dtype, tag=f"{tag}/ot")
+        (tree, cost), made = await run_beside(grow(ot), ot.serve())
+        cost["ot_requests"] = made
+        return tree, cost
+
+    def describe(self, cost: dict[str, Any]) -> str:
+        return "randomness by oblivious transfer between each pair of sites"
+
+
+OT_HELPER = OtHelper()

@@ -2,8 +2,11 @@
 states the protocol, what each party learns and why): the products between two sites that
 make a level's shares and every owner's counts, with correlated randomness from the party
 :class:`protocols.ppid3.level_dealing.Dealing` names for each pair, or made by the pair itself by
-oblivious transfer (:class:`protocols.ppid3.level_ot.OTDealing`, ``helper="ot"``; its own permuted
-opening, :func:`protocols.ppid3.level_ot.open_permuted_owner_ot`).
+oblivious transfer (:class:`protocols.ppid3.level_ot.OTDealing`, ``helper="ot"``). A
+dealing makes each product its own way
+(:meth:`~protocols.ppid3.level_dealing.Dealing.outer_product`, the permuted openings; one with
+``direct_products`` computes the owners' dot products itself), so the steps here are the
+same whatever the helper.
 
 * :func:`child_shares` (step 2): each site's additive shares of ``Z^ν`` for the interior
   nodes of a level, from their parents' shares by row-wise *outer products* (one per pair of
@@ -41,15 +44,12 @@ from protocols.ppid3.fast_counts import (
     HEAD,
     MASKED,
     X_PLUS_RA,
-    open_permuted_class_site,
-    open_permuted_owner,
 )
 from protocols.ppid3.level_dealing import Dealing
-from protocols.ppid3.level_ot import OTDealing, open_permuted_class_site_ot, open_permuted_owner_ot
 from protocols.ppid3.share_ring import (
     Left,
+    dealt,
     expand_blocks,
-    outer_product,
     ring_dtype,
     ring_left,
     ring_matmul,
@@ -74,7 +74,6 @@ __all__ = [
     "PAIR_KEY",
     "LevelNode",
     "child_shares",
-    "outer_shares",
     "pair_keys",
     "remaining_attribute_counts",
     "zero_share",
@@ -131,19 +130,6 @@ class LevelNode:
 # ----------------------------------------------------------------------------- step 2
 
 
-def outer_shares(
-    a: np.ndarray | None, b: np.ndarray | None, parents: np.ndarray, p: int, masks: dict[str, Any]
-) -> np.ndarray:
-    """One side of the shares of :func:`outer_product` of ``A`` and ``B`` (``masks``: this
-    side's randomness ``R``, ``r`` and the other side's masked input)."""
-    if a is not None:  # the side holding A: ra - Ra (x) (B + Rb)
-        out = outer_product(masks["R"], masks["other"], parents, p)
-        return np.subtract(masks["r"], out, out=out)
-    assert b is not None  # the side holding B: (A + Ra) (x) B + rb
-    out = outer_product(masks["other"], b, parents, p)
-    return np.add(out, masks["r"], out=out)
-
-
 async def _outer(
     party: Party,
     x: np.ndarray,
@@ -158,35 +144,13 @@ async def _outer(
 ) -> np.ndarray:
     """Additive shares of the row-wise outer product (:func:`outer_product`) of ``a_side``'s
     ``A`` (``V x N``) and ``b_side``'s ``B`` (``P*p x N``), ``parents[v]`` naming the block of
-    ``B`` that row ``v`` of ``A`` is paired with. One exchange: ``a_side`` sends ``A + Ra``,
-    ``b_side`` sends ``B + Rb``; the dealing party (the dealer, or the third site) dealt
-    ``Ra`` and ``ra`` (as seeds) to ``a_side``, ``Rb`` (a seed) and ``rb = Ra (x) Rb - ra``
-    to ``b_side`` (with ``helper="ot"`` the two sites made them: ``ra`` as an array)."""
-    if isinstance(dealing, OTDealing):  # no randomness: the pair multiplies by OT directly
-        party.metrics.count("outer_products", x.shape[1] * len(parents) * p)
-        return await dealing.outer_product(x, a_side=a_side, b_side=b_side, parents=parents, p=p,
-                                           derived=derived)  # fmt: skip
-    me_a = party.name == a_side
-    other = b_side if me_a else a_side
-    n = x.shape[1]
-    v = len(parents)
-    got = await dealing.receive(other, tag)
-    dealer = dealing.of(a_side, b_side)
-    dtype = x.dtype
-    if me_a:
-        R = dealt(got, "seed", (v, n), dtype, dealer, "Ra")
-        r = dealt(got, "seed2", (v, p, n), dtype, dealer, "ra")
-    else:
-        R = dealt(got, "seed", x.shape, dtype, dealer, "Rb")
-        r = dealt(got, "r", (v, p, n), dtype, dealer, "rb")
-    await party.send(other, f"{tag}/masked", pack_array(x + R))
-    shape_other = (None, n) if me_a else (v, n)
-    theirs = unpack_array(
-        await party.recv(other, f"{tag}/masked", MASKED), dtype, shape_other, other, "x+R"
+    ``B`` that row ``v`` of ``A`` is paired with, as ``dealing`` makes them
+    (:meth:`protocols.ppid3.level_dealing.Dealing.outer_product`)."""
+    out = await dealing.outer_product(
+        x, a_side=a_side, b_side=b_side, parents=parents, p=p, tag=tag, derived=derived
     )
-    party.metrics.count("outer_products", n * v * p)
-    masks = {"R": R, "r": r, "other": theirs}
-    return outer_shares(x if me_a else None, None if me_a else x, parents, p, masks)
+    party.metrics.count("outer_products", x.shape[1] * len(parents) * p)
+    return out
 
 
 async def child_shares(
@@ -356,30 +320,14 @@ async def remaining_attribute_counts(
             if owner == party.name or not opened:
                 continue
             perms = np.stack([nodes[k].order_of(owner) for k in opened])
-            if isinstance(dealing, OTDealing):
-                openings.append(
-                    open_permuted_class_site_ot(
-                        party, masks[owner], perms, owner=owner, dealing=dealing, tag=f"{t}/p{s}"
-                    )
-                )
-            else:
-                openings.append(open_permuted_class_site(
-                    party, masks[owner], perms, owner=owner, ask=dealing.ask,
-                    dealer=dealing.of(party.name, owner), tag=f"{t}/p{s}",
-                ))  # fmt: skip
+            openings.append(
+                dealing.open_permuted_class_site(masks[owner], perms, owner=owner, tag=f"{t}/p{s}")
+            )
     elif mine:
         a = np.concatenate([totals[node.key] for node in mine], axis=1)
 
         async def as_owner() -> None:
-            if isinstance(dealing, OTDealing):
-                opened = await open_permuted_owner_ot(
-                    party, a, class_site=class_site, dealing=dealing, tag=f"{t}/p{me}"
-                )
-            else:
-                opened = await open_permuted_owner(
-                    party, a, class_site=class_site, dealer=dealing.of(party.name, class_site),
-                    tag=f"{t}/p{me}",
-                )  # fmt: skip
+            opened = await dealing.open_permuted_owner(a, class_site=class_site, tag=f"{t}/p{me}")
             for i, node in enumerate(mine):
                 totals[node.key] = opened[:, i * p : (i + 1) * p]
 
@@ -421,7 +369,7 @@ async def _xdot_owner(
     the holder's part of the holders' zero-sharing in it."""
     names = list(party.parties)
     dealer = dealing.of(party.name, holder)
-    direct = dealing if isinstance(dealing, OTDealing) else None
+    direct = dealing if dealing.direct_products else None
     m, n = xt.shape
     for c, chunk in enumerate(_chunks(keys, lambda k: p, n)):
         tag = f"{t}/x{names.index(party.name)}.{names.index(holder)}.{c}"
@@ -504,7 +452,7 @@ async def _xdot_holder(
                 and all(isinstance(b, int) and not isinstance(b, bool) and b >= 1 for b in blocks)
             ):
                 raise ProtocolError(f"{owner} announced attribute sizes {blocks!r}")  # fmt: skip
-            if not isinstance(dealing, OTDealing):
+            if not dealing.direct_products:
                 got_hat = unpack_array(await party.recv(owner, f"{tag}/Ahat", X_PLUS_RA), z.dtype,
                                   (sum(blocks), n), owner, "X+Ra")  # fmt: skip
                 xt_hat[owner] = ring_left(got_hat)
@@ -513,11 +461,8 @@ async def _xdot_holder(
             raise ProtocolError(f"{owner} reused a context it never sent")
         m = sum(xt_blocks[owner])
         dealer = dealing.of(owner, party.name)
-        if isinstance(dealing, OTDealing):  # helper "ot": the share of X^T Z_h directly, by OT
-            if dealing.fixed[owner][0].sizes != xt_blocks[owner]:
-                raise ProtocolError(f"{owner} announced attribute sizes {xt_blocks[owner]} "
-                                    f"unlike those of its one-hot OTs")  # fmt: skip
-            v = await dealing.dot_holder(owner, z, tag=f"{tag}/oh")
+        if dealing.direct_products:  # the share of X^T Z_h directly (helper "ot": by OT)
+            v = await dealing.dot_holder(owner, z, tag=f"{tag}/oh", blocks=xt_blocks[owner])
             got = await dealing.receive(owner, tag)
         else:
             got = await dealing.receive(owner, tag)
@@ -550,17 +495,6 @@ async def _xdot_holder(
             y1 -= T
         await party.send(owner, f"{tag}/ot", pack_array(np.stack([y0, y1])))
     return np.concatenate(masks, axis=1) if mask and masks else None
-
-
-def dealt(got: Any, key: str, shape: tuple[int, ...], dtype: Any, dealer: str, what: str) -> Any:
-    """The array ``key`` of a dealing party's message ``got``: a 32-byte seed expanded by
-    :func:`protocols.ppid3.share_ring.ring_random`, or the array itself (packed)."""
-    if not isinstance(got, dict) or key not in got:
-        raise ProtocolError(f"{dealer} sent no {what} (correlated randomness)")
-    value = got[key]
-    if isinstance(value, bytes):
-        return ring_random(value, shape, dtype)
-    return unpack_array(value, dtype, shape, dealer, what)
 
 
 async def pair_keys(party: Party, tag: str) -> dict[str, bytes]:

@@ -151,7 +151,7 @@ randomness: the ledger of a helping site holds only the entries listed above
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
 import numpy as np
@@ -169,19 +169,15 @@ from protocols.ppid3.distribution_counts import (
     unpermute_classes,
 )
 from protocols.ppid3.fast_counts import CLASSES
+from protocols.ppid3.helpers import helper_of
 from protocols.ppid3.level_dealing import (
     DEALER,
-    HELPERS,
     Dealing,
-    run_beside,
     serve_level_dealer,
-    serve_level_helper,
 )
-from protocols.ppid3.level_ot import ot_dealing
 from protocols.ppid3.level_products import (
     LevelNode,
     child_shares,
-    outer_shares,
     pair_keys,
     remaining_attribute_counts,
 )
@@ -211,8 +207,6 @@ DISTS = declared(
 __all__ = [
     "DEALER",
     "DISTS",
-    "HELPERS",
-    "outer_shares",
     "ppid3_levels",
     "ring_dtype",
     "ring_matmul",
@@ -248,25 +242,14 @@ async def ppid3_levels(
     dealt for others; with ``helper="ot"``, ``ot_requests``: the requests for randomness it
     made with a partner)."""
     check_sites(party, view, class_site, attribute_counts)
-    dtype = ring_dtype(len(view.tids))
-    if helper == "ot":  # every pair's OT sessions, set up once per run
-        sizes = [len(d) for d in view.domains]
-        ot = await ot_dealing(party, view.codes, sizes, dtype=dtype, tag=f"{tag}/ot")
-        grow = _grow(party, view, ot, class_site, attribute_counts, max_depth,
+    how = helper_of(helper)
+    how.check(len(party.parties))
+
+    def grow(dealing: Dealing) -> Coroutine[Any, Any, tuple[DistributedTree, dict[str, int]]]:
+        return _grow(party, view, dealing, class_site, attribute_counts, max_depth,
                      min_samples_split, tag, progress)  # fmt: skip
-        (tree, cost), made = await run_beside(grow, ot.serve())
-        cost["ot_requests"] = made
-        return tree, cost
-    dealing = Dealing(party, helper, dealer=dealer)  # checks helper, and k >= 3 for "sites"
-    grow = _grow(party, view, dealing, class_site, attribute_counts, max_depth,
-                 min_samples_split, tag, progress)  # fmt: skip
-    if helper == "dealer":
-        return await grow
-    names = list(party.parties)
-    service = serve_level_helper(party, names, dtype=dtype)
-    (tree, cost), dealt = await run_beside(grow, service)
-    cost["dealt"] = dealt
-    return tree, cost
+
+    return await how.run(party, view, dtype=ring_dtype(len(view.tids)), tag=tag, grow=grow)
 
 
 async def _grow(

@@ -25,6 +25,7 @@ import numpy as np
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
 from mpc.errors import ConfigError, ProtocolError
+from mpc.runtime.chunks import unpack_array
 
 __all__ = [
     "ROW_BLOCK",
@@ -136,3 +137,27 @@ def expand_blocks(bits: np.ndarray, blocks: Sequence[int], p: int) -> np.ndarray
     """Per-(attribute, node) bits (``L x B``) as the ``sum(blocks) x B*p`` mask of the count
     blocks they govern (``blocks``: each attribute's number of values; ``p`` classes)."""
     return np.repeat(np.repeat(bits, list(blocks), axis=0), p, axis=1)
+
+
+def outer_shares(
+    a: np.ndarray | None, b: np.ndarray | None, parents: np.ndarray, p: int, masks: dict[str, Any]
+) -> np.ndarray:
+    """One side of the shares of :func:`outer_product` of ``A`` and ``B`` (``masks``: this
+    side's randomness ``R``, ``r`` and the other side's masked input)."""
+    if a is not None:  # the side holding A: ra - Ra (x) (B + Rb)
+        out = outer_product(masks["R"], masks["other"], parents, p)
+        return np.subtract(masks["r"], out, out=out)
+    assert b is not None  # the side holding B: (A + Ra) (x) B + rb
+    out = outer_product(masks["other"], b, parents, p)
+    return np.add(out, masks["r"], out=out)
+
+
+def dealt(got: Any, key: str, shape: tuple[int, ...], dtype: Any, dealer: str, what: str) -> Any:
+    """The array ``key`` of a dealing party's message ``got``: a 32-byte seed expanded by
+    :func:`protocols.ppid3.share_ring.ring_random`, or the array itself (packed)."""
+    if not isinstance(got, dict) or key not in got:
+        raise ProtocolError(f"{dealer} sent no {what} (correlated randomness)")
+    value = got[key]
+    if isinstance(value, bytes):
+        return ring_random(value, shape, dtype)
+    return unpack_array(value, dtype, shape, dealer, what)

@@ -81,11 +81,11 @@ from protocols.hybrid.hybrid_id3 import (  # noqa: E402
     DEALER,
     ESTIMATE_READINGS,
     MINERS,
-    DealerDot,
+    DotSession,
     Estimator,
     exchange_disguised,
     hybrid_id3,
-    serve_dealer,
+    serve_helper,
 )
 
 #: the paper's Table 1 (θ = 0.45, 4 groups): ω -> (A, C); of the Adult row only one cell
@@ -183,7 +183,7 @@ def one_run(job: dict[str, Any]) -> dict[str, Any]:
 
     async def program(party: Party) -> Any:
         if party.name == DEALER:
-            return await serve_dealer(party, smc_tags)
+            return await serve_helper(party, smc_tags)
         # this party's coins from its own seed only (or the OS), never from the public seed
         own = coin_seeds.get(party.name)
         rng = None if own is None else np.random.default_rng(own)
@@ -191,7 +191,7 @@ def one_run(job: dict[str, Any]) -> dict[str, Any]:
         est = Estimator(setup, party.name, codes[party.name], view)
         out = {}
         for tag, mode, w, estimates, miner in modes:
-            dot = DealerDot(tag) if mode != "randomization-only" else None
+            dot = DotSession("dealer", tag) if mode != "randomization-only" else None
             res = await hybrid_id3(
                 party, setup, est, codes[party.name], mode=mode, window=w, dot=dot,
                 max_depth=max_depth, tag=tag, estimates=estimates, miner=miner,
