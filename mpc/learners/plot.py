@@ -156,6 +156,29 @@ def _layout(tree: Node, limit: int) -> tuple[_Box, int]:
     return place(tree, 0), column[0]
 
 
+def _boxes_and_owners(
+    top: _Box, sites: Sequence[str] | None
+) -> tuple[list[_Box], dict[int | None, str]]:
+    """Every box below ``top`` and the name of each site that owns a drawn interior node."""
+    owners: dict[int | None, str] = {}
+    boxes: list[_Box] = []
+    stack = [top]
+    while stack:
+        box = stack.pop()
+        boxes.append(box)
+        if isinstance(box.node, Split) and box.node.site not in owners:
+            i = box.node.site
+            owners[i] = (
+                "one table (plain learner)"
+                if i is None
+                else sites[i]
+                if sites is not None and 0 <= i < len(sites)
+                else f"site {i + 1}"
+            )
+        stack += [c for _, c in box.children or []]
+    return boxes, owners
+
+
 def plot_tree(
     tree: Node | Mapping[str, Any],
     path: str | Path,
@@ -182,22 +205,7 @@ def plot_tree(
     limit = _depth_limit(root, max_nodes)
     top, columns = _layout(root, limit)
 
-    owners: dict[int | None, str] = {}
-    boxes: list[_Box] = []
-    stack = [top]
-    while stack:
-        box = stack.pop()
-        boxes.append(box)
-        if isinstance(box.node, Split) and box.node.site not in owners:
-            i = box.node.site
-            owners[i] = (
-                "one table (plain learner)"
-                if i is None
-                else sites[i]
-                if sites is not None and 0 <= i < len(sites)
-                else f"site {i + 1}"
-            )
-        stack += [c for _, c in box.children or []]
+    boxes, owners = _boxes_and_owners(top, sites)
     order = sorted(owners, key=lambda i: -1 if i is None else i)
     colour = {i: _SITE_COLOURS[n % len(_SITE_COLOURS)] for n, i in enumerate(order)}
 

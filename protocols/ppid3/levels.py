@@ -264,9 +264,7 @@ async def _grow(
     progress: Callable[[str], None] | None,
 ) -> tuple[DistributedTree, dict[str, int]]:
     """The driver's levels at one site (:func:`ppid3_levels`)."""
-    names = list(party.parties)
     is_class = party.name == class_site
-    n = len(view.tids)
     if is_class:
         assert view.classes is not None
         p = len(view.classes)
@@ -275,50 +273,91 @@ async def _grow(
         p = await party.recv(class_site, f"{tag}/classes", CLASSES)
         if not isinstance(p, int) or isinstance(p, bool) or p < 1:
             raise ProtocolError(f"{class_site} announced {p!r} classes")
-    dtype = ring_dtype(n)
     keys = await pair_keys(party, f"{tag}/pair-key")
-    cost = {"outer_batches": 0, "dot_batches": 0, "levels": 0}
-    # X_s^T: one-hot rows of every attribute of this site, in column order
-    sizes = [len(d) for d in view.domains]
-    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-    xt = np.zeros((int(offsets[-1]), n), dtype=dtype)
-    for j in range(len(sizes)):
-        xt[offsets[j] + view.codes[:, j], np.arange(n)] = 1
-    prepared: dict[str, Left] = {}  # holder -> the Ra of this site's X^T + Ra
-    xt_hat: dict[str, Left] = {}  # owner -> X_owner^T + Ra (as a holder)
-    xt_blocks: dict[str, list[int]] = {}  # owner -> its attributes' numbers of values
-
-    nodes: list[LevelNode] = [LevelNode(0, 0, None, 0, [class_site], list(attribute_counts))]
-    shares: dict[int, np.ndarray] = {}  # node -> this site's share of Z, transposed (p x N)
+    grower = _Levels(party, view, dealing, class_site, p, keys, max_depth, min_samples_split)
+    grower.nodes.append(LevelNode(0, 0, None, 0, [class_site], list(attribute_counts)))
     if is_class:
         assert view.y is not None
-        onehot = np.zeros((p, n), dtype=dtype)
-        onehot[view.y, np.arange(n)] = 1
-        shares[0] = onehot
-        nodes[0].counts = np.bincount(view.y, minlength=p).astype(np.int64)
+        onehot = np.zeros((p, len(view.tids)), dtype=grower.dtype)
+        onehot[view.y, np.arange(len(view.tids))] = 1
+        grower.shares[0] = onehot
+        grower.nodes[0].counts = np.bincount(view.y, minlength=p).astype(np.int64)
     frontier = [0]
     while frontier:
-        level = [nodes[k] for k in frontier]
+        level = [grower.nodes[k] for k in frontier]
+        t = f"{tag}/L{level[0].depth}"
+        grower.cost["levels"] += 1
+        inner = await grower.leaves(level, t)
+        if progress is not None:
+            progress(f"level {level[0].depth}: {len(level)} nodes, {len(inner)} interior")
+        if not inner:
+            break
+        await grower.counts(inner, t)
+        winners, local = await grower.winners(inner, t)
+        frontier = await grower.branch(inner, winners, local, t)
+    await dealing.close()
+    tree = await _finish(party, grower.nodes, view, class_site, tag)
+    return tree, grower.cost
+
+
+def _fan_outs(b: object, n: int) -> bool:
+    """True when ``b`` is a list of ``n`` fan-outs, each an integer of at least 1."""
+    return (
+        isinstance(b, list)
+        and len(b) == n
+        and all(isinstance(x, int) and not isinstance(x, bool) and x >= 1 for x in b)
+    )
+
+
+class _Levels:
+    """One site's state while :func:`_grow` builds the tree level by level: the public nodes,
+    this site's shares of ``Z`` and what its products prepared once per run."""
+
+    def __init__(
+        self, party: Party, view: SiteView, dealing: Dealing, class_site: str, p: int,
+        keys: dict[str, bytes], max_depth: int | None, min_samples_split: int | None,
+    ) -> None:  # fmt: skip
+        self.party, self.view, self.dealing, self.class_site = party, view, dealing, class_site
+        self.p, self.keys = p, keys
+        self.max_depth, self.min_samples_split = max_depth, min_samples_split
+        self.names = list(party.parties)
+        self.is_class = party.name == class_site
+        n = len(view.tids)
+        self.dtype = ring_dtype(n)
+        self.cost = {"outer_batches": 0, "dot_batches": 0, "levels": 0}
+        # X_s^T: one-hot rows of every attribute of this site, in column order
+        sizes = [len(d) for d in view.domains]
+        self.offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        self.xt = np.zeros((int(self.offsets[-1]), n), dtype=self.dtype)
+        for j in range(len(sizes)):
+            self.xt[self.offsets[j] + view.codes[:, j], np.arange(n)] = 1
+        self.prepared: dict[str, Left] = {}  # holder -> the Ra of this site's X^T + Ra
+        self.xt_hat: dict[str, Left] = {}  # owner -> X_owner^T + Ra (as a holder)
+        self.xt_blocks: dict[str, list[int]] = {}  # owner -> its attributes' numbers of values
+        self.nodes: list[LevelNode] = []
+        self.shares: dict[int, np.ndarray] = {}  # node -> this site's share of Z (p x N)
+
+    async def leaves(self, level: list[LevelNode], t: str) -> list[LevelNode]:
+        """Step 1: the class site decides and announces the level's leaves; returns the
+        interior nodes."""
+        party, view, class_site = self.party, self.view, self.class_site
         depth = level[0].depth
-        t = f"{tag}/L{depth}"
-        cost["levels"] += 1
-        # 1. leaves, decided by the class site
-        if is_class:
+        if self.is_class:
             flags = []
             for node in level:
                 assert node.counts is not None and view.classes is not None
                 total = int(node.counts.sum())
                 named = {c: int(x) for c, x in zip(view.classes, node.counts, strict=True)}
-                parent_label = nodes[node.parent].label if node.parent is not None else None
+                parent_label = self.nodes[node.parent].label if node.parent is not None else None
                 node.label = majority(named) if total > 0 else parent_label
                 if node.label is None:
                     raise ConfigError("the training set is empty")
                 flags.append(
-                    (max_depth is not None and depth >= max_depth)
+                    (self.max_depth is not None and depth >= self.max_depth)
                     or sum(node.left) == 0
                     or total == 0
                     or is_same_class(node.counts)
-                    or (min_samples_split is not None and total < min_samples_split)
+                    or (self.min_samples_split is not None and total < self.min_samples_split)
                 )
             await party.broadcast(f"{t}/leaf", flags)
         else:
@@ -330,58 +369,67 @@ async def _grow(
             node.leaf = f
             if f:
                 node.owner = class_site
-        inner = [node for node in level if not node.leaf]
-        if progress is not None:
-            progress(f"level {depth}: {len(level)} nodes, {len(inner)} interior")
-        if not inner:
-            break
-        # 2. shares of the interior nodes
+        return [node for node in level if not node.leaf]
+
+    async def counts(self, inner: list[LevelNode], t: str) -> None:
+        """Steps 2 and 3: the shares of the interior nodes, then every owner's attribute
+        counts, with the classes in a fresh order per node and owner."""
+        depth = inner[0].depth
         if depth > 0:
-            await child_shares(party, nodes, inner, shares, view, dealing, p, t, cost)
-        for k in [k for k in shares if nodes[k].depth < depth]:
-            del shares[k]
-        # 3. attribute counts, each owner's with the classes in a fresh order per node
-        if is_class:
+            await child_shares(self.party, self.nodes, inner, self.shares, self.view,
+                               self.dealing, self.p, t, self.cost)  # fmt: skip
+        for k in [k for k in self.shares if self.nodes[k].depth < depth]:
+            del self.shares[k]
+        if self.is_class:
             for node in inner:
-                node.perms = {s: os_permutation(p) for i, s in enumerate(names)
-                              if s != class_site and node.left[i] > 0}  # fmt: skip
+                node.perms = {s: os_permutation(self.p) for i, s in enumerate(self.names)
+                              if s != self.class_site and node.left[i] > 0}  # fmt: skip
         await remaining_attribute_counts(
-            party, nodes, inner, shares, view, xt, offsets, dealing, keys, prepared, xt_hat,
-            xt_blocks, p, class_site, t, cost,
+            self.party, self.nodes, inner, self.shares, self.view, self.xt, self.offsets,
+            self.dealing, self.keys, self.prepared, self.xt_hat, self.xt_blocks, self.p,
+            self.class_site, t, self.cost,
         )  # fmt: skip
-        # 4. best gains -> winners
+
+    async def winners(self, inner: list[LevelNode], t: str) -> tuple[list[str], list[int]]:
+        """Step 4: every site's best gain per node to the class site, which announces the
+        winners. Returns them and this site's best attribute per node."""
+        party, names, class_site = self.party, self.names, self.class_site
         best: list[float | None] = []
         local: list[int] = []
         for node in inner:
-            remaining = [j for j in range(len(view.attributes)) if j not in node.used]
+            remaining = [j for j in range(len(self.view.attributes)) if j not in node.used]
             gains = [gain_in_any_class_order(node.by_attr[j]) for j in remaining]
             i = best_site_attribute([gains])[1] if gains else -1
             best.append(float(gains[i]) if gains else None)
             local.append(remaining[i] if gains else -1)
-        if is_class:
-            reported = await party.gather([s for s in names if s != party.name], f"{t}/best", BEST)
-            reported[party.name] = best
-            for s, g in reported.items():
-                if not (
-                    isinstance(g, list)
-                    and len(g) == len(inner)
-                    and all(x is None or isinstance(x, float) for x in g)
-                ):
-                    raise ProtocolError(f"{s} reported best gains {g!r}")  # fmt: skip
-            winners = []
-            for i, node in enumerate(inner):
-                gains_i = {s: reported[s][i] for s in names}
-                node_gains = [[g] if g is not None else [] for g in gains_i.values()]
-                winners.append(names[best_site_attribute(node_gains)[0]])
-                node.gains = gains_i
-            await party.broadcast(f"{t}/winner", winners)
-        else:
+        if not self.is_class:
             await party.send(class_site, f"{t}/best", best)
             winners = await party.recv(class_site, f"{t}/winner", WINNER)
             if not (isinstance(winners, list) and len(winners) == len(inner)
                     and all(w in names for w in winners)):  # fmt: skip
                 raise ProtocolError(f"{class_site} announced winners {winners!r}")
-        # 5. branching, and the children's class distributions to the class site
+            return winners, local
+        reported = await party.gather([s for s in names if s != party.name], f"{t}/best", BEST)
+        reported[party.name] = best
+        for s, g in reported.items():
+            if not (isinstance(g, list) and len(g) == len(inner)
+                    and all(x is None or isinstance(x, float) for x in g)):  # fmt: skip
+                raise ProtocolError(f"{s} reported best gains {g!r}")
+        winners = []
+        for i, node in enumerate(inner):
+            gains_i = {s: reported[s][i] for s in names}
+            node_gains = [[g] if g is not None else [] for g in gains_i.values()]
+            winners.append(names[best_site_attribute(node_gains)[0]])
+            node.gains = gains_i
+        await party.broadcast(f"{t}/winner", winners)
+        return winners, local
+
+    async def branch(
+        self, inner: list[LevelNode], winners: list[str], local: list[int], t: str
+    ) -> list[int]:
+        """Step 5: the winners announce their fan-outs and send the class site the children's
+        class distributions; every site adds the children. Returns the next frontier."""
+        party, names, class_site, view = self.party, self.names, self.class_site, self.view
         mine = [i for i, w in enumerate(winners) if w == party.name]
         branching = [len(view.domains[local[i]]) for i in mine]
         dists = [node_dists(inner[i].by_attr[local[i]]) for i in mine]
@@ -389,21 +437,17 @@ async def _grow(
             inner[i].attribute = local[i]
         if mine:  # the winners are public: only they announce their nodes' fan-outs
             await party.broadcast(f"{t}/branching", branching)
-        if not is_class and mine:
+        if not self.is_class and mine:
             await party.send(class_site, f"{t}/dists", dists)
         got_branching: dict[str, list[int]] = {party.name: branching}
         for s in names:
             if s != party.name and s in winners:
                 b = await party.recv(s, f"{t}/branching", BRANCHING)
-                if not (
-                    isinstance(b, list)
-                    and len(b) == winners.count(s)
-                    and all(isinstance(x, int) and not isinstance(x, bool) and x >= 1 for x in b)
-                ):
-                    raise ProtocolError(f"{s} announced branching {b!r}")  # fmt: skip
+                if not _fan_outs(b, winners.count(s)):
+                    raise ProtocolError(f"{s} announced branching {b!r}")
                 got_branching[s] = b
         child_dists: dict[str, list[Any]] = {party.name: dists}
-        if is_class:
+        if self.is_class:
             for s in names:
                 if s != party.name and s in winners:
                     child_dists[s] = await party.recv(s, f"{t}/dists", DISTS)
@@ -413,27 +457,32 @@ async def _grow(
             w = winners[i]
             node.owner = w
             nb = got_branching[w][seen[w]]
-            dist = child_dists[w][seen[w]] if is_class else None
+            dist = child_dists[w][seen[w]] if self.is_class else None
             seen[w] += 1
-            left = list(node.left)
-            left[names.index(w)] -= 1
-            holders = node.holders if w in node.holders else sorted(
-                [*node.holders, w], key=names.index)  # fmt: skip
-            used = node.used | {node.attribute} if w == party.name else node.used
-            for v in range(nb):
-                child = LevelNode(len(nodes), depth + 1, node.key, v, holders, left, used=used)
-                if is_class:
-                    child.counts = _dist_row(dist, v, nb, p, w)
-                    if w != party.name:  # the winner's counts come in its order for the node
-                        child.counts = unpermute_classes(child.counts, node.order_of(w))
-                nodes.append(child)
-                node.children.append(child.key)
-                frontier.append(child.key)
-        for node in inner:
+            frontier += self._children(node, w, nb, dist)
             node.by_attr = {}
-    await dealing.close()
-    tree = await _finish(party, nodes, view, class_site, tag)
-    return tree, cost
+        return frontier
+
+    def _children(self, node: LevelNode, w: str, nb: int, dist: Any) -> list[int]:
+        """Add the ``nb`` children of ``node``, split by site ``w`` (with, at the class site,
+        their class distributions ``dist`` in ``w``'s class order); returns their keys."""
+        left = list(node.left)
+        left[self.names.index(w)] -= 1
+        holders = node.holders if w in node.holders else sorted(
+            [*node.holders, w], key=self.names.index)  # fmt: skip
+        used = node.used | {node.attribute} if w == self.party.name else node.used
+        keys = []
+        for v in range(nb):
+            child = LevelNode(len(self.nodes), node.depth + 1, node.key, v, holders, left,
+                              used=used)  # fmt: skip
+            if self.is_class:
+                child.counts = _dist_row(dist, v, nb, self.p, w)
+                if w != self.party.name:  # the winner's counts come in its order for the node
+                    child.counts = unpermute_classes(child.counts, node.order_of(w))
+            self.nodes.append(child)
+            node.children.append(child.key)
+            keys.append(child.key)
+        return keys
 
 
 def node_dists(by_attr_j: np.ndarray) -> list[list[int]]:

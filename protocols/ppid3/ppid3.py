@@ -169,128 +169,168 @@ async def ppid3(
     """Algorithm 7 at one site. ``attribute_counts`` (public) is how many attributes each site
     holds, in site order; the class site must hold the class."""
     check_sites(party, view, class_site, attribute_counts)
-    names = list(party.parties)
-    is_class = party.name == class_site
-    tree = DistributedTree(party.name)
-    constraints = Constraints(view)
-    remaining = list(range(len(view.attributes)))
-    left = list(attribute_counts)  # public: attributes each site still has on this path
-    counter = [0]
+    grower = _Grower(
+        party, view, oracle, class_site, attribute_counts, max_depth, min_samples_split, progress
+    )
+    grower.tree.root = await grower.grow(tag, 0, None, None)
+    party.ledger.record("ppid3/structure", grower.tree.structure, step=tag)
+    return grower.tree
 
-    async def grow(depth: int, parent_label: str | None, parent_owner: str | None) -> NodeRef:
-        number = counter[0]
-        counter[0] += 1
+
+class _Grower:
+    """Algorithm 7's recursion at one site: the state its calls share (the constraints on the
+    current path, the attributes left at each site) and one method per step of a node."""
+
+    def __init__(
+        self,
+        party: Party,
+        view: SiteView,
+        oracle: CountOracle,
+        class_site: str,
+        attribute_counts: Sequence[int],
+        max_depth: int | None,
+        min_samples_split: int | None,
+        progress: Any,
+    ) -> None:
+        self.party, self.view, self.oracle, self.class_site = party, view, oracle, class_site
+        self.max_depth, self.min_samples_split, self.progress = (
+            max_depth,
+            min_samples_split,
+            progress,
+        )
+        self.names = list(party.parties)
+        self.is_class = party.name == class_site
+        self.tree = DistributedTree(party.name)
+        self.constraints = Constraints(view)
+        self.remaining = list(range(len(view.attributes)))
+        self.left = list(attribute_counts)  # public: attributes each site still has on this path
+        self.counter = 0
+
+    async def grow(
+        self, tag: str, depth: int, parent_label: str | None, parent_owner: str | None
+    ) -> NodeRef:
+        """Build the subtree at the current path; returns its reference for the parent."""
+        party, view, names = self.party, self.view, self.names
+        number = self.counter
+        self.counter += 1
         t = f"{tag}/n{number}"
-        if progress is not None and number % 25 == 0:
-            progress(f"node {number} (depth {depth})")
-        # line 1: IsREmpty, unless the public depth limit decides
-        at_limit = max_depth is not None and depth >= max_depth
-        empty = True if at_limit else await is_r_empty(party, int(bool(remaining)), tag=f"{t}/ire")
-        # lines 3 / 7: the class distribution, to the class site only
-        counts = await oracle.distribution_counts(
-            party, constraints, class_site=class_site, tag=f"{t}/dc"
-        )
-        leaf_id: str | None = None
-        if is_class:
-            assert counts is not None and view.classes is not None
-            total = int(counts.sum())
-            named = {c: int(n) for c, n in zip(view.classes, counts, strict=True)}
-            tree.node_counts[number] = named
-            party.ledger.record("ppid3/node-counts", {"node": number, "counts": named}, step=t)
-            label = majority(named) if total > 0 else parent_label
-            if label is None:
-                raise ConfigError("the training set is empty")
-            leaf = (
-                empty
-                or total == 0
-                or is_same_class(counts)
-                or (min_samples_split is not None and total < min_samples_split)
-            )
-            if leaf:
-                leaf_id = _new_id()
-                tree.leaves[leaf_id] = {"number": number, "counts": named, "class": label}
-            await party.broadcast(f"{t}/leaf", leaf)
-        else:
-            label = None
-            leaf = await party.recv(class_site, f"{t}/leaf", LEAF)
-            if not isinstance(leaf, bool):
-                raise ProtocolError(f"{class_site} announced {leaf!r} instead of leaf true/false")
+        if self.progress is not None and number % 25 == 0:
+            self.progress(f"node {number} (depth {depth})")
+        leaf, label, leaf_id = await self.leaf(t, number, depth, parent_label)
         if leaf:
-            tree.structure.append({"node": number, "owner": class_site, "leaf": True})
-            return await _hand_up(party, class_site, leaf_id, parent_owner, t)
-
-        # line 10: AttribMaxInfoGain
-        counts_by_attr = await oracle.attribute_counts(
-            party,
-            constraints,
-            remaining,
-            remaining_per_site=left,
-            class_site=class_site,
-            tag=f"{t}/gain",
-        )
-        gains = [gain_in_any_class_order(counts_by_attr[j]) for j in remaining]
-        local = best_site_attribute([gains])[1] if gains else -1  # column order breaks ties
-        my_best = float(gains[local]) if gains else None
-        if is_class:
-            reported = await party.gather([n for n in names if n != party.name], f"{t}/best", BEST)
-            reported[party.name] = my_best
-            for n, g in reported.items():
-                if g is not None and not isinstance(g, float):
-                    raise ProtocolError(f"{n} reported a best gain {g!r}, not a number")
-            party.ledger.record("ppid3/best-gains", {"node": number, "gains": reported}, step=t)
-            winner_index, _ = best_site_attribute(
-                [[reported[n]] if reported[n] is not None else [] for n in names]
-            )
-            winner = names[winner_index]
-            await party.broadcast(f"{t}/winner", winner)
-        else:
-            await party.send(class_site, f"{t}/best", my_best)
-            winner = await party.recv(class_site, f"{t}/winner", WINNER)
-            if winner not in names:
-                raise ProtocolError(f"{class_site} announced an unknown winner {winner!r}")
+            self.tree.structure.append({"node": number, "owner": self.class_site, "leaf": True})
+            return await _hand_up(party, self.class_site, leaf_id, parent_owner, t)
+        winner, local = await self.winner(t, number)
 
         # lines 11-19: continue at the winning site
-        if winner == party.name:
-            j = remaining[local]
-            n_children = len(view.domains[j])
-            await party.broadcast(f"{t}/branching", n_children)
-        else:
-            j = -1
-            n_children = await party.recv(winner, f"{t}/branching", BRANCHING)
-            if not isinstance(n_children, int) or isinstance(n_children, bool) or n_children < 1:
-                raise ProtocolError(f"{winner} announced {n_children!r} children")
-        tree.structure.append(
+        mine = winner == party.name
+        j = self.remaining[local] if mine else -1
+        n_children = await self.branching(t, winner, len(view.domains[j]) if mine else 0)
+        self.tree.structure.append(
             {"node": number, "owner": winner, "leaf": False, "children": n_children}
         )
         w = names.index(winner)
-        left[w] -= 1
-        if winner == party.name:
-            remaining.remove(j)
+        self.left[w] -= 1
+        if mine:
+            self.remaining.remove(j)
         children: dict[str, list[str]] = {}
         for v in range(n_children):
-            if winner == party.name:
-                constraints.set(j, v)  # line 14
-            child = await grow(depth + 1, label, winner)  # line 15
-            if winner == party.name:
+            if mine:
+                self.constraints.set(j, v)  # line 14
+            child = await self.grow(tag, depth + 1, label, winner)  # line 15
+            if mine:
                 children[view.domains[j][v]] = list(child)  # line 16
-        if winner == party.name:
-            constraints.set(j, None)  # line 18
-            remaining.insert(local, j)
+        node_id = None
+        if mine:
+            self.constraints.set(j, None)  # line 18
+            self.remaining.insert(local, j)
             node_id = _new_id()
-            tree.interior[node_id] = {
+            self.tree.interior[node_id] = {
                 "number": number,
                 "attribute": view.attributes[j],
                 "children": children,
             }
-        else:
-            node_id = None
-        left[w] += 1
+        self.left[w] += 1
         return await _hand_up(party, winner, node_id, parent_owner, t)
 
-    root = await grow(0, None, None)
-    tree.root = root
-    party.ledger.record("ppid3/structure", tree.structure, step=tag)
-    return tree
+    async def leaf(
+        self, t: str, number: int, depth: int, parent_label: str | None
+    ) -> tuple[bool, str | None, str | None]:
+        """Lines 1-9: whether the node is a leaf (decided by the class site, announced to all),
+        the class site's majority label and, for a leaf, its id there."""
+        party, view, class_site = self.party, self.view, self.class_site
+        # line 1: IsREmpty, unless the public depth limit decides
+        at_limit = self.max_depth is not None and depth >= self.max_depth
+        empty = at_limit or await is_r_empty(party, int(bool(self.remaining)), tag=f"{t}/ire")
+        # lines 3 / 7: the class distribution, to the class site only
+        counts = await self.oracle.distribution_counts(
+            party, self.constraints, class_site=class_site, tag=f"{t}/dc"
+        )
+        if not self.is_class:
+            leaf = await party.recv(class_site, f"{t}/leaf", LEAF)
+            if not isinstance(leaf, bool):
+                raise ProtocolError(f"{class_site} announced {leaf!r} instead of leaf true/false")
+            return leaf, None, None
+        assert counts is not None and view.classes is not None
+        total = int(counts.sum())
+        named = {c: int(n) for c, n in zip(view.classes, counts, strict=True)}
+        self.tree.node_counts[number] = named
+        party.ledger.record("ppid3/node-counts", {"node": number, "counts": named}, step=t)
+        label = majority(named) if total > 0 else parent_label
+        if label is None:
+            raise ConfigError("the training set is empty")
+        small = self.min_samples_split is not None and total < self.min_samples_split
+        leaf = empty or total == 0 or is_same_class(counts) or small
+        leaf_id = None
+        if leaf:
+            leaf_id = _new_id()
+            self.tree.leaves[leaf_id] = {"number": number, "counts": named, "class": label}
+        await party.broadcast(f"{t}/leaf", leaf)
+        return leaf, label, leaf_id
+
+    async def winner(self, t: str, number: int) -> tuple[str, int]:
+        """Line 10, AttribMaxInfoGain: each site's best gain goes to the class site, which
+        announces the winning site. Returns the winner and this site's best local index."""
+        party, names, class_site = self.party, self.names, self.class_site
+        counts_by_attr = await self.oracle.attribute_counts(
+            party,
+            self.constraints,
+            self.remaining,
+            remaining_per_site=self.left,
+            class_site=class_site,
+            tag=f"{t}/gain",
+        )
+        gains = [gain_in_any_class_order(counts_by_attr[j]) for j in self.remaining]
+        local = best_site_attribute([gains])[1] if gains else -1  # column order breaks ties
+        my_best = float(gains[local]) if gains else None
+        if not self.is_class:
+            await party.send(class_site, f"{t}/best", my_best)
+            winner = await party.recv(class_site, f"{t}/winner", WINNER)
+            if winner not in names:
+                raise ProtocolError(f"{class_site} announced an unknown winner {winner!r}")
+            return winner, local
+        reported = await party.gather([n for n in names if n != party.name], f"{t}/best", BEST)
+        reported[party.name] = my_best
+        for n, g in reported.items():
+            if g is not None and not isinstance(g, float):
+                raise ProtocolError(f"{n} reported a best gain {g!r}, not a number")
+        party.ledger.record("ppid3/best-gains", {"node": number, "gains": reported}, step=t)
+        winner_index, _ = best_site_attribute(
+            [[reported[n]] if reported[n] is not None else [] for n in names]
+        )
+        winner = names[winner_index]
+        await party.broadcast(f"{t}/winner", winner)
+        return winner, local
+
+    async def branching(self, t: str, winner: str, mine: int) -> int:
+        """The winner announces the split attribute's fan-out (``mine`` at the winner)."""
+        if winner == self.party.name:
+            await self.party.broadcast(f"{t}/branching", mine)
+            return mine
+        n_children = await self.party.recv(winner, f"{t}/branching", BRANCHING)
+        if not isinstance(n_children, int) or isinstance(n_children, bool) or n_children < 1:
+            raise ProtocolError(f"{winner} announced {n_children!r} children")
+        return n_children
 
 
 async def _hand_up(

@@ -122,36 +122,49 @@ async def _paillier_method(
     alice_learns = reveal_to in (ALICE, "both")
     bob_learns = reveal_to in (BOB, "both")
     if role == ALICE:
-        A = M
-        m, n = A.shape
-        if paillier_capacity_bits(n) >= key_bits:
-            raise ConfigError(
-                f"dot product (paillier): vectors of length {n} need a modulus of more than "
-                f"{paillier_capacity_bits(n)} bits, got key_bits={key_bits}"
-            )
-        key = await asyncio.to_thread(PaillierPrivateKey.generate, key_bits)
-        pk = key.public_key
-        party.metrics.count("paillier_keygen", 1)
-        cs = await asyncio.to_thread(key.encrypt_many, A.reshape(-1).tolist())
-        party.metrics.count("paillier_enc", m * n)
-        body = {"n": pk.n, "shape": [m, n], "c": pack_array(pk.ciphertexts_to_array(cs))}
-        await party.send(other, f"{tag}/enc", body)
-        reply = fields_of(await party.recv(other, f"{tag}/enc", ENCRYPTED), other, ("shape", "c"))
-        ell = checked_shape(
-            reply.get("shape"), (m, 1) if rows else (m, None), other, "Enc(A B + mask)"
-        )[1]
-        cts = unpack_array(reply.get("c"), np.uint8, (m * ell, pk.ciphertext_bytes), other, "c")
-        D = await asyncio.to_thread(key.decrypt_many, pk.ciphertexts_from_array(cts))
-        party.metrics.count("paillier_dec", m * ell)
-        limit = 1 << paillier_capacity_bits(n)  # D = (A B)_jk + M_jk < 2^κ + 2^(κ+σ)
-        if any(d >= limit for d in D):
-            raise ProtocolError(f"dot product (paillier): {other} sent a product out of range")
-        U = np.array([int(d) % WORD for d in D], dtype=np.uint64).reshape(m, ell)
-        if bob_learns:
-            await party.send(other, f"{tag}/share", pack_array(U))
-        return U, (m, n, ell)
+        return await _alice(party, M, other, tag, key_bits, rows, bob_learns)
+    return await _bob(party, M, other, tag, key_bits, words, rows, alice_learns, bob_learns)
 
-    B = M
+
+async def _alice(
+    party: Party, A: np.ndarray, other: str, tag: str, key_bits: int, rows: bool,
+    bob_learns: bool,
+) -> tuple[np.ndarray, tuple[int, int, int]]:  # fmt: skip
+    """Alice's side: she makes the key, encrypts A and decrypts Enc(A B + mask)."""
+    m, n = A.shape
+    if paillier_capacity_bits(n) >= key_bits:
+        raise ConfigError(
+            f"dot product (paillier): vectors of length {n} need a modulus of more than "
+            f"{paillier_capacity_bits(n)} bits, got key_bits={key_bits}"
+        )
+    key = await asyncio.to_thread(PaillierPrivateKey.generate, key_bits)
+    pk = key.public_key
+    party.metrics.count("paillier_keygen", 1)
+    cs = await asyncio.to_thread(key.encrypt_many, A.reshape(-1).tolist())
+    party.metrics.count("paillier_enc", m * n)
+    body = {"n": pk.n, "shape": [m, n], "c": pack_array(pk.ciphertexts_to_array(cs))}
+    await party.send(other, f"{tag}/enc", body)
+    reply = fields_of(await party.recv(other, f"{tag}/enc", ENCRYPTED), other, ("shape", "c"))
+    ell = checked_shape(
+        reply.get("shape"), (m, 1) if rows else (m, None), other, "Enc(A B + mask)"
+    )[1]
+    cts = unpack_array(reply.get("c"), np.uint8, (m * ell, pk.ciphertext_bytes), other, "c")
+    D = await asyncio.to_thread(key.decrypt_many, pk.ciphertexts_from_array(cts))
+    party.metrics.count("paillier_dec", m * ell)
+    limit = 1 << paillier_capacity_bits(n)  # D = (A B)_jk + M_jk < 2^κ + 2^(κ+σ)
+    if any(d >= limit for d in D):
+        raise ProtocolError(f"dot product (paillier): {other} sent a product out of range")
+    U = np.array([int(d) % WORD for d in D], dtype=np.uint64).reshape(m, ell)
+    if bob_learns:
+        await party.send(other, f"{tag}/share", pack_array(U))
+    return U, (m, n, ell)
+
+
+async def _bob(
+    party: Party, B: np.ndarray, other: str, tag: str, key_bits: int, words: RandomWords,
+    rows: bool, alice_learns: bool, bob_learns: bool,
+) -> tuple[np.ndarray, tuple[int, int, int]]:  # fmt: skip
+    """Bob's side: he checks Alice's key and ciphertexts, combines them with B and masks."""
     m_b: int | None = None  # row-wise: Alice's row count must be Bob's
     if rows:
         m_b, n = B.shape

@@ -252,43 +252,9 @@ async def set_intersection_cardinality(
             if s.dtype != np.uint8 or s.ndim != 2 or s.shape[1] != ELEMENT_BYTES:
                 raise ConfigError("PSI-CA: every set must be an (m, 32) uint8 array")
     keys = [X25519Key.generate() for _ in groups]  # fresh keys, one per group
-    nxt, prev = names[(me + 1) % k], names[(me - 1) % k]
-
-    def encrypt(bundle: list[list[np.ndarray]]) -> list[list[np.ndarray]]:
-        out = []
-        ops = 0
-        for key, sets in zip(keys, bundle, strict=True):
-            enc = []
-            for s in sets:
-                enc.append(_shuffled(key.encrypt_many(s)) if len(s) else s)
-                ops += len(s)
-            out.append(enc)
-        party.metrics.count("x25519", ops)
-        return out
-
-    sizes: dict[str, list[list[int]]] = {}
     with party.phase(tag):
-        bundle = encrypt([[np.ascontiguousarray(s) for s in g.sets] for g in groups])
-        sizes[party.name] = [[len(s) for s in sets] for sets in bundle]
-        for t in range(1, k):
-            await party.send(nxt, f"{tag}/hop{t}", bundle)
-            origin = names[(me - t) % k]
-            got = _check_bundle(
-                await party.recv(prev, f"{tag}/hop{t}", HOP), n_groups, prev, f"hop {t}"
-            )
-            if any(g is None for g in got):
-                raise ProtocolError(f"PSI-CA: {prev} sent an incomplete bundle at hop {t}")
-            sizes[origin] = [[len(s) for s in sets] for sets in got]
-            try:
-                bundle = encrypt(got)
-            except InvalidPoint as exc:  # no honest party sends one: blame the sender
-                raise PeerMisbehaved(
-                    f"{party.name}: PSI-CA: {prev} sent, at {tag}/hop{t}, a set whose {exc}",
-                    peer=prev,
-                    step=f"{tag}/hop{t}",
-                ) from None
+        bundle, sizes = await _ring(party, groups, keys, tag)
         # ``bundle`` is now the fully encrypted sets of the party after me (origin me + 1)
-        origin_index = (me + 1) % k
         for r in names:
             if r == party.name:
                 continue
@@ -296,7 +262,7 @@ async def set_intersection_cardinality(
                 sets if g.receiver == r else None for g, sets in zip(groups, bundle, strict=True)
             ]
             await party.send(r, f"{tag}/final", part)
-        finals: dict[int, list] = {origin_index: bundle}
+        finals: dict[int, list] = {(me + 1) % k: bundle}
         for j, sender in enumerate(names):
             if sender == party.name:
                 continue
@@ -313,24 +279,79 @@ async def set_intersection_cardinality(
                           for p, v in sizes.items()},
             },
         )  # fmt: skip
-        results: list[np.ndarray | None] = []
-        for gi, g in enumerate(groups):
-            if g.receiver != party.name:
-                results.append(None)
-                continue
-            per_party = []
-            for p in range(k):
-                sets = finals[p][gi]
-                if sets is None:
-                    raise ProtocolError(f"PSI-CA: no final sets of {names[p]} for group {gi}")
-                per_party.append(sets)
-            counts, membership = count_tensor(per_party)
-            entry: dict[str, object] = {"group": g.label or gi, "counts": counts.tolist()}
-            if record_sub_intersections and k > 2:
-                entry["sub-intersections"] = _sub_intersections(membership, counts.shape, names)
-            party.ledger.record(
-                "psi-ca/counts", entry, step=tag,
-                canonical=None if permuted is None else _canonical_counts(entry, names, permuted),
-            )  # fmt: skip
-            results.append(counts)
-        return results
+        return [
+            _counts_at_receiver(
+                party, g.label or gi, gi, finals, tag, record_sub_intersections, permuted
+            )
+            if g.receiver == party.name
+            else None
+            for gi, g in enumerate(groups)
+        ]
+
+
+async def _ring(
+    party: Party, groups: Sequence[GroupInput], keys: list[X25519Key], tag: str
+) -> tuple[list[list[np.ndarray]], dict[str, list[list[int]]]]:
+    """Each party encrypts its sets and passes them round the ring, each party on the way
+    encrypting them under its own key. Returns the fully encrypted sets of the party after
+    this one and every party's set sizes (what each hop shows)."""
+    names = list(party.parties)
+    k, me, n_groups = len(names), names.index(party.name), len(groups)
+    nxt, prev = names[(me + 1) % k], names[(me - 1) % k]
+
+    def encrypt(bundle: list[list[np.ndarray]]) -> list[list[np.ndarray]]:
+        out = []
+        ops = 0
+        for key, sets in zip(keys, bundle, strict=True):
+            enc = []
+            for s in sets:
+                enc.append(_shuffled(key.encrypt_many(s)) if len(s) else s)
+                ops += len(s)
+            out.append(enc)
+        party.metrics.count("x25519", ops)
+        return out
+
+    sizes: dict[str, list[list[int]]] = {}
+    bundle = encrypt([[np.ascontiguousarray(s) for s in g.sets] for g in groups])
+    sizes[party.name] = [[len(s) for s in sets] for sets in bundle]
+    for t in range(1, k):
+        await party.send(nxt, f"{tag}/hop{t}", bundle)
+        origin = names[(me - t) % k]
+        got = _check_bundle(
+            await party.recv(prev, f"{tag}/hop{t}", HOP), n_groups, prev, f"hop {t}"
+        )
+        if any(g is None for g in got):
+            raise ProtocolError(f"PSI-CA: {prev} sent an incomplete bundle at hop {t}")
+        sizes[origin] = [[len(s) for s in sets] for sets in got]
+        try:
+            bundle = encrypt(got)
+        except InvalidPoint as exc:  # no honest party sends one: blame the sender
+            raise PeerMisbehaved(
+                f"{party.name}: PSI-CA: {prev} sent, at {tag}/hop{t}, a set whose {exc}",
+                peer=prev,
+                step=f"{tag}/hop{t}",
+            ) from None
+    return bundle, sizes
+
+
+def _counts_at_receiver(
+    party: Party, label: object, gi: int, finals: dict[int, list], tag: str,
+    record_sub_intersections: bool, permuted: str | None,
+) -> np.ndarray:  # fmt: skip
+    """The receiver's count tensor of group ``gi`` from every party's fully encrypted sets."""
+    names = list(party.parties)
+    per_party = []
+    for p in range(len(names)):
+        sets = finals[p][gi]
+        if sets is None:
+            raise ProtocolError(f"PSI-CA: no final sets of {names[p]} for group {gi}")
+        per_party.append(sets)
+    counts, membership = count_tensor(per_party)
+    entry: dict[str, object] = {"group": label, "counts": counts.tolist()}
+    if record_sub_intersections and len(names) > 2:
+        entry["sub-intersections"] = _sub_intersections(membership, counts.shape, names)
+    party.ledger.record(
+        "psi-ca/counts", entry, step=tag,
+        canonical=None if permuted is None else _canonical_counts(entry, names, permuted),
+    )  # fmt: skip
+    return counts

@@ -1,5 +1,5 @@
-"""A long-lived CDBS and a client that comes back later: the systems ``cdtl-outsource`` and
-``cdtl-classify`` (Mancuhan & Clifton, Figures 1-3, as two sessions of one data owner).
+"""The party programs of ``cdtl-outsource`` and ``cdtl-classify``: a long-lived CDBS and a client
+that comes back later (Mancuhan & Clifton, Figures 1-3, as two sessions of one data owner).
 
 The CDBS's state is durable: its SQLite database (IT, ST, the BDT and every sealed subtree,
 :class:`~protocols.cdtl.cdtl.CDBSStore`) in a folder that outlives its processes, and its CurveZMQ
@@ -8,13 +8,13 @@ parties, and either process may end between sessions, or be restarted during one
 
 * **outsource** (``cdtl-outsource``) — the client reads its training CSV
   (:func:`~parties.own_data.read_own_table`), prepares it as ``cdtl`` does
-  (:func:`~parties.cdtl_tables.client_table`; a continuous sensitive attribute, or with
+  (:func:`~parties.programs.cdtl_tables.client_table`; a continuous sensitive attribute, or with
   ``--bin-attributes all`` every continuous attribute, in ``bins`` equal-frequency bins
   fitted on the rows of that file, which it outsources whole:
-  :func:`~parties.cdtl_tables.fit_bins`; other continuous attributes stay continuous),
+  :func:`~parties.programs.cdtl_tables.fit_bins`; other continuous attributes stay continuous),
   suppresses the fewest tuples that make ``l`` possible, anatomizes the rest under a fresh
   key and outsources IT and ST with the shared prune set
-  (:data:`~parties.cdtl_tables.PRUNE_FRACTION` of the rows, a public choice of ``seed``); the
+  (:data:`~parties.programs.cdtl_tables.PRUNE_FRACTION` of the rows, a public choice of ``seed``); the
   CDBS learns the BDT and stores all three. The client writes its model file
   (:class:`ClientModel`, :mod:`mpc.learners.model_file`, private, mode 0600): the key, the table's
   name at the CDBS and its schema digest, the columns and kinds it read, the discretizer, the
@@ -52,7 +52,6 @@ holds the client's key and never leaves it.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import logging
 import string
@@ -65,13 +64,12 @@ import numpy as np
 
 from mpc.crypto.sealed import KEY_BYTES, ClientKey
 from mpc.datasets import CONTINUOUS, NOMINAL, Discretizer, PartyTable, Table, csv_header
-from mpc.deployment.launcher import PartySpec
 from mpc.errors import ConfigError, InputError, ProtocolError
 from mpc.learners.model_file import ModelError, SavedModel, new_model_id, read_model, write_model
 from mpc.runtime.config import DeploymentConfig, PartyConfig
 from mpc.runtime.party import Party
-from parties.cdtl_system import serve_cdbs
-from parties.cdtl_tables import (
+from parties.programs.cdtl import serve_cdbs
+from parties.programs.cdtl_tables import (
     PRUNE_FRACTION,
     bin_args,
     client_table,
@@ -83,25 +81,21 @@ from parties.cdtl_tables import (
     read_client_csv,
 )
 from parties.own_data import read_own_table, write_predictions
-from protocols.cdtl.cdtl import CDBS, CLIENT, SPLITS
+from protocols.cdtl.anatomization import anatomize, suppress_for_l
+from protocols.cdtl.cdtl import CDBS, CLIENT
+from protocols.cdtl.client import CDBSClient, ClientCosts
+from protocols.cdtl.joins import open_eseq
+from mpc.learners.evaluation import accuracy, rows_of, train_test_split
 
 __all__ = [
     "DB_FILE",
     "MODEL_FILE",
     "MODEL_SYSTEM",
     "ClientModel",
-    "classify_args",
-    "classify_plan",
-    "classify_result",
     "classify_run",
-    "classify_summary",
     "load_client_model",
     "model_path",
-    "outsource_args",
-    "outsource_plan",
-    "outsource_result",
     "outsource_run",
-    "outsource_summary",
     "rows_to_classify",
 ]
 
@@ -305,95 +299,7 @@ def rows_to_classify(me: PartyConfig, model: ClientModel) -> tuple[PartyTable, T
 # ----------------------------------------------------------------------------- outsource
 
 
-def _session_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--cdbs-db",
-        required=True,
-        metavar="DIR",
-        help=f"the CDBS's database folder ({DB_FILE} in it), kept between sessions: "
-        "outsource and classify against the same one",
-    )
-
-
-def outsource_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--csv", required=True, metavar="FILE", help="the client's training CSV (header row)"
-    )
-    p.add_argument(
-        "--class", dest="class_column", required=True, metavar="COL", help="its class column"
-    )
-    p.add_argument(
-        "--sensitive", required=True, metavar="COL", help="the sensitive attribute A_s (a column)"
-    )
-    own_csv_args(p)
-    p.add_argument(
-        "--model-out",
-        required=True,
-        metavar="DIR",
-        help=f"where the client writes its model file ({MODEL_FILE} in DIR, or a FILE.json): "
-        "private, it holds the client's key",
-    )
-    _session_args(p)
-    p.add_argument("--l", type=int, default=2, help="l of l-diversity (default 2)")
-    bin_args(p, rows="all rows of --csv, which are outsourced whole")
-    p.add_argument(
-        "--nominal-splits",
-        choices=SPLITS,
-        default="multiway",
-        help="how every tree splits a nominal attribute (default multiway)",
-    )
-    p.add_argument(
-        "--seed",
-        type=int,
-        default=0,
-        help="seed of the public prune set (0); never of the client's secret randomness",
-    )
-    p.add_argument(
-        "--no-suppress",
-        action="store_true",
-        help="fail when a sensitive value covers more than 1/l of the rows, instead of "
-        "suppressing the fewest of its tuples",
-    )
-
-
-def outsource_plan(args: argparse.Namespace) -> Any:
-    from parties.plan import Plan
-
-    if args.l < 2:
-        raise ConfigError(f"--l must be at least 2, got {args.l}")
-    if args.bins < 2:
-        raise ConfigError(f"--bins must be at least 2, got {args.bins}")
-    entries = csv_entries(args)
-    own, text = read_client_csv(args, entries)
-    table = client_table(
-        own.table, sensitive=args.sensitive, l=args.l, bins=args.bins,
-        no_suppress=args.no_suppress, source=str(args.csv),
-    )  # fmt: skip
-    model = model_path(Path(args.model_out).resolve())
-    db = Path(args.cdbs_db).resolve() / DB_FILE
-    entries["model_out"] = str(model)
-    params = {
-        "sensitive": args.sensitive,
-        "class": args.class_column,
-        "l": args.l,
-        "bins": args.bins,
-        "bin_attributes": args.bin_attributes,
-        "seed": args.seed,
-        "nominal_splits": args.nominal_splits,
-        "no_suppress": args.no_suppress,
-        "db": str(db),
-        "clients": [CLIENT],
-    }
-    specs = [PartySpec(CLIENT, CLIENT, csv=text, entries=entries), PartySpec(CDBS, CDBS)]
-    return Plan(specs, params, {"csv": str(args.csv), "rows": table.n_rows})
-
-
 async def outsource_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
-    from mpc.learners.evaluation import train_test_split
-    from protocols.cdtl.anatomization import anatomize, suppress_for_l
-    from protocols.cdtl.client import CDBSClient
-    from protocols.cdtl.joins import open_eseq
-
     p = cfg.params
     if me.role == CDBS:
         return await serve_cdbs(party, cfg, [str(c) for c in p.get("clients", [CLIENT])])
@@ -474,94 +380,10 @@ async def outsource_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) ->
     }
 
 
-def _client_and_cdbs(reports: dict[str, dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any]]:
-    client = reports.get(CLIENT, {}).get("result")
-    if not isinstance(client, dict):
-        raise ProtocolError(f"{CLIENT} reported no result")
-    return client, reports.get(CDBS, {}).get("result") or {}
-
-
-def outsource_result(reports: dict[str, dict[str, Any]], plan: Any) -> dict[str, Any]:
-    client, cdbs = _client_and_cdbs(reports)
-    return {"csv": plan.context["csv"], **client, "db": cdbs.get("db")}
-
-
-def outsource_summary(result: dict[str, Any]) -> list[str]:
-    lines = [
-        f"outsourced: {result['csv']}: {result['outsourced']} of {result['rows']} rows as "
-        f"table {result['table']!r} (class {result['class']!r}, sensitive "
-        f"{result['sensitive']!r}, l = {result['l']}, {result['groups']} groups, "
-        f"{result['suppressed']} suppressed)",
-        f"cdbs:       BDT of {result['bdt_leaves']} "
-        f"{'leaf' if result['bdt_leaves'] == 1 else 'leaves'} (largest {result['max_leaf']} "
-        f"tuples) in {result['db']}",
-        f"model:      {result['model']} (private: holds the client's key; model id "
-        f"{result['model_id']})",
-    ]
-    if result.get("warning"):
-        lines.append(result["warning"])
-    return lines
-
-
 # ----------------------------------------------------------------------------- classify
 
 
-def classify_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--csv",
-        required=True,
-        metavar="FILE",
-        help="the rows to classify: a CSV with the model's columns (header row; the class "
-        "column may be absent, other columns are ignored)",
-    )
-    own_csv_args(p, kinds=False)
-    p.add_argument(
-        "--model",
-        required=True,
-        metavar="DIR",
-        help=f"the client's model of cdtl-outsource ({MODEL_FILE} in DIR, or the FILE)",
-    )
-    p.add_argument(
-        "--predictions-out",
-        default=None,
-        metavar="FILE",
-        help="where the client writes id,class (private; default: predictions.csv next to "
-        "the model file)",
-    )
-    _session_args(p)
-
-
-def classify_plan(args: argparse.Namespace) -> Any:
-    from parties.plan import Plan
-
-    model_file = model_path(Path(args.model).resolve())
-    model, saved = load_client_model(model_file)
-    entries = csv_entries(args)
-    reading = PartyConfig(
-        CLIENT, CLIENT, "tcp://127.0.0.1:1", "", None, data=Path(args.csv),
-        id_column=entries.get("id"), delimiter=entries.get("delimiter", ","),
-    )  # fmt: skip
-    _, table = rows_to_classify(reading, model)
-    db = Path(args.cdbs_db).resolve() / DB_FILE
-    if not db.is_file():
-        raise ConfigError(
-            f"--cdbs-db {args.cdbs_db}: no CDBS database {DB_FILE} there; give the folder "
-            "the model's table was outsourced to (cdtl-outsource --cdbs-db)"
-        )
-    predictions = Path(args.predictions_out or model_file.parent / "predictions.csv").resolve()
-    entries.update(model=str(model_file), predictions=str(predictions))
-    specs = [
-        PartySpec(CLIENT, CLIENT, csv=csv_text(args.csv), entries=entries),
-        PartySpec(CDBS, CDBS),
-    ]
-    context = {"csv": str(args.csv), "rows": table.n_rows, "model_id": saved.model_id}
-    return Plan(specs, {"db": str(db), "clients": [CLIENT]}, context)
-
-
 async def classify_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
-    from mpc.learners.evaluation import accuracy, rows_of
-    from protocols.cdtl.client import CDBSClient, ClientCosts
-
     p = cfg.params
     if me.role == CDBS:
         return await serve_cdbs(party, cfg, [str(c) for c in p.get("clients", [CLIENT])])
@@ -617,26 +439,3 @@ async def classify_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> 
     return out
 
 
-def classify_result(reports: dict[str, dict[str, Any]], plan: Any) -> dict[str, Any]:
-    client, cdbs = _client_and_cdbs(reports)
-    return {
-        "csv": plan.context["csv"],
-        **client,
-        "db": cdbs.get("db"),
-        "subtrees_stored": cdbs.get("subtrees"),
-    }
-
-
-def classify_summary(result: dict[str, Any]) -> list[str]:
-    classes = ", ".join(f"{c} {n}" for c, n in result["classes"].items())
-    lines = [
-        f"classified: {result['rows']} rows of {result['csv']} with {result['model']} "
-        f"(table {result['table']!r})",
-        f"classes:    {classes}",
-        f"subtrees:   {result['subtrees_learned']} learned now by the client, "
-        f"{result['subtrees_stored']} stored at the CDBS ({result['db']})",
-    ]
-    if "accuracy" in result:
-        lines.append(f"accuracy:   {result['accuracy']:.4f} (the file's class column)")
-    lines.append(f"wrote:      {result['predictions']} (id,class; private)")
-    return lines

@@ -16,7 +16,7 @@ protocol parameters::
     code = "paired"           # binary code of nominal values
     window = 3                # ω
     method = "dealer"         # secure dot products: "dealer" or "paillier"
-    max_depth = 0             # 0: no limit
+    max_depth = 6             # stop growing at this depth (left out: no limit)
     bins = 4                  # equal-frequency bins of continuous columns
 
 The number of groups ``g`` has two readings (:data:`GROUPINGS`). ``table``, the default, is the
@@ -61,19 +61,32 @@ import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from mpc.datasets import Discretizer
-from mpc.errors import ConfigError
-from mpc.learners.model_file import SavedModel, write_model
+from mpc.errors import ConfigError, InputError
+from mpc.learners.model_file import ModelError, SavedModel, write_model
 from mpc.runtime.config import DeploymentConfig, PartyConfig
 from mpc.runtime.party import Party
-from parties.hybrid_classify_system import classify_party, serve_classify
-from parties.hybrid_model import LEARNER, part_body
-from parties.own_data import private_seed, read_own_file
-from protocols.hybrid.agreement import CLASSIFY, TRAIN, agree_mode, agree_setup, bind_parts
+from parties.own_data import private_seed, read_own_file, read_own_table, write_predictions
+from parties.programs.hybrid_model import LEARNER, HybridPart, load_part, part_body
+from protocols.hybrid.agreement import (
+    CLASSIFY,
+    TRAIN,
+    agree_mode,
+    agree_setup,
+    bind_parts,
+    check_parts,
+)
+from protocols.hybrid.classify import (
+    classify_records,
+    consistent_terminals,
+    serve_classify_dealer,
+    terminal_classes,
+)
 from protocols.hybrid.hybrid_id3 import (
     ALICE,
     BOB,
@@ -95,16 +108,19 @@ __all__ = [
     "COINS_OS",
     "COINS_SEEDED",
     "COIN_SEED_KEY",
+    "DEFAULT_PREDICTIONS",
     "GROUPINGS",
     "PARTY_GROUPS",
     "SAVED_TREE",
     "TABLE_GROUPS",
     "TREES",
     "TrainingParams",
-    "hybrid_run",
+    "classify_party",
     "make_groups",
     "party_codes",
     "party_coins",
+    "run",
+    "serve_classify",
     "table_groups",
 ]
 
@@ -278,7 +294,12 @@ class TrainingParams:
                 doc = json.loads(str(raw_groups))
                 groups = {str(k): [[str(a) for a in g] for g in v] for k, v in doc.items()}
             theta, window = float(p.get("theta", 0.7)), int(p.get("window", 3))
-            max_depth, bins = int(p.get("max_depth", 0)) or None, int(p.get("bins", 4))
+            max_depth, bins = p.get("max_depth"), int(p.get("bins", 4))
+            if max_depth is not None and (int(max_depth) < 1 or isinstance(max_depth, bool)):
+                raise ValueError(
+                    f"max_depth must be at least 1 (leave it out for no limit), got {max_depth}"
+                )
+            max_depth = None if max_depth is None else int(max_depth)
         except (TypeError, ValueError, AttributeError) as exc:
             raise ConfigError(f"{cfg.path}: malformed protocol.params ({exc})") from None
         method, code = str(p.get("method", "dealer")), str(p.get("code", "paired"))
@@ -297,7 +318,7 @@ class TrainingParams:
         )  # fmt: skip
 
 
-async def hybrid_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
+async def run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
     """One party of ``hybrid-id3`` (and of ``hybrid-id3-classify``): train, or classify with
     a saved model part when Alice and Bob are started with one (``--model``)."""
     if me.name != me.role or me.role not in (ALICE, BOB, DEALER):
@@ -392,3 +413,75 @@ async def _train(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> dict[s
         "path": None if me.model_out is None else str(me.model_out),
     }
     return out
+
+
+# ----------------------------------------------------------------------------- classify
+
+#: where the deliverer writes the predictions when it is given no path
+DEFAULT_PREDICTIONS = Path("predictions.csv")
+
+
+def _load_part(me: PartyConfig) -> HybridPart:
+    """This party's model part, or an :class:`InputError` whose public line (for the peers)
+    says what is wrong without the file's path."""
+    if me.model is None:
+        raise ConfigError(f"party {me.name!r}: no model part to classify with; give --model")
+    try:
+        return load_part(me.model, me.role)
+    except ModelError as exc:
+        public = str(exc).replace(f"model file {me.model}", "its model file")
+        raise InputError(f"{me.name}: {exc}", public=f"{me.name}: {public}") from None
+
+
+async def classify_party(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> dict[str, Any]:
+    """Alice's or Bob's side of a classification run (the module docstring's steps 1-3)."""
+    method = str(cfg.params.get("method", "dealer"))
+    deliver_to = str(cfg.params.get("deliver_to", BOB))
+    if deliver_to not in (ALICE, BOB):
+        raise ConfigError(
+            f"{cfg.path}: protocol.params.deliver_to must be alice or bob, got {deliver_to!r}"
+        )
+    with party.phase("hybrid-classify/model"):
+        part = _load_part(me)
+    await check_parts(party, part.model_id, part.parts)
+    reader = dataclasses.replace(me, nominal=part.nominal, continuous=part.continuous)
+    with party.phase("hybrid-classify/input"):
+        own, warning = read_own_table(reader, class_column=None, columns=part.own_attributes)
+    if warning:
+        log.warning("%s: %s", me.name, warning)
+    alignment = await align_records(Sites(party, [ALICE, BOB]).as_party(), list(own.ids))
+    table = own.table.subset(alignment.order)
+    if part.discretizer is not None:
+        table = part.discretizer.transform(table)
+    values = {
+        a: np.array([str(v) for v in table.column(a)], dtype=object) for a in table.attributes
+    }
+    vectors = consistent_terminals(part.tree, part.owners, me.role, values).astype(np.uint64)
+    if me.role == BOB:  # w ∘ v_B: every terminal weighted by 1 + its class's index
+        vectors = vectors * (terminal_classes(part.tree, part.classes) + 1).astype(np.uint64)
+    labels = await classify_records(
+        party, vectors, classes=part.classes, deliver_to=deliver_to, method=method
+    )
+    result: dict[str, Any] = {
+        "records": int(alignment.n), "model_id": part.model_id, "deliver_to": deliver_to,
+        "warning": warning,
+    }  # fmt: skip
+    if labels is not None:
+        by_row = [""] * alignment.n  # back to this party's own row order
+        for t, row in enumerate(alignment.order.tolist()):
+            by_row[row] = labels[t]
+        path = write_predictions(
+            me.predictions or DEFAULT_PREDICTIONS, list(own.ids), by_row, id_column=me.id_column
+        )
+        log.info("%s: wrote %d predictions to %s", me.name, len(by_row), path)
+        result["predictions"] = str(path.resolve())
+        result["per_class"] = {c: labels.count(c) for c in part.classes}
+    return result
+
+
+async def serve_classify(party: Party, cfg: DeploymentConfig) -> dict[str, Any]:
+    """The dealer's side of a classification run."""
+    method = str(cfg.params.get("method", "dealer"))
+    if method not in METHODS or METHODS[method].helper is None:
+        raise ConfigError(f"{cfg.path}: method {method!r} needs no dealer")
+    return {"batches": await serve_classify_dealer(party, method=method)}

@@ -1,4 +1,4 @@
-"""The ``hybrid-id3-classify`` system: Alice and Bob classify new records with their saved
+"""``mpc run hybrid-id3-classify``: Alice and Bob classify new records with their saved
 parts of a Hybrid-ID3 model (``mpc run hybrid-id3 --model-out DIR``), each reading only its own
 columns of the new records, and one of them receives the predictions.
 
@@ -17,9 +17,9 @@ Protocol parameters (deployment file): ``method`` (``dealer`` or ``paillier``) a
 writes them (``id,class``, mode 0600) to its ``predictions`` path (``--predictions-out``,
 default ``predictions.csv``), in its own file's row order.
 
-A party process (:func:`classify_party`):
+A party process (:func:`parties.programs.hybrid.classify_party`):
 
-1. reads and checks its model part (:func:`parties.hybrid_model.load_part`: an edited file is
+1. reads and checks its model part (:func:`parties.programs.hybrid_model.load_part`: an edited file is
    refused) and compares the model id and part digests with the other's
    (:func:`protocols.hybrid.agreement.check_parts`: a part of another training run is refused);
 2. reads its new file and aligns the records with the other's
@@ -36,108 +36,68 @@ report or ledger holds a record id.
 both parts from ``DIR`` (to learn which columns go to whom), cuts the new CSV into Alice's and
 Bob's files (the receiving party's in the new file's row order, so that the predictions follow
 it; the other's shuffled), runs the parties, and checks the predictions against the saved
-tree applied in plain to the joined rows (:func:`parties.hybrid_model.plain_predict`); if the
+tree applied in plain to the joined rows (:func:`parties.programs.hybrid_model.plain_predict`); if the
 file has the class column, it also reports accuracy (the parties never see it).
 """
 
+
 from __future__ import annotations
 
-import argparse
 import csv
-import dataclasses
-import logging
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from parties.systems.base import SEMI_HONEST, Audit, Plan, System
 
 from mpc.datasets import DataError, load_party_csv
 from mpc.deployment.launcher import PartySpec
-from mpc.errors import ConfigError, InputError, ProtocolError
+from mpc.errors import ConfigError, ProtocolError
 from mpc.learners.evaluation import accuracy
-from mpc.learners.model_file import ModelError
-from mpc.runtime.config import DeploymentConfig, PartyConfig
-from mpc.runtime.party import Party
-from parties.hybrid_model import HybridPart, load_part, plain_predict
-from parties.own_data import read_own_table, write_predictions
+from parties.params import Params, option
+from parties.programs.hybrid import DEFAULT_PREDICTIONS
+from parties.programs.hybrid_model import HybridPart, load_part, plain_predict
 from parties.vertical_csv import fresh_id_column, party_csv
-from protocols.hybrid.agreement import check_parts
-from protocols.hybrid.classify import (
-    classify_records,
-    consistent_terminals,
-    serve_classify_dealer,
-    terminal_classes,
-)
 from protocols.hybrid.hybrid_id3 import ALICE, BOB, DEALER
-from protocols.ppid3.fast_counts import Sites
 from protocols.primitives.dot_product import METHODS
-from protocols.primitives.record_alignment import align_records
 
-__all__ = [
-    "DEFAULT_PREDICTIONS",
-    "classify_args",
-    "classify_party",
-    "classify_plan",
-    "classify_result",
-    "classify_summary",
-    "serve_classify",
-]
-
-log = logging.getLogger("mpc.hybrid")
-
-#: where the deliverer writes the predictions when it is given no path
-DEFAULT_PREDICTIONS = Path("predictions.csv")
+__all__ = ["ClassifyOptions", "HybridClassify"]
 
 
-def classify_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--csv",
-        type=Path,
-        required=True,
-        metavar="FILE",
+@dataclass(frozen=True)
+class ClassifyOptions(Params):
+    """The options of ``mpc run hybrid-id3-classify``."""
+
+    csv: Path = option(
+        flag="--csv", required=True, metavar="FILE",
         help="the new records: a CSV file with a header row holding every attribute of the "
         "model (a class column, if any, is used only for the launcher's accuracy check)",
-    )
-    p.add_argument(
-        "--model",
-        type=Path,
-        required=True,
-        metavar="DIR",
-        help="the folder of `mpc run hybrid-id3 --model-out DIR`: alice.model.json, bob.model.json",
-    )
-    p.add_argument(
-        "--id",
-        dest="id_column",
-        metavar="COLUMN",
-        help="the record id column of --csv (default: the records are numbered 1, 2, ...)",
-    )
-    p.add_argument("--delimiter", metavar="C", help="the field delimiter of --csv (default ,)")
-    p.add_argument(
-        "--predictions-out",
-        type=Path,
-        default=DEFAULT_PREDICTIONS,
-        metavar="FILE",
+    )  # fmt: skip
+    model: Path = option(
+        flag="--model", required=True, metavar="DIR",
+        help="the folder of `mpc run hybrid-id3 --model-out DIR`: alice.model.json, "
+        "bob.model.json",
+    )  # fmt: skip
+    id_column: str | None = option(None, flag="--id", metavar="COLUMN",
+                                   help="the record id column of --csv (default: the records "
+                                   "are numbered 1, 2, ...)")  # fmt: skip
+    delimiter: str | None = option(None, flag="--delimiter", metavar="C",
+                                   help="the field delimiter of --csv (default ,)")  # fmt: skip
+    predictions_out: Path = option(
+        DEFAULT_PREDICTIONS, flag="--predictions-out", metavar="FILE", output="file",
         help="where the receiving party writes id,class (default predictions.csv)",
-    )
-    p.add_argument(
-        "--deliver-to",
-        choices=(ALICE, BOB),
-        default=BOB,
-        help="the party that learns the predictions (default bob)",
-    )
-    p.add_argument(
-        "--dot-product",
-        choices=tuple(METHODS),
-        default="dealer",
-        help="secure dot products: the commodity server (default) or Paillier (small files)",
-    )
-    p.add_argument(
-        "--seed",
-        type=int,
-        default=0,
-        help="seed of the row order of the file of the party that does not receive the "
-        "predictions (public; 0)",
-    )
+    )  # fmt: skip
+    deliver_to: str = option(BOB, flag="--deliver-to", choices=(ALICE, BOB),
+                             help="the party that learns the predictions (default bob)")  # fmt: skip
+    dot_product: str = option(
+        "dealer", flag="--dot-product", choices=tuple(METHODS),
+        help="the secure dot products: "
+        + "; ".join(f"{m.name}: {m.help}" for m in METHODS.values()) + " (default dealer)",
+    )  # fmt: skip
+    seed: int = option(0, flag="--seed",
+                       help="seed of the row order of the file of the party that does not "
+                       "receive the predictions (public; 0)")  # fmt: skip
 
 
 def _header(path: Path, delimiter: str) -> list[str]:
@@ -151,15 +111,13 @@ def _header(path: Path, delimiter: str) -> list[str]:
     return []
 
 
-def classify_plan(args: argparse.Namespace) -> Any:
-    from parties.plan import Plan
-
-    if not args.model.is_dir():
+def classify_plan(args: ClassifyOptions) -> Plan:
+    if not Path(args.model).is_dir():
         raise ConfigError(
             f"--model {args.model}: expected the folder that `mpc run hybrid-id3 --model-out` "
             "wrote (alice.model.json, bob.model.json)"
         )
-    parts = {p: load_part(args.model / f"{p}.model.json", p) for p in (ALICE, BOB)}
+    parts = {p: load_part(Path(args.model) / f"{p}.model.json", p) for p in (ALICE, BOB)}
     class_name = parts[BOB].class_name
     delimiter = args.delimiter or ","
     has_class = class_name in _header(args.csv, delimiter)
@@ -175,11 +133,11 @@ def classify_plan(args: argparse.Namespace) -> Any:
     table = own.table.select(names)
     ids = np.asarray(own.ids if args.id_column else [str(i + 1) for i in range(table.n_rows)])
     id_column = args.id_column or fresh_id_column([*own.table.attributes, class_name])
-    predictions = args.predictions_out.resolve()
+    predictions = Path(args.predictions_out).resolve()
     rows = np.random.default_rng([args.seed, 3])  # public: only the row order of each file
     specs = []
     for p, part in parts.items():
-        model = (args.model / f"{p}.model.json").resolve()
+        model = (Path(args.model) / f"{p}.model.json").resolve()
         entries: dict[str, Any] = {"id": id_column, "model": str(model)}
         if p == args.deliver_to:
             entries["predictions"] = str(predictions)
@@ -188,86 +146,15 @@ def classify_plan(args: argparse.Namespace) -> Any:
             ids, table, part.own_attributes, id_column=id_column, with_class=False, order=order
         )
         specs.append(PartySpec(p, p, columns=tuple(part.own_attributes), csv=text, entries=entries))
-    if METHODS[args.dot_product].helper is not None:
-        specs.append(PartySpec(DEALER, DEALER))
+    helper = METHODS[args.dot_product].helper
+    if helper is not None:
+        specs.append(PartySpec(helper, helper))
     params = {"method": args.dot_product, "deliver_to": args.deliver_to}
     context = {
         "table": table, "ids": [str(i) for i in ids], "parts": parts, "labelled": has_class,
         "predictions": predictions, "source": str(args.csv),
     }  # fmt: skip
     return Plan(specs, params, context)
-
-
-# ----------------------------------------------------------------------------- a party
-
-
-def _load_part(me: PartyConfig) -> HybridPart:
-    """This party's model part, or an :class:`InputError` whose public line (for the peers)
-    says what is wrong without the file's path."""
-    if me.model is None:
-        raise ConfigError(f"party {me.name!r}: no model part to classify with; give --model")
-    try:
-        return load_part(me.model, me.role)
-    except ModelError as exc:
-        public = str(exc).replace(f"model file {me.model}", "its model file")
-        raise InputError(f"{me.name}: {exc}", public=f"{me.name}: {public}") from None
-
-
-async def classify_party(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> dict[str, Any]:
-    """Alice's or Bob's side of a classification run (the module docstring's steps 1-3)."""
-    method = str(cfg.params.get("method", "dealer"))
-    deliver_to = str(cfg.params.get("deliver_to", BOB))
-    if deliver_to not in (ALICE, BOB):
-        raise ConfigError(
-            f"{cfg.path}: protocol.params.deliver_to must be alice or bob, got {deliver_to!r}"
-        )
-    with party.phase("hybrid-classify/model"):
-        part = _load_part(me)
-    await check_parts(party, part.model_id, part.parts)
-    reader = dataclasses.replace(me, nominal=part.nominal, continuous=part.continuous)
-    with party.phase("hybrid-classify/input"):
-        own, warning = read_own_table(reader, class_column=None, columns=part.own_attributes)
-    if warning:
-        log.warning("%s: %s", me.name, warning)
-    alignment = await align_records(Sites(party, [ALICE, BOB]).as_party(), list(own.ids))
-    table = own.table.subset(alignment.order)
-    if part.discretizer is not None:
-        table = part.discretizer.transform(table)
-    values = {
-        a: np.array([str(v) for v in table.column(a)], dtype=object) for a in table.attributes
-    }
-    vectors = consistent_terminals(part.tree, part.owners, me.role, values).astype(np.uint64)
-    if me.role == BOB:  # w ∘ v_B: every terminal weighted by 1 + its class's index
-        vectors = vectors * (terminal_classes(part.tree, part.classes) + 1).astype(np.uint64)
-    labels = await classify_records(
-        party, vectors, classes=part.classes, deliver_to=deliver_to, method=method
-    )
-    result: dict[str, Any] = {
-        "records": int(alignment.n), "model_id": part.model_id, "deliver_to": deliver_to,
-        "warning": warning,
-    }  # fmt: skip
-    if labels is not None:
-        by_row = [""] * alignment.n  # back to this party's own row order
-        for t, row in enumerate(alignment.order.tolist()):
-            by_row[row] = labels[t]
-        path = write_predictions(
-            me.predictions or DEFAULT_PREDICTIONS, list(own.ids), by_row, id_column=me.id_column
-        )
-        log.info("%s: wrote %d predictions to %s", me.name, len(by_row), path)
-        result["predictions"] = str(path.resolve())
-        result["per_class"] = {c: labels.count(c) for c in part.classes}
-    return result
-
-
-async def serve_classify(party: Party, cfg: DeploymentConfig) -> dict[str, Any]:
-    """The dealer's side of a classification run."""
-    method = str(cfg.params.get("method", "dealer"))
-    if method not in METHODS or METHODS[method].helper is None:
-        raise ConfigError(f"{cfg.path}: method {method!r} needs no dealer")
-    return {"batches": await serve_classify_dealer(party, method=method)}
-
-
-# ----------------------------------------------------------------------------- the audit
 
 
 def _read_predictions(path: Path) -> dict[str, str]:
@@ -281,7 +168,7 @@ def _read_predictions(path: Path) -> dict[str, str]:
     return {r[0]: r[1] for r in rows[1:]}
 
 
-def classify_result(reports: dict[str, dict[str, Any]], plan: Any) -> dict[str, Any]:
+def classify_result(reports: dict[str, dict[str, Any]], plan: Plan) -> dict[str, Any]:
     ctx = plan.context
     deliver_to = str(plan.params["deliver_to"])
     got = reports[deliver_to].get("result") or {}
@@ -330,3 +217,25 @@ def classify_summary(result: dict[str, Any]) -> list[str]:
     if result["accuracy"] is not None:
         lines.append(f"accuracy:    {result['accuracy']:.4f} (the file's class column)")
     return lines
+
+
+class HybridClassify(System):
+    name = "hybrid-id3-classify"
+    help = (
+        "classify new records, held vertically by alice and bob, with their saved parts of a "
+        "Hybrid-ID3 tree (secure row-wise dot products); one party learns the predictions"
+    )
+    options = ClassifyOptions
+
+    def plan(self, options: Any, *, deploy: bool = False) -> Plan:
+        return classify_plan(options)
+
+    def finish(self, reports: dict[str, dict[str, Any]], plan: Plan) -> Any:
+        return classify_result(reports, plan)
+
+    def summary(self, result: Any) -> list[str]:
+        return classify_summary(result)
+
+    def audit(self, result: Any) -> Audit:
+        method = str(result.get("method")) if isinstance(result, dict) else ""
+        return Audit(trust=METHODS[method].trust if method in METHODS else SEMI_HONEST)

@@ -1,17 +1,17 @@
 """The client's table for cdtl: a named dataset or the client's own CSV file, prepared the
 same way for every cdtl system (``cdtl``, ``cdbs-load``, ``cdtl-outsource``).
 
-* :func:`own_csv_args`, :func:`csv_entries`, :func:`read_client_csv`: the options of the
-  client's own file (``--id``, ``--delimiter``, ``--nominal``, ``--continuous``, as
-  ``python -m parties`` names them), the deployment entries they become, and the launcher's
-  reading of the file, which the client repeats in its own process
+* :func:`csv_entries`, :func:`read_client_csv`: the deployment entries of the client's own
+  file's options (``--id``, ``--delimiter``, ``--nominal``, ``--continuous``, as
+  ``python -m parties`` names them, :class:`parties.systems.cdtl.ClientCsv`), and the
+  launcher's reading of the file, which the client repeats in its own process
   (:func:`~parties.own_data.read_own_table`) so that a wrong file fails before any process
   starts.
 * :func:`with_class` (a dataset's class chosen by name), :func:`filter_rows` (``--where``),
   :func:`client_table` (the sensitive attribute and ``l`` checked): what the client
   anatomizes, its continuous attributes as read; :func:`table_doc` / :func:`table_of_doc`:
   that table as the launcher hands it to the client.
-* :func:`bin_args`, :func:`fit_bins`, :func:`fold_tables`: ``--bin-attributes`` (a
+* :func:`fit_bins`, :func:`fold_tables`: ``--bin-attributes`` (a
   continuous sensitive attribute, which anatomization needs nominal, or every continuous
   attribute) in ``--bins`` equal-frequency bins, fitted only on the rows the client
   outsources (in ``cdtl``, each fold's training rows, never the whole table) and applied
@@ -24,7 +24,6 @@ same way for every cdtl system (``cdtl``, ``cdbs-load``, ``cdtl-outsource``).
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -42,18 +41,15 @@ __all__ = [
     "BIN_ATTRIBUTES",
     "CLASS_ALIASES",
     "PRUNE_FRACTION",
-    "bin_args",
     "binned_attributes",
     "cdtl_folds",
     "client_table",
-    "column_list",
     "csv_entries",
     "csv_text",
     "filter_rows",
     "fit_bins",
     "fold_input",
     "fold_tables",
-    "own_csv_args",
     "own_input",
     "read_client_csv",
     "table_doc",
@@ -63,54 +59,6 @@ __all__ = [
 
 #: which continuous attributes the client bins (``--bin-attributes``; see :func:`fit_bins`)
 BIN_ATTRIBUTES = ("sensitive", "all")
-
-
-def own_csv_args(p: argparse.ArgumentParser, *, kinds: bool = True, when: str = "") -> None:
-    """The options of the client's own CSV file (as ``python -m parties`` names them);
-    ``when`` prefixes their help (e.g. ``"with --csv: "``)."""
-    p.add_argument(
-        "--id",
-        dest="id_column",
-        default=None,
-        metavar="COL",
-        help=f"{when}the record id column (not an attribute; default: rows are numbered)",
-    )
-    p.add_argument("--delimiter", default=None, metavar="C", help=f"{when}the field delimiter (,)")
-    if kinds:
-        p.add_argument(
-            "--nominal",
-            default=None,
-            metavar="COL,...",
-            help=f"{when}numeric columns to read as categories (coded grades, 0/1 flags)",
-        )
-        p.add_argument(
-            "--continuous",
-            default=None,
-            metavar="COL,...",
-            help=f"{when}columns to read as numbers (kept continuous unless --bin-attributes "
-            "bins them); other numeric columns are continuous too unless --nominal names them",
-        )
-
-
-def bin_args(p: argparse.ArgumentParser, *, rows: str) -> None:
-    """``--bins`` and ``--bin-attributes``: which continuous attributes the client bins, and
-    into how many bins, fitted on ``rows`` (the help's words for them)."""
-    p.add_argument(
-        "--bins",
-        type=int,
-        default=4,
-        help=f"how many equal-frequency bins a binned attribute gets (4); the cut points are "
-        f"fitted on {rows}",
-    )
-    p.add_argument(
-        "--bin-attributes",
-        choices=BIN_ATTRIBUTES,
-        default="sensitive",
-        help="which continuous attributes to bin: sensitive (the default) bins the sensitive "
-        "attribute if it is continuous, since anatomization needs it nominal; the other "
-        "continuous attributes stay numbers and every tree splits them by thresholds. all "
-        "bins every continuous attribute (as the paper did for autos)",
-    )
 
 
 #: names the papers give a dataset's class column: house-votes-84's "Class Name" is the party
@@ -325,34 +273,23 @@ def table_of_doc(doc: Mapping[str, Any]) -> Table:
         raise ConfigError(f"the client's data file is not a table: {exc!r}") from None
 
 
-def column_list(text: str | None, flag: str) -> list[str] | None:
-    """``COL,...`` of ``flag`` as a list (None when not given)."""
-    if text is None:
-        return None
-    names = [c.strip() for c in text.split(",")]
-    if not all(names):
-        raise ConfigError(f"{flag}: expected comma-separated column names, got {text!r}")
-    return names
-
-
-def csv_entries(args: argparse.Namespace) -> dict[str, Any]:
+def csv_entries(args: Any) -> dict[str, Any]:
     """The client's deployment entries for its own CSV file (``id``, ``delimiter``,
-    ``nominal``, ``continuous``): those given on the command line."""
-    if args.delimiter is not None and len(args.delimiter) != 1:
-        raise ConfigError(f"--delimiter: expected one character, got {args.delimiter!r}")
+    ``nominal``, ``continuous``): those given on the command line (``args``: options with
+    these fields)."""
     entries: dict[str, Any] = {}
     if args.id_column:
         entries["id"] = args.id_column
     if args.delimiter is not None:
         entries["delimiter"] = args.delimiter
     for flag in ("nominal", "continuous"):
-        names = column_list(getattr(args, flag, None), f"--{flag}")
+        names = getattr(args, flag, None)
         if names is not None:
-            entries[flag] = names
+            entries[flag] = list(names)
     return entries
 
 
-def read_client_csv(args: argparse.Namespace, entries: dict[str, Any]) -> tuple[PartyTable, str]:
+def read_client_csv(args: Any, entries: dict[str, Any]) -> tuple[PartyTable, str]:
     """The launcher's reading of ``--csv`` (as the client reads it, to fail before any
     process starts): the :class:`~mpc.datasets.PartyTable` and the file's text."""
     if not args.class_column:

@@ -1,6 +1,6 @@
 """The ``hybrid-id3`` system: Teng & Du's Hybrid-ID3 with Alice, Bob and a commodity server
 (``dealer``) as three processes, each organisation bringing its own file. What one party
-process does, and the deployment file it reads, is in :mod:`parties.hybrid_party`; this module
+process does, and the deployment file it reads, is in :mod:`parties.programs.hybrid`; this module
 is the system's launcher side: its options, its plan and its audit.
 
 ``mpc run hybrid-id3`` plays every organisation on one machine: it reads a named dataset
@@ -9,12 +9,12 @@ is the system's launcher side: its options, its plan and its audit.
 train on every row), divides the attributes at random into two halves of the same size (the
 paper's Section 5; Bob holds the class), deals the table's columns into ``--groups``
 randomization groups (``--grouping``: the paper's ``g`` groups across the whole table, or ``g``
-per party; :mod:`parties.hybrid_party`) and writes each party its own CSV file (the record id
+per party; :mod:`parties.programs.hybrid`) and writes each party its own CSV file (the record id
 column and its own columns; the class in Bob's), rows shuffled, with only public things in the
 deployment file: each party's ``columns`` and kinds, the parameters. ``--model-out DIR`` has
 each party save its part of the model (``DIR/alice.model.json``, ``DIR/bob.model.json``;
-:mod:`parties.hybrid_model`) for ``mpc run hybrid-id3-classify``
-(:mod:`parties.hybrid_classify_system`). Accuracy on the held-out rows and the checks that
+:mod:`parties.programs.hybrid_model`) for ``mpc run hybrid-id3-classify``
+(:mod:`parties.systems.hybrid_classify`). Accuracy on the held-out rows and the checks that
 the SMC-only tree (and with ω = every attribute, the hybrid tree) equals plain ID3 on the
 joined data are the launcher's audit.
 
@@ -24,21 +24,22 @@ The randomized-response coins protect a party's data from the other party, so ea
 draws its own from its OS CSPRNG; nothing in the deployment file says anything about them. For
 reproducible experiments ``mpc run hybrid-id3 --coin-seeds A,B`` gives each party a *coin
 seed* in its own private input file only (a JSON object around its CSV text, see
-:mod:`parties.hybrid_party`). A coin seed never enters the deployment file, the other party's
+:mod:`parties.programs.hybrid`). A coin seed never enters the deployment file, the other party's
 file or any report: each party reports only where its coins came from, ``"os"`` or
 ``"seeded (private)"``.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from parties.systems.base import SEMI_HONEST, Audit, Plan, System, number
 
 from mpc.datasets import (
     Discretizer,
@@ -51,18 +52,14 @@ from mpc.errors import ConfigError, ProtocolError
 from mpc.learners.evaluation import accuracy, predict_table, train_test_split
 from mpc.learners.id3 import ID3Classifier
 from mpc.learners.tree import depth, from_json, render, to_json
-from parties.hybrid_party import (
+from parties.options import ColumnKinds, DataSource
+from parties.params import AtLeast, Between, NumberList, option
+from parties.programs.hybrid import (
     COIN_SEED_KEY,
-    COINS_OS,
-    COINS_SEEDED,
     GROUPINGS,
     TABLE_GROUPS,
     TREES,
-    TrainingParams,
-    hybrid_run,
     make_groups,
-    party_codes,
-    party_coins,
     table_groups,
 )
 from parties.vertical_csv import fresh_id_column, kind_entries, party_csv
@@ -71,142 +68,89 @@ from protocols.ppid3.ppid3 import check_tree_equal
 from protocols.primitives.dot_product import METHODS
 
 __all__ = [
-    "COINS_OS",
-    "COINS_SEEDED",
-    "COIN_SEED_KEY",
-    "GROUPINGS",
-    "TREES",
-    "TrainingParams",
-    "hybrid_args",
+    "Hybrid",
+    "HybridOptions",
     "hybrid_plan",
     "hybrid_result",
-    "hybrid_run",
     "hybrid_summary",
-    "make_groups",
     "make_setup",
     "parse_coin_seeds",
-    "party_codes",
-    "party_coins",
     "split_attributes",
 ]
 
 
-def hybrid_args(p: argparse.ArgumentParser) -> None:
-    from parties.options import NumberList
+@dataclass(frozen=True)
+class HybridOptions(DataSource, ColumnKinds):
+    """The options of ``mpc run hybrid-id3``."""
 
-    src = p.add_mutually_exclusive_group()
-    src.add_argument(
-        "--dataset", metavar="NAME", default=None, help="dataset (default: the weather table)"
-    )
-    src.add_argument(
-        "--csv", type=Path, metavar="FILE", help="any CSV file with a header row (the joined table)"
-    )
-    p.add_argument("--class", dest="class_column", metavar="COLUMN", help="class column of --csv")
-    p.add_argument(
-        "--id",
-        dest="id_column",
-        metavar="COLUMN",
-        help="the record id column of --csv (default: the records are numbered)",
-    )
-    p.add_argument("--delimiter", metavar="C", help="the field delimiter of --csv (default ,)")
-    p.add_argument(
-        "--nominal", metavar="COL,...", help="--csv columns read as nominal values (coded grades)"
-    )
-    p.add_argument("--continuous", metavar="COL,...", help="--csv columns read as numbers (binned)")
-    p.add_argument("--data-dir", metavar="DIR", help="where the UCI datasets are")
-    p.add_argument(
-        "--model-out",
-        type=Path,
-        metavar="DIR",
+    id_column: str | None = option(None, flag="--id", metavar="COLUMN",
+                                   help="the record id column of --csv (default: the records "
+                                   "are numbered)")  # fmt: skip
+    model_out: Path | None = option(
+        None, flag="--model-out", metavar="DIR", output="folder",
         help="after training, each party writes its part of the model (the hybrid tree) to "
         "DIR/alice.model.json and DIR/bob.model.json",
-    )
-    p.add_argument(
-        "--theta",
-        type=float,
-        default=0.7,
-        help="probability that a record tells the truth about a group (0.7; 0.5 is refused)",
-    )
-    p.add_argument(
-        "--groups",
-        type=int,
-        default=1,
-        metavar="G",
+    )  # fmt: skip
+    theta: float = option(0.7, flag="--theta",
+                          help="probability that a record tells the truth about a group (0.7; "
+                          "0.5 is refused)")  # fmt: skip
+    groups: int = option(
+        1, flag="--groups", metavar="G",
         help="g, the number of randomization groups (1): with --grouping table, the table's t "
         "columns (its attributes and the class) dealt into g groups, 1 <= g <= t; with "
         "--grouping party, each party's own columns dealt into g groups",
-    )
-    p.add_argument(
-        "--grouping",
-        choices=GROUPINGS,
-        default=TABLE_GROUPS,
+    )  # fmt: skip
+    grouping: str = option(
+        TABLE_GROUPS, flag="--grouping", choices=GROUPINGS,
         help="how --groups is read: table (default; the paper's g groups across the whole "
         "table, each party flipping one coin for its part of a group) or party (g groups of "
         "each party's own columns)",
-    )
-    p.add_argument(
-        "--window", type=int, default=3, metavar="W", help="ω: candidates checked by SMC (3)"
-    )
-    p.add_argument(
-        "--baseline-estimates",
-        choices=ESTIMATE_READINGS,
-        default="clipped",
+    )  # fmt: skip
+    window: int = option(3, flag="--window", metavar="W", check=AtLeast(1),
+                         help="ω: candidates checked by SMC (3)")  # fmt: skip
+    baseline_estimates: str = option(
+        "clipped", flag="--baseline-estimates", choices=ESTIMATE_READINGS,
         help="how the randomization-only baseline reads its estimates, which the paper leaves "
         "open: clipped (default: negative estimates set to 0 before the gains and the "
         "leaves), raw (kept everywhere, gains by the usual entropy formula), raw-gains (raw "
         "for the gains, clipped for the leaves), raw-leaves (clipped for the gains, raw for "
         "the leaves)",
-    )
-    p.add_argument(
-        "--baseline-miner",
-        choices=MINERS,
-        default="both",
+    )  # fmt: skip
+    baseline_miner: str = option(
+        "both", flag="--baseline-miner", choices=MINERS,
         help="who mines for the randomization-only baseline: both (default: the average of "
         "Alice's and Bob's estimates, as Hybrid-ID3's step 4a), bob (Section 2's single miner, "
         "who holds the class in clear) or alice (a single miner who sees the class disguised)",
-    )
-    p.add_argument(
-        "--dot-product",
-        choices=tuple(METHODS),
-        default="dealer",
-        help="SMC dot products: the commodity server (default) or Paillier (small tables only)",
-    )
-    p.add_argument(
-        "--code",
-        choices=("paired", "onehot"),
-        default="paired",
-        help="binary code of nominal values (paired: a flip maps a value to its partner)",
-    )
-    p.add_argument(
-        "--seed",
-        type=int,
-        default=None,
+    )  # fmt: skip
+    dot_product: str = option(
+        "dealer", flag="--dot-product", choices=tuple(METHODS),
+        help="the SMC dot products: " + "; ".join(f"{m.name}: {m.help}" for m in METHODS.values())
+        + " (default dealer)",
+    )  # fmt: skip
+    code: str = option("paired", flag="--code", choices=("paired", "onehot"),
+                       help="binary code of nominal values (paired: a flip maps a value to its "
+                       "partner)")  # fmt: skip
+    seed: int | None = option(
+        None, flag="--seed",
         help="seed of the public choices only: the train/test split, the Alice/Bob attribute "
         "partition, the randomization groups and each file's row order (default 0); every "
         "party sees these choices. It never seeds the randomized-response coins: each party "
         "draws its own from its OS randomness, unless --coin-seeds gives it a private coin seed",
-    )
-    p.add_argument(
-        "--coin-seeds",
-        type=NumberList(str),  # checked by parse_coin_seeds, which names what is wrong
-        default=None,
-        metavar="A,B",
+    )  # fmt: skip
+    coin_seeds: str | None = option(
+        None, flag="--coin-seeds", parse=NumberList(str), metavar="A,B",
         help="for reproducible experiments only: Alice's and Bob's coin seeds (two different "
         "non-negative integers). Each value goes only into that party's own private input "
         "file, never into the deployment file; whoever knows a party's coin seed can undo its "
         "disguise (default: coins from each party's OS randomness)",
-    )
-    p.add_argument(
-        "--test-split",
-        type=float,
-        default=0.2,
-        metavar="F",
-        help="held-out fraction for the launcher's accuracy audit (0.2; 0: train on every row)",
-    )
-    p.add_argument(
-        "--bins", type=int, default=4, help="equal-frequency bins for continuous columns (4)"
-    )
-    p.add_argument("--max-depth", type=int, default=None, help="stop growing at this depth")
+    )  # fmt: skip
+    test_split: float = option(0.2, flag="--test-split", metavar="F", check=Between(0, 1, True),
+                               help="held-out fraction for the launcher's accuracy audit (0.2; "
+                               "0: train on every row)")  # fmt: skip
+    bins: int = option(4, flag="--bins", check=AtLeast(2),
+                       help="equal-frequency bins for continuous columns (4)")  # fmt: skip
+    max_depth: int | None = option(None, flag="--max-depth", check=AtLeast(1),
+                                   help="stop growing at this depth")  # fmt: skip
 
 
 def split_attributes(attributes: Sequence[str], seed: int) -> tuple[list[str], list[str]]:
@@ -277,16 +221,7 @@ def parse_coin_seeds(text: str | None) -> dict[str, int] | None:
 # ----------------------------------------------------------------------------- the launcher
 
 
-def _column_list(text: str | None, flag: str) -> list[str] | None:
-    if text is None:
-        return None
-    names = [c.strip() for c in text.split(",")]
-    if not all(names):
-        raise ConfigError(f"{flag}: expected comma-separated column names, got {text!r}")
-    return names
-
-
-def _joined(args: argparse.Namespace) -> tuple[Any, np.ndarray]:
+def _joined(args: HybridOptions) -> tuple[Any, np.ndarray]:
     """The joined table of ``--dataset`` or ``--csv`` and its record ids (strings)."""
 
     if args.csv is not None:
@@ -296,8 +231,8 @@ def _joined(args: argparse.Namespace) -> tuple[Any, np.ndarray]:
             args.csv,
             id_column=args.id_column,
             class_column=args.class_column,
-            nominal=_column_list(args.nominal, "--nominal"),
-            continuous=_column_list(args.continuous, "--continuous"),
+            nominal=None if args.nominal is None else list(args.nominal),
+            continuous=None if args.continuous is None else list(args.continuous),
             delimiter=args.delimiter or ",",
         )
         ids = own.ids if args.id_column else [str(i + 1) for i in range(own.table.n_rows)]
@@ -314,17 +249,7 @@ def _joined(args: argparse.Namespace) -> tuple[Any, np.ndarray]:
     return table, np.array([str(i + 1) for i in range(table.n_rows)], dtype=object)
 
 
-def hybrid_plan(args: argparse.Namespace) -> Any:
-    from parties.plan import Plan
-
-    if args.window < 1:
-        raise ConfigError(f"--window must be at least 1, got {args.window}")
-    if args.bins < 2:
-        raise ConfigError(f"--bins must be at least 2, got {args.bins}")
-    if args.max_depth is not None and args.max_depth < 1:
-        raise ConfigError(f"--max-depth must be at least 1, got {args.max_depth}")
-    if not 0 <= args.test_split < 1:
-        raise ConfigError(f"--test-split must be in [0, 1), got {args.test_split}")
+def hybrid_plan(args: HybridOptions) -> Plan:
     coin_seeds = parse_coin_seeds(args.coin_seeds)
     seed = 0 if args.seed is None else args.seed  # public choices only, never the coins
     table, ids = _joined(args)
@@ -357,14 +282,15 @@ def hybrid_plan(args: argparse.Namespace) -> Any:
         )  # fmt: skip
         entries: dict[str, Any] = {"id": id_column, **kind_entries(train, cols)}
         if args.model_out is not None:
-            entries["model_out"] = str((args.model_out / f"{p}.model.json").resolve())
+            entries["model_out"] = str((Path(args.model_out) / f"{p}.model.json").resolve())
         if coin_seeds is None:
             specs.append(PartySpec(p, p, columns=tuple(cols), csv=text, entries=entries))
         else:  # the party's CSV and its coin seed, in its own private input file only
             data = {"csv": text, COIN_SEED_KEY: coin_seeds[p]}
             specs.append(PartySpec(p, p, data, tuple(cols), entries=entries))
-    if METHODS[args.dot_product].helper is not None:
-        specs.append(PartySpec(DEALER, DEALER))
+    helper = METHODS[args.dot_product].helper
+    if helper is not None:
+        specs.append(PartySpec(helper, helper))
     started = time.perf_counter()
     plain = ID3Classifier(max_depth=args.max_depth)
     plain.fit(
@@ -380,9 +306,10 @@ def hybrid_plan(args: argparse.Namespace) -> Any:
         "baseline_estimates": args.baseline_estimates,
         "baseline_miner": args.baseline_miner,
         "method": args.dot_product,
-        "max_depth": args.max_depth or 0,
         "bins": args.bins,
     }
+    if args.max_depth is not None:
+        params["max_depth"] = args.max_depth
     context = {
         "dataset": train.name,
         "train": binned,
@@ -398,7 +325,7 @@ def hybrid_plan(args: argparse.Namespace) -> Any:
         ),
         "seed": seed,
         "discretizer": discretizer.to_dict() if discretizer else None,
-        "model_out": str(args.model_out.resolve()) if args.model_out else None,
+        "model_out": str(Path(args.model_out).resolve()) if args.model_out else None,
     }
     return Plan(specs, params, context)
 
@@ -406,7 +333,7 @@ def hybrid_plan(args: argparse.Namespace) -> Any:
 # ----------------------------------------------------------------------------- the audit
 
 
-def hybrid_result(reports: dict[str, dict[str, Any]], plan: Any) -> dict[str, Any]:
+def hybrid_result(reports: dict[str, dict[str, Any]], plan: Plan) -> dict[str, Any]:
 
     ctx = plan.context
     a, b = (reports[n].get("result") or {} for n in (ALICE, BOB))
@@ -540,3 +467,33 @@ def hybrid_summary(result: dict[str, Any]) -> list[str]:
         "hybrid tree:",
         *render(from_json(result["tree"])).splitlines()[:40],
     ]
+
+
+class Hybrid(System):
+    name = "hybrid-id3"
+    help = (
+        "Teng & Du's Hybrid-ID3: multi-group randomized response shortlists ω attributes, "
+        "secure dot products (commodity server or Paillier) count them exactly; each party "
+        "reads its own CSV, and --model-out saves each party's part of the tree"
+    )
+    options = HybridOptions
+    has_tree = True
+
+    def plan(self, options: Any, *, deploy: bool = False) -> Plan:
+        return hybrid_plan(options)
+
+    def finish(self, reports: dict[str, dict[str, Any]], plan: Plan) -> Any:
+        return hybrid_result(reports, plan)
+
+    def summary(self, result: Any) -> list[str]:
+        return hybrid_summary(result)
+
+    def audit(self, result: Any) -> Audit:
+        method = str(result.get("method"))
+        return Audit(
+            trust=METHODS[method].trust if method in METHODS else SEMI_HONEST,
+            tree=result["tree"],
+            sites=("alice", "bob"),
+            class_site="bob",
+            accuracy=number(result.get("accuracy")),
+        )

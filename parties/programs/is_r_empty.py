@@ -1,0 +1,32 @@
+"""The party program of ``is-r-empty``: IsREmpty (Vaidya & Clifton, Algorithm 2) on one flag
+per site (:func:`protocols.ppid3.is_r_empty.is_r_empty`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from mpc.errors import ConfigError
+from mpc.runtime.config import DeploymentConfig, PartyConfig
+from mpc.runtime.party import Party
+from parties.own_data import load_party_data
+from parties.params import Params, option
+from protocols.ppid3.is_r_empty import is_r_empty
+
+__all__ = ["IsREmptyParams", "run"]
+
+
+@dataclass(frozen=True)
+class IsREmptyParams(Params):
+    """The parameter of IsREmpty (deployment file: ``m``, the secure sum's domain)."""
+
+    domain: int = option(2**32, flag="--domain", metavar="M", key="m",
+                         help="domain size m > k of the secure sum (default: 2^32)")  # fmt: skip
+
+
+async def run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
+    params = IsREmptyParams.from_deployment(cfg.params, str(cfg.path))
+    flag = load_party_data(me).get("flag")
+    if flag not in (0, 1) or isinstance(flag, bool):
+        raise ConfigError(f"party {me.name!r}: data file {me.data} needs `flag` = 0 or 1")
+    return await is_r_empty(party, flag, m=params.domain)

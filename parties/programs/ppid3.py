@@ -1,0 +1,519 @@
+"""The party program of ``ppid3`` and ``ppid3-classify``: one PPID3 site (Vaidya & Clifton,
+Algorithms 2-8), or the dealer of ``--helper dealer``.
+
+Each site process reads its own CSV file (a record id column, its attributes, the class at the
+class site; ``--data``/``--id`` or its deployment entry), aligns its records with the other
+sites (:mod:`protocols.primitives.record_alignment`), bins its own continuous columns
+(equal-frequency bins on its own training rows), trains the distributed tree with the other
+sites, classifies held-out test instances with Algorithm 8 and, with ``--model-out``, saves its
+part of the tree (:mod:`mpc.learners.model_file`); started with ``--model`` it classifies new
+records instead. ``counts = "psi"`` trains depth first with set-intersection counts
+(:mod:`protocols.ppid3.ppid3`); ``counts = "fast"`` trains a level per exchange on additive
+shares (:mod:`protocols.ppid3.levels`), the correlated randomness made as the deployment's
+``helper`` says (:data:`protocols.ppid3.helpers.HELPERS`).
+
+The training accuracy needs no exchange: the class site holds every leaf's class counts, and
+a training record is classified correctly exactly when its class is its leaf's label. (Running
+Algorithm 8 on the training records would hand the class site every other site's branch of
+every training record, which Theorem 1 does not allow.)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mpc.datasets import CONTINUOUS, Discretizer
+from mpc.errors import ConfigError, InputError, ProtocolError
+from mpc.learners.model_file import (
+    ModelError,
+    SavedModel,
+    commit_part,
+    new_model_id,
+    read_model,
+    write_model,
+)
+from mpc.runtime.config import DeploymentConfig, PartyConfig
+from mpc.runtime.party import Party
+from mpc.runtime.view import declared, public, uniform
+from parties.own_data import read_own_table, write_predictions
+from parties.params import AtLeast, Params, option
+from protocols.ppid3.classify_instance import classify_instances, tree_depth
+from protocols.ppid3.distribution_counts import PSICountOracle, SiteView
+from protocols.ppid3.fast_counts import Sites
+from protocols.ppid3.helpers import HELPERS
+from protocols.ppid3.level_dealing import DEALER
+from protocols.ppid3.levels import ppid3_levels, ring_dtype
+from protocols.ppid3.ppid3 import DistributedTree, ppid3
+from protocols.primitives.record_alignment import align_records
+
+__all__ = [
+    "COUNTS",
+    "ID_COLUMN",
+    "Ppid3Params",
+    "leaf_accuracy",
+    "run",
+]
+
+log = logging.getLogger("mpc.ppid3")
+
+#: the record id column of the demo files that `mpc run` and `mpc deploy --split-demo` write
+ID_COLUMN = "id"
+#: how the counts are computed: set-intersection cardinality, or additive shares
+COUNTS = ("psi", "fast")
+
+#: what a party receives in the system's own steps
+ROWS = declared("ppid3/rows", "the number of aligned records (the dealer: its shapes)")
+MODE = public("ppid3/mode", "whether the sites train or classify with saved parts")
+MODEL_ID = uniform("ppid3/model-id", "the fresh random id of the trained model", tokens=True)
+PART_COMMITMENT = uniform(
+    "ppid3/part-commitment",
+    "another site's commitment to its model part (a hash with a secret opening: hiding)",
+    tokens=True,
+)
+MODEL_CHECK = uniform(
+    "ppid3/model-check",
+    "another site's model id and recorded commitments, to compare before classifying",
+    tokens=True,
+)
+PREDICTIONS = declared(
+    "ppid3/predictions",
+    "the predicted class of every new record (the party it is delivered to)",
+    records="rows",
+)
+
+
+@dataclass(frozen=True)
+class Ppid3Params(Params):
+    """PPID3's public parameters, as the deployment file's ``[protocol.params]`` holds them.
+    ``max_depth`` and ``min_samples_split`` are absent for no limit (as in the plain
+    learners, a depth of 0 would be a single leaf: the file never says 0)."""
+
+    class_site: str = option("", key="class_site")
+    sites: tuple[str, ...] = option((), key="sites")
+    class_name: str = option("", key="class")
+    attribute_counts: tuple[int, ...] = option((), key="attribute_counts")
+    max_depth: int | None = option(None, key="max_depth", check=AtLeast(1))
+    min_samples_split: int | None = option(None, key="min_samples_split", check=AtLeast(1))
+    counts: str = option("psi", key="counts", choices=COUNTS)
+    bins: int = option(4, key="bins", check=AtLeast(2))
+    helper: str | None = option(None, key="helper", choices=tuple(HELPERS))
+    deliver_to: str | None = option(None, key="deliver_to")
+
+    def check(self) -> None:
+        if self.counts not in COUNTS:
+            raise ConfigError(f"protocol params 'counts' must be one of {list(COUNTS)}")
+        if self.helper is not None and self.helper not in HELPERS:
+            raise ConfigError(
+                f"protocol params 'helper': expected one of {list(HELPERS)}, got {self.helper!r}"
+            )
+        if not all(isinstance(c, int) and c >= 0 for c in self.attribute_counts):
+            raise ConfigError("protocol params 'attribute_counts' must be counts")
+
+    @property
+    def fast(self) -> bool:
+        return self.counts == "fast"
+
+    def helper_in(self, cfg: DeploymentConfig, parties: Sequence[str]) -> str | None:
+        """The helper of ``counts = "fast"`` (None otherwise), checked against the deployment's
+        parties. A file without one (written before the option existed) means the dealer."""
+        if not self.fast:
+            return None
+        helper = self.helper or "dealer"
+        how = HELPERS[helper]
+        if how.outside is not None and how.outside not in parties:
+            raise ConfigError(
+                f'{cfg.path}: helper = "{helper}" but no party is named {how.outside!r}'
+            )
+        if how.outside is None and DEALER in parties:
+            raise ConfigError(
+                f'{cfg.path}: helper = "{helper}" (no dealer: the sites make the randomness) '
+                f'but the deployment has a {DEALER!r} party; remove it, or set helper = "dealer"'
+            )
+        sites = self.sites or tuple(p for p in parties if p != DEALER)
+        if len(sites) < how.min_sites:
+            raise ConfigError(f'{cfg.path}: helper = "{helper}" needs at least {how.min_sites} '
+                              f'sites, got {len(sites)}; set helper = "dealer"')  # fmt: skip
+        return helper
+
+
+# --------------------------------------------------------------------------- a site's table
+
+
+def bin_columns(
+    table: Any, bins: int | None, edges: dict[str, list[float]] | None
+) -> tuple[Any, dict[str, list[float]]]:
+    """This site's continuous columns binned: on its own training rows (``bins``) or with the
+    cut points its saved model holds (``edges``); returns the nominal table and the edges."""
+    if "continuous" not in table.kinds:
+        return table, {}
+    if edges is None:
+        assert bins is not None
+        disc = Discretizer.fit(table, bins)
+    else:
+        disc = Discretizer(bins or 2, {a: tuple(e) for a, e in edges.items()})
+    return disc.transform(table), {a: list(e) for a, e in disc.edges.items()}
+
+
+def _columns_doc(table: Any, edges: dict[str, list[float]]) -> list[dict[str, Any]]:
+    return [
+        {"name": a, "kind": k, **({"bins": edges[a]} if a in edges else {})}
+        for a, k in zip(table.attributes, table.kinds, strict=True)
+    ]
+
+
+async def _align(site: Party, own: Any, tag: str) -> Any:
+    """Record alignment among the sites; returns this site's table in the common order."""
+    alignment = await align_records(site, [str(i) for i in own.ids], tag=tag)
+    return own.table.subset(alignment.order), own.ids[alignment.order]
+
+
+def _as_view(name: str, table: Any) -> Any:
+    target = [str(v) for v in table.target] if table.class_name else None
+    return SiteView.encode(
+        name, list(table.attributes), [[str(v) for v in c] for c in table.columns],
+        list(range(table.n_rows)), target,
+    )  # fmt: skip
+
+
+# --------------------------------------------------------------------------- the program
+
+
+async def run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
+    """One site (or the dealer) of ``ppid3`` / ``ppid3-classify``."""
+    params = Ppid3Params.from_deployment(cfg.params, str(cfg.path))
+    sites = list(params.sites) or list(party.parties)
+    class_site = params.class_site
+    helper = params.helper_in(cfg, party.parties)
+    if me.role == DEALER:
+        return await _serve_outside(party, sites, class_site, helper)
+    site = Sites(party, sites).as_party()
+    mode = "classify" if me.model is not None or cfg.protocol == "ppid3-classify" else "train"
+    await site.broadcast("ppid3/mode", mode)
+    for peer in site.peers:
+        theirs = await site.recv(peer, "ppid3/mode", MODE)
+        if theirs != mode:
+            raise ConfigError(
+                f"{party.name} was started to {mode}, {peer} to {theirs}; start every site "
+                "with --model FILE to classify, or every site without it to train"
+            )
+    if mode == "classify":
+        if DEALER in party.parties and party.name == class_site:
+            await party.send(DEALER, "ppid3/rows", 0)
+        return await _classify_run(site, params, me, class_site)
+    return await _train_run(party, site, params, me, class_site, helper)
+
+
+async def _serve_outside(
+    party: Party, sites: list[str], class_site: str, helper: str | None
+) -> dict[str, Any]:
+    """The outside party of a helper (the dealer): the number of rows from the class site,
+    then its service until the sites are done."""
+    started = time.perf_counter()
+    rows = await party.recv(class_site, "ppid3/rows", ROWS)
+    if not isinstance(rows, int) or isinstance(rows, bool) or rows < 0:
+        raise ProtocolError(f"{class_site} sent a malformed row count at ppid3/rows")
+    if rows == 0:  # the sites classify with saved models: nothing to deal
+        return {"dealt": 0, "seconds": 0.0}
+    dealt = await HELPERS[helper or "dealer"].serve(party, sites, dtype=ring_dtype(rows))
+    return {"dealt": dealt, "seconds": round(time.perf_counter() - started, 3)}
+
+
+def _progress(party: Party, started: float) -> Any:
+    """Progress lines for the launching terminal (PROGRESS lines of the log, relayed by the
+    launcher), at most every two seconds."""
+    shown = [started]
+
+    def progress(msg: str) -> None:
+        if time.perf_counter() - shown[0] < 2.0:
+            return
+        shown[0] = time.perf_counter()
+        log.info(
+            "PROGRESS %s, %.1f s, %.1f MB sent",
+            msg, time.perf_counter() - started, party.metrics.to_dict()["bytes_sent"] / 1e6,
+        )  # fmt: skip
+
+    return progress
+
+
+async def _train_run(
+    party: Party,
+    site: Party,
+    params: Ppid3Params,
+    me: PartyConfig,
+    class_site: str,
+    helper: str | None,
+) -> dict[str, Any]:
+    """Train (``helper``: who makes the randomness of ``counts = "fast"``; None for set
+    intersections); then classify the held-out records and save this site's part."""
+    is_class = party.name == class_site
+    class_column = params.class_name or None
+    if is_class and class_column is None:
+        raise ConfigError("the deployment's ppid3 params need 'class' (the class column)")
+    own, warning = read_own_table(me, class_column=class_column if is_class else None)
+    if warning:
+        log.warning("%s: %s", party.name, warning)
+    table, _ = await _align(site, own, "record-alignment")
+    table, edges = bin_columns(table, params.bins, None)
+    outside = None if helper is None else HELPERS[helper].outside
+    if outside is not None and is_class:
+        await party.send(outside, "ppid3/rows", table.n_rows)
+    view = _as_view(party.name, table)
+    started = time.perf_counter()
+    progress = _progress(party, started) if is_class else None
+    counts = list(params.attribute_counts)
+    oracle = None
+    if helper is not None:  # every node of a level per exchange, on additive shares
+        tree, cost = await ppid3_levels(
+            site, view, class_site=class_site, attribute_counts=counts, helper=helper,
+            max_depth=params.max_depth, min_samples_split=params.min_samples_split,
+            progress=progress,
+        )  # fmt: skip
+    else:  # the paper's depth-first Algorithm 7 with set-intersection counts
+        oracle = PSICountOracle()
+        tree = await ppid3(
+            site, view, oracle, class_site=class_site, attribute_counts=counts,
+            max_depth=params.max_depth, min_samples_split=params.min_samples_split,
+            progress=progress,
+        )  # fmt: skip
+        cost = {}
+    train_s = time.perf_counter() - started
+    out: dict[str, Any] = {
+        "tree": tree.to_dict(),
+        "train_s": round(train_s, 3),
+        "columns": _columns_doc(own.table, edges),
+        "rows": table.n_rows,
+    }
+    if is_class:  # from the leaves' class counts: no record is classified again
+        out["train_accuracy"] = leaf_accuracy(tree, table.n_rows)
+    if me.test is not None:
+        out.update(await _classify_test(site, me, tree, edges, class_site, class_column))
+    await _save_part(site, me, tree, edges, own, class_site, class_column, out)
+    log.info(
+        "%s: trained on %d aligned records in %.2f s: %d nodes, depth %d, %d of them mine%s%s",
+        party.name, table.n_rows, train_s, len(tree.structure), tree_depth(tree.structure),
+        len(tree.interior) + len(tree.leaves),
+        f"; training accuracy {out['train_accuracy']:.4f}" if "train_accuracy" in out else "",
+        f"; model part saved to {me.model_out}" if me.model_out is not None else "",
+    )  # fmt: skip
+    out["cost"] = _cost(cost, oracle)
+    return out
+
+
+def _cost(fast_cost: dict[str, int], oracle: PSICountOracle | None) -> dict[str, int]:
+    """This site's cost counters: set intersections, or the level driver's batches."""
+    if oracle is not None:
+        return {"intersections": oracle.intersections, "psi_invocations": oracle.invocations}
+    out = {
+        "intersections": 0,
+        "psi_invocations": 0,
+        "outer_batches": fast_cost["outer_batches"],
+        "dot_batches": fast_cost["dot_batches"],
+        "levels": fast_cost["levels"],
+    }
+    if "dealt" in fast_cost:  # the products this site dealt for pairs of other sites
+        out["dealt"] = fast_cost["dealt"]
+    return out
+
+
+async def _classify_test(
+    site: Party,
+    me: PartyConfig,
+    tree: DistributedTree,
+    edges: dict[str, list[float]],
+    class_site: str,
+    class_column: str | None,
+) -> dict[str, Any]:
+    """Algorithm 8 on the held-out records (``me.test``): the class site's test accuracy and
+    predictions."""
+    is_class = site.name == class_site
+    test_own, _ = read_own_table(
+        dataclasses.replace(me, data=me.test), class_column=class_column if is_class else None
+    )
+    ttable, tids_text = await _align(site, test_own, "record-alignment/test")
+    ttable, _ = bin_columns(ttable, None, edges)
+    tcols: dict[str, Sequence[str]] = {
+        a: [str(v) for v in c] for a, c in zip(ttable.attributes, ttable.columns, strict=True)
+    }
+    ttids = list(range(ttable.n_rows))
+    pred = await classify_instances(
+        site, tree, tcols, ttids, class_site=class_site, depth=tree_depth(tree.structure),
+        tag="classify/test",
+    )  # fmt: skip
+    if pred is None:
+        return {}
+    return {
+        "test_accuracy": _accuracy(pred, ttids, [str(v) for v in ttable.target]),
+        "test_predictions": dict(sorted((str(tids_text[t]), pred[t]) for t in ttids)),
+    }
+
+
+async def _save_part(
+    site: Party,
+    me: PartyConfig,
+    tree: DistributedTree,
+    edges: dict[str, list[float]],
+    own: Any,
+    class_site: str,
+    class_column: str | None,
+    out: dict[str, Any],
+) -> None:
+    """Bind the parts of the tree (:func:`_bind_parts`) and, with ``me.model_out``, write this
+    site's part."""
+    body = {
+        "sites": list(site.parties),
+        "class_site": class_site,
+        "class": class_column if site.name == class_site else None,
+        "id_column": me.id_column,
+        "attributes": list(own.table.attributes),
+        "columns": _columns_doc(own.table, edges),
+        "tree": tree.to_dict(),
+        "depth": tree_depth(tree.structure),
+    }
+    model_id, parts, opening = await _bind_parts(site, body)
+    if me.model_out is not None:
+        write_model(me.model_out, SavedModel("ppid3", site.name, model_id, body, parts, opening))
+        out["model"] = {"file": str(me.model_out), "model_id": model_id}
+
+
+async def _bind_parts(site: Party, body: dict[str, Any]) -> tuple[str, dict[str, str], str]:
+    """One model id for the run (drawn by the first site) and every site's commitment to its
+    part (:func:`mpc.learners.model_file.commit_part`): what binds the parts of one tree
+    together. Returns the id, the commitments and this site's opening (kept in its own file,
+    never sent). A commitment is hiding: no site can test a guess of another's part against
+    it, as it could against a bare hash of a body whose only unpredictable parts (node ids)
+    it knows."""
+    first = site.parties[0]
+    if site.name == first:
+        model_id = new_model_id()
+        await site.broadcast("ppid3/model-id", model_id)
+    else:
+        model_id = await site.recv(first, "ppid3/model-id", MODEL_ID)
+        if not isinstance(model_id, str) or len(model_id) != 32:
+            raise ProtocolError(f"{first} sent a malformed model id")
+    made = commit_part(body)
+    await site.broadcast("ppid3/part-commitment", made.commitment)
+    parts = {site.name: made.commitment}
+    for peer in site.peers:
+        got = await site.recv(peer, "ppid3/part-commitment", PART_COMMITMENT)
+        if not isinstance(got, str) or len(got) != 64:
+            raise ProtocolError(f"{peer} sent a malformed part commitment")
+        parts[peer] = got
+    return model_id, dict(sorted(parts.items())), made.opening
+
+
+# --------------------------------------------------------------------------- classify
+
+
+def _read_part(site: Party, me: PartyConfig, class_site: str) -> SavedModel:
+    """This site's saved part, checked: its own, of a tree trained by these sites."""
+    if me.model is None:
+        raise ConfigError(f"{site.name}: classifying needs this site's model part (--model FILE)")
+    try:
+        model = read_model(me.model, "ppid3")
+        if model.party != site.name:
+            raise ModelError(
+                f"model file {me.model} is {model.party!r}'s part, not {site.name!r}'s"
+            )
+    except ModelError as exc:
+        raise InputError(f"{site.name}: {exc}", public=f"{site.name}: its model file is "
+                         "not a valid part of a saved tree") from None  # fmt: skip
+    body = model.body
+    if list(body["sites"]) != list(site.parties) or body["class_site"] != class_site:
+        raise ConfigError(
+            f"{site.name}: the model was trained by sites {body['sites']} with class site "
+            f"{body['class_site']}; this deployment has {list(site.parties)}, {class_site}"
+        )
+    return model
+
+
+async def _classify_run(
+    site: Party, params: Ppid3Params, me: PartyConfig, class_site: str
+) -> dict[str, Any]:
+    """Algorithm 8 on new, unlabelled records with this site's saved model part."""
+    model = _read_part(site, me, class_site)
+    body = model.body
+    await site.broadcast("ppid3/model", [model.model_id, model.parts])
+    for peer in site.peers:
+        got = await site.recv(peer, "ppid3/model", MODEL_CHECK)
+        if got != [model.model_id, model.parts]:
+            raise ConfigError(
+                f"{site.name}: {peer}'s model part is from another training run (or was "
+                "changed since); every site must use its part of the same saved tree"
+            )
+    columns_doc = body["columns"]
+    cont = [c["name"] for c in columns_doc if c["kind"] == CONTINUOUS]
+    me = dataclasses.replace(
+        me, nominal=tuple(c["name"] for c in columns_doc if c["kind"] != CONTINUOUS),
+        continuous=tuple(cont),
+        id_column=me.id_column or body.get("id_column"),
+        columns=tuple(body["attributes"]),
+    )  # fmt: skip
+    own, _ = read_own_table(me, class_column=None)
+    table, ids = await _align(site, own, "record-alignment")
+    edges = {c["name"]: c["bins"] for c in columns_doc if "bins" in c}
+    table, _ = bin_columns(table, None, edges)
+    tree = DistributedTree.from_dict(body["tree"])
+    cols: dict[str, Sequence[str]] = {
+        a: [str(v) for v in c] for a, c in zip(table.attributes, table.columns, strict=True)
+    }
+    tids = list(range(table.n_rows))
+    started = time.perf_counter()
+    pred = await classify_instances(
+        site, tree, cols, tids, class_site=class_site, depth=int(body["depth"]), tag="classify"
+    )
+    deliver_to = params.deliver_to or class_site
+    if deliver_to not in site.parties:
+        raise ConfigError(f"deliver_to {deliver_to!r} is not one of the sites {site.parties}")
+    if site.name == class_site and deliver_to != class_site:
+        assert pred is not None
+        await site.send(deliver_to, "ppid3/predictions", [pred[t] for t in tids])
+    log.info(
+        "%s: classified %d records with model %s (Algorithm 8)",
+        site.name, len(tids), model.model_id[:12],
+    )  # fmt: skip
+    out: dict[str, Any] = {"classified": len(tids), "model_id": model.model_id,
+                           "classify_s": round(time.perf_counter() - started, 3)}  # fmt: skip
+    if site.name == deliver_to:
+        labels = (
+            [pred[t] for t in tids] if pred is not None
+            else await site.recv(class_site, "ppid3/predictions", PREDICTIONS)
+        )  # fmt: skip
+        if not isinstance(labels, list) or len(labels) != len(tids):
+            raise ProtocolError(f"{class_site} sent malformed predictions")
+        out.update(_deliver(site, me, own, ids, labels))
+    return out
+
+
+def _deliver(
+    site: Party, me: PartyConfig, own: Any, ids: Any, labels: list[Any]
+) -> dict[str, Any]:
+    """The receiving site's predictions: on its ledger, in its file (in its file's order)."""
+    site.ledger.record("ppid3/predictions", len(labels), step="ppid3/predictions")
+    path = me.predictions or Path("predictions.csv")
+    by_id = {str(i): str(c) for i, c in zip(ids, labels, strict=True)}
+    file_order = [str(i) for i in own.ids]
+    write_predictions(path, file_order, [by_id[i] for i in file_order], id_column=me.id_column)
+    log.info("%s: %d predictions written to %s", site.name, len(labels), path)
+    return {"predictions_file": str(path), "predictions": [[i, by_id[i]] for i in file_order]}
+
+
+def leaf_accuracy(tree: Any, n_rows: int) -> float:
+    """The training accuracy of a tree from its leaves' class counts (the class site's
+    part): every training record reaches a leaf, and it is classified correctly exactly when
+    its class is the leaf's label."""
+    if n_rows == 0:
+        return float("nan")
+    right = sum(int(leaf["counts"].get(leaf["class"], 0)) for leaf in tree.leaves.values())
+    return right / n_rows
+
+
+def _accuracy(pred: dict[int, str], ids: list[int], target: list[str]) -> float:
+    if not ids:
+        return float("nan")
+    return sum(pred[int(i)] == y for i, y in zip(ids, target, strict=True)) / len(ids)

@@ -1,0 +1,634 @@
+"""``mpc run ppid3`` and ``mpc deploy ppid3``: PPID3 (Vaidya & Clifton, Algorithms 2-8) with one
+process per site (:mod:`parties.programs.ppid3`).
+
+For a local run the launcher loads a table, partitions its columns over ``k`` sites and writes
+each site its own CSV file, in its own row order; ``mpc deploy`` writes only public things
+unless asked to split a demo table (``--split-demo``). ``--counts psi`` trains depth first
+with set-intersection counts; ``--counts fast`` a level per exchange on additive shares, the
+correlated randomness made as ``--helper`` says (:data:`protocols.ppid3.helpers.HELPERS`;
+the default needs no party but the sites). The deployment file carries the choice as the
+protocol parameter ``helper``; a helper with an outside party (the dealer) adds it.
+
+For auditing, the launcher — which in a test deployment holds every site's report — assembles
+the whole tree from every site's own nodes and compares it with plain ID3 on the joined data.
+No party can build that view: a site knows only its own nodes and the public structure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mpc.datasets import (
+    CONTINUOUS,
+    MISSING,
+    DataError,
+    Discretizer,
+    kinds_warning,
+    load_csv,
+    partition,
+    synthetic,
+)
+from mpc.deployment.launcher import PartySpec
+from mpc.errors import ConfigError, ProtocolError
+from mpc.learners.evaluation import accuracy, train_test_split
+from mpc.learners.id3 import ID3Classifier
+from mpc.learners.tree import depth, from_json, node_count, to_json
+from mpc.runtime.files import private_dir
+from parties.options import ColumnKinds, DataSource, joined_table
+from parties.params import AtLeast, NumberList, option
+from parties.programs.ppid3 import COUNTS, ID_COLUMN, Ppid3Params
+from parties.systems.base import SEMI_HONEST, Audit, Plan, System, number
+from protocols.ppid3.helpers import HELPERS, default_helper, helper_of
+from protocols.ppid3.ppid3 import assemble, check_tree_equal
+
+__all__ = [
+    "TRUST",
+    "Ppid3",
+    "Ppid3Options",
+    "class_site_index",
+    "class_site_option",
+    "render_distributed",
+    "site_files",
+]
+
+#: the assumption a run makes, by who dealt the correlated randomness (``none``: --counts psi)
+TRUST = {"none": "semi-honest sites", **{name: h.trust for name, h in HELPERS.items()}}
+#: the planted tree and the domains of ``--synthetic`` (the scaling benchmark's table)
+SYNTHETIC: dict[str, Any] = {"n_values": (2, 8), "depth": 4, "noise": 0.05, "n_classes": 2}
+
+
+def class_site_option(text: str) -> int:
+    """``--class-site``: a site number counted from 1 (``3``) or a site name (``site3``), as
+    the sites are named site1..siteK, or a negative number counted from the end (``-1``: the
+    last site). Returns the 0-based site index (negative: from the end), checked against the
+    number of sites by :func:`class_site_index`."""
+    value = text.strip()
+    named = value.lower().startswith("site")
+    digits = value[4:] if named else value
+    try:
+        n = int(digits)
+    except ValueError:
+        n = 0
+    if n == 0 or (named and n < 0):
+        raise argparse.ArgumentTypeError(
+            f"expected a site number 1..K, a site name site1..siteK or -1 (the last site), "
+            f"got {text!r}" + ("; sites are counted from 1" if digits.strip() == "0" else "")
+        )
+    return n - 1 if n > 0 else n
+
+
+def class_site_index(index: int, k: int) -> int:
+    """The 0-based index of ``--class-site`` (:func:`class_site_option`) among ``k`` sites; a
+    site that does not exist is a one-line error naming the sites."""
+    if not -k <= index < k:
+        shown = str(index + 1) if index >= 0 else str(index)
+        raise ConfigError(
+            f"--class-site {shown}: there are {k} sites, site1..site{k}; give 1..{k}, a site "
+            "name or -1 for the last"
+        )
+    return index
+
+
+def count_or_fraction(text: str) -> int | float:
+    """``--min-samples-split``: an int >= 1, or a fraction in (0, 1)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a count or a fraction, got {text!r}") from None
+    if value.is_integer() and value >= 1 and "." not in text:
+        return int(value)
+    if 0 < value < 1:
+        return value
+    raise argparse.ArgumentTypeError(f"expected a count >= 1 or a fraction in (0, 1), got {text}")
+
+
+def synthetic_spec(text: str) -> tuple[int, int, int]:
+    """``--synthetic ROWS,ATTRS,SEED``: three integers (``1e6`` style allowed for ROWS)."""
+    parts = text.split(",")
+    try:
+        if len(parts) != 3:
+            raise ValueError
+        rows, attrs, seed = int(float(parts[0])), int(parts[1]), int(parts[2])
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected ROWS,ATTRS,SEED (three integers, e.g. 100000,20,1), got {text!r}"
+        ) from None
+    if rows < 1 or attrs < int(SYNTHETIC["depth"]):
+        raise argparse.ArgumentTypeError(
+            f"need ROWS >= 1 and ATTRS >= {SYNTHETIC['depth']} (the planted tree's depth), "
+            f"got {text!r}"
+        )
+    return rows, attrs, seed
+
+
+def _helper_help() -> str:
+    lines = "; ".join(f"{h.name}: {h.help}" for h in HELPERS.values())
+    return (
+        "with --counts fast, who makes the correlated randomness of each product between two "
+        f"sites: {lines}. Default: the first that needs no outside party (sites with 3 or "
+        "more sites, ot with 2). --counts psi needs no helper and ignores it"
+    )
+
+
+@dataclass(frozen=True)
+class Ppid3Options(DataSource, ColumnKinds):
+    """The options of ``mpc run ppid3`` and ``mpc deploy ppid3``."""
+
+    synthetic: tuple[int, int, int] | None = option(
+        None, flag="--synthetic", parse=NumberList(synthetic_spec), metavar="ROWS,ATTRS,SEED",
+        group="source",
+        help="a generated table: ROWS rows of ATTRS nominal attributes of 2 to 8 values each, "
+        "labelled by a planted random tree of depth 4 (2 classes, 5% of the labels flipped); "
+        "SEED seeds that generator only (the table is public test data, no party's secret)",
+    )  # fmt: skip
+    sites: int | None = option(
+        None, flag="--sites", metavar="K",
+        help="number of sites, named site1..siteK (default 2; with an explicit --partition, "
+        "its number of groups, which --sites must then match if given)",
+    )  # fmt: skip
+    partition: str = option(
+        "contiguous", flag="--partition", metavar="SCHEME",
+        help="contiguous (default), round-robin, random:SEED (a seeded shuffle of the columns "
+        "over the sites: a public choice), or an explicit 'a,b;c;d' (one group of columns per "
+        "site, in site order, ';' between sites: it sets the number of sites)",
+    )  # fmt: skip
+    class_site: int = option(
+        -1, flag="--class-site", parse=class_site_option, metavar="N|siteN",
+        help="the site holding the class: its number 1..K or its name site1..siteK (as the "
+        "sites are named), or -1 for the last (default; -2 the one before it, ...)",
+    )  # fmt: skip
+    test_split: float | None = option(None, flag="--test-split", metavar="F", group="test",
+                                      help="hold out a stratified fraction F for test")  # fmt: skip
+    test: str | None = option(None, flag="--test", metavar="FILE", group="test",
+                              help="a test CSV with the same columns")  # fmt: skip
+    all_rows: bool = option(
+        False, flag="--all-rows", flag_only=True, group="test",
+        help="train on every row of the dataset, its own test file included (adult: all "
+        "48,842 rows); no test accuracy",
+    )  # fmt: skip
+    seed: int = option(
+        0, flag="--seed",
+        help="seed of the public choice of the test split (default 0); never of any party's "
+        "secret randomness (keys and masks always come from each party's OS randomness)",
+    )  # fmt: skip
+    bins: int = option(4, flag="--bins", check=AtLeast(2),
+                       help="equal-frequency bins for continuous columns (4)")  # fmt: skip
+    max_depth: int | None = option(None, flag="--max-depth", check=AtLeast(1),
+                                   help="stop growing at this depth")  # fmt: skip
+    min_samples_split: int | float | None = option(
+        None, flag="--min-samples-split", parse=count_or_fraction, metavar="N|F",
+        help="do not split nodes with fewer rows: a count (e.g. 20) or a fraction of the "
+        "training rows (e.g. 0.05); plain ID3 gets the same count",
+    )  # fmt: skip
+    model_out: str | None = option(
+        None, flag="--model-out", metavar="DIR", output="folder",
+        help="save the trained tree: each site writes its own part to DIR/SITE.model.json "
+        "(private; a site's part holds only its own nodes, the class site's the leaves)",
+    )  # fmt: skip
+    split_demo: bool = option(
+        False, flag="--split-demo", flag_only=True,
+        help="with mpc deploy: split the demo table (--dataset/--csv) into one CSV file per "
+        "site (id column, its columns, rows in its own order) beside the deployment; without "
+        "it, mpc deploy reads no data and needs --partition 'a,b;c;d' and --class",
+    )  # fmt: skip
+    counts: str = option(
+        "psi", flag="--counts", choices=COUNTS,
+        help="psi: every count by set-intersection cardinality, one node at a time (the "
+        "paper's way, default); fast: additive secret sharing, a whole tree level per "
+        "exchange, with correlated randomness from --helper",
+    )  # fmt: skip
+    helper: str | None = option(None, flag="--helper", choices=tuple(HELPERS),
+                                help=_helper_help())  # fmt: skip
+
+    def site_count(self) -> int:
+        """The number of sites: the groups of an explicit ``--partition 'a,b;c;d'``
+        (``--sites``, if given, must agree), else ``--sites`` (default 2)."""
+        if _explicit(self.partition):
+            k = self.partition.count(";") + 1
+            if self.sites is not None and self.sites != k:
+                raise ConfigError(
+                    f"--sites {self.sites} disagrees with --partition {self.partition!r}, which "
+                    f"gives {k} site{'s' if k != 1 else ''} (groups separated by ';'); drop "
+                    "--sites or make them agree"
+                )
+            if k < 2:
+                raise ConfigError(
+                    f"--partition {self.partition!r} gives 1 site; list the columns of at "
+                    "least 2 sites, separated by ';'"
+                )
+            return k
+        k = 2 if self.sites is None else self.sites
+        if k < 2:
+            raise ConfigError(f"--sites must be at least 2, got {k}")
+        return k
+
+    def helper_for(self, k: int) -> str | None:
+        """Who makes the randomness of ``--counts fast`` with ``k`` sites (None for psi)."""
+        if self.counts != "fast":
+            return None
+        helper = self.helper or default_helper(k)
+        helper_of(helper).check(k)
+        return helper
+
+
+def _explicit(scheme: str) -> bool:
+    """Whether ``--partition`` lists the columns of every site (``'a,b;c;d'``) rather than
+    naming a scheme (:func:`mpc.datasets.partition` reads it the same way)."""
+    return scheme not in ("contiguous", "round-robin") and not scheme.startswith("random:")
+
+
+# --------------------------------------------------------------------------- the demo files
+
+
+def csv_text(
+    ids: Sequence[str], table: Any, *, id_column: str, with_class: bool, order: np.ndarray
+) -> str:
+    """One site's CSV file: the id column, its attributes (continuous values as numbers, a
+    missing one as ``?``) and, if ``with_class``, the class; rows in ``order``."""
+    buf = io.StringIO()
+    out = csv.writer(buf, lineterminator="\n")
+    out.writerow([id_column, *table.attributes, *([table.class_name] if with_class else [])])
+    cols = []
+    for kind, col in zip(table.kinds, table.columns, strict=True):
+        if kind == CONTINUOUS:
+            cols.append([MISSING if math.isnan(x) else repr(float(x)) for x in col])
+        else:
+            cols.append([str(v) for v in col])
+    if with_class:
+        cols.append([str(v) for v in table.target])
+    for r in order:
+        out.writerow([ids[r], *(c[r] for c in cols)])
+    return buf.getvalue()
+
+
+def site_files(
+    table: Any, part: Any, *, seed: int, id_column: str = ID_COLUMN, prefix: str = ""
+) -> list[str]:
+    """The demo split: each site's own CSV text (id column, its columns, the class on the class
+    site), every site's rows in its own seeded order. A demo of what organisations hold; the
+    order is a public choice of the demo, never secret."""
+    ids = [f"{prefix}{i}" for i in range(table.n_rows)]
+    texts = []
+    for i, attrs in enumerate(part.sites):
+        order = np.random.default_rng([seed, i]).permutation(table.n_rows)
+        texts.append(
+            csv_text(
+                ids,
+                table.select(list(attrs)),
+                id_column=id_column,
+                with_class=i == part.class_site,
+                order=order,
+            )
+        )
+    return texts
+
+
+def _kind_entries(table: Any, attrs: Sequence[str]) -> dict[str, Any]:
+    """A site's column kinds for its deployment entry: its numeric columns read as categories
+    stay so in its own file (``nominal``), the rest are inferred as they were here."""
+    kinds = dict(zip(table.attributes, table.kinds, strict=True))
+    return {
+        "nominal": [a for a in attrs if kinds[a] != CONTINUOUS],
+        "continuous": [a for a in attrs if kinds[a] == CONTINUOUS],
+    }
+
+
+# --------------------------------------------------------------------------- the system
+
+
+class Ppid3(System):
+    name = "ppid3"
+    help = (
+        "PPID3 (Vaidya & Clifton, Algorithm 7): a decision tree over vertically partitioned "
+        "data, one process per site; counts by set-intersection cardinality (--counts psi) or "
+        "by secret sharing, the randomness dealt by a third site or a dealer (--counts fast)"
+    )
+    options = Ppid3Options
+    has_tree = True
+
+    def plan(self, options: Any, *, deploy: bool = False) -> Plan:
+        o: Ppid3Options = options
+        k = o.site_count()
+        class_site = class_site_index(o.class_site, k)
+        if deploy and not o.split_demo:
+            return self._public_plan(o, k, class_site)
+        train, test = self._tables(o)
+        warning = kinds_warning(train)
+        discretizer = Discretizer.fit(train, o.bins) if "continuous" in train.kinds else None
+        binned = discretizer.transform(train) if discretizer else train
+        if k > len(train.attributes):
+            raise ConfigError(
+                f"--sites {k}: {train.name} has only {len(train.attributes)} attributes"
+            )
+        mss = o.min_samples_split
+        if isinstance(mss, float):  # a fraction of the training rows
+            mss = max(1, math.ceil(mss * train.n_rows))
+        part = partition(train.attributes, k, o.partition, class_site=class_site)
+        names = [f"site{i + 1}" for i in range(part.k)]
+        specs = self._site_specs(o, train, test, part, names)
+        started = time.perf_counter()
+        site_of = {a: i for i, s in enumerate(part.sites) for a in s}
+        plain = ID3Classifier(max_depth=o.max_depth, min_samples_split=mss)
+        plain.fit(binned, attribute_order=list(part.attributes), sites=site_of)
+        context = {
+            "dataset": train.name,
+            "train": binned,
+            "test": discretizer.transform(test) if discretizer and test else test,
+            "partition": part,
+            "names": names,
+            "plain": plain,
+            "plain_s": time.perf_counter() - started,
+            "discretizer": discretizer.to_dict() if discretizer else None,
+            "kinds": dict(zip(train.attributes, train.kinds, strict=True)),
+        }
+        params = self._params(o, names, part, train.class_name, mss)
+        return Plan(specs, params, context, notes=(warning,) if warning else ())
+
+    @staticmethod
+    def _tables(o: Ppid3Options) -> tuple[Any, Any]:
+        """The training table and the test table (or None), as the options choose them."""
+        if o.synthetic is not None:
+            rows, attrs, seed = o.synthetic
+            train, test = synthetic(rows, n_attributes=attrs, seed=seed, **SYNTHETIC), None
+        else:
+            train, test = joined_table(o, o)
+        if o.all_rows and test is not None:
+            train, test = train.concat(test), None
+        if o.test_split is not None:
+            tr_idx, te_idx = train_test_split(train.target, o.test_split, seed=o.seed)
+            train, test = train.subset(tr_idx), train.subset(te_idx)
+        elif o.test is not None:
+            test = load_csv(o.test, train.class_name, **o.kind_options())
+            if test.attributes != train.attributes:
+                raise DataError(
+                    f"the test file's columns {list(test.attributes)} are not the training "
+                    f"columns {list(train.attributes)} (same names, same order)",
+                    file=o.test,
+                    line=1,
+                )
+        return train, test
+
+    @staticmethod
+    def _site_specs(
+        o: Ppid3Options, train: Any, test: Any, part: Any, names: list[str]
+    ) -> list[PartySpec]:
+        texts = site_files(train, part, seed=o.seed)
+        test_texts = site_files(test, part, seed=o.seed + 1, prefix="t") if test else None
+        specs = []
+        for i, name in enumerate(names):
+            entries: dict[str, Any] = {"id": ID_COLUMN, **_kind_entries(train, part.sites[i])}
+            if o.model_out is not None:
+                entries["model_out"] = str(Path(o.model_out).resolve() / f"{name}.model.json")
+            specs.append(
+                PartySpec(
+                    name, "site", columns=tuple(part.sites[i]), csv=texts[i], entries=entries,
+                    files={"test": test_texts[i]} if test_texts else {},
+                )  # fmt: skip
+            )
+        if o.model_out is not None:
+            private_dir(o.model_out)
+        outside = _outside(o, part.k)
+        if outside is not None:
+            specs.append(PartySpec(outside, outside))
+        return specs
+
+    @staticmethod
+    def _params(
+        o: Ppid3Options, names: list[str], part: Any, class_name: str, mss: int | None
+    ) -> dict[str, Any]:
+        return Ppid3Params(
+            class_site=names[part.class_site], sites=tuple(names), class_name=class_name,
+            attribute_counts=tuple(len(s) for s in part.sites), max_depth=o.max_depth,
+            min_samples_split=mss, counts=o.counts, bins=o.bins,
+            helper=o.helper_for(part.k),
+        ).to_deployment()  # fmt: skip
+
+    def _public_plan(self, o: Ppid3Options, k: int, class_site: int) -> Plan:
+        """``mpc deploy ppid3`` without a demo table: only public things, from the options."""
+        for flag in ("dataset", "csv", "test", "test_split"):
+            if getattr(o, flag, None) is not None:
+                raise ConfigError(
+                    f"mpc deploy reads no data: --{flag.replace('_', '-')} goes with `mpc run`, "
+                    "or with --split-demo to split a demo table into one file per party"
+                )
+        if not o.class_column or ";" not in o.partition:
+            raise ConfigError(
+                "mpc deploy ppid3 writes only public things: give the sites' attributes with "
+                "--partition 'a,b;c;d' (sites in order, ';' between sites) and the class column "
+                "with --class COLUMN; or --split-demo DATASET to split a demo table"
+            )
+        attrs = [a.strip() for s in o.partition.split(";") for a in s.split(",") if a.strip()]
+        part = partition(attrs, k, o.partition, class_site=class_site)
+        names = [f"site{i + 1}" for i in range(part.k)]
+        specs = [
+            PartySpec(n, "site", columns=tuple(part.sites[i]), entries={"id": ID_COLUMN})
+            for i, n in enumerate(names)
+        ]
+        outside = _outside(o, part.k)
+        if outside is not None:
+            specs.append(PartySpec(outside, outside))
+        mss = o.min_samples_split if isinstance(o.min_samples_split, int) else None
+        return Plan(specs, self._params(o, names, part, o.class_column, mss), {"public_only": True})
+
+    def finish(self, reports: dict[str, dict[str, Any]], plan: Plan) -> dict[str, Any]:
+        ctx = plan.context
+        names: list[str] = ctx["names"]
+        results = {n: reports[n].get("result") or {} for n in names}
+        missing = [n for n in names if "tree" not in results[n]]
+        if missing:
+            raise ProtocolError(f"no tree in the reports of {missing}")
+        view = assemble({n: results[n]["tree"] for n in names},
+                        {n: i for i, n in enumerate(names)})  # fmt: skip
+        plain = ctx["plain"]
+        plain_json = to_json(plain.tree_)
+        part = ctx["partition"]
+        fast = plan.params.get("counts") == "fast"
+        helper = str(plan.params.get("helper", "dealer")) if fast else None
+        acc, plain_acc = _accuracies(results[str(plan.params["class_site"])], ctx)
+        assembled = from_json(view)
+        return {
+            "dataset": ctx["dataset"],
+            "counts": plan.params.get("counts", "psi"),
+            "helper": helper,
+            "trust": TRUST[helper or "none"],
+            "rows": {"train": ctx["train"].n_rows,
+                     "test": ctx["test"].n_rows if ctx["test"] is not None else 0},  # fmt: skip
+            "partition": {**part.to_dict(), "site_names": names},
+            "discretizer": ctx["discretizer"],
+            "columns": {n: results[n].get("columns", []) for n in names},
+            "models": {n: results[n]["model"] for n in names if "model" in results[n]},
+            "identical": check_tree_equal(view, plain_json),
+            "nodes": node_count(assembled),
+            "depth": depth(assembled),
+            "accuracy": acc,
+            "plain_accuracy": plain_acc,
+            "plain_fit_s": round(ctx["plain_s"], 4),
+            "cost": _cost(reports, results, names, plan),
+            "tree": view,
+            "plain_tree": plain_json,
+        }
+
+    def summary(self, result: Any) -> list[str]:
+        part = result["partition"]
+        lines = [
+            f"dataset:   {result['dataset']} ({result['rows']['train']} training rows"
+            + (f", {result['rows']['test']} test rows)" if result["rows"]["test"] else ")"),
+            "partition: "
+            + "; ".join(
+                f"{n}{' (class)' if i == part['class_site'] else ''}: {', '.join(s)}"
+                for i, (n, s) in enumerate(zip(part["site_names"], part["sites"], strict=True))
+            ),
+            *_columns_lines(result),
+            f"tree:      {result['nodes']} nodes, depth {result['depth']} "
+            "(assembled from every site's own nodes for this audit; no site holds it)",
+            f"identical: {result['identical']}  (PPID3 tree == plain ID3 on the joined data)",
+            "accuracy:  "
+            + ", ".join(
+                f"{k} {v:.4f} (plain {result['plain_accuracy'][k]:.4f})"
+                for k, v in result["accuracy"].items()
+                if isinstance(v, float)
+            ),
+            _cost_line(result),
+            f"trust:     {result.get('trust', 'semi-honest sites')}"
+            + (f" (--helper {result['helper']})" if result.get("helper") else ""),
+            "",
+        ]
+        lines += render_distributed(result["tree"], part["site_names"], part["class_site"])
+        return lines
+
+    def audit(self, result: Any) -> Audit:
+        part = result["partition"]
+        names = tuple(part["site_names"])
+        acc = result.get("accuracy") or {}
+        return Audit(
+            trust=str(result.get("trust") or SEMI_HONEST),
+            tree=result["tree"],
+            sites=names,
+            class_site=names[int(part["class_site"])],
+            accuracy=number(acc.get("test", acc.get("train"))),
+        )
+
+
+def _outside(o: Ppid3Options, k: int) -> str | None:
+    """The outside party the run's helper adds (the dealer), if any."""
+    helper = o.helper_for(k)
+    return None if helper is None else HELPERS[helper].outside
+
+
+def _accuracies(cls: dict[str, Any], ctx: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The private tree's accuracies (the class site's report) and plain ID3's."""
+    plain, train, test = ctx["plain"], ctx["train"], ctx["test"]
+    acc: dict[str, Any] = {"train": cls.get("train_accuracy")}
+    plain_acc: dict[str, Any] = {"train": accuracy(train.target, plain.predict(train))}
+    if test is not None:
+        acc["test"] = cls.get("test_accuracy")
+        plain_pred = plain.predict(test)
+        plain_acc["test"] = accuracy(test.target, plain_pred)
+        got = cls.get("test_predictions") or {}
+        acc["test_predictions_equal_plain"] = list(map(str, plain_pred)) == [
+            got.get(f"t{i}") for i in range(test.n_rows)
+        ]
+    return acc, plain_acc
+
+
+def _cost(
+    reports: dict[str, dict[str, Any]], results: dict[str, Any], names: list[str], plan: Plan
+) -> dict[str, Any]:
+    """The run's cost: every site's counters and the paper's estimate ``c q (1 + p r)``."""
+    structure = results[names[0]]["tree"]["structure"]
+    plain, train = plan.context["plain"], plan.context["train"]
+    q, c, r = len(structure), len(plain.classes_), len(train.attributes)
+    p = float(np.mean([len(d) for d in plain.domains_]))
+    metrics = {n: reports[n].get("metrics") or {} for n in names}
+    return {
+        "counts": plan.params.get("counts", "psi"),
+        "set_intersections": sum(int(results[n]["cost"]["intersections"]) for n in names),
+        "outer_batches": sum(int(results[n]["cost"].get("outer_batches", 0)) for n in names),
+        "levels": int(results[names[0]]["cost"].get("levels", 0)),
+        "dot_batches": sum(int(results[n]["cost"].get("dot_batches", 0)) for n in names),
+        "psi_invocations": int(results[names[0]]["cost"]["psi_invocations"]),
+        "dealt_by_sites": sum(int(results[n]["cost"].get("dealt", 0)) for n in names),
+        "paper_estimate_c_q_1_plus_p_r": round(c * q * (1 + p * r)),
+        "paper_estimate_terms": {"c": c, "q": q, "p": round(p, 3), "r": r},
+        "per_site": {
+            n: {
+                "x25519": (metrics[n].get("crypto") or {}).get("x25519", 0),
+                "modexp": (metrics[n].get("crypto") or {}).get("modexp", 0),
+                "bytes_sent": metrics[n].get("bytes_sent", 0),
+                "bytes_received": metrics[n].get("bytes_received", 0),
+                "messages_sent": metrics[n].get("messages_sent", 0),
+                "rounds": metrics[n].get("rounds", 0),
+                "train_s": results[n].get("train_s"),
+            }
+            for n in names
+        },
+    }
+
+
+def _columns_lines(result: dict[str, Any]) -> list[str]:
+    """Each site's columns as it read them: kind, and the cut points of a binned one."""
+    lines = []
+    for name, cols in result.get("columns", {}).items():
+        described = [
+            f"{c['name']} ({c['kind']}"
+            + (f", bins at {', '.join(_short_number(x) for x in c['bins'])})" if c.get("bins")
+               else ")")
+            for c in cols
+        ]  # fmt: skip
+        lines.append(f"columns:   {name}: " + "; ".join(described))
+    models = result.get("models") or {}
+    if models:
+        first = next(iter(models.values()))
+        lines.append(
+            f"models:    {', '.join(m['file'] for m in models.values())} "
+            f"(model id {first['model_id'][:12]}...)"
+        )
+    return lines
+
+
+def _short_number(x: float) -> str:
+    return np.format_float_positional(float(x), precision=6, trim="-")
+
+
+def _cost_line(result: dict[str, Any]) -> str:
+    cost = result["cost"]
+    if result.get("counts") == "fast":
+        dealt = f" ({HELPERS[str(result['helper'])].describe(cost)})"
+        return (
+            f"cost:      counts by secret sharing, level by level: {cost['levels']} levels, "
+            f"{cost['outer_batches']} outer-product and {cost['dot_batches']} dot-product "
+            f"batches over {result['nodes']} nodes{dealt}, no set intersection"
+        )
+    return (
+        f"cost:      {cost['set_intersections']} set intersections "
+        f"(paper's estimate c*q*(1+p*r) = {cost['paper_estimate_c_q_1_plus_p_r']}) "
+        f"in {cost['psi_invocations']} batched PSI-CA invocations"
+    )
+
+
+def render_distributed(tree: dict[str, Any], names: list[str], class_site: int) -> list[str]:
+    """The tree in the style of the paper's Figure 2: every node with the site that holds it
+    (interior nodes at the attribute's site, leaves at the class site)."""
+    out: list[str] = []
+
+    def visit(node: dict[str, Any], prefix: str, head: str) -> None:
+        if "children" not in node:
+            counts = ", ".join(f"{c} {n}" for c, n in node["counts"].items())
+            out.append(f"{prefix}{head}[{names[class_site]}] class {node['class']} ({counts})")
+            return
+        out.append(f"{prefix}{head}[{names[node['site']]}] {node['attribute']}")
+        for value, child in node["children"].items():
+            visit(child, prefix + "    ", f"= {value}: ")
+
+    visit(tree, "", "")
+    return out

@@ -1,0 +1,206 @@
+"""``mpc run ppid3-classify``: PPID3's classifyInstance (Vaidya & Clifton, Algorithm 8) on new
+records held vertically, with the model parts saved by ``mpc run ppid3 --model-out``
+(:mod:`parties.programs.ppid3`)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mpc.datasets import CONTINUOUS, Discretizer, load_party_csv
+from mpc.deployment.launcher import PartySpec
+from mpc.errors import ConfigError, ProtocolError
+from mpc.learners.model_file import SavedModel, read_model
+from mpc.learners.tree import from_json, predict_one
+from parties.params import Params, option
+from parties.programs.ppid3 import ID_COLUMN, Ppid3Params
+from parties.systems.base import Plan, System
+from parties.systems.ppid3 import csv_text
+from protocols.ppid3.ppid3 import assemble
+
+__all__ = ["ClassifyOptions", "Ppid3Classify"]
+
+
+@dataclass(frozen=True)
+class ClassifyOptions(Params):
+    model: str = option(
+        flag="--model", required=True, metavar="DIR",
+        help="the folder of saved model parts (SITE.model.json) written by "
+        "`mpc run ppid3 --model-out DIR`",
+    )  # fmt: skip
+    csv: str | None = option(
+        None, flag="--csv", metavar="FILE", group="records",
+        help="new records, one table with every site's columns (no class needed): split into "
+        "one file per site as the model's parts list them (a local demo)",
+    )  # fmt: skip
+    data: str | None = option(
+        None, flag="--data", metavar="FILE1,FILE2,...", group="records",
+        help="one file per site, in site order, each with the id column and that site's "
+        "columns only: what organisations hold (each site's process reads its own)",
+    )  # fmt: skip
+    id_column: str | None = option(
+        None, flag="--id", metavar="COLUMN",
+        help="the record id column (default with --csv: rows are numbered; with --data: the "
+        "id column the model was trained with)",
+    )  # fmt: skip
+    delimiter: str | None = option(None, flag="--delimiter", metavar="C",
+                                   help="the CSVs' delimiter (',')")  # fmt: skip
+    deliver_to: str | None = option(None, flag="--deliver-to", metavar="SITE",
+                                    help="the site that receives the predictions (default: "
+                                    "the class site)")  # fmt: skip
+    predictions_out: str = option(
+        "predictions.csv", flag="--predictions-out", metavar="FILE", output="file",
+        help="where the receiving site writes id,class (default: predictions.csv)",
+    )  # fmt: skip
+
+    REQUIRED_GROUPS = {"records": True}
+
+
+def _model_parts(folder: Path) -> dict[str, SavedModel]:
+    files = sorted(folder.glob("*.model.json")) if folder.is_dir() else []
+    if not files:
+        raise ConfigError(f"--model {folder}: no SITE.model.json files there")
+    parts = {}
+    for f in files:
+        m = read_model(f, "ppid3")
+        parts[str(m.party)] = m
+    sites = list(next(iter(parts.values())).body["sites"])
+    if sorted(parts) != sorted(sites):
+        raise ConfigError(f"--model {folder}: parts of {sorted(parts)}, the model has {sites}")
+    return {s: parts[s] for s in sites}
+
+
+def _entries(model: SavedModel, id_column: str, receives: bool, out: Path) -> dict[str, Any]:
+    assert model.path is not None
+    entries: dict[str, Any] = {"id": id_column, "model": str(Path(model.path).resolve())}
+    if receives:
+        entries["predictions"] = str(out)
+    return entries
+
+
+class Ppid3Classify(System):
+    name = "ppid3-classify"
+    help = (
+        "PPID3's classifyInstance (Vaidya & Clifton, Algorithm 8) on new records held "
+        "vertically, with the model parts saved by `mpc run ppid3 --model-out`"
+    )
+    options = ClassifyOptions
+
+    def plan(self, options: Any, *, deploy: bool = False) -> Plan:
+        o: ClassifyOptions = options
+        parts = _model_parts(Path(o.model))
+        sites = list(parts)
+        class_site = str(parts[sites[0]].body["class_site"])
+        deliver_to = o.deliver_to or class_site
+        if deliver_to not in sites:
+            raise ConfigError(f"--deliver-to {deliver_to}: not one of the sites {sites}")
+        out = Path(o.predictions_out).resolve()
+        context: dict[str, Any] = {"model": o.model}
+        if o.csv is not None:
+            specs, context["joined"] = self._split(o, parts, deliver_to, out)
+        else:
+            specs = self._own_files(o, parts, deliver_to, out)
+        params = Ppid3Params(class_site=class_site, sites=tuple(sites),
+                             deliver_to=deliver_to).to_deployment()  # fmt: skip
+        context["parts"] = {n: m.body for n, m in parts.items()}
+        return Plan(specs, params, context)
+
+    @staticmethod
+    def _split(
+        o: ClassifyOptions, parts: dict[str, SavedModel], deliver_to: str, out: Path
+    ) -> tuple[list[PartySpec], Any]:
+        """One joined file, split by the launcher into every site's own (a local demo)."""
+        assert o.csv is not None
+        kinds = {c["name"]: c["kind"] for m in parts.values() for c in m.body["columns"]}
+        joined = load_party_csv(
+            o.csv, id_column=o.id_column, class_column=None,
+            nominal=[a for a, k in kinds.items() if k != CONTINUOUS],
+            continuous=[a for a, k in kinds.items() if k == CONTINUOUS],
+            delimiter=o.delimiter or ",", columns=None,
+        )  # fmt: skip
+        missing = [a for a in kinds if a not in joined.table.attributes]
+        if missing:
+            raise ConfigError(f"--csv {o.csv}: no column for the model's attributes {missing}")
+        ids = [str(i) for i in joined.ids]
+        id_column = o.id_column or ID_COLUMN
+        specs = []
+        for i, name in enumerate(parts):
+            attrs = parts[name].body["attributes"]
+            order = np.random.default_rng([0, i]).permutation(len(ids))
+            text = csv_text(ids, joined.table.select(attrs), id_column=id_column,
+                            with_class=False, order=order)  # fmt: skip
+            entries = _entries(parts[name], id_column, name == deliver_to, out)
+            specs.append(PartySpec(name, "site", columns=tuple(attrs), csv=text, entries=entries))
+        return specs, joined
+
+    @staticmethod
+    def _own_files(
+        o: ClassifyOptions, parts: dict[str, SavedModel], deliver_to: str, out: Path
+    ) -> list[PartySpec]:
+        """Every site's own file (``--data``), each read by its own process."""
+        assert o.data is not None
+        files = [f.strip() for f in o.data.split(",")]
+        if len(files) != len(parts):
+            raise ConfigError(f"--data needs one file per site ({len(parts)}), got {len(files)}")
+        specs = []
+        for name, f in zip(parts, files, strict=True):
+            id_column = o.id_column or parts[name].body.get("id_column") or ID_COLUMN
+            entries = {"data": str(Path(f).resolve()),
+                       **_entries(parts[name], id_column, name == deliver_to, out)}  # fmt: skip
+            if (o.delimiter or ",") != ",":
+                entries["delimiter"] = o.delimiter
+            specs.append(PartySpec(name, "site", columns=tuple(parts[name].body["attributes"]),
+                                   entries=entries))  # fmt: skip
+        return specs
+
+    def finish(self, reports: dict[str, dict[str, Any]], plan: Plan) -> dict[str, Any]:
+        ctx = plan.context
+        sites = list(plan.params["sites"])
+        results = {n: reports[n].get("result") or {} for n in sites}
+        receiver = str(plan.params["deliver_to"])
+        got = results[receiver]
+        if "predictions" not in got:
+            raise ProtocolError(f"{receiver} reported no predictions")
+        out: dict[str, Any] = {
+            "model": ctx["model"],
+            "model_id": got.get("model_id"),
+            "records": got.get("classified"),
+            "receiver": receiver,
+            "predictions_file": got.get("predictions_file"),
+            "classify_s": max(float(r.get("classify_s") or 0) for r in results.values()),
+            "predictions": got["predictions"],
+        }
+        joined = ctx.get("joined")
+        if joined is not None:  # the audit: the assembled tree, in plain, on the joined rows
+            trees = {n: ctx["parts"][n]["tree"] for n in sites}
+            tree = from_json(assemble(trees, {n: i for i, n in enumerate(sites)}))
+            edges = {c["name"]: tuple(c["bins"]) for b in ctx["parts"].values()
+                     for c in b["columns"] if "bins" in c}  # fmt: skip
+            table = Discretizer(2, edges).transform(joined.table) if edges else joined.table
+            names = table.attributes
+            rows = [dict(zip(names, r, strict=True)) for r in zip(*table.columns, strict=True)]
+            plain = {str(i): predict_one(tree, row)
+                     for i, row in zip(joined.ids, rows, strict=True)}  # fmt: skip
+            out["equal_to_plain_tree"] = all(plain[i] == c for i, c in got["predictions"])
+        return out
+
+    def summary(self, result: Any) -> list[str]:
+        counts = Counter(c for _, c in result["predictions"])
+        lines = [
+            f"model:       {result['model']} (model id {str(result['model_id'])[:12]}...)",
+            f"records:     {result['records']} classified by Algorithm 8 in "
+            f"{result['classify_s']:.3f} s",
+            f"predictions: {result['predictions_file']} (written by {result['receiver']}; "
+            + ", ".join(f"{c} {n}" for c, n in sorted(counts.items()))
+            + ")",
+        ]
+        if "equal_to_plain_tree" in result:
+            lines.append(
+                f"identical:   {result['equal_to_plain_tree']}  (== the saved tree, assembled "
+                "for this audit, applied in plain to the joined records)"
+            )
+        return lines
