@@ -15,17 +15,17 @@ import sys
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
-from mpc.deployment.launcher import Stopped  # noqa: E402
+import cProfile  # noqa: E402
+import marshal  # noqa: E402
+
+from mpc.runtime.files import write_private  # noqa: E402
+from mpc.runtime.signals import Stopped  # noqa: E402
 from parties.main import PROG, main  # noqa: E402
 
 
 def _profiled(folder: str) -> int:
     """``main()`` under :mod:`cProfile`, its statistics written to ``folder/<name>.prof``
     (the ``--name`` of the command line, or ``party`` without one) however it ends."""
-    import cProfile
-    import marshal
-
-    from mpc.runtime.files import write_private
 
     argv = sys.argv[1:]
     name = argv[argv.index("--name") + 1] if "--name" in argv[:-1] else "party"

@@ -28,8 +28,8 @@ code, no sockets, exceptions with their tracebacks.
 
 from __future__ import annotations
 
-import argparse
 import json
+import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,9 +44,11 @@ from mpc.runtime.config import DeploymentConfig, PartyConfig
 from mpc.runtime.files import check_output
 from mpc.runtime.party import Party
 from parties.main import main as party_process
-from parties.options import check_outputs, output_checks
-from parties.plan import Plan, load_party_data
-from parties.systems import Audit, System, get_system
+from parties.options import check_outputs
+from parties.own_data import load_party_data
+from parties.params import Params
+from parties.systems.base import Audit, Plan, System
+from parties.systems.registry import get_system
 
 __all__ = [
     "PartyProgram",
@@ -129,7 +131,7 @@ class RunResult:
     deployment: Path | None = None
     reports: Mapping[str, Mapping[str, Any]] = field(default_factory=dict, repr=False)
     logs: Mapping[str, str] = field(default_factory=dict, repr=False)
-    summarize: Callable[[Any], list[str]] | None = field(default=None, repr=False)
+    summarize: Callable[[Any], list[str] | None] | None = field(default=None, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         """The document of ``mpc run --json``: ``{"system", "ok", "result", "wall_s",
@@ -192,58 +194,22 @@ class RunResult:
 # ----------------------------------------------------------------------------- options
 
 
-class _OptionParser(argparse.ArgumentParser):
-    """A system's options, read from keyword arguments: a wrong one raises, never exits."""
-
-    def error(self, message: str) -> Any:
-        raise ConfigError(f"{self.prog}: {message}")
-
-
-def _parser(system: System) -> _OptionParser:
-    parser = _OptionParser(prog=f"run_system({system.name!r})", add_help=False)
-    system.add_arguments(parser)
-    return parser
-
-
-def system_options(system: str | System, **options: Any) -> argparse.Namespace:
-    """The options of ``mpc run SYSTEM`` given as keyword arguments, read as the command line
-    reads them: an option's name with ``_`` for ``-`` (``class_site=2`` for ``--class-site
-    2``) or its destination (``id_column`` for ``--id``); True for a flag; a list for a
-    comma-separated list (or for a repeatable option, one value each); None for the default.
-    An unknown option or a wrong value raises :class:`~mpc.errors.ConfigError`."""
+def system_options(system: str | System, **options: Any) -> Params:
+    """The options of ``mpc run SYSTEM`` given as keyword arguments, as the system's typed
+    options (:attr:`~parties.systems.base.System.options`): a field's name (``class_site=2``
+    for ``--class-site 2``, ``class_column`` for ``--class``, ``id_column`` for ``--id``), its
+    typed value or the text the command line takes; True or False for a switch; a list for a
+    list (or for a repeatable option, one value each); None for the default. An unknown option
+    or a wrong value raises :class:`~mpc.errors.ConfigError`."""
     sys_ = get_system(system) if isinstance(system, str) else system
-    parser = _parser(sys_)
-    actions: dict[str, tuple[argparse.Action, str]] = {}
-    for action in parser._actions:
-        if not action.option_strings:
-            continue
-        flag = max(action.option_strings, key=len)
-        actions[action.dest] = (action, flag)
-        for o in action.option_strings:
-            actions.setdefault(o.lstrip("-").replace("-", "_"), (action, flag))
-    argv: list[str] = []
-    for key, value in options.items():
-        if key not in actions:
-            known = sorted({a.dest for a, _ in actions.values()})
-            raise ConfigError(f"{sys_.name} has no option {key!r}; its options are {known}")
-        action, flag = actions[key]
-        if value is None:
-            continue
-        if action.nargs == 0:
-            if not isinstance(value, bool):
-                raise ConfigError(f"{key} is a flag: give True or False, got {value!r}")
-            if value != isinstance(action, argparse._StoreFalseAction):
-                argv.append(flag)
-        elif isinstance(action, argparse._AppendAction):
-            values = value if isinstance(value, list | tuple) else [value]
-            argv += [f"{flag}={v}" for v in values]
-        elif isinstance(value, list | tuple):
-            argv.append(f"{flag}={','.join(str(v) for v in value)}")
-        else:
-            argv.append(f"{flag}={value}")
-    args = parser.parse_args(argv)
-    args.output_checks = output_checks(parser, sys_.name)
-    return args
+    known = sys_.options.option_names()
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        raise ConfigError(f"{sys_.name} has no option {unknown[0]!r}; its options are {known}")
+    try:
+        return sys_.options.from_options(**options)
+    except ConfigError as exc:
+        raise ConfigError(f"run_system({sys_.name!r}): {exc}") from None
 
 
 # ----------------------------------------------------------------------------- runs
@@ -280,8 +246,10 @@ def run_system(
         check_output(plot, kind="file", option="plot")
     if keep is not None:
         check_output(keep, kind="folder", option="keep")
-    check_outputs(args.output_checks, args)
+    check_outputs(args.outputs(), args)
     plan = sys_.plan(args)
+    for note in plan.notes:
+        print(f"[mpc] {note}", file=sys.stderr)
     run = run_planned(
         sys_, plan, timeout=timeout, insecure=insecure,
         keep=Path(keep) if keep is not None else None, kill=kill, progress=progress,
@@ -318,9 +286,7 @@ def run_planned(
     ok = res.ok
     if ok:
         try:
-            result = (
-                system.finish(res.reports, plan) if system.finish else system.result(res.reports)
-            )
+            result = system.finish(res.reports, plan)
         except MPCError as exc:
             ok, error = False, str(exc)
     audit = system.audit(result) if ok else None
@@ -335,7 +301,7 @@ def _run_result(
     audit: Audit | None,
     error: str | None,
     keep: Path | None,
-    summarize: Callable[[Any], list[str]] | None,
+    summarize: Callable[[Any], list[str] | None] | None,
 ) -> RunResult:
     if error is None and not ok:
         failed = [n for n, r in res.reports.items() if not r.get("ok")]
@@ -433,12 +399,15 @@ def _cut(text: str, limit: int = 120) -> str:
     return text if len(text) <= limit else f"{text[: limit - 15]}... ({len(text)} chars)"
 
 
-def summary_text(doc: dict[str, Any], summarize: Callable[[Any], list[str]] | None = None) -> str:
+def summary_text(
+    doc: dict[str, Any], summarize: Callable[[Any], list[str] | None] | None = None
+) -> str:
     """The summary ``mpc run`` prints of a run's JSON document (:meth:`RunResult.to_json`);
     ``summarize`` gives the system's own lines for the result."""
     lines = [f"system: {doc['system']}", f"ok:     {doc['ok']}", f"wall:   {doc['wall_s']} s"]
-    if doc["ok"] and summarize is not None:
-        lines += summarize(doc["result"])
+    own = summarize(doc["result"]) if doc["ok"] and summarize is not None else None
+    if own is not None:
+        lines += own
     elif doc["ok"]:
         lines.append(f"result: {json.dumps(doc['result'])}")
     lines.append("")

@@ -31,7 +31,6 @@ from pathlib import Path
 from typing import Any
 
 from mpc import __version__
-from mpc.deployment.launcher import STOP_SIGNALS, Stopped
 from mpc.errors import ConfigError, InputError, MPCError, PeerError, ProtocolError
 from mpc.runtime.config import (
     DeploymentConfig,
@@ -43,9 +42,11 @@ from mpc.runtime.config import (
 from mpc.runtime.files import OUTPUT_RULE, check_output, write_private
 from mpc.runtime.keys import load_public_key, load_secret_key
 from mpc.runtime.metrics import jsonable
+from mpc.runtime.monitor import ping
 from mpc.runtime.party import Fault, Party
+from mpc.runtime.signals import STOP_SIGNALS, Stopped
 from mpc.runtime.transport import PeerAddress, ZmqTransport
-from parties.systems import get_system
+from parties.programs.registry import program_of
 
 __all__ = ["PROG", "build_parser", "check_outputs", "main", "own_files"]
 
@@ -120,6 +121,29 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
         help="where this party listens (default: its `bind` entry, else its endpoint): this "
         "host's business, e.g. one interface of several",
     )
+    _add_own_files(p)
+    faults = p.add_mutually_exclusive_group()
+    faults.add_argument(
+        "--kill-after",
+        type=int,
+        default=None,
+        metavar="N",
+        help="fault injection: SIGKILL this process after it sent N protocol messages",
+    )
+    faults.add_argument(
+        "--stop-after",
+        type=int,
+        default=None,
+        metavar="N",
+        help="fault injection: SIGSTOP this process after it sent N protocol messages (it "
+        "goes on when sent SIGCONT)",
+    )
+    p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    return p
+
+
+def _add_own_files(p: argparse.ArgumentParser) -> None:
+    """The party's own files, each over its entry in the deployment file."""
     own = p.add_argument_group(
         "this party's own files (each overrides the party's entry in the deployment file)"
     )
@@ -179,24 +203,6 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
         help="where this party writes the predictions (id, class) if it receives them; "
         f"{OUTPUT_RULE}",
     )
-    faults = p.add_mutually_exclusive_group()
-    faults.add_argument(
-        "--kill-after",
-        type=int,
-        default=None,
-        metavar="N",
-        help="fault injection: SIGKILL this process after it sent N protocol messages",
-    )
-    faults.add_argument(
-        "--stop-after",
-        type=int,
-        default=None,
-        metavar="N",
-        help="fault injection: SIGSTOP this process after it sent N protocol messages (it "
-        "goes on when sent SIGCONT)",
-    )
-    p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
-    return p
 
 
 def build_ping_parser(prog: str = f"{PROG} ping") -> argparse.ArgumentParser:
@@ -220,7 +226,6 @@ def build_ping_parser(prog: str = f"{PROG} ping") -> argparse.ArgumentParser:
 
 def ping_main(argv: list[str], *, prog: str = f"{PROG} ping") -> int:
     """``python -m parties ping``: 0 healthy, 1 no (good) answer, 2 bad configuration."""
-    from mpc.runtime.monitor import ping
 
     args = build_ping_parser(prog).parse_args(argv)
     try:
@@ -507,10 +512,10 @@ def main(
                 f"but was started as {args.role!r}"
             )
         if program is None:
-            system = get_system(cfg.protocol)
+            system = program_of(cfg.protocol)
             if me.role not in system.roles:
                 raise ConfigError(
-                    f"system {system.name!r} has roles {sorted(system.roles)}, not {me.role!r}"
+                    f"system {cfg.protocol!r} has roles {sorted(system.roles)}, not {me.role!r}"
                 )
             program = system.run
         rc = asyncio.run(_run_stoppable(cfg, me, args, report, program))

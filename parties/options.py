@@ -1,82 +1,117 @@
-"""Option types shared by the command line of every system (:mod:`parties.cli.main`), the
-systems' own options (``parties/*_system.py``) and the Python API (:mod:`parties.api`), and
-the one check of every option that names an output. Imports nothing from the systems, so that
-any of them may use it without a cycle."""
+"""The options several systems share, declared once: where the joined table of a local run
+comes from (:class:`DataSource`), how a CSV file's columns are read (:class:`ColumnKinds`),
+and the check of every option that names a path the run writes (:func:`check_outputs`).
+
+A system's options (``parties/systems/*.py``) inherit the groups it takes; the command line,
+the Python API and the launcher then read them alike (:mod:`parties.params`).
+"""
 
 from __future__ import annotations
 
-import argparse
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from mpc.datasets import Table, load_csv, load_dataset, resolve_data_dir
+from mpc.errors import ConfigError
 from mpc.learners.plot import check_plot_path, require_matplotlib
 from mpc.runtime.files import check_output
+from parties.params import Params, column_list, option
 
-__all__ = ["EITHER_OUTPUTS", "OUTPUT_OPTIONS", "NumberList", "check_outputs", "output_checks"]
-
-#: the options that name an output, whatever the command; a metavar of DIR means a folder
-OUTPUT_OPTIONS = frozenset(
-    {"--out", "--report", "--tree-out", "--dot", "--model-out", "--predictions-out", "--keep",
-     "--secrets", "--db", "--cdbs-db", "--plot"}
-)  # fmt: skip
-#: outputs that are a folder or a file (cdtl-outsource: DIR/client.model.json, or FILE.json)
-EITHER_OUTPUTS = frozenset({("cdtl-outsource", "--model-out")})
+__all__ = ["ColumnKinds", "DataSource", "check_outputs", "joined_table"]
 
 
-def output_checks(parser: argparse.ArgumentParser, command: str) -> list[tuple[str, str, str]]:
-    """``(option, dest, kind)`` of every output option of ``parser`` (the parser of
-    ``command``): ``kind`` is ``"folder"`` for a metavar of DIR, ``"either"`` for
-    :data:`EITHER_OUTPUTS`, else ``"file"``."""
-    checks = []
-    for action in parser._actions:
-        option = next((o for o in action.option_strings if o in OUTPUT_OPTIONS), None)
-        if option is None or action.nargs == 0:
-            continue
-        kind = (
-            "either"
-            if (command, option) in EITHER_OUTPUTS
-            else "folder"
-            if action.metavar == "DIR"
-            else "file"
-        )
-        checks.append((option, action.dest, kind))
-    return checks
+@dataclass(frozen=True)
+class DataSource(Params):
+    """The table a local run plays every organisation with: a dataset by name, or any CSV file
+    with its class column."""
+
+    dataset: str | None = option(
+        None,
+        flag="--dataset",
+        metavar="NAME",
+        group="source",
+        help="a dataset by name (see `mpc datasets`; default: the embedded weather table)",
+    )
+    csv: Path | None = option(
+        None, flag="--csv", metavar="FILE", group="source", help="any CSV file with a header row"
+    )
+    class_column: str | None = option(
+        None, flag="--class", metavar="COLUMN", help="class column of --csv"
+    )
+    data_dir: str | None = option(
+        None, flag="--data-dir", metavar="DIR", help="where the UCI datasets are"
+    )
 
 
-def check_outputs(checks: Iterable[tuple[str, str, str]], args: argparse.Namespace) -> None:
-    """Check every output path of ``args`` named by ``checks`` (:func:`output_checks`) with
-    :func:`mpc.runtime.files.check_output`, before any work: missing parent folders are fine
-    (they are created), a path that cannot be written raises :class:`~mpc.errors.ConfigError`
-    naming the option and the path. A picture (``--plot``) needs matplotlib and a suffix it
-    can write, which are checked first."""
-    for option, dest, kind in checks:
-        value = getattr(args, dest, None)
-        if value is None or value == "" or (option == "--db" and value == ":memory:"):
+@dataclass(frozen=True)
+class ColumnKinds(Params):
+    """How a CSV file's columns are read: which numeric ones are categories, which are numbers,
+    and its delimiter."""
+
+    nominal: tuple[str, ...] | None = option(
+        None,
+        flag="--nominal",
+        metavar="COL,...",
+        parse=column_list,
+        help="numeric columns to read as categories (coded grades, 0/1 flags), never binned",
+    )
+    continuous: tuple[str, ...] | None = option(
+        None,
+        flag="--continuous",
+        metavar="COL,...",
+        parse=column_list,
+        help="columns to read as numbers; other "
+        "numeric columns are continuous too unless "
+        "--nominal names them",
+    )
+    delimiter: str | None = option(
+        None, flag="--delimiter", metavar="C", help="the CSV's field delimiter (default ',')"
+    )
+
+    def check(self) -> None:
+        super().check()
+        if self.delimiter is not None and len(self.delimiter) != 1:
+            raise ConfigError(f"--delimiter: expected one character, got {self.delimiter!r}")
+
+    def kind_options(self) -> dict[str, Any]:
+        """The column options as :func:`mpc.datasets.load_csv` takes them."""
+        return {
+            "nominal": None if self.nominal is None else list(self.nominal),
+            "continuous": None if self.continuous is None else list(self.continuous),
+            "delimiter": self.delimiter or ",",
+        }
+
+
+def joined_table(source: DataSource, kinds: ColumnKinds | None = None) -> tuple[Table, Any]:
+    """The table of ``--dataset`` (default: weather) or ``--csv FILE --class COL``, and the
+    dataset's own test table (adult ships one), or None. ``kinds`` go with ``--csv`` only."""
+    if source.csv is not None:
+        if not source.class_column:
+            raise ConfigError("--csv needs --class COLUMN naming the class column")
+        extra = kinds.kind_options() if kinds is not None else {}
+        return load_csv(source.csv, source.class_column, **extra), None
+    if source.class_column:
+        raise ConfigError("--class goes with --csv; a named dataset knows its class column")
+    if kinds is not None:
+        for flag in ("nominal", "continuous", "delimiter"):
+            if getattr(kinds, flag) is not None:
+                raise ConfigError(f"--{flag} goes with --csv; a named dataset has its schema")
+    return load_dataset(source.dataset or "weather", resolve_data_dir(source.data_dir))
+
+
+def check_outputs(checks: Iterable[tuple[str, str, str]], values: Any) -> None:
+    """Check every output path named by ``checks`` (``(flag, name, kind)``; ``values``: an
+    object with the paths as attributes) with :func:`mpc.runtime.files.check_output`, before
+    any work: missing parent folders are fine (they are created), a path that cannot be
+    written raises :class:`~mpc.errors.ConfigError` naming the option and the path. A picture
+    (``--plot``) needs matplotlib and a suffix it can write, which are checked first."""
+    for flag, name, kind in checks:
+        value = getattr(values, name, None)
+        if value is None or value == "" or (flag == "--db" and value == ":memory:"):
             continue  # none given, or SQLite's in-memory database
-        if option == "--plot":
+        if flag == "--plot":
             require_matplotlib("--plot")
-            check_plot_path(value, option)
-        check_output(value, kind=kind, option=option)
-
-
-class NumberList:
-    """The argparse ``type`` of an option whose value is a comma-separated list of numbers
-    (``--inputs -3,4,5``). ``mpc`` keeps a value that starts with a minus sign after such an
-    option as its value (argparse alone takes it for an option; see :mod:`parties.cli.main`).
-
-    Called with the option's text, it returns ``parse(text)``: by default the list of
-    integers, an :class:`argparse.ArgumentTypeError` naming what was expected otherwise."""
-
-    def __init__(self, parse: Callable[[str], Any] | None = None) -> None:
-        self.parse = parse
-        self.__name__ = "number list"  # what argparse calls the type in its messages
-
-    def __call__(self, text: str) -> Any:
-        if self.parse is not None:
-            return self.parse(text)
-        try:
-            return [int(v) for v in text.split(",")]
-        except ValueError:
-            raise argparse.ArgumentTypeError(
-                f"expected comma-separated integers (e.g. -3,4,5), got {text!r}"
-            ) from None
+            check_plot_path(value, flag)
+        check_output(value, kind=kind, option=flag)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import json
 import logging
 import numbers
 import tempfile
@@ -23,11 +24,31 @@ from mpc.datasets import DataError, PartyTable, kinds_warning, load_party_csv
 from mpc.errors import ConfigError, InputError
 from mpc.runtime.config import PartyConfig
 from mpc.runtime.files import open_private
-from parties.plan import load_party_data
 
-__all__ = ["private_seed", "read_own_file", "read_own_table", "write_predictions"]
+__all__ = [
+    "load_party_data",
+    "private_seed",
+    "read_own_file",
+    "read_own_table",
+    "write_predictions",
+]
 
 log = logging.getLogger("mpc.party")
+
+
+def load_party_data(me: PartyConfig) -> dict[str, Any]:
+    """Read this party's private input file (JSON object)."""
+    if me.data is None:
+        raise ConfigError(f"party {me.name!r} has no `data` file in the deployment")
+    try:
+        data = json.loads(me.data.read_text())
+    except FileNotFoundError:
+        raise ConfigError(f"party {me.name!r}: data file {me.data} does not exist") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"party {me.name!r}: data file {me.data} is not JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"party {me.name!r}: data file {me.data} must hold a JSON object")
+    return data
 
 
 def read_own_table(

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Self
@@ -128,7 +128,9 @@ class Opt:
     help: str = ""
     metavar: str | None = None
     parse: Callable[[str], Any] | None = None
-    choices: Sequence[Any] | None = None
+    #: the values allowed; a registry (a dict) is read when the options are used, so that an
+    #: entry added later is a choice too
+    choices: Collection[Any] | None = None
     flag_only: bool = False  # a switch: given or not (True / False)
     group: str | None = None  # a mutually exclusive group of the command line
     required: bool = False  # a required option of the command line
@@ -146,7 +148,7 @@ def option(
     help: str = "",
     metavar: str | None = None,
     parse: Callable[[str], Any] | None = None,
-    choices: Sequence[Any] | None = None,
+    choices: Collection[Any] | None = None,
     flag_only: bool = False,
     group: str | None = None,
     required: bool = False,
@@ -251,7 +253,7 @@ class Params:
                 continue
             if o.flag_only:
                 if not isinstance(value, bool):
-                    raise ConfigError(f"{name} is a switch: give True or False, got {value!r}")
+                    raise ConfigError(f"{name} is a flag: give True or False, got {value!r}")
             elif o.repeat:
                 items = value if isinstance(value, list | tuple) else [value]
                 value = tuple(_parsed(f, o, v) for v in items)
@@ -262,7 +264,10 @@ class Params:
             else:
                 value = _parsed(f, o, value)
             if o.choices is not None and value not in o.choices:
-                raise ConfigError(f"{name}: expected one of {list(o.choices)}, got {value!r}")
+                choices = ", ".join(map(repr, o.choices))
+                raise ConfigError(
+                    f"argument {o.flag}: invalid choice: {value!r} (choose from {choices})"
+                )
             values[name] = value
         return cls.build(values, lambda f: _opt(f).flag or f.name)
 
@@ -288,7 +293,12 @@ class Params:
             value = getattr(self, f.name)
             if o.key is None or value is None:
                 continue
-            out[o.key] = list(value) if isinstance(value, tuple) else value
+            if isinstance(value, tuple):
+                value = list(value)
+            elif isinstance(value, int) and not isinstance(value, bool):
+                # TOML holds 64-bit integers: a larger one travels as a string
+                value = value if -(2**63) <= value < 2**63 else str(value)
+            out[o.key] = value
         return out
 
     # ----------------------------------------------------------------- validation
@@ -301,12 +311,38 @@ class Params:
                    if f.default is REQUIRED and f.name not in values]  # fmt: skip
         if missing:
             raise ConfigError(f"{name_of(missing[0])} is required")
+        cls._check_groups(values)
+        values = {k: tuple(v) if isinstance(v, list) else v for k, v in values.items()}
         made = cls(**values)
         for f in dataclasses.fields(cls):
+            value = getattr(made, f.name)
+            if _opt(f).required and (value is None or value == "" or value == ()):
+                raise ConfigError(f"{name_of(f)} is required")
             for check in _opt(f).check:
                 check(getattr(made, f.name), name_of(f))
         made.check()
         return made
+
+    @classmethod
+    def _check_groups(cls, values: Mapping[str, Any]) -> None:
+        """At most one option of a mutually exclusive group given, and one at least of a
+        required group (:attr:`REQUIRED_GROUPS`), as argparse says it on the command line."""
+        groups: dict[str, list[str]] = {}
+        for f in dataclasses.fields(cls):
+            o = _opt(f)
+            if o.group is None:
+                continue
+            groups.setdefault(o.group, [])
+            value = values.get(f.name)
+            if not (value is None or value is False or value == ()):
+                groups[o.group].append(str(o.flag))
+        for group, given in groups.items():
+            if len(given) > 1:
+                raise ConfigError(f"argument {given[1]}: not allowed with argument {given[0]}")
+            if not given and cls.REQUIRED_GROUPS.get(group):
+                flags = [str(_opt(f).flag) for f in dataclasses.fields(cls)
+                         if _opt(f).group == group]  # fmt: skip
+                raise ConfigError(f"one of the arguments {' '.join(flags)} is required")
 
     def check(self) -> None:
         """The class's own rules over several fields (raise :class:`~mpc.errors.ConfigError`);
@@ -322,6 +358,11 @@ class Params:
         """``(flag, field, kind)`` of every field that names a path the run writes."""
         return [(_opt(f).flag or f.name, f.name, str(_opt(f).output))
                 for f in dataclasses.fields(cls) if _opt(f).output]  # fmt: skip
+
+    @classmethod
+    def option_names(cls) -> list[str]:
+        """The names of the options (the fields with a command-line flag), sorted."""
+        return sorted(f.name for f in dataclasses.fields(cls) if _opt(f).flag is not None)
 
     @classmethod
     def flag_of(cls, name: str) -> str:
@@ -354,6 +395,8 @@ def _parsed(f: dataclasses.Field[Any], o: Opt, value: Any) -> Any:
     """A keyword argument's value: text goes through the field's parser, as on the command
     line; a typed value is taken as it is."""
     parse = o.parse or _type_of(f)
+    if o.parse is not None and not isinstance(value, str | bool):
+        value = str(value)  # an option with a parser of its own reads its value as text
     if isinstance(value, str) and parse is not None and parse is not str:
         try:
             return parse(value)

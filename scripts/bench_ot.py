@@ -26,6 +26,7 @@ import time
 from typing import Any
 
 import numpy as np
+from cryptography.hazmat.backends.openssl.backend import backend
 
 from mpc.deployment.launcher import free_ports
 from mpc.runtime.keys import generate_keypair
@@ -46,8 +47,6 @@ TIMEOUT_S = 300.0
 
 
 def machine() -> str:
-    from cryptography.hazmat.backends.openssl.backend import backend
-
     return (
         f"{cpu_model()}, {os.cpu_count()} cores; {platform.system()} {platform.release()}; "
         f"Python {platform.python_version()}, numpy {np.__version__}, "

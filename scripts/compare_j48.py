@@ -460,7 +460,8 @@ def _load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def parser() -> argparse.ArgumentParser:
+    """The command line (see the module docstring)."""
     p = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -489,6 +490,63 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="JSON",
         help="only write compare.md beside this compare.json again (no runs)",
     )
+    return p
+
+
+def weka_version(jar: Path) -> str:
+    """The version the Weka jar states (empty if it states none)."""
+    version = subprocess.run(
+        ["java", "-cp", str(jar), "weka.core.Version"], capture_output=True, text=True
+    ).stdout.strip()
+    return version.splitlines()[0].strip() if version else ""  # the rest is a self-test
+
+
+def compare_variant(
+    jar: Path,
+    folder: Path,
+    name: str,
+    table: Table,
+    variant: str,
+    folds: int,
+    seed: int,
+    bins: int,
+    modes: Sequence[str],
+) -> list[dict[str, Any]]:
+    """Both learners on every fold of dataset ``name`` (``variant``: as is or binned), every
+    mode: the report's row of each mode, each printed with its mean accuracies, sizes and
+    same trees."""
+    per_mode: dict[str, list[dict[str, Any]]] = {m: [] for m in modes}
+    splits = stratified_kfold(table.target, folds, seed=seed)
+    for k, (train_idx, test_idx) in enumerate(splits):
+        result = run_fold(
+            jar, folder, table.subset(train_idx), table.subset(test_idx), variant, bins, modes
+        )
+        for mode, fold in result.items():
+            per_mode[mode].append({"fold": k, **fold})
+    rows = []
+    for mode, fold_results in per_mode.items():
+        row = {
+            "dataset": name,
+            "rows": table.n_rows,
+            "variant": variant,
+            "mode": mode,
+            "folds": fold_results,
+            "summary": summarise(fold_results),
+        }
+        rows.append(row)
+        s = row["summary"]
+        print(
+            f"{name:15} {variant:7} {mode:14} ours {100 * s['accuracy']['mean']:6.2f}"
+            f" J48 {100 * s['j48_accuracy']['mean']:6.2f}"
+            f" size {s['size']['mean']:8.1f} / {s['j48_size']['mean']:8.1f}"
+            f" same {s['same_trees']}/{s['folds']}",
+            flush=True,
+        )
+    return rows
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = parser()
     args = p.parse_args(argv)
     if args.render is not None:
         saved = json.loads(args.render.read_text(encoding="utf-8"))
@@ -514,10 +572,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         Path(tempfile.mkdtemp(prefix="compare_j48-")) if smoke else ROOT / "results" / "j48"
     )
     out.mkdir(parents=True, exist_ok=True)
-    version = subprocess.run(
-        ["java", "-cp", str(jar), "weka.core.Version"], capture_output=True, text=True
-    ).stdout.strip()
-    version = version.splitlines()[0].strip() if version else ""  # the rest is a self-test
+    version = weka_version(jar)
     report: dict[str, Any] = {
         "weka": version or "?",
         "folds": folds,
@@ -532,33 +587,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         for name in names:
             table, _ = load_dataset(name, data_dir)
             for variant in _variants(table):
-                per_mode: dict[str, list[dict[str, Any]]] = {m: [] for m in modes}
-                splits = stratified_kfold(table.target, folds, seed=args.seed)
-                for k, (train_idx, test_idx) in enumerate(splits):
-                    result = run_fold(
-                        jar, Path(tmp), table.subset(train_idx), table.subset(test_idx),
-                        variant, args.bins, modes,
-                    )  # fmt: skip
-                    for mode, fold in result.items():
-                        per_mode[mode].append({"fold": k, **fold})
-                for mode, fold_results in per_mode.items():
-                    row = {
-                        "dataset": name,
-                        "rows": table.n_rows,
-                        "variant": variant,
-                        "mode": mode,
-                        "folds": fold_results,
-                        "summary": summarise(fold_results),
-                    }
-                    report["rows"].append(row)
-                    s = row["summary"]
-                    print(
-                        f"{name:15} {variant:7} {mode:14} ours {100 * s['accuracy']['mean']:6.2f}"
-                        f" J48 {100 * s['j48_accuracy']['mean']:6.2f}"
-                        f" size {s['size']['mean']:8.1f} / {s['j48_size']['mean']:8.1f}"
-                        f" same {s['same_trees']}/{s['folds']}",
-                        flush=True,
-                    )
+                report["rows"] += compare_variant(
+                    jar, Path(tmp), name, table, variant, folds, args.seed, args.bins, modes
+                )
     report["load_end"] = _load()
     if args.into is not None:
         report = merged(json.loads(args.into.read_text(encoding="utf-8")), report)

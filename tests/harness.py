@@ -35,7 +35,7 @@ from typing import Any
 
 from mpc.deployment.launcher import write_deployment
 from parties.cli.main import build_parser
-from parties.systems import get_system
+from parties.systems.registry import get_system
 
 from .conftest import ROOT
 
@@ -50,7 +50,7 @@ def plan_deployment(
     inputs) to ``directory``; return the deployment file and each party's role."""
     ns = build_parser().parse_args(["run", system, *args])
     sys_ = get_system(ns.system)
-    plan = sys_.plan(ns)
+    plan = sys_.plan_from(ns)
     config = write_deployment(
         directory, sys_.name, plan.params, plan.parties, timeout=timeout, insecure=False
     )

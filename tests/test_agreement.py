@@ -32,10 +32,10 @@ def _drifted(config: Path, pattern: str, replacement: str) -> Path:
 
 
 def test_a_parameter_changed_at_one_site_stops_every_site_naming_it(tmp_path: Path) -> None:
-    """site3 runs with max_depth = 2, the others with 0: no site trains; each says who
+    """site3 runs with max_depth = 2, the others with no limit: no site trains; each says who
     differs, and that the system's parameters do."""
     config, roles = plan_deployment(tmp_path, "ppid3", "--sites", "3", timeout=10)
-    drifted = _drifted(config, r"^max_depth = 0$", "max_depth = 2")
+    drifted = _drifted(config, r"^(\[protocol\.params\])$", r"\1\nmax_depth = 2")
     with Parties(config, roles) as run:
         run.start("site1")
         run.start("site2")
@@ -60,7 +60,7 @@ def test_what_the_agreement_covers_and_what_it_leaves_to_each_host(tmp_path: Pat
     def of(pattern: str, replacement: str) -> dict[str, str]:
         return agreement(load_config(_drifted(config, pattern, replacement)), "1.0")
 
-    assert of(r"^max_depth = 0$", "max_depth = 3")["protocol"] != base["protocol"]
+    assert of(r"^(\[protocol\.params\])$", r"\1\nmax_depth = 3")["protocol"] != base["protocol"]
     assert of(r'^columns = \["outlook"', 'columns = ["temperature"')["parties"] != base["parties"]
     assert of(r"^timeout = .*$", "timeout = 11.0")["deployment"] != base["deployment"]
     same = of(r'^data = "(.*)"$', r'data = "\1.elsewhere"')
@@ -104,7 +104,7 @@ def test_mpc_check_prints_one_agreement_code_that_moves_with_what_the_parties_co
     same = code_of(config)
     assert code_of(config) == same
     assert code_of(_drifted(config, r"^endpoint = \"tcp://site1:", 'endpoint = "tcp://h1:')) == same
-    assert code_of(_drifted(config, r"^max_depth = 0$", "max_depth = 3")) != same
+    assert code_of(_drifted(config, r"^(\[protocol\.params\])$", r"\1\nmax_depth = 3")) != same
     assert (
         code_of(_drifted(config, r'^public_key = "keys/site2', 'public_key = "keys/site3')) != same
     )

@@ -83,9 +83,9 @@ def test_a_toy_system_and_its_negative_inputs() -> None:
 def test_options_are_read_as_the_command_line_reads_them() -> None:
     args = system_options("ppid3", dataset="weather", class_site="site2", counts="fast")
     assert args.dataset == "weather" and args.class_site == 1 and args.counts == "fast"
-    assert system_options("secure-sum", inputs=[-3, 4]).inputs == [-3, 4]
+    assert system_options("secure-sum", parties=2, inputs=[-3, 4]).inputs == (-3, 4)
     cdtl = system_options("cdtl", where=["a!=b", "c=d"], dataset="adult", sensitive="race")
-    assert cdtl.where == ["a!=b", "c=d"]
+    assert cdtl.where == ("a!=b", "c=d")
     with pytest.raises(ConfigError, match=r"ppid3 has no option 'depth'; .*'max_depth'"):
         system_options("ppid3", dataset="weather", depth=3)
     with pytest.raises(ConfigError, match=r"argument --counts: invalid choice: 'slow'"):

@@ -744,7 +744,7 @@ def test_a_staged_subtree_is_served_until_stored_and_the_first_stored_wins(
 
 
 def test_cdtl_and_cnl_take_turns_to_run_first() -> None:
-    from parties.cdtl_system import method_order
+    from parties.programs.cdtl import method_order
 
     methods = ["cdtl", "cnl", "cdbsl"]
     orders = [method_order(methods, fold) for fold in range(10)]

@@ -17,8 +17,8 @@ from mpc.errors import InputError
 from mpc.learners.evaluation import rows_of
 from mpc.learners.tree import Split, from_json, nodes, predict_one, to_json
 from mpc.runtime.config import PartyConfig
-from parties import cdtl_tables
-from parties.cdtl_tables import cdtl_folds, fit_bins, fold_input, fold_tables
+from parties.programs import cdtl_tables
+from parties.programs.cdtl_tables import cdtl_folds, fit_bins, fold_input, fold_tables
 from protocols.cdtl.anatomization import suppress_for_l
 from protocols.cdtl.cdtl import learner, subtree_aad
 from protocols.cdtl.find_leaf import find_bdt_leaf

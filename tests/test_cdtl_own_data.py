@@ -26,7 +26,8 @@ from mpc.runtime.config import PartyConfig
 from mpc.runtime.keys import write_keypair
 from mpc.runtime.local import run_in_memory
 from mpc.runtime.party import Party
-from parties.cdtl_service import (
+from parties.cli.main import build_parser
+from parties.programs.cdtl_sessions import (
     DB_FILE,
     MODEL_FILE,
     MODEL_SYSTEM,
@@ -35,8 +36,7 @@ from parties.cdtl_service import (
     model_path,
     rows_to_classify,
 )
-from parties.cli.main import build_parser
-from parties.systems import get_system
+from parties.systems.registry import get_system
 from protocols.cdtl.anatomization import anatomize
 from protocols.cdtl.cdbs import serve_client
 from protocols.cdtl.cdtl import CDBS, CLIENT
@@ -283,7 +283,7 @@ def _deployment(directory: Path, system: str, *args: str, keys: Path, ports: lis
     the client's keys from ``keys`` (the same in every session), fixed ports, and no private
     file in it (each party is given its own files on its command line)."""
     system_ = get_system(system)
-    plan = system_.plan(build_parser().parse_args(["run", system, *args]))
+    plan = system_.plan_from(build_parser().parse_args(["run", system, *args]))
     endpoints = [(f"tcp://127.0.0.1:{port}", "") for port in ports]
     return write_deployment(
         directory, system, plan.params, [PartySpec(p.name, p.role) for p in plan.parties],

@@ -23,6 +23,7 @@ import pytest
 from mpc.datasets import DataError, load_csv, load_party_csv, resolve_data_dir
 from mpc.errors import ConfigError
 from parties.cli.main import build_parser
+from parties.cli.parser import keep_negative_values, walk
 from parties.main import report_text
 
 from .conftest import ROOT, processes_mentioning, run_mpc, run_mpc_json
@@ -109,7 +110,7 @@ def test_missing_parent_folders_are_created_for_every_output(tmp_path: Path) -> 
 
 def test_every_output_option_states_the_rule_in_its_help() -> None:
     from mpc.runtime.files import OUTPUT_RULE
-    from parties.cli.main import OUTPUT_OPTIONS
+    from parties.cli.parser import OUTPUT_OPTIONS
     from parties.main import build_parser as party_parser
 
     seen = set()
@@ -324,16 +325,12 @@ def test_a_closed_stdout_ends_quietly_with_exit_141(args: tuple[str, ...]) -> No
 
 def _plan(*argv: str) -> object:
     """The plan of ``mpc ARGV`` (no party started), its argv read as ``mpc`` reads it."""
-    from parties.systems import get_system
+    from parties.systems.registry import get_system
 
     parser = build_parser()
-    try:
-        from parties.cli.main import keep_negative_values, number_list_options
-    except ImportError:  # (as the command line read it before negative values were kept)
-        args = parser.parse_args(list(argv))
-    else:
-        args = parser.parse_args(keep_negative_values(list(argv), number_list_options(parser)))
-    return get_system(args.system).plan(args)
+    lists = {flag for p in walk(parser) for flag in p.number_lists}
+    args = parser.parse_args(keep_negative_values(list(argv), lists))
+    return get_system(args.system).plan_from(args)
 
 
 @pytest.mark.parametrize("given", ["3", "site3", "-1"])
@@ -410,10 +407,8 @@ def test_a_secure_sum_of_negative_inputs() -> None:
 
 
 def test_every_number_list_option_takes_a_leading_minus() -> None:
-    from parties.cli.main import keep_negative_values, number_list_options
-
     parser = build_parser()
-    options = number_list_options(parser)
+    options = {flag for p in walk(parser) for flag in p.number_lists}
     assert {"--inputs", "--flags", "--coin-seeds", "--synthetic"} <= options
     argv = ["run", "is-r-empty", "--flags", "-1,0", "--", "--inputs", "-2"]
     assert keep_negative_values(argv, options) == [

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from parties.cli.main import build_parser
-from parties.systems import get_system
+from parties.systems.registry import get_system
 
 from .conftest import ROOT
 from .containers import (
@@ -147,7 +147,7 @@ def test_a_compose_profile_runs_end_to_end_in_containers(name: str) -> None:
         if name in AUDIT:
             args = build_parser().parse_args(["run", *AUDIT[name].split(), "--data-dir", str(DATA)])
             system = get_system(args.system)
-            plan = system.plan(args)
+            plan = system.plan_from(args)
             by_name = {s.replace("ppid3-", "").replace("hybrid-", ""): d for s, d in got.items()}
             result = system.finish(by_name, plan)
             identical = result.get("identical", result.get("smc_only_identical_to_plain"))

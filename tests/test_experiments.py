@@ -19,7 +19,7 @@ import pytest
 from mpc.datasets import Discretizer, load_dataset, resolve_data_dir
 from mpc.learners.evaluation import accuracy, train_test_split
 from mpc.learners.id3 import ID3Classifier
-from parties.hybrid_system import split_attributes
+from parties.systems.hybrid import split_attributes
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -20,7 +20,7 @@ import pytest
 from mpc.crypto.sealed import ClientKey, open_json
 from mpc.learners.evaluation import rows_of
 from mpc.learners.tree import from_json, predict_one
-from parties.cdtl_tables import table_of_doc
+from parties.programs.cdtl_tables import table_of_doc
 from protocols.cdtl.cdtl import subtree_aad
 from protocols.cdtl.find_leaf import find_bdt_leaf
 from protocols.cdtl.store import CDBSStore

@@ -23,8 +23,8 @@ from mpc.runtime.codec import decode
 from mpc.runtime.local import run_in_memory
 from mpc.runtime.transport import InMemoryNetwork
 from parties.cli.main import build_parser
-from parties.ppid3_system import TRUST, ppid3_summary
-from parties.systems import get_system
+from parties.systems.ppid3 import TRUST, Ppid3
+from parties.systems.registry import get_system
 from protocols.ot import iknp, vector_ot
 from protocols.ppid3.level_ot import PUBLIC_FIELDS, leader_of
 
@@ -187,7 +187,7 @@ def test_vector_ots_give_the_chosen_pad() -> None:
 
 def _plan(*args: str) -> Any:
     ns = build_parser().parse_args(["run", "ppid3", *args])
-    return get_system("ppid3").plan(ns)
+    return get_system("ppid3").plan_from(ns)
 
 
 @pytest.mark.parametrize("k", [2, 3])
@@ -213,7 +213,7 @@ def test_mpc_run_with_helper_ot_on_two_sites_equals_plain_id3() -> None:
     r = doc["result"]
     assert r["identical"] is True and r["helper"] == "ot"
     assert r["trust"] == TRUST["ot"]
-    (trust,) = [line for line in ppid3_summary(r) if line.startswith("trust:")]
+    (trust,) = [line for line in Ppid3().summary(r) if line.startswith("trust:")]
     assert trust.endswith(f"{TRUST['ot']} (--helper ot)")
     assert r["accuracy"]["train"] == r["plain_accuracy"]["train"]
     assert set(doc["parties"]) == {"site1", "site2"}

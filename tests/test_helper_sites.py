@@ -27,8 +27,8 @@ from mpc.errors import ConfigError, ProtocolError
 from mpc.runtime.codec import decode
 from mpc.runtime.transport import InMemoryNetwork
 from parties.cli.main import build_parser
-from parties.ppid3_system import TRUST, ppid3_summary
-from parties.systems import get_system
+from parties.systems.ppid3 import TRUST, Ppid3
+from parties.systems.registry import get_system
 from protocols.ppid3.fast_counts import WITHHELD_FIELDS, request_record
 from protocols.ppid3.level_dealing import requesters_of, run_beside, third_site
 from protocols.ppid3.level_products import zero_share
@@ -349,7 +349,7 @@ def test_run_beside_ends_the_site_when_its_dealing_fails() -> None:
 
 def _plan(*args: str) -> Any:
     ns = build_parser().parse_args(["run", "ppid3", *args])
-    return get_system("ppid3").plan(ns)
+    return get_system("ppid3").plan_from(ns)
 
 
 def test_fast_counts_pick_the_helper_by_the_number_of_sites() -> None:
@@ -388,7 +388,7 @@ def test_mpc_run_with_helper_sites_equals_plain_id3(dataset: str) -> None:
     r = doc["result"]
     assert r["identical"] is True and r["helper"] == "sites"
     assert r["trust"] == TRUST["sites"]
-    (trust,) = [line for line in ppid3_summary(r) if line.startswith("trust:")]
+    (trust,) = [line for line in Ppid3().summary(r) if line.startswith("trust:")]
     assert trust.endswith(f"{TRUST['sites']} (--helper sites)")
     assert r["accuracy"]["train"] == r["plain_accuracy"]["train"]
     assert set(doc["parties"]) == {"site1", "site2", "site3"}

@@ -33,34 +33,37 @@ from mpc.runtime.local import run_in_memory
 from mpc.runtime.party import Party
 from mpc.runtime.transport import InMemoryNetwork
 from parties.cli.main import build_parser
-from parties.hybrid_party import TrainingParams, table_groups
-from parties.hybrid_system import (
+from parties.own_data import read_own_table
+from parties.programs.hybrid import (
     COIN_SEED_KEY,
     COINS_OS,
     COINS_SEEDED,
-    hybrid_plan,
-    hybrid_run,
+    TrainingParams,
     make_groups,
-    make_setup,
-    parse_coin_seeds,
     party_codes,
     party_coins,
+    table_groups,
+)
+from parties.programs.hybrid import run as hybrid_run
+from parties.systems.hybrid import (
+    HybridOptions,
+    hybrid_plan,
+    make_setup,
+    parse_coin_seeds,
     split_attributes,
 )
-from parties.own_data import read_own_table
+from protocols.hybrid.dot_session import DotSession, serve_helper
 from protocols.hybrid.hybrid_id3 import (
     ALICE,
     BOB,
     DEALER,
     ESTIMATE_READINGS,
     MINERS,
-    DotSession,
     Estimator,
     HybridSetup,
     exchange_disguised,
     hybrid_id3,
     rows_digest,
-    serve_helper,
 )
 from protocols.hybrid.randomized_response import binary_encode, disguise, estimate_counts
 from protocols.ppid3.ppid3 import check_tree_equal
@@ -631,7 +634,7 @@ def _rebuilt(received: np.ndarray, groups: list[list[int]], theta: float, seed: 
 
 def _received_by_bob(cfg_dir: Path, alice_ids: list[str]) -> np.ndarray:
     """The disguised table Alice sends Bob, tapped off the wire of a run of the party programs
-    (:func:`parties.hybrid_system.hybrid_run`, what each party process runs) over the kept
+    (:func:`parties.programs.hybrid.run`, what each party process runs) over the kept
     deployment file and input files, on the in-memory transport; its rows put back into
     Alice's file order with the order key, computed from the tapped key shares."""
     cfg = load_config(cfg_dir / "deployment.toml")
@@ -791,7 +794,9 @@ def test_coin_seeds_reproduce_the_disguised_tables_and_os_coins_do_not() -> None
 
 
 def _plan(*args: str) -> Any:
-    return hybrid_plan(build_parser().parse_args(["run", "hybrid-id3", *args]))
+    return hybrid_plan(
+        HybridOptions.from_namespace(build_parser().parse_args(["run", "hybrid-id3", *args]))
+    )
 
 
 def test_the_public_seed_goes_to_public_choices_and_coin_seeds_to_their_owners_only() -> None:

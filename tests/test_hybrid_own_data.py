@@ -32,8 +32,9 @@ from mpc.runtime.config import load_config
 from mpc.runtime.local import run_in_memory
 from mpc.runtime.party import Party
 from parties.cli.main import build_parser
-from parties.hybrid_model import load_part, strip_classes
-from parties.hybrid_system import hybrid_plan, hybrid_run, split_attributes
+from parties.programs.hybrid import run as hybrid_run
+from parties.programs.hybrid_model import load_part, strip_classes
+from parties.systems.hybrid import HybridOptions, hybrid_plan, split_attributes
 from parties.vertical_csv import kind_entries, party_csv
 from protocols.hybrid import classify as hybrid_classify
 from protocols.hybrid.classify import (
@@ -217,7 +218,9 @@ def test_the_launcher_checks_its_csv_options_before_any_party_starts(tmp_path: P
     train = _write(tmp_path / "t.csv", [ID, *COLUMNS, CLASS], rows)
 
     def plan(*args: str) -> Any:
-        return hybrid_plan(build_parser().parse_args(["run", "hybrid-id3", *args]))
+        return hybrid_plan(
+            HybridOptions.from_namespace(build_parser().parse_args(["run", "hybrid-id3", *args]))
+        )
 
     with pytest.raises(ConfigError, match="--csv needs --class"):
         plan("--csv", str(train))

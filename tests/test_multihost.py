@@ -309,13 +309,12 @@ def _audit(run: ComposeRun, plan_service: str) -> dict[str, Any]:
     """The launcher's audit of a run (for PPID3: the tree assembled from every site's own
     nodes against plain ID3), from the plan service's own command and the parties' reports."""
     from parties.cli.main import build_parser
-    from parties.systems import get_system
+    from parties.systems.registry import get_system
 
     command = [run.mapped(a) for a in run.services[plan_service].command]
     args = build_parser().parse_args(command[1:])
     system = get_system(args.system)
-    assert system.finish is not None
-    result: dict[str, Any] = system.finish(run.reports(), system.plan(args))
+    result: dict[str, Any] = system.finish(run.reports(), system.plan_from(args))
     return result
 
 

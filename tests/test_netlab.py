@@ -18,7 +18,7 @@ import pytest
 from mpc.deployment.launcher import Placement, free_ports, launch
 from mpc.deployment.netlab import ShapedLink, delay_line
 from mpc.errors import ConfigError
-from parties.systems import get_system
+from parties.systems.registry import get_system
 
 
 @pytest.mark.timeout(30)
@@ -74,8 +74,8 @@ def test_a_placement_that_leaves_a_party_out_is_refused() -> None:
 def _weather_plan() -> Any:
     system = get_system("cdtl")
     p = argparse.ArgumentParser()
-    system.add_arguments(p)
-    return system.plan(p.parse_args(["--sensitive", "windy", "--cv", "2"]))
+    system.options.add_arguments(p)
+    return system.plan_from(p.parse_args(["--sensitive", "windy", "--cv", "2"]))
 
 
 def _tx_bytes(ns: str) -> int:

@@ -1,7 +1,7 @@
 """Every site brings only its own file: PPID3 from per-site CSVs in their own row order, saved
 model parts, classification of new records later, and the errors that stop every party.
 
-The hypothesis test runs the real party program (:func:`parties.ppid3_system.ppid3_run`) for
+The hypothesis test runs the real party program (:func:`parties.programs.ppid3.run`) for
 every site in one process over the in-memory network, each reading only its own CSV; the
 process tests run ``mpc run`` and the party processes over TCP."""
 
@@ -27,7 +27,7 @@ from mpc.learners.id3 import ID3Classifier
 from mpc.learners.tree import to_json
 from mpc.runtime.config import DeploymentConfig, PartyConfig
 from mpc.runtime.local import run_in_memory
-from parties.ppid3_system import ppid3_run
+from parties.programs.ppid3 import run as ppid3_run
 from protocols.ppid3.ppid3 import assemble, check_tree_equal
 
 from .conftest import ROOT, run_mpc

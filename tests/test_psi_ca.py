@@ -24,7 +24,8 @@ from mpc.runtime.party import Party
 from mpc.runtime.transport import InMemoryNetwork
 from mpc.runtime.view import public as _public
 from parties.cli.main import build_parser
-from parties.systems import get_system, random_sets, read_set_file
+from parties.systems.psi_ca import random_sets, read_set_file
+from parties.systems.registry import get_system
 from protocols.primitives.psi_ca import (
     GroupInput,
     _check_bundle,
@@ -334,7 +335,7 @@ def test_random_sets_plant_exactly_the_overlap() -> None:
 
 def _plan(*argv: str) -> Any:
     args = build_parser().parse_args(["run", "psi-ca", *argv])
-    return get_system("psi-ca").plan(args)
+    return get_system("psi-ca").plan_from(args)
 
 
 def test_the_plan_validates_its_options(tmp_path: Path) -> None:

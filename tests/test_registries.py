@@ -28,7 +28,7 @@ from mpc.runtime.local import run_in_memory
 from mpc.runtime.party import Party
 from mpc.runtime.view import uniform
 from parties.cli.main import build_parser
-from parties.systems import get_system
+from parties.systems.registry import get_system
 from protocols.ppid3.helpers import HELPERS
 from protocols.ppid3.level_dealing import SitesHelper
 from protocols.ppid3.share_ring import ring_random
@@ -158,5 +158,5 @@ def test_a_new_dot_product_method_in_the_registry_serves_every_protocol_that_tak
     assert trees["seeded"]["alice"]["hybrid"].tree == trees["dealer"]["alice"]["hybrid"].tree
     # the launcher offers it and adds the helper it needs
     args = build_parser().parse_args(["run", "dot-product", "--method", "seeded", "--n", "5"])
-    plan = get_system("dot-product").plan(args)
+    plan = get_system("dot-product").plan_from(args)
     assert [p.name for p in plan.parties] == ["alice", "bob", "dealer"]

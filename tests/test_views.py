@@ -117,7 +117,7 @@ def _hybrid_layout(table: Path, options: dict[str, Any]) -> dict[str, Any]:
     import io
 
     from parties.api import system_options
-    from parties.systems import get_system
+    from parties.systems.registry import get_system
 
     system = get_system("hybrid-id3")
     plan = system.plan(system_options(system, csv=str(table), class_column="y", **options))
@@ -216,7 +216,7 @@ def test_cdtl_cdbs_view_does_not_change_when_tuples_it_sees_alike_swap_their_sen
     group's sensitive values (declared): two tuples alike in all of that, which swap their
     sensitive values, must leave its view the same (the client's anatomization seeded by the
     client's own seed, so that both runs group alike)."""
-    from parties.cdtl_tables import cdtl_folds
+    from parties.programs.cdtl_tables import cdtl_folds
 
     header, rows = _votes_csv(tmp_path / "votes.csv")
     cls, sensitive = "Class Name", "physician-fee-freeze"

@@ -196,12 +196,51 @@ def _names(raw: dict[str, Any], key: str, where: str) -> list[str] | None:
     return list(names)
 
 
+#: the fields a [[party]] table may have
+PARTY_FIELDS = frozenset({
+    "name", "role", "endpoint", "bind", "public_key", "secret_key", "data", "columns", "id",
+    "delimiter", "nominal", "continuous", "model_out", "model", "predictions", "test",
+})  # fmt: skip
+
+
 def load_config(path: str | Path) -> DeploymentConfig:
     """Read and validate a deployment file; raises :class:`ConfigError` naming the field."""
     path = Path(path)
+    doc = _read_toml(path)
+    known = {"deployment", "protocol", "party"}
+    unknown = set(doc) - known
+    if unknown:
+        raise ConfigError(
+            f"{path}: unknown top-level tables {sorted(unknown)}; known: {sorted(known)}"
+        )
+    timeout, insecure, max_frame, monitor_key = _deployment_table(path, doc)
+    proto = _expect(doc.get("protocol"), dict, f"{path}: [protocol]", 'a table with name = "..."')
+    name = _expect(proto.get("name"), str, f"{path}: protocol.name", "the system's name (string)")
+    params = _expect(proto.get("params", {}), dict, f"{path}: protocol.params", "a table")
+    raw_parties = _expect(
+        doc.get("party"), list, f"{path}: [[party]]", "at least two [[party]] tables"
+    )
+    if len(raw_parties) < 2:
+        raise ConfigError(f"{path}: a deployment needs at least 2 parties, got {len(raw_parties)}")
+    parties: list[PartyConfig] = []
+    for i, raw in enumerate(raw_parties):
+        party = _party(path, i, raw, insecure)
+        if party.name in {p.name for p in parties}:
+            raise ConfigError(f"{path}: party[{i}].name: duplicate party name {party.name!r}")
+        if party.endpoint in {p.endpoint for p in parties}:
+            raise ConfigError(
+                f"{path}: party {party.name!r}.endpoint: {party.endpoint} is used by another party"
+            )
+        parties.append(party)
+    return DeploymentConfig(
+        path, tuple(parties), name, dict(params), float(timeout), insecure, max_frame, monitor_key
+    )
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
     try:
         with path.open("rb") as fh:
-            doc = tomllib.load(fh)
+            return tomllib.load(fh)
     except FileNotFoundError:
         raise ConfigError(f"deployment file {path} does not exist") from None
     except tomllib.TOMLDecodeError as exc:
@@ -212,14 +251,10 @@ def load_config(path: str | Path) -> DeploymentConfig:
         ) from None
     except OSError as exc:
         raise ConfigError(f"deployment file {path}: cannot read it: {exc.strerror}") from None
-    base = path.parent
-    known = {"deployment", "protocol", "party"}
-    unknown = set(doc) - known
-    if unknown:
-        raise ConfigError(
-            f"{path}: unknown top-level tables {sorted(unknown)}; known: {sorted(known)}"
-        )
 
+
+def _deployment_table(path: Path, doc: dict[str, Any]) -> tuple[float, bool, int, Path | None]:
+    """The ``[deployment]`` table: timeout, plaintext switch, frame limit, monitor key."""
     dep = _expect(doc.get("deployment", {}), dict, f"{path}: [deployment]", "a table")
     timeout = _expect(
         dep.get("timeout", DEFAULT_TIMEOUT),
@@ -244,9 +279,8 @@ def load_config(path: str | Path) -> DeploymentConfig:
         raise ConfigError(
             f"{path}: deployment.max_frame_bytes must be in [1024, 2^31], got {max_frame}"
         )
-
     monitor_key = (
-        _path(base, dep["monitor_key"], f"{path}: deployment.monitor_key")
+        _path(path.parent, dep["monitor_key"], f"{path}: deployment.monitor_key")
         if "monitor_key" in dep
         else None
     )
@@ -256,92 +290,54 @@ def load_config(path: str | Path) -> DeploymentConfig:
             f"{path}: unknown fields in [deployment]: {sorted(unknown_dep)}; known: "
             "insecure, max_frame_bytes, monitor_key, timeout"
         )
+    return timeout, insecure, max_frame, monitor_key
 
-    proto = _expect(doc.get("protocol"), dict, f"{path}: [protocol]", 'a table with name = "..."')
-    name = _expect(proto.get("name"), str, f"{path}: protocol.name", "the system's name (string)")
-    params = _expect(proto.get("params", {}), dict, f"{path}: protocol.params", "a table")
 
-    raw_parties = _expect(
-        doc.get("party"), list, f"{path}: [[party]]", "at least two [[party]] tables"
+def _party(path: Path, i: int, raw: Any, insecure: bool) -> PartyConfig:
+    """The ``i``-th ``[[party]]`` table, checked field by field."""
+    base = path.parent
+    where = f"{path}: party[{i}]"
+    _expect(raw, dict, where, "a table")
+    extra = set(raw) - PARTY_FIELDS
+    if extra:
+        raise ConfigError(f"{where}: unknown fields {sorted(extra)}; known: {sorted(PARTY_FIELDS)}")
+    pname = _expect(raw.get("name"), str, f"{where}.name", "a party name")
+    if not _NAME.match(pname):
+        raise ConfigError(
+            f"{where}.name: {pname!r} must match {_NAME.pattern} (lowercase, <= 32 chars)"
+        )
+    where = f"{path}: party {pname!r}"
+    role = _expect(raw.get("role"), str, f"{where}.role", "a role name")
+    endpoint = _expect(raw.get("endpoint"), str, f"{where}.endpoint", "'tcp://HOST:PORT'")
+    bind = _expect(raw.get("bind", endpoint), str, f"{where}.bind", "'tcp://HOST:PORT'")
+    for fname, value in (("endpoint", endpoint), ("bind", bind)):
+        check_endpoint(value, f"{where}.{fname}")
+    public_key = (
+        _path(base, raw["public_key"], f"{where}.public_key") if "public_key" in raw else None
     )
-    if len(raw_parties) < 2:
-        raise ConfigError(f"{path}: a deployment needs at least 2 parties, got {len(raw_parties)}")
-    parties: list[PartyConfig] = []
-    seen_names: set[str] = set()
-    seen_endpoints: set[str] = set()
-    party_fields = {
-        "name",
-        "role",
-        "endpoint",
-        "bind",
-        "public_key",
-        "secret_key",
-        "data",
-        "columns",
-        "id",
-        "delimiter",
-        "nominal",
-        "continuous",
-        "model_out",
-        "model",
-        "predictions",
-        "test",
+    if public_key is None and not insecure:
+        raise ConfigError(
+            f"{where}.public_key: required unless deployment.insecure = true "
+            "(create keys with `mpc keygen --out keys NAME...`)"
+        )
+    secret_key = (
+        _path(base, raw["secret_key"], f"{where}.secret_key") if "secret_key" in raw else None
+    )
+    data = _path(base, raw["data"], f"{where}.data") if "data" in raw else None
+    columns = _names(raw, "columns", where) or []
+    id_column = _expect(raw.get("id", ""), str, f"{where}.id", "a column name") or None
+    delimiter = _expect(raw.get("delimiter", ","), str, f"{where}.delimiter", "a character")
+    if len(delimiter) != 1:
+        raise ConfigError(f"{where}.delimiter: expected one character, got {delimiter!r}")
+    nominal = _names(raw, "nominal", where) or []
+    continuous = _names(raw, "continuous", where)
+    files = {
+        key: _path(base, raw[key], f"{where}.{key}") if key in raw else None
+        for key in ("model_out", "model", "predictions", "test")
     }
-    for i, raw in enumerate(raw_parties):
-        where = f"{path}: party[{i}]"
-        _expect(raw, dict, where, "a table")
-        extra = set(raw) - party_fields
-        if extra:
-            raise ConfigError(
-                f"{where}: unknown fields {sorted(extra)}; known: {sorted(party_fields)}"
-            )
-        pname = _expect(raw.get("name"), str, f"{where}.name", "a party name")
-        if not _NAME.match(pname):
-            raise ConfigError(
-                f"{where}.name: {pname!r} must match {_NAME.pattern} (lowercase, <= 32 chars)"
-            )
-        if pname in seen_names:
-            raise ConfigError(f"{where}.name: duplicate party name {pname!r}")
-        seen_names.add(pname)
-        where = f"{path}: party {pname!r}"
-        role = _expect(raw.get("role"), str, f"{where}.role", "a role name")
-        endpoint = _expect(raw.get("endpoint"), str, f"{where}.endpoint", "'tcp://HOST:PORT'")
-        bind = _expect(raw.get("bind", endpoint), str, f"{where}.bind", "'tcp://HOST:PORT'")
-        for fname, value in (("endpoint", endpoint), ("bind", bind)):
-            check_endpoint(value, f"{where}.{fname}")
-        if endpoint in seen_endpoints:
-            raise ConfigError(f"{where}.endpoint: {endpoint} is used by another party")
-        seen_endpoints.add(endpoint)
-        public_key = (
-            _path(base, raw["public_key"], f"{where}.public_key") if "public_key" in raw else None
-        )
-        if public_key is None and not insecure:
-            raise ConfigError(
-                f"{where}.public_key: required unless deployment.insecure = true "
-                "(create keys with `mpc keygen --out keys NAME...`)"
-            )
-        secret_key = (
-            _path(base, raw["secret_key"], f"{where}.secret_key") if "secret_key" in raw else None
-        )
-        data = _path(base, raw["data"], f"{where}.data") if "data" in raw else None
-        columns = _names(raw, "columns", where) or []
-        id_column = _expect(raw.get("id", ""), str, f"{where}.id", "a column name") or None
-        delimiter = _expect(raw.get("delimiter", ","), str, f"{where}.delimiter", "a character")
-        if len(delimiter) != 1:
-            raise ConfigError(f"{where}.delimiter: expected one character, got {delimiter!r}")
-        nominal = _names(raw, "nominal", where) or []
-        continuous = _names(raw, "continuous", where)
-        files = {
-            key: _path(base, raw[key], f"{where}.{key}") if key in raw else None
-            for key in ("model_out", "model", "predictions", "test")
-        }
-        party = PartyConfig(
-            pname, role, endpoint, bind, public_key, secret_key, data, tuple(columns),
-            id_column, delimiter, tuple(nominal),
-            tuple(continuous) if continuous is not None else None,
-            files["model_out"], files["model"], files["predictions"], files["test"],
-        )  # fmt: skip
-        parties.append(party)
-    return DeploymentConfig(
-        path, tuple(parties), name, dict(params), float(timeout), insecure, max_frame, monitor_key
-    )
+    return PartyConfig(
+        pname, role, endpoint, bind, public_key, secret_key, data, tuple(columns),
+        id_column, delimiter, tuple(nominal),
+        tuple(continuous) if continuous is not None else None,
+        files["model_out"], files["model"], files["predictions"], files["test"],
+    )  # fmt: skip

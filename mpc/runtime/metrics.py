@@ -14,17 +14,24 @@ that a party receives are not learned values; they appear only as bytes in the m
 
 from __future__ import annotations
 
+import platform
 import sys
 import time
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 __all__ = ["Ledger", "LedgerEntry", "Metrics", "jsonable"]
+
+try:
+    import resource
+except ImportError:  # not on POSIX
+    resource = None  # type: ignore[assignment]
 
 
 #: types that are JSON already (checked first: most ledger values are of these)
@@ -181,9 +188,7 @@ class Ledger:
 
 def _peak_rss_mb() -> float | None:
     """This process's peak resident memory in MB (None where the OS does not say)."""
-    try:
-        import resource
-    except ImportError:  # not on POSIX
+    if resource is None:
         return None
     kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return round(kb / (1024 * 1024 if sys.platform == "darwin" else 1024), 1)
@@ -192,9 +197,6 @@ def _peak_rss_mb() -> float | None:
 def cpu_model() -> str:
     """This machine's CPU as the benchmarks name it (``model name`` of ``/proc/cpuinfo``, or
     what :mod:`platform` knows)."""
-    import platform
-    from pathlib import Path
-
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):

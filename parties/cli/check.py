@@ -30,6 +30,7 @@ from mpc import __version__
 from mpc.errors import ConfigError, MPCError
 from mpc.runtime.config import PartyConfig, agreement, load_config
 from mpc.runtime.keys import fingerprint, load_public_key, load_secret_key
+from parties.own_data import read_own_table
 
 __all__ = ["add_check_parser", "agreement_code", "run_check"]
 
@@ -111,8 +112,6 @@ def run_check(args: argparse.Namespace) -> int:
 
 
 def _check_data(params: dict[str, Any], me: PartyConfig, data: Path) -> None:
-    from parties.own_data import read_own_table
-
     try:
         with data.open(newline="", encoding="utf-8") as fh:
             header = next(csv.reader(fh, delimiter=me.delimiter), [])

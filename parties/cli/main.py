@@ -15,7 +15,7 @@ Every option that names a file or folder to write (``--report``, ``--out``, ``--
 created (:data:`mpc.runtime.files.OUTPUT_RULE`); a path that cannot be written is a one-line error
 with exit code 2, before any party starts. An option whose value is a list of numbers
 (``--inputs -3,4,5``) takes a value that starts with a minus sign (:class:`NumberList
-<parties.options.NumberList>`).
+<parties.params.NumberList>`).
 
 What the commands write for one party's eyes (keys, private inputs, reports, ledgers) is
 mode 0600 in folders of mode 0700 (:mod:`mpc.runtime.files`).
@@ -28,25 +28,30 @@ import contextlib
 import json
 import logging
 import os
-import re
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from mpc import __version__
-from mpc.deployment.launcher import Stopped, stop_on_signals
+from mpc.deployment.launcher import write_deployment
 from mpc.errors import MPCError
-from mpc.runtime.files import OUTPUT_RULE, check_output, write_private
+from mpc.runtime.files import check_output, write_private
 from mpc.runtime.keys import fingerprint, load_public_key, write_keypair
 from mpc.runtime.monitor import ProgressLine, describe_progress
-from parties.options import OUTPUT_OPTIONS, output_checks
-from parties.options import check_outputs as check_option_outputs
+from mpc.runtime.signals import Stopped, stop_on_signals
+from parties.api import run_planned
+from parties.cli.check import add_check_parser, run_check
+from parties.cli.parser import CommandParser, keep_negative_values, plain_text, walk
+from parties.cli.predict import add_predict_parser, run_predict
+from parties.cli.sanitize import add_sanitize_parser, run_sanitize
+from parties.cli.train import add_datasets_parser, add_train_parser, run_datasets, run_train
+from parties.main import main as party_main
+from parties.main import ping_main
+from parties.options import check_outputs as check_paths
+from parties.systems.base import System
+from parties.systems.registry import SYSTEMS, get_system
 
-if TYPE_CHECKING:
-    from parties.systems import System
-
-__all__ = ["OUTPUT_OPTIONS", "main"]
+__all__ = ["build_parser", "main", "plain_text"]
 
 _EPILOG = """\
 examples:
@@ -73,7 +78,7 @@ exit codes:
 EXIT_BROKEN_PIPE = 141
 
 
-def _add_common(p: argparse.ArgumentParser) -> None:
+def _add_common(p: CommandParser) -> None:
     g = p.add_argument_group("options of every system")
     g.add_argument(
         "--json", action="store_true", help="print one JSON document instead of a summary"
@@ -125,15 +130,18 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The ``mpc`` parser: every command, with plain-text help (:func:`_finish_parsers`)."""
+def build_parser() -> CommandParser:
+    """The ``mpc`` parser: every command, with plain-text help; every parser notes its
+    output options in ``args.output_checks`` (checked before the command runs)."""
     parser = _build_parser()
-    _finish_parsers(parser)
+    for p in walk(parser):
+        if p.outputs:
+            p.set_defaults(output_checks=list(p.outputs))
     return parser
 
 
-def _build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+def _build_parser() -> CommandParser:
+    parser = CommandParser(
         prog="mpc",
         description="Privacy-preserving decision tree learning by secure multiparty "
         "computation: every party is its own process, talking over CurveZMQ.",
@@ -181,24 +189,11 @@ def _build_parser() -> argparse.ArgumentParser:
         "key read from --keys; then print how to start each party.",
     )
     _per_system(deploy, _add_deploy)
-
-    from parties.cli.train import add_datasets_parser, add_train_parser
-
     add_datasets_parser(sub)
     add_train_parser(sub)
-
-    from parties.cli.predict import add_predict_parser
-
     add_predict_parser(sub)
-
-    from parties.cli.sanitize import add_sanitize_parser
-
     add_sanitize_parser(sub)
-
-    from parties.cli.check import add_check_parser
-
     add_check_parser(sub)
-
     party = sub.add_parser(
         "party", help="run one party of a deployment (as python -m parties)", add_help=False
     )
@@ -211,119 +206,29 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-# ------------------------------------------------------------------- help text and outputs
-
-#: a reST role (``:mod:`x```, ``:func:`~a.b.c```, ``:class:`text <target>```)
-_ROLE = re.compile(r":[a-z]+(?::[a-z]+)?:`(?P<tilde>~?)(?P<text>[^`<]*?)\s*(?:<[^>]*>)?`")
-
-
-def plain_text(text: str) -> str:
-    """``text`` (a docstring) without reST markup, as help shows it: a role becomes its text
-    (``:func:`~a.b.c``` becomes ``c``), double backticks go, and a ``::`` that opens a literal
-    block becomes ``:``."""
-
-    def role(m: re.Match[str]) -> str:
-        shown = m["text"]
-        return shown.rsplit(".", 1)[-1] if m["tilde"] else shown
-
-    text = _ROLE.sub(role, text)
-    text = text.replace("``", "")
-    return re.sub(r"(?<=\S)::$", ":", text, flags=re.MULTILINE)
-
-
-def _subparsers(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentParser]:
-    """``parser`` and every parser under it."""
-    yield parser
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for sub in dict.fromkeys(action.choices.values()):  # aliases share a parser
-                yield from _subparsers(sub)
-
-
-def _finish_parsers(parser: argparse.ArgumentParser) -> None:
-    """Make the help of every parser plain text; state the output rule in the help of every
-    output option and note those options on their parser (``args.output_checks``: option,
-    dest, kind), so that :func:`check_outputs` checks them before the command runs."""
-    for p in _subparsers(parser):
-        p.description = plain_text(p.description) if p.description else p.description
-        p.epilog = plain_text(p.epilog) if p.epilog else p.epilog
-        for action in p._actions:
-            if action.help and action.help is not argparse.SUPPRESS:
-                action.help = plain_text(action.help)
-        checks = output_checks(p, p.prog.rsplit(" ", 1)[-1])
-        for option, _, kind in checks:
-            action = next(a for a in p._actions if option in a.option_strings)
-            rule = OUTPUT_RULE if kind == "file" else f"it and its {OUTPUT_RULE}"
-            if OUTPUT_RULE not in (action.help or ""):
-                action.help = f"{action.help}; {rule}" if action.help else rule.capitalize()
-        if checks:
-            p.set_defaults(output_checks=checks)
-
-
 def check_outputs(args: argparse.Namespace) -> None:
     """Check every output path of the parsed command (:func:`mpc.runtime.files.check_output`),
-    before it does any work: missing parent folders are fine (they are created), a path that cannot
-    be written raises :class:`~mpc.errors.ConfigError` naming the option and the path; a
-    ``--plot`` without matplotlib says how to install it
+    before it does any work: missing parent folders are fine (they are created), a path that
+    cannot be written raises :class:`~mpc.errors.ConfigError` naming the option and the path;
+    a ``--plot`` without matplotlib says how to install it
     (:func:`parties.options.check_outputs`)."""
-    check_option_outputs(getattr(args, "output_checks", None) or (), args)
+    check_paths(getattr(args, "output_checks", None) or (), args)
     if getattr(args, "command", None) == "deploy" and getattr(args, "private", None):
         check_output(Path(args.out) / args.private, kind="folder", option="--private")
 
 
-#: a value that argparse would take for an option: a number list with a leading minus
-_NEGATIVE_VALUE = re.compile(r"-\.?\d.*", re.DOTALL)
-
-
-def number_list_options(parser: argparse.ArgumentParser) -> frozenset[str]:
-    """The option strings, under ``parser``, whose values are lists of numbers
-    (:class:`parties.options.NumberList`)."""
-    from parties.options import NumberList
-
-    return frozenset(
-        o
-        for p in _subparsers(parser)
-        for action in p._actions
-        if isinstance(action.type, NumberList)
-        for o in action.option_strings
-    )
-
-
-def keep_negative_values(argv: list[str], options: frozenset[str]) -> list[str]:
-    """``argv`` with ``OPTION VALUE`` written ``OPTION=VALUE`` where OPTION is one of
-    ``options`` and VALUE starts with a minus sign and looks like numbers (``--inputs -3,4``):
-    argparse would otherwise take VALUE for an option and fail. ``--`` ends the options."""
-    out: list[str] = []
-    i = 0
-    while i < len(argv):
-        arg = argv[i]
-        if arg == "--":
-            out += argv[i:]
-            break
-        if arg in options and i + 1 < len(argv) and _NEGATIVE_VALUE.fullmatch(argv[i + 1]):
-            out.append(f"{arg}={argv[i + 1]}")
-            i += 2
-            continue
-        out.append(arg)
-        i += 1
-    return out
-
-
 def _per_system(
-    parser: argparse.ArgumentParser,
-    add_options: Callable[[argparse.ArgumentParser, System], None],
+    parser: CommandParser, add_options: Callable[[CommandParser, System], None]
 ) -> None:
     """One sub-command per system under ``parser``: the system's own options, then ours."""
-    from parties.systems import SYSTEMS
-
     systems = parser.add_subparsers(dest="system", required=True, metavar="SYSTEM")
     for system in SYSTEMS.values():
         sp = systems.add_parser(system.name, help=system.help, description=system.help)
-        system.add_arguments(sp)
+        system.options.add_arguments(sp)
         add_options(sp, system)
 
 
-def _add_run(p: argparse.ArgumentParser, system: System) -> None:
+def _add_run(p: CommandParser, system: System) -> None:
     """The options of ``mpc run SYSTEM``: those of every system, and ``--plot`` for a
     system whose audit has a tree."""
     _add_common(p)
@@ -339,7 +244,7 @@ def _add_run(p: argparse.ArgumentParser, system: System) -> None:
         )
 
 
-def _add_deploy(p: argparse.ArgumentParser, system: System) -> None:
+def _add_deploy(p: CommandParser, system: System) -> None:
     g = p.add_argument_group("options of mpc deploy")
     g.add_argument("--out", type=Path, required=True, metavar="DIR", help="output directory")
     g.add_argument(
@@ -398,11 +303,8 @@ def _add_deploy(p: argparse.ArgumentParser, system: System) -> None:
 
 
 def _deploy(args: argparse.Namespace) -> int:
-    from mpc.deployment.launcher import write_deployment
-    from parties.systems import get_system
-
     system = get_system(args.system)
-    plan = system.plan(args)
+    plan = system.plan(system.options.from_namespace(args), deploy=True)
     names = [p.name for p in plan.parties]
     hosts: dict[str, str] = {}
     for item in args.host:
@@ -484,13 +386,13 @@ class _RunProgress(ProgressLine):
 
 
 def _run(args: argparse.Namespace) -> int:
-    from parties.api import run_planned
-    from parties.systems import get_system
-
     system = get_system(args.system)
     if args.after < 0:
         raise MPCError(f"--after must be >= 0, got {args.after}")
-    plan = system.plan(args)
+    plan = system.plan(system.options.from_namespace(args))
+    if not args.quiet:  # a note (a column read as continuous) matters with --json too
+        for note in plan.notes:
+            print(f"[mpc] {note}", file=sys.stderr)
     display = None if args.json or args.quiet else _RunProgress(sys.stderr, "[mpc] ")
     if args.insecure:
         logging.getLogger("mpc").warning("--insecure: parties talk in plaintext, unauthenticated")
@@ -548,15 +450,12 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str]) -> int:
     if argv[:1] == ["party"]:
-        from parties.main import main as party_main
-
         return party_main(argv[1:], prog="mpc party")
     if argv[:1] == ["ping"]:
-        from parties.main import ping_main
-
         return ping_main(argv[1:], prog="mpc ping")
     parser = build_parser()
-    args = parser.parse_args(keep_negative_values(argv, number_list_options(parser)))
+    lists = {flag for p in walk(parser) for flag in p.number_lists}
+    args = parser.parse_args(keep_negative_values(argv, lists))
     check_outputs(args)
     return _dispatch(args)
 
@@ -572,36 +471,21 @@ def _stdout_to_devnull() -> None:
 
 
 def _dispatch(args: argparse.Namespace) -> int:
-    if args.command == "datasets":
-        from parties.cli.train import run_datasets
+    commands: dict[str, Callable[[argparse.Namespace], int]] = {
+        "datasets": run_datasets, "train": run_train, "predict": run_predict,
+        "deploy": _deploy, "sanitize": run_sanitize, "check": run_check, "keygen": _keygen,
+        "run": _run,
+    }  # fmt: skip
+    return commands[args.command](args)
 
-        return run_datasets(args)
-    if args.command == "train":
-        from parties.cli.train import run_train
 
-        return run_train(args)
-    if args.command == "predict":
-        from parties.cli.predict import run_predict
-
-        return run_predict(args)
-    if args.command == "deploy":
-        return _deploy(args)
-    if args.command == "sanitize":
-        from parties.cli.sanitize import run_sanitize
-
-        return run_sanitize(args)
-    if args.command == "check":
-        from parties.cli.check import run_check
-
-        return run_check(args)
-    if args.command == "keygen":
-        for name in args.names:
-            pair = write_keypair(args.out, name, secret_dir=args.secrets)
-            secret = (args.secrets / name if args.secrets else args.out) / f"{name}.secret"
-            print(
-                f"{name}: {args.out / (name + '.public')} (fingerprint {fingerprint(pair.public)}"
-                f"; send it to whoever writes the deployment file), {secret} (secret, mode "
-                "0600; it stays on this host)"
-            )
-        return 0
-    return _run(args)
+def _keygen(args: argparse.Namespace) -> int:
+    for name in args.names:
+        pair = write_keypair(args.out, name, secret_dir=args.secrets)
+        secret = (args.secrets / name if args.secrets else args.out) / f"{name}.secret"
+        print(
+            f"{name}: {args.out / (name + '.public')} (fingerprint {fingerprint(pair.public)}"
+            f"; send it to whoever writes the deployment file), {secret} (secret, mode "
+            "0600; it stays on this host)"
+        )
+    return 0

@@ -64,7 +64,6 @@ class CommandParser(argparse.ArgumentParser):
         for key in ("description", "epilog"):
             if isinstance(kwargs.get(key), str):
                 kwargs[key] = plain_text(kwargs[key])
-        super().__init__(*args, **kwargs)
         #: every option declared on this parser (its groups' too), in order
         self.declared: list[argparse.Action] = []
         #: sub-commands by name
@@ -73,6 +72,10 @@ class CommandParser(argparse.ArgumentParser):
         self.outputs: list[tuple[str, str, str]] = []
         #: the flags whose values are number lists
         self.number_lists: set[str] = set()
+        # argparse makes its own groups (positionals, options) while it is set up: those stay
+        self._set_up = False
+        super().__init__(*args, **kwargs)
+        self._set_up = True
 
     @property
     def command_name(self) -> str:
@@ -85,7 +88,8 @@ class CommandParser(argparse.ArgumentParser):
         return _Group(super().add_mutually_exclusive_group(**kwargs), self)
 
     def add_argument_group(self, *args: Any, **kwargs: Any) -> Any:
-        return _Group(super().add_argument_group(*args, **kwargs), self)
+        group = super().add_argument_group(*args, **kwargs)
+        return _Group(group, self) if self._set_up else group
 
     def add_subparsers(self, **kwargs: Any) -> Any:
         kwargs.setdefault("parser_class", CommandParser)

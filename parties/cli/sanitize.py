@@ -29,7 +29,10 @@ from typing import Any
 import numpy as np
 
 from mpc.errors import ConfigError
+from mpc.learners import adaptive_modification as am
+from mpc.learners import confidential_release as cr
 from mpc.runtime.files import open_private
+from parties.cli.train import add_data_options, load_tables
 
 __all__ = [
     "add_sanitize_parser",
@@ -41,10 +44,6 @@ __all__ = [
 
 
 def add_sanitize_parser(sub: Any) -> None:
-    from mpc.learners import adaptive_modification as am
-    from mpc.learners import confidential_release as cr
-    from parties.cli.train import add_data_options
-
     p = sub.add_parser(
         "sanitize",
         help="block values so that trees cannot infer confidential cells (Chang & Tracy)",
@@ -196,10 +195,6 @@ def check_method_options(args: argparse.Namespace) -> None:
 
 
 def run_sanitize(args: argparse.Namespace) -> int:
-    from mpc.learners import adaptive_modification as am
-    from mpc.learners import confidential_release as cr
-    from parties.cli.train import load_tables
-
     if not 0 <= args.threshold <= 1:
         raise ConfigError(f"--threshold is a share in [0, 1], got {args.threshold}")
     check_method_options(args)

@@ -16,11 +16,28 @@ import argparse
 import json
 import sys
 import time
+from dataclasses import asdict, is_dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mpc.datasets import (
+    MISSING,
+    available_datasets,
+    kinds_warning,
+    load_csv,
+    load_dataset,
+    resolve_data_dir,
+)
 from mpc.errors import ConfigError
+from mpc.learners.c45 import C45Classifier
+from mpc.learners.evaluation import accuracy, confusion_matrix, cross_validate, format_confusion
+from mpc.learners.id3 import ID3Classifier
+from mpc.learners.plain_model import PlainModel, read_rows, save_plain_model
+from mpc.learners.plot import plot_tree
+from mpc.learners.tree import depth, leaf_count, node_count, render, to_dot, to_json
 from mpc.runtime.files import write_private
+from mpc.runtime.monitor import ProgressLine
+from parties.cli.predict import write_predictions
 
 if TYPE_CHECKING:
     from mpc.datasets import Discretizer, Table
@@ -108,6 +125,12 @@ def add_train_parser(sub: Any) -> None:
         default=None,
         help="id3: do not split nodes with fewer rows",
     )
+    _add_c45_options(p)
+    _add_outputs(p)
+
+
+def _add_c45_options(p: argparse.ArgumentParser) -> None:
+    """The options of ``--learner c45``."""
     p.add_argument(
         "--pruning",
         choices=("error-based", "reduced-error", "none"),
@@ -130,6 +153,10 @@ def add_train_parser(sub: Any) -> None:
         default="multiway",
         help="c45 splits on nominal attributes",
     )
+
+
+def _add_outputs(p: argparse.ArgumentParser) -> None:
+    """What ``mpc train`` writes besides its summary."""
     p.add_argument("--tree-out", type=Path, metavar="FILE", help="write the tree as JSON")
     p.add_argument("--dot", type=Path, metavar="FILE", help="write the tree as Graphviz DOT")
     p.add_argument(
@@ -159,8 +186,6 @@ def add_train_parser(sub: Any) -> None:
 
 
 def run_datasets(args: argparse.Namespace) -> int:
-    from mpc.datasets import available_datasets, resolve_data_dir
-
     data_dir = resolve_data_dir(args.data_dir)
     infos = available_datasets(data_dir)
     if args.json:
@@ -185,8 +210,6 @@ def run_datasets(args: argparse.Namespace) -> int:
 
 
 def _info_dict(info: Any) -> dict[str, Any]:
-    from dataclasses import asdict, is_dataclass
-
     d = asdict(info) if is_dataclass(info) and not isinstance(info, type) else dict(info)
     d = {k: (str(v) if isinstance(v, Path) else v) for k, v in d.items()}
     d.setdefault("name", getattr(info, "name", "?"))
@@ -222,8 +245,6 @@ def load_tables(args: argparse.Namespace) -> tuple[Table, Table | None]:
     """The training table and the test table (None: none of its own) that ``args`` name;
     ``args`` has the options of :func:`add_data_options` and may have those of ``mpc train``
     (``--nominal``, ``--continuous``, ``--delimiter``, ``--test``)."""
-    from mpc.datasets import load_csv, load_dataset, resolve_data_dir
-    from mpc.learners.plain_model import read_rows
 
     given = {dest: getattr(args, dest, None) for dest in _CSV_ONLY}
     if args.csv is None:
@@ -253,7 +274,6 @@ def load_tables(args: argparse.Namespace) -> tuple[Table, Table | None]:
 def _column_summary(table: Table, disc: Discretizer | None) -> list[dict[str, Any]]:
     """Each attribute's name and kind; a nominal one's number of values, a binned one's cut
     points and bin labels."""
-    from mpc.datasets import MISSING
 
     out: list[dict[str, Any]] = []
     for a, kind, col in zip(table.attributes, table.kinds, table.columns, strict=True):
@@ -277,9 +297,6 @@ def _describe(column: dict[str, Any]) -> str:
 
 
 def _learner(args: argparse.Namespace) -> Any:
-    from mpc.learners.c45 import C45Classifier
-    from mpc.learners.id3 import ID3Classifier
-
     if args.learner == "id3":
         return ID3Classifier(
             max_depth=args.max_depth, min_samples_split=args.min_samples_split, bins=args.bins
@@ -294,8 +311,6 @@ def _learner(args: argparse.Namespace) -> Any:
 
 
 def run_train(args: argparse.Namespace) -> int:
-    from mpc.runtime.monitor import ProgressLine
-
     display = ProgressLine(sys.stderr)
     try:
         return _train(args, display)
@@ -306,12 +321,6 @@ def run_train(args: argparse.Namespace) -> int:
 def _train(args: argparse.Namespace, display: ProgressLine) -> int:
     """``mpc train``: progress lines go to ``display`` (a
     :class:`mpc.runtime.monitor.ProgressLine`); with ``--json`` none do."""
-    from mpc.datasets import kinds_warning
-    from mpc.learners.evaluation import accuracy, confusion_matrix, cross_validate, format_confusion
-    from mpc.learners.plain_model import PlainModel, save_plain_model
-    from mpc.learners.plot import plot_tree
-    from mpc.learners.tree import depth, leaf_count, node_count, render, to_dot, to_json
-    from parties.cli.predict import write_predictions
 
     say = (lambda line: None) if args.json else display.note
     fold = (lambda line: None) if args.json else display.update
@@ -343,12 +352,30 @@ def _train(args: argparse.Namespace, display: ProgressLine) -> int:
         + (f", test split {test.n_rows} rows" if test is not None else "")
     )
 
-    def fit(tr: Table) -> tuple[Any, Discretizer | None]:
-        """The learner fitted on ``tr``; id3 bins its continuous columns with cut points it
-        learns on ``tr`` (so each fold of a cross-validation bins on its own training rows)."""
-        model = _learner(args).fit(tr)
-        return model, getattr(model, "discretizer_", None)
+    doc, model, disc = _evaluate(args, train, test, display, fold)
+    picture = _write_outputs(args, doc, model, disc, train)
+    doc["wall_s"] = round(time.perf_counter() - started, 3)
+    if args.json:
+        doc["tree"] = to_json(model.tree_)
+        print(json.dumps(doc, indent=2))
+        return 0
+    _print_summary(args, doc, model, train, picture)
+    return 0
 
+
+def _fit(args: argparse.Namespace, tr: Table) -> tuple[Any, Discretizer | None]:
+    """The learner fitted on ``tr``; id3 bins its continuous columns with cut points it
+    learns on ``tr`` (so each fold of a cross-validation bins on its own training rows)."""
+    model = _learner(args).fit(tr)
+    return model, getattr(model, "discretizer_", None)
+
+
+def _evaluate(
+    args: argparse.Namespace, train: Table, test: Table | None, display: ProgressLine,
+    fold: Any,
+) -> tuple[dict[str, Any], Any, Discretizer | None]:  # fmt: skip
+    """Cross-validation, or training on every training row and testing on the test table;
+    the summary's document, the tree learned on every training row and its discretizer."""
     doc: dict[str, Any] = {"dataset": train.name, "learner": args.learner, "rows": train.n_rows}
     if args.cv is not None or test is None:
         k = args.cv or 10
@@ -362,10 +389,10 @@ def _train(args: argparse.Namespace, display: ProgressLine) -> int:
             confusion=res.confusion.tolist(),
             test_rows=train.n_rows,
         )
-        model, disc = fit(train)
+        model, disc = _fit(args, train)
     else:
         # learned on all training rows: the tree tested here is the one printed and saved
-        model, disc = fit(train)
+        model, disc = _fit(args, train)
         predicted = model.predict(test)
         classes = sorted({str(c) for c in train.target} | {str(c) for c in test.target})
         doc.update(
@@ -388,6 +415,17 @@ def _train(args: argparse.Namespace, display: ProgressLine) -> int:
         discretizer=None if disc is None else disc.to_dict(),
         params=model.get_params(),
     )
+    return doc, model, disc
+
+
+def _write_outputs(
+    args: argparse.Namespace, doc: dict[str, Any], model: Any, disc: Discretizer | None,
+    train: Table,
+) -> Any:  # fmt: skip
+    """The saved model, the tree as JSON and DOT, its picture (what the options ask for);
+    returns the picture's :class:`~mpc.learners.plot.PlotInfo`, or None."""
+    tree = model.tree_
+    picture = None
     if args.model_out:
         training = {
             "data": train.name,
@@ -402,16 +440,17 @@ def _train(args: argparse.Namespace, display: ProgressLine) -> int:
         write_private(args.tree_out, json.dumps(to_json(tree), indent=2) + "\n")
     if args.dot:
         write_private(args.dot, to_dot(tree, name=train.name))
-    picture = None
     if args.plot:
         title = f"{train.name}: {args.learner} on all {train.n_rows} training rows"
         picture = plot_tree(tree, args.plot, title=title)
         doc.update(plot=str(picture.path), plot_left_out=picture.left_out)
-    doc["wall_s"] = round(time.perf_counter() - started, 3)
-    if args.json:
-        doc["tree"] = to_json(tree)
-        print(json.dumps(doc, indent=2))
-        return 0
+    return picture
+
+
+def _print_summary(
+    args: argparse.Namespace, doc: dict[str, Any], model: Any, train: Table, picture: Any
+) -> None:
+    tree = model.tree_
     print(f"dataset:    {train.name} ({train.n_rows} rows, class {train.class_name!r})")
     print(f"columns:    {len(train.attributes)} attributes")
     width = max((len(c["name"]) for c in doc["columns"]), default=0)
@@ -438,4 +477,3 @@ def _train(args: argparse.Namespace, display: ProgressLine) -> int:
         print(f"picture:    {picture.path} ({picture.drawn} nodes drawn{left})")
     if args.predictions_out is not None:
         print(f"predicted:  {args.predictions_out} (id,class of the {doc['test_rows']} test rows)")
-    return 0

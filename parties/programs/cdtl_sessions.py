@@ -14,8 +14,8 @@ parties, and either process may end between sessions, or be restarted during one
   :func:`~parties.programs.cdtl_tables.fit_bins`; other continuous attributes stay continuous),
   suppresses the fewest tuples that make ``l`` possible, anatomizes the rest under a fresh
   key and outsources IT and ST with the shared prune set
-  (:data:`~parties.programs.cdtl_tables.PRUNE_FRACTION` of the rows, a public choice of ``seed``); the
-  CDBS learns the BDT and stores all three. The client writes its model file
+  (:data:`~parties.programs.cdtl_tables.PRUNE_FRACTION` of the rows, a public choice of ``seed``);
+  the CDBS learns the BDT and stores all three. The client writes its model file
   (:class:`ClientModel`, :mod:`mpc.learners.model_file`, private, mode 0600): the key, the table's
   name at the CDBS and its schema digest, the columns and kinds it read, the discretizer, the
   prune rows, the sensitive attribute, the class and the kind of nominal split.
@@ -65,27 +65,22 @@ import numpy as np
 from mpc.crypto.sealed import KEY_BYTES, ClientKey
 from mpc.datasets import CONTINUOUS, NOMINAL, Discretizer, PartyTable, Table, csv_header
 from mpc.errors import ConfigError, InputError, ProtocolError
+from mpc.learners.evaluation import accuracy, rows_of, train_test_split
 from mpc.learners.model_file import ModelError, SavedModel, new_model_id, read_model, write_model
 from mpc.runtime.config import DeploymentConfig, PartyConfig
 from mpc.runtime.party import Party
+from parties.own_data import read_own_table, write_predictions
 from parties.programs.cdtl import serve_cdbs
 from parties.programs.cdtl_tables import (
     PRUNE_FRACTION,
-    bin_args,
     client_table,
-    csv_entries,
-    csv_text,
     fit_bins,
-    own_csv_args,
     own_input,
-    read_client_csv,
 )
-from parties.own_data import read_own_table, write_predictions
 from protocols.cdtl.anatomization import anatomize, suppress_for_l
-from protocols.cdtl.cdtl import CDBS, CLIENT
+from protocols.cdtl.cdtl import CDBS, CLIENT, SPLITS
 from protocols.cdtl.client import CDBSClient, ClientCosts
 from protocols.cdtl.joins import open_eseq
-from mpc.learners.evaluation import accuracy, rows_of, train_test_split
 
 __all__ = [
     "DB_FILE",
@@ -437,5 +432,3 @@ async def classify_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> 
     if own.table.class_name:
         out["accuracy"] = accuracy(own.table.target, predicted)
     return out
-
-

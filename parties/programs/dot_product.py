@@ -29,7 +29,7 @@ class DotParams(Params):
     """The public parameters of a run (deployment file): the method and the shape
     ``(m, n, l)`` of Alice's ``m x n`` and Bob's ``n x l`` matrices."""
 
-    method: str = option("dealer", key="method", choices=tuple(METHODS))
+    method: str = option("dealer", key="method", choices=METHODS)
     m: int = option(1, key="m", check=AtLeast(1))
     n: int = option(1000, key="n", check=AtLeast(1))
     l: int = option(1, key="l", check=AtLeast(1))  # noqa: E741 - the paper's name

@@ -31,7 +31,7 @@ groups (at most its number of columns), so the table has up to ``2 g`` groups.
 A party process (:func:`hybrid_run`):
 
 1. agrees with the others on the mode (train, or classify with ``--model``:
-   :func:`parties.hybrid_classify_system.classify_party`);
+   :func:`parties.programs.hybrid.classify_party`);
 2. aligns its records with the other's (:func:`protocols.primitives.record_alignment.align_records`,
    between Alice and Bob only; a mismatch stops every party with ``RecordMismatch``, which
    gives counts only) and puts its rows in the common order;
@@ -42,7 +42,7 @@ A party process (:func:`hybrid_run`):
    randomization-only, hybrid and SMC-only trees (:mod:`protocols.hybrid.hybrid_id3`), every SMC
    count a secure dot product;
 5. binds the saved model (:func:`protocols.hybrid.agreement.bind_parts`) and, with
-   ``--model-out FILE``, writes its part (:mod:`parties.hybrid_model`): the hybrid tree.
+   ``--model-out FILE``, writes its part (:mod:`parties.programs.hybrid_model`): the hybrid tree.
 
 Coins. The randomized-response coins protect a party's data from the other party, so each
 party draws its own from its OS CSPRNG. For a reproducible experiment a party may take a *coin
@@ -87,18 +87,17 @@ from protocols.hybrid.classify import (
     serve_classify_dealer,
     terminal_classes,
 )
+from protocols.hybrid.dot_session import DotSession, serve_helper
 from protocols.hybrid.hybrid_id3 import (
     ALICE,
     BOB,
     DEALER,
     ESTIMATE_READINGS,
     MINERS,
-    DotSession,
     Estimator,
     HybridSetup,
     exchange_disguised,
     hybrid_id3,
-    serve_helper,
 )
 from protocols.ppid3.fast_counts import Sites
 from protocols.primitives.dot_product import METHODS

@@ -20,8 +20,13 @@ __all__ = ["IsREmptyParams", "run"]
 class IsREmptyParams(Params):
     """The parameter of IsREmpty (deployment file: ``m``, the secure sum's domain)."""
 
-    domain: int = option(2**32, flag="--domain", metavar="M", key="m",
-                         help="domain size m > k of the secure sum (default: 2^32)")  # fmt: skip
+    domain: int = option(
+        2**32,
+        flag="--domain",
+        metavar="M",
+        key="m",
+        help="domain size m > k of the secure sum (default: 2^32)",
+    )
 
 
 async def run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:

@@ -102,7 +102,7 @@ class Ppid3Params(Params):
     min_samples_split: int | None = option(None, key="min_samples_split", check=AtLeast(1))
     counts: str = option("psi", key="counts", choices=COUNTS)
     bins: int = option(4, key="bins", check=AtLeast(2))
-    helper: str | None = option(None, key="helper", choices=tuple(HELPERS))
+    helper: str | None = option(None, key="helper", choices=HELPERS)
     deliver_to: str | None = option(None, key="deliver_to")
 
     def check(self) -> None:
@@ -137,8 +137,10 @@ class Ppid3Params(Params):
             )
         sites = self.sites or tuple(p for p in parties if p != DEALER)
         if len(sites) < how.min_sites:
-            raise ConfigError(f'{cfg.path}: helper = "{helper}" needs at least {how.min_sites} '
-                              f'sites, got {len(sites)}; set helper = "dealer"')  # fmt: skip
+            raise ConfigError(
+                f'{cfg.path}: helper = "{helper}" needs at least {how.min_sites} '
+                f'sites, got {len(sites)}; set helper = "dealer"'
+            )
         return helper
 
 
@@ -176,9 +178,12 @@ async def _align(site: Party, own: Any, tag: str) -> Any:
 def _as_view(name: str, table: Any) -> Any:
     target = [str(v) for v in table.target] if table.class_name else None
     return SiteView.encode(
-        name, list(table.attributes), [[str(v) for v in c] for c in table.columns],
-        list(range(table.n_rows)), target,
-    )  # fmt: skip
+        name,
+        list(table.attributes),
+        [[str(v) for v in c] for c in table.columns],
+        list(range(table.n_rows)),
+        target,
+    )
 
 
 # --------------------------------------------------------------------------- the program
@@ -235,8 +240,10 @@ def _progress(party: Party, started: float) -> Any:
         shown[0] = time.perf_counter()
         log.info(
             "PROGRESS %s, %.1f s, %.1f MB sent",
-            msg, time.perf_counter() - started, party.metrics.to_dict()["bytes_sent"] / 1e6,
-        )  # fmt: skip
+            msg,
+            time.perf_counter() - started,
+            party.metrics.to_dict()["bytes_sent"] / 1e6,
+        )
 
     return progress
 
@@ -270,17 +277,27 @@ async def _train_run(
     oracle = None
     if helper is not None:  # every node of a level per exchange, on additive shares
         tree, cost = await ppid3_levels(
-            site, view, class_site=class_site, attribute_counts=counts, helper=helper,
-            max_depth=params.max_depth, min_samples_split=params.min_samples_split,
+            site,
+            view,
+            class_site=class_site,
+            attribute_counts=counts,
+            helper=helper,
+            max_depth=params.max_depth,
+            min_samples_split=params.min_samples_split,
             progress=progress,
-        )  # fmt: skip
+        )
     else:  # the paper's depth-first Algorithm 7 with set-intersection counts
         oracle = PSICountOracle()
         tree = await ppid3(
-            site, view, oracle, class_site=class_site, attribute_counts=counts,
-            max_depth=params.max_depth, min_samples_split=params.min_samples_split,
+            site,
+            view,
+            oracle,
+            class_site=class_site,
+            attribute_counts=counts,
+            max_depth=params.max_depth,
+            min_samples_split=params.min_samples_split,
             progress=progress,
-        )  # fmt: skip
+        )
         cost = {}
     train_s = time.perf_counter() - started
     out: dict[str, Any] = {
@@ -296,11 +313,15 @@ async def _train_run(
     await _save_part(site, me, tree, edges, own, class_site, class_column, out)
     log.info(
         "%s: trained on %d aligned records in %.2f s: %d nodes, depth %d, %d of them mine%s%s",
-        party.name, table.n_rows, train_s, len(tree.structure), tree_depth(tree.structure),
+        party.name,
+        table.n_rows,
+        train_s,
+        len(tree.structure),
+        tree_depth(tree.structure),
         len(tree.interior) + len(tree.leaves),
         f"; training accuracy {out['train_accuracy']:.4f}" if "train_accuracy" in out else "",
         f"; model part saved to {me.model_out}" if me.model_out is not None else "",
-    )  # fmt: skip
+    )
     out["cost"] = _cost(cost, oracle)
     return out
 
@@ -342,9 +363,14 @@ async def _classify_test(
     }
     ttids = list(range(ttable.n_rows))
     pred = await classify_instances(
-        site, tree, tcols, ttids, class_site=class_site, depth=tree_depth(tree.structure),
+        site,
+        tree,
+        tcols,
+        ttids,
+        class_site=class_site,
+        depth=tree_depth(tree.structure),
         tag="classify/test",
-    )  # fmt: skip
+    )
     if pred is None:
         return {}
     return {
@@ -421,8 +447,10 @@ def _read_part(site: Party, me: PartyConfig, class_site: str) -> SavedModel:
                 f"model file {me.model} is {model.party!r}'s part, not {site.name!r}'s"
             )
     except ModelError as exc:
-        raise InputError(f"{site.name}: {exc}", public=f"{site.name}: its model file is "
-                         "not a valid part of a saved tree") from None  # fmt: skip
+        raise InputError(
+            f"{site.name}: {exc}",
+            public=f"{site.name}: its model file is not a valid part of a saved tree",
+        ) from None
     body = model.body
     if list(body["sites"]) != list(site.parties) or body["class_site"] != class_site:
         raise ConfigError(
@@ -449,11 +477,12 @@ async def _classify_run(
     columns_doc = body["columns"]
     cont = [c["name"] for c in columns_doc if c["kind"] == CONTINUOUS]
     me = dataclasses.replace(
-        me, nominal=tuple(c["name"] for c in columns_doc if c["kind"] != CONTINUOUS),
+        me,
+        nominal=tuple(c["name"] for c in columns_doc if c["kind"] != CONTINUOUS),
         continuous=tuple(cont),
         id_column=me.id_column or body.get("id_column"),
         columns=tuple(body["attributes"]),
-    )  # fmt: skip
+    )
     own, _ = read_own_table(me, class_column=None)
     table, ids = await _align(site, own, "record-alignment")
     edges = {c["name"]: c["bins"] for c in columns_doc if "bins" in c}
@@ -475,24 +504,28 @@ async def _classify_run(
         await site.send(deliver_to, "ppid3/predictions", [pred[t] for t in tids])
     log.info(
         "%s: classified %d records with model %s (Algorithm 8)",
-        site.name, len(tids), model.model_id[:12],
-    )  # fmt: skip
-    out: dict[str, Any] = {"classified": len(tids), "model_id": model.model_id,
-                           "classify_s": round(time.perf_counter() - started, 3)}  # fmt: skip
+        site.name,
+        len(tids),
+        model.model_id[:12],
+    )
+    out: dict[str, Any] = {
+        "classified": len(tids),
+        "model_id": model.model_id,
+        "classify_s": round(time.perf_counter() - started, 3),
+    }
     if site.name == deliver_to:
         labels = (
-            [pred[t] for t in tids] if pred is not None
+            [pred[t] for t in tids]
+            if pred is not None
             else await site.recv(class_site, "ppid3/predictions", PREDICTIONS)
-        )  # fmt: skip
+        )
         if not isinstance(labels, list) or len(labels) != len(tids):
             raise ProtocolError(f"{class_site} sent malformed predictions")
         out.update(_deliver(site, me, own, ids, labels))
     return out
 
 
-def _deliver(
-    site: Party, me: PartyConfig, own: Any, ids: Any, labels: list[Any]
-) -> dict[str, Any]:
+def _deliver(site: Party, me: PartyConfig, own: Any, ids: Any, labels: list[Any]) -> dict[str, Any]:
     """The receiving site's predictions: on its ledger, in its file (in its file's order)."""
     site.ledger.record("ppid3/predictions", len(labels), step="ppid3/predictions")
     path = me.predictions or Path("predictions.csv")

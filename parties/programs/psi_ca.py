@@ -26,9 +26,13 @@ PHASES = ("psi-ca/hash", "psi-ca")
 class PsiParams(Params):
     """The parameter of a PSI-CA run (deployment file: ``receiver``)."""
 
-    receiver: str | None = option(None, flag="--receiver", metavar="NAME", key="receiver",
-                                  help="the party that learns the intersection size (default: "
-                                  "the last party)")  # fmt: skip
+    receiver: str | None = option(
+        None,
+        flag="--receiver",
+        metavar="NAME",
+        key="receiver",
+        help="the party that learns the intersection size (default: the last party)",
+    )
 
 
 def _elements(data: dict[str, Any], me: PartyConfig) -> list[str]:

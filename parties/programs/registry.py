@@ -14,8 +14,16 @@ from typing import Any
 from mpc.errors import ConfigError
 from mpc.runtime.config import DeploymentConfig, PartyConfig
 from mpc.runtime.party import Party
-from parties.programs import cdtl, cdtl_sessions, dot_product, hybrid, is_r_empty, ppid3, psi_ca
-from parties.programs import secure_sum
+from parties.programs import (
+    cdtl,
+    cdtl_sessions,
+    dot_product,
+    hybrid,
+    is_r_empty,
+    ppid3,
+    psi_ca,
+    secure_sum,
+)
 
 __all__ = ["PROGRAMS", "Program", "program_of"]
 

@@ -23,11 +23,21 @@ REVEAL = ("all", "receiver")
 class SumParams(Params):
     """The parameters of a secure sum (deployment file: ``modulus``, ``reveal``)."""
 
-    modulus: int = option(2**64, flag="--modulus", metavar="M", key="modulus",
-                          help="the sum is computed mod M (default: 2^64)",
-                          check=AtLeast(2))  # fmt: skip
-    reveal: str = option("all", flag="--reveal", choices=REVEAL, key="reveal",
-                         help="who learns the sum: every party (default) or only the first")  # fmt: skip
+    modulus: int = option(
+        2**64,
+        flag="--modulus",
+        metavar="M",
+        key="modulus",
+        help="the sum is computed mod M (default: 2^64)",
+        check=AtLeast(2),
+    )
+    reveal: str = option(
+        "all",
+        flag="--reveal",
+        choices=REVEAL,
+        key="reveal",
+        help="who learns the sum: every party (default) or only the first",
+    )
 
 
 async def run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:

@@ -8,6 +8,7 @@ needs and a party process imports alone.
 
 from __future__ import annotations
 
+import argparse
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -72,6 +73,10 @@ class System:
 
     def plan(self, options: Any, *, deploy: bool = False) -> Plan:
         raise NotImplementedError
+
+    def plan_from(self, args: argparse.Namespace, *, deploy: bool = False) -> Plan:
+        """:meth:`plan` of the options as the command line parsed them (``args``)."""
+        return self.plan(self.options.from_namespace(args), deploy=deploy)
 
     def finish(self, reports: dict[str, dict[str, Any]], plan: Plan) -> Any:
         """The run's result (default: the result every party reported alike)."""

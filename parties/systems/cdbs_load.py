@@ -14,7 +14,6 @@ import numpy as np
 from mpc.crypto.sealed import ClientKey
 from mpc.datasets import load_dataset, resolve_data_dir
 from mpc.deployment.launcher import PartySpec
-from mpc.errors import ConfigError
 from parties.params import AtLeast, option
 from parties.programs.cdtl_tables import fit_bins, table_doc, with_class
 from parties.systems.base import Audit, Plan, System
@@ -28,25 +27,32 @@ __all__ = ["CdbsLoad", "LoadOptions"]
 class LoadOptions(Binning):
     """The options of ``mpc run cdbs-load``."""
 
-    dataset: str = option("house-votes-84", flag="--dataset", metavar="NAME",
-                          help="(house-votes-84)")  # fmt: skip
-    data_dir: str | None = option(None, flag="--data-dir", metavar="DIR",
-                                  help="where the UCI datasets are")  # fmt: skip
-    sensitive: str = option("physician-fee-freeze", flag="--sensitive", metavar="COL",
-                            help="the sensitive attribute")  # fmt: skip
+    dataset: str = option(
+        "house-votes-84", flag="--dataset", metavar="NAME", help="(house-votes-84)"
+    )
+    data_dir: str | None = option(
+        None, flag="--data-dir", metavar="DIR", help="where the UCI datasets are"
+    )
+    sensitive: str = option(
+        "physician-fee-freeze", flag="--sensitive", metavar="COL", help="the sensitive attribute"
+    )
     class_column: str | None = option(None, flag="--class", metavar="COL")
     l: int = option(2, flag="--l", help="l of l-diversity (2)")  # noqa: E741
-    clients: int = option(4, flag="--clients", check=AtLeast(1),
-                          help="concurrent client processes (4)")  # fmt: skip
-    predictions: int = option(100, flag="--predictions", check=AtLeast(1),
-                              help="predictions per client (100)")  # fmt: skip
+    clients: int = option(
+        4, flag="--clients", check=AtLeast(1), help="concurrent client processes (4)"
+    )
+    predictions: int = option(
+        100, flag="--predictions", check=AtLeast(1), help="predictions per client (100)"
+    )
     seed: int = option(
-        0, flag="--seed",
+        0,
+        flag="--seed",
         help="seed of the demo workload: the rows the clients ask about (0); never of any "
         "secret randomness (anatomization, salts, keys and nonces come from the OS)",
-    )  # fmt: skip
-    db: str | None = option(None, flag="--db", metavar="FILE", output="file",
-                            help="the CDBS's SQLite database")  # fmt: skip
+    )
+    db: str | None = option(
+        None, flag="--db", metavar="FILE", output="file", help="the CDBS's SQLite database"
+    )
 
 
 def load_plan(args: LoadOptions) -> Plan:

@@ -28,7 +28,6 @@ A CDBS that keeps its database between runs, and a client that outsources once a
 new files later, are the systems of :mod:`parties.systems.cdtl_sessions`.
 """
 
-
 from __future__ import annotations
 
 import argparse
@@ -37,7 +36,6 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
-from parties.systems.base import Audit, Plan, System, number
 
 from mpc.datasets import load_dataset, resolve_data_dir
 from mpc.deployment.launcher import PartySpec
@@ -55,6 +53,7 @@ from parties.programs.cdtl_tables import (
     table_doc,
     with_class,
 )
+from parties.systems.base import Audit, Plan, System, number
 from protocols.cdtl.cdtl import CDBS, CLIENT, PROTOCOLS, SPLITS
 
 __all__ = ["CDBS_TRUST", "Binning", "Cdtl", "CdtlOptions", "ClientCsv", "cdtl_result"]
@@ -67,20 +66,30 @@ CDBS_TRUST = "semi-honest client; the CDBS is honest-but-curious and may read ev
 class ClientCsv(Params):
     """The options of the client's own CSV file, as ``python -m parties`` names them."""
 
-    id_column: str | None = option(None, flag="--id", metavar="COL",
-                                   help="with --csv: the record id column (not an attribute; "
-                                   "default: rows are numbered)")  # fmt: skip
-    delimiter: str | None = option(None, flag="--delimiter", metavar="C",
-                                   help="with --csv: the field delimiter (,)")  # fmt: skip
+    id_column: str | None = option(
+        None,
+        flag="--id",
+        metavar="COL",
+        help="with --csv: the record id column (not an attribute; default: rows are numbered)",
+    )
+    delimiter: str | None = option(
+        None, flag="--delimiter", metavar="C", help="with --csv: the field delimiter (,)"
+    )
     nominal: tuple[str, ...] | None = option(
-        None, flag="--nominal", metavar="COL,...", parse=column_list,
+        None,
+        flag="--nominal",
+        metavar="COL,...",
+        parse=column_list,
         help="with --csv: numeric columns to read as categories (coded grades, 0/1 flags)",
-    )  # fmt: skip
+    )
     continuous: tuple[str, ...] | None = option(
-        None, flag="--continuous", metavar="COL,...", parse=column_list,
+        None,
+        flag="--continuous",
+        metavar="COL,...",
+        parse=column_list,
         help="with --csv: columns to read as numbers (kept continuous unless --bin-attributes "
         "bins them); other numeric columns are continuous too unless --nominal names them",
-    )  # fmt: skip
+    )
 
     def check(self) -> None:
         super().check()
@@ -95,16 +104,22 @@ class Binning(Params):
     #: the rows the cut points are fitted on, as the help says it
     BIN_ROWS: ClassVar[str] = "each fold's training rows"
 
-    bins: int = option(4, flag="--bins", check=AtLeast(2),
-                       help="how many equal-frequency bins a binned attribute gets (4); the "
-                       "cut points are fitted on the rows the client outsources")  # fmt: skip
+    bins: int = option(
+        4,
+        flag="--bins",
+        check=AtLeast(2),
+        help="how many equal-frequency bins a binned attribute gets (4); the "
+        "cut points are fitted on the rows the client outsources",
+    )
     bin_attributes: str = option(
-        "sensitive", flag="--bin-attributes", choices=BIN_ATTRIBUTES,
+        "sensitive",
+        flag="--bin-attributes",
+        choices=BIN_ATTRIBUTES,
         help="which continuous attributes to bin: sensitive (the default) bins the sensitive "
         "attribute if it is continuous, since anatomization needs it nominal; the other "
         "continuous attributes stay numbers and every tree splits them by thresholds. all "
         "bins every continuous attribute (as the paper did for autos)",
-    )  # fmt: skip
+    )
 
 
 def method_list(text: str | list[str]) -> tuple[str, ...]:
@@ -127,71 +142,103 @@ def method_list(text: str | list[str]) -> tuple[str, ...]:
 class CdtlOptions(ClientCsv, Binning):
     """The options of ``mpc run cdtl``."""
 
-    dataset: str | None = option(None, flag="--dataset", metavar="NAME", group="source",
-                                 help="dataset (default: weather)")  # fmt: skip
+    dataset: str | None = option(
+        None, flag="--dataset", metavar="NAME", group="source", help="dataset (default: weather)"
+    )
     csv: str | None = option(
-        None, flag="--csv", metavar="FILE", group="source",
+        None,
+        flag="--csv",
+        metavar="FILE",
+        group="source",
         help="the client's own CSV file with a header row (read by the client process itself)",
-    )  # fmt: skip
-    data_dir: str | None = option(None, flag="--data-dir", metavar="DIR",
-                                  help="where the UCI datasets are")  # fmt: skip
-    sensitive: str = option("", flag="--sensitive", required=True, metavar="COL",
-                            help="the sensitive attribute A_s (a column)")  # fmt: skip
+    )
+    data_dir: str | None = option(
+        None, flag="--data-dir", metavar="DIR", help="where the UCI datasets are"
+    )
+    sensitive: str = option(
+        "",
+        flag="--sensitive",
+        required=True,
+        metavar="COL",
+        help="the sensitive attribute A_s (a column)",
+    )
     class_column: str | None = option(
-        None, flag="--class", metavar="COL",
+        None,
+        flag="--class",
+        metavar="COL",
         help="the attribute to predict: with --csv its class column (required, read as "
         "labels); with --dataset default the dataset's class, and a continuous one is split "
         "at its median into low/high",
-    )  # fmt: skip
+    )
     l: int = option(2, flag="--l", check=AtLeast(2), help="l of l-diversity (default 2)")  # noqa: E741
     cv: int = option(10, flag="--cv", metavar="K", help="folds (default 10)")
     method: tuple[str, ...] = option(
-        METHODS, flag="--method", parse=method_list, metavar="METHODS",
+        METHODS,
+        flag="--method",
+        parse=method_list,
+        metavar="METHODS",
         help="the methods to run on every fold: all (the default), or some of cdtl, cnl, "
         "cdbsl, comma-separated",
-    )  # fmt: skip
+    )
     nominal_splits: str = option(
-        "multiway", flag="--nominal-splits", choices=SPLITS,
+        "multiway",
+        flag="--nominal-splits",
+        choices=SPLITS,
         help="how every tree (the BDT, which cdbsl predicts with, the subtrees, cnl's tree) "
         "splits a nominal attribute: a branch per value (J48's default), or a value against "
         "the rest (J48 -B, the paper's trees on vote and australian); default multiway",
-    )  # fmt: skip
+    )
     where: tuple[str, ...] = option(
-        (), flag="--where", repeat=True, metavar="COL!=VALUE",
+        (),
+        flag="--where",
+        repeat=True,
+        metavar="COL!=VALUE",
         help="keep only rows where COL != VALUE (or COL=VALUE); repeatable",
-    )  # fmt: skip
+    )
     seed: int = option(
-        0, flag="--seed",
+        0,
+        flag="--seed",
         help="seed of the public choices of the experiment: the cross-validation folds and "
         "prune sets (0); never of the client's secret randomness (anatomization groups, GIDs, "
         "SEQs, salts, keys and nonces come from the OS)",
-    )  # fmt: skip
+    )
     anatomy_seed: int | None = option(
-        None, flag="--anatomy-seed", metavar="N", check=AtLeast(0),
+        None,
+        flag="--anatomy-seed",
+        metavar="N",
+        check=AtLeast(0),
         help="for reproducible experiments and tests only: the client's own seed of its "
         "anatomization's random choices (the tuples suppressed for l-diversity, the groups, "
         "GIDs, SEQs, the order of IT), written into the client's private input file only; "
         "whoever knows it can tell which tuple of a group holds which sensitive value. "
         "Default: the OS",
-    )  # fmt: skip
+    )
     db: str | None = option(
-        None, flag="--db", metavar="FILE", output="file",
+        None,
+        flag="--db",
+        metavar="FILE",
+        output="file",
         help="the CDBS's SQLite database (default: a file in the deployment directory)",
-    )  # fmt: skip
-    clients: int = option(1, flag="--clients", check=AtLeast(1),
-                          help="client processes sharing the CDBS")  # fmt: skip
+    )
+    clients: int = option(
+        1, flag="--clients", check=AtLeast(1), help="client processes sharing the CDBS"
+    )
     protocol: str = option(
-        "optimised", flag="--protocol", choices=tuple(PROTOCOLS),
+        "optimised",
+        flag="--protocol",
+        choices=tuple(PROTOCOLS),
         help="cdtl as Figures 2-3 draw it (as-drawn), with one of the two shortcuts "
         "(single-leaf: the CDBS answers a leaf whose subtree is sure to be one leaf with its "
         "class; pipelined: updateBDT travels with the next request instead of a round trip "
         "of its own), or with both (optimised, the default); the predictions are the same",
-    )  # fmt: skip
+    )
     no_suppress: bool = option(
-        False, flag="--no-suppress", flag_only=True,
+        False,
+        flag="--no-suppress",
+        flag_only=True,
         help="fail when a sensitive value covers more than 1/l of the rows, instead of "
         "suppressing the fewest of its tuples before outsourcing",
-    )  # fmt: skip
+    )
 
 
 def cdtl_plan(args: CdtlOptions) -> Plan:
@@ -214,9 +261,13 @@ def cdtl_plan(args: CdtlOptions) -> Plan:
         table = with_class(table, args.class_column)
         source = table.name
     table = client_table(
-        table, sensitive=args.sensitive, l=args.l, bins=args.bins, no_suppress=args.no_suppress,
+        table,
+        sensitive=args.sensitive,
+        l=args.l,
+        bins=args.bins,
+        no_suppress=args.no_suppress,
         source=source,
-    )  # fmt: skip
+    )
     folds = cdtl_folds(table.target, args.cv, args.seed)
     methods = list(args.method)
     clients = [CLIENT] if args.clients == 1 else [f"{CLIENT}{i + 1}" for i in range(args.clients)]
@@ -234,9 +285,13 @@ def cdtl_plan(args: CdtlOptions) -> Plan:
     if args.csv is not None:
         # the client reads its file and makes the same folds from these public choices
         params.update(
-            input="csv", **{"class": args.class_column}, where=list(args.where), cv=args.cv,
-            seed=args.seed, no_suppress=args.no_suppress,
-        )  # fmt: skip
+            input="csv",
+            **{"class": args.class_column},
+            where=list(args.where),
+            cv=args.cv,
+            seed=args.seed,
+            no_suppress=args.no_suppress,
+        )
         specs = [
             PartySpec(c, CLIENT, {"csv": text, **seeded}, entries=entries)
             if seeded
@@ -274,16 +329,18 @@ def cdtl_result(reports: dict[str, dict[str, Any]], plan: Plan) -> dict[str, Any
         "bin_attributes": plan.params.get("bin_attributes", "sensitive"),
         # the attributes binned in every fold, and those every tree splits by thresholds
         "binned": binned_attributes(
-            table, sensitive=str(plan.params["sensitive"]),
+            table,
+            sensitive=str(plan.params["sensitive"]),
             bin_attributes=str(plan.params.get("bin_attributes", "sensitive")),
         ),
         "continuous": [],
         "methods": {},
-    }  # fmt: skip
+    }
     out["continuous"] = [
-        a for a, k in zip(table.attributes, table.kinds, strict=True)
+        a
+        for a, k in zip(table.attributes, table.kinds, strict=True)
         if k == "continuous" and a not in out["binned"]
-    ]  # fmt: skip
+    ]
     for m in methods:
         accs = [f[m]["accuracy"] for f in folds]
         out["methods"][m] = {
@@ -299,8 +356,11 @@ def cdtl_result(reports: dict[str, dict[str, Any]], plan: Plan) -> dict[str, Any
         }
     if "cdtl" in methods and "cnl" in methods:
         ets = [f["cdtl"]["seconds"] / f["cnl"]["seconds"] for f in folds if f["cnl"]["seconds"]]
-        cpu = [f["cdtl"]["cpu_seconds"] / f["cnl"]["cpu_seconds"] for f in folds
-               if f["cnl"]["cpu_seconds"]]  # fmt: skip
+        cpu = [
+            f["cdtl"]["cpu_seconds"] / f["cnl"]["cpu_seconds"]
+            for f in folds
+            if f["cnl"]["cpu_seconds"]
+        ]
         ms = [f["cdtl"]["memory_tuples"] / f["cnl"]["memory_tuples"] for f in folds]
         # the tuples the client did hold: the biggest leafIns it received (fewer with the
         # single-leaf shortcut, which answers pure leaves with their class)

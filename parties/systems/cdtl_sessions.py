@@ -31,34 +31,60 @@ __all__ = ["CdtlClassify", "CdtlOutsource", "ClassifyOptions", "OutsourceOptions
 class OutsourceOptions(ClientCsv, Binning):
     """The options of ``mpc run cdtl-outsource``."""
 
-    csv: str = option("", flag="--csv", required=True, metavar="FILE",
-                      help="the client's training CSV (header row)")  # fmt: skip
-    class_column: str = option("", flag="--class", required=True, metavar="COL",
-                               help="its class column")  # fmt: skip
-    sensitive: str = option("", flag="--sensitive", required=True, metavar="COL",
-                            help="the sensitive attribute A_s (a column)")  # fmt: skip
+    csv: str = option(
+        "",
+        flag="--csv",
+        required=True,
+        metavar="FILE",
+        help="the client's training CSV (header row)",
+    )
+    class_column: str = option(
+        "", flag="--class", required=True, metavar="COL", help="its class column"
+    )
+    sensitive: str = option(
+        "",
+        flag="--sensitive",
+        required=True,
+        metavar="COL",
+        help="the sensitive attribute A_s (a column)",
+    )
     model_out: str = option(
-        "", flag="--model-out", required=True, metavar="DIR", output="either",
+        "",
+        flag="--model-out",
+        required=True,
+        metavar="DIR",
+        output="either",
         help=f"where the client writes its model file ({MODEL_FILE} in DIR, or a FILE.json): "
         "private, it holds the client's key",
-    )  # fmt: skip
+    )
     cdbs_db: str = option(
-        "", flag="--cdbs-db", required=True, metavar="DIR", output="folder",
+        "",
+        flag="--cdbs-db",
+        required=True,
+        metavar="DIR",
+        output="folder",
         help=f"the CDBS's database folder ({DB_FILE} in it), kept between sessions: "
         "outsource and classify against the same one",
-    )  # fmt: skip
+    )
     l: int = option(2, flag="--l", check=AtLeast(2), help="l of l-diversity (default 2)")  # noqa: E741
-    nominal_splits: str = option("multiway", flag="--nominal-splits", choices=SPLITS,
-                                 help="how every tree splits a nominal attribute (default "
-                                 "multiway)")  # fmt: skip
-    seed: int = option(0, flag="--seed",
-                       help="seed of the public prune set (0); never of the client's secret "
-                       "randomness")  # fmt: skip
+    nominal_splits: str = option(
+        "multiway",
+        flag="--nominal-splits",
+        choices=SPLITS,
+        help="how every tree splits a nominal attribute (default multiway)",
+    )
+    seed: int = option(
+        0,
+        flag="--seed",
+        help="seed of the public prune set (0); never of the client's secret randomness",
+    )
     no_suppress: bool = option(
-        False, flag="--no-suppress", flag_only=True,
+        False,
+        flag="--no-suppress",
+        flag_only=True,
         help="fail when a sensitive value covers more than 1/l of the rows, instead of "
         "suppressing the fewest of its tuples",
-    )  # fmt: skip
+    )
 
     BIN_ROWS = "all rows of --csv, which are outsourced whole"
 
@@ -68,37 +94,59 @@ class ClassifyOptions(Params):
     """The options of ``mpc run cdtl-classify``."""
 
     csv: str = option(
-        "", flag="--csv", required=True, metavar="FILE",
+        "",
+        flag="--csv",
+        required=True,
+        metavar="FILE",
         help="the rows to classify: a CSV with the model's columns (header row; the class "
         "column may be absent, other columns are ignored)",
-    )  # fmt: skip
-    id_column: str | None = option(None, flag="--id", metavar="COL",
-                                   help="the record id column (not an attribute; default: rows "
-                                   "are numbered)")  # fmt: skip
-    delimiter: str | None = option(None, flag="--delimiter", metavar="C",
-                                   help="the field delimiter (,)")  # fmt: skip
-    model: str = option("", flag="--model", required=True, metavar="DIR",
-                        help=f"the client's model of cdtl-outsource ({MODEL_FILE} in DIR, or "
-                        "the FILE)")  # fmt: skip
+    )
+    id_column: str | None = option(
+        None,
+        flag="--id",
+        metavar="COL",
+        help="the record id column (not an attribute; default: rows are numbered)",
+    )
+    delimiter: str | None = option(
+        None, flag="--delimiter", metavar="C", help="the field delimiter (,)"
+    )
+    model: str = option(
+        "",
+        flag="--model",
+        required=True,
+        metavar="DIR",
+        help=f"the client's model of cdtl-outsource ({MODEL_FILE} in DIR, or the FILE)",
+    )
     predictions_out: str | None = option(
-        None, flag="--predictions-out", metavar="FILE", output="file",
+        None,
+        flag="--predictions-out",
+        metavar="FILE",
+        output="file",
         help="where the client writes id,class (private; default: predictions.csv next to "
         "the model file)",
-    )  # fmt: skip
+    )
     cdbs_db: str = option(
-        "", flag="--cdbs-db", required=True, metavar="DIR", output="folder",
+        "",
+        flag="--cdbs-db",
+        required=True,
+        metavar="DIR",
+        output="folder",
         help=f"the CDBS's database folder ({DB_FILE} in it), kept between sessions: "
         "outsource and classify against the same one",
-    )  # fmt: skip
+    )
 
 
 def outsource_plan(args: OutsourceOptions) -> Plan:
     entries = csv_entries(args)
     own, text = read_client_csv(args, entries)
     table = client_table(
-        own.table, sensitive=args.sensitive, l=args.l, bins=args.bins,
-        no_suppress=args.no_suppress, source=str(args.csv),
-    )  # fmt: skip
+        own.table,
+        sensitive=args.sensitive,
+        l=args.l,
+        bins=args.bins,
+        no_suppress=args.no_suppress,
+        source=str(args.csv),
+    )
     model = model_path(Path(args.model_out).resolve())
     db = Path(args.cdbs_db).resolve() / DB_FILE
     entries["model_out"] = str(model)
@@ -152,9 +200,15 @@ def classify_plan(args: ClassifyOptions) -> Plan:
     model, saved = load_client_model(model_file)
     entries = csv_entries(args)
     reading = PartyConfig(
-        CLIENT, CLIENT, "tcp://127.0.0.1:1", "", None, data=Path(args.csv),
-        id_column=entries.get("id"), delimiter=entries.get("delimiter", ","),
-    )  # fmt: skip
+        CLIENT,
+        CLIENT,
+        "tcp://127.0.0.1:1",
+        "",
+        None,
+        data=Path(args.csv),
+        id_column=entries.get("id"),
+        delimiter=entries.get("delimiter", ","),
+    )
     _, table = rows_to_classify(reading, model)
     db = Path(args.cdbs_db).resolve() / DB_FILE
     if not db.is_file():

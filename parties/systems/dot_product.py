@@ -31,27 +31,49 @@ __all__ = ["DotProduct", "DotProductOptions"]
 
 @dataclass(frozen=True)
 class DotProductOptions(Params):
-    n: int = option(1000, flag="--n", metavar="N", check=AtLeast(1),
-                    help="vector length (default 1000)")  # fmt: skip
+    n: int = option(
+        1000, flag="--n", metavar="N", check=AtLeast(1), help="vector length (default 1000)"
+    )
     method: str = option(
-        "dealer", flag="--method", choices=tuple(METHODS),
+        "dealer",
+        flag="--method",
+        choices=METHODS,
         help="how the products are computed: "
-        + "; ".join(f"{m.name}: {m.help}" for m in METHODS.values()) + " (default: dealer)",
-    )  # fmt: skip
-    batch: int = option(1, flag="--batch", metavar="M", check=AtLeast(1),
-                        help="Alice's number of vectors; one run computes M*L dot products "
-                        "(default 1)")  # fmt: skip
-    bob_vectors: int = option(1, flag="--bob-vectors", metavar="L", check=AtLeast(1),
-                              help="Bob's number of vectors (default 1)")  # fmt: skip
-    bits: int = option(64, flag="--bits", metavar="B", check=Between(1, 64),
-                       help="entries are uniform B-bit integers; 64 exercises the wrap mod "
-                       "2^64, 1 gives the 0/1 record vectors of Teng & Du (default 64)")  # fmt: skip
-    key_bits: int | None = option(None, flag="--key-bits", metavar="BITS",
-                                  help="Paillier modulus size (default 2048)")  # fmt: skip
-    seed: int = option(0, flag="--seed",
-                       help="seed of the demo input: both parties' random vectors, drawn by "
-                       "the launcher (default 0); never of the protocol's masks or keys, which "
-                       "come from the OS")  # fmt: skip
+        + "; ".join(f"{m.name}: {m.help}" for m in METHODS.values())
+        + " (default: dealer)",
+    )
+    batch: int = option(
+        1,
+        flag="--batch",
+        metavar="M",
+        check=AtLeast(1),
+        help="Alice's number of vectors; one run computes M*L dot products (default 1)",
+    )
+    bob_vectors: int = option(
+        1,
+        flag="--bob-vectors",
+        metavar="L",
+        check=AtLeast(1),
+        help="Bob's number of vectors (default 1)",
+    )
+    bits: int = option(
+        64,
+        flag="--bits",
+        metavar="B",
+        check=Between(1, 64),
+        help="entries are uniform B-bit integers; 64 exercises the wrap mod "
+        "2^64, 1 gives the 0/1 record vectors of Teng & Du (default 64)",
+    )
+    key_bits: int | None = option(
+        None, flag="--key-bits", metavar="BITS", help="Paillier modulus size (default 2048)"
+    )
+    seed: int = option(
+        0,
+        flag="--seed",
+        help="seed of the demo input: both parties' random vectors, drawn by "
+        "the launcher (default 0); never of the protocol's masks or keys, which "
+        "come from the OS",
+    )
 
     def check(self) -> None:
         super().check()
@@ -92,8 +114,9 @@ class DotProduct(System):
         helper = METHODS[o.method].helper
         if helper is not None:
             parties.append(PartySpec(helper, helper))
-        params = DotParams(method=o.method, m=o.batch, n=o.n, l=o.bob_vectors,
-                           key_bits=key_bits).to_deployment()  # fmt: skip
+        params = DotParams(
+            method=o.method, m=o.batch, n=o.n, l=o.bob_vectors, key_bits=key_bits
+        ).to_deployment()
         return Plan(parties, params, {"A": a, "B": b})
 
     def finish(self, reports: dict[str, dict[str, Any]], plan: Plan) -> dict[str, Any]:

@@ -39,7 +39,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from parties.systems.base import SEMI_HONEST, Audit, Plan, System, number
 
 from mpc.datasets import (
     Discretizer,
@@ -62,6 +61,7 @@ from parties.programs.hybrid import (
     make_groups,
     table_groups,
 )
+from parties.systems.base import SEMI_HONEST, Audit, Plan, System, number
 from parties.vertical_csv import fresh_id_column, kind_entries, party_csv
 from protocols.hybrid.hybrid_id3 import ALICE, BOB, DEALER, ESTIMATE_READINGS, MINERS, HybridSetup
 from protocols.ppid3.ppid3 import check_tree_equal
@@ -83,74 +83,107 @@ __all__ = [
 class HybridOptions(DataSource, ColumnKinds):
     """The options of ``mpc run hybrid-id3``."""
 
-    id_column: str | None = option(None, flag="--id", metavar="COLUMN",
-                                   help="the record id column of --csv (default: the records "
-                                   "are numbered)")  # fmt: skip
+    id_column: str | None = option(
+        None,
+        flag="--id",
+        metavar="COLUMN",
+        help="the record id column of --csv (default: the records are numbered)",
+    )
     model_out: Path | None = option(
-        None, flag="--model-out", metavar="DIR", output="folder",
+        None,
+        flag="--model-out",
+        metavar="DIR",
+        output="folder",
         help="after training, each party writes its part of the model (the hybrid tree) to "
         "DIR/alice.model.json and DIR/bob.model.json",
-    )  # fmt: skip
-    theta: float = option(0.7, flag="--theta",
-                          help="probability that a record tells the truth about a group (0.7; "
-                          "0.5 is refused)")  # fmt: skip
+    )
+    theta: float = option(
+        0.7,
+        flag="--theta",
+        help="probability that a record tells the truth about a group (0.7; 0.5 is refused)",
+    )
     groups: int = option(
-        1, flag="--groups", metavar="G",
+        1,
+        flag="--groups",
+        metavar="G",
         help="g, the number of randomization groups (1): with --grouping table, the table's t "
         "columns (its attributes and the class) dealt into g groups, 1 <= g <= t; with "
         "--grouping party, each party's own columns dealt into g groups",
-    )  # fmt: skip
+    )
     grouping: str = option(
-        TABLE_GROUPS, flag="--grouping", choices=GROUPINGS,
+        TABLE_GROUPS,
+        flag="--grouping",
+        choices=GROUPINGS,
         help="how --groups is read: table (default; the paper's g groups across the whole "
         "table, each party flipping one coin for its part of a group) or party (g groups of "
         "each party's own columns)",
-    )  # fmt: skip
-    window: int = option(3, flag="--window", metavar="W", check=AtLeast(1),
-                         help="ω: candidates checked by SMC (3)")  # fmt: skip
+    )
+    window: int = option(
+        3, flag="--window", metavar="W", check=AtLeast(1), help="ω: candidates checked by SMC (3)"
+    )
     baseline_estimates: str = option(
-        "clipped", flag="--baseline-estimates", choices=ESTIMATE_READINGS,
+        "clipped",
+        flag="--baseline-estimates",
+        choices=ESTIMATE_READINGS,
         help="how the randomization-only baseline reads its estimates, which the paper leaves "
         "open: clipped (default: negative estimates set to 0 before the gains and the "
         "leaves), raw (kept everywhere, gains by the usual entropy formula), raw-gains (raw "
         "for the gains, clipped for the leaves), raw-leaves (clipped for the gains, raw for "
         "the leaves)",
-    )  # fmt: skip
+    )
     baseline_miner: str = option(
-        "both", flag="--baseline-miner", choices=MINERS,
+        "both",
+        flag="--baseline-miner",
+        choices=MINERS,
         help="who mines for the randomization-only baseline: both (default: the average of "
         "Alice's and Bob's estimates, as Hybrid-ID3's step 4a), bob (Section 2's single miner, "
         "who holds the class in clear) or alice (a single miner who sees the class disguised)",
-    )  # fmt: skip
+    )
     dot_product: str = option(
-        "dealer", flag="--dot-product", choices=tuple(METHODS),
-        help="the SMC dot products: " + "; ".join(f"{m.name}: {m.help}" for m in METHODS.values())
+        "dealer",
+        flag="--dot-product",
+        choices=METHODS,
+        help="the SMC dot products: "
+        + "; ".join(f"{m.name}: {m.help}" for m in METHODS.values())
         + " (default dealer)",
-    )  # fmt: skip
-    code: str = option("paired", flag="--code", choices=("paired", "onehot"),
-                       help="binary code of nominal values (paired: a flip maps a value to its "
-                       "partner)")  # fmt: skip
+    )
+    code: str = option(
+        "paired",
+        flag="--code",
+        choices=("paired", "onehot"),
+        help="binary code of nominal values (paired: a flip maps a value to its partner)",
+    )
     seed: int | None = option(
-        None, flag="--seed",
+        None,
+        flag="--seed",
         help="seed of the public choices only: the train/test split, the Alice/Bob attribute "
         "partition, the randomization groups and each file's row order (default 0); every "
         "party sees these choices. It never seeds the randomized-response coins: each party "
         "draws its own from its OS randomness, unless --coin-seeds gives it a private coin seed",
-    )  # fmt: skip
+    )
     coin_seeds: str | None = option(
-        None, flag="--coin-seeds", parse=NumberList(str), metavar="A,B",
+        None,
+        flag="--coin-seeds",
+        parse=NumberList(str),
+        metavar="A,B",
         help="for reproducible experiments only: Alice's and Bob's coin seeds (two different "
         "non-negative integers). Each value goes only into that party's own private input "
         "file, never into the deployment file; whoever knows a party's coin seed can undo its "
         "disguise (default: coins from each party's OS randomness)",
-    )  # fmt: skip
-    test_split: float = option(0.2, flag="--test-split", metavar="F", check=Between(0, 1, True),
-                               help="held-out fraction for the launcher's accuracy audit (0.2; "
-                               "0: train on every row)")  # fmt: skip
-    bins: int = option(4, flag="--bins", check=AtLeast(2),
-                       help="equal-frequency bins for continuous columns (4)")  # fmt: skip
-    max_depth: int | None = option(None, flag="--max-depth", check=AtLeast(1),
-                                   help="stop growing at this depth")  # fmt: skip
+    )
+    test_split: float = option(
+        0.2,
+        flag="--test-split",
+        metavar="F",
+        check=Between(0, 1, True),
+        help="held-out fraction for the launcher's accuracy audit (0.2; 0: train on every row)",
+    )
+    bins: int = option(
+        4, flag="--bins", check=AtLeast(2), help="equal-frequency bins for continuous columns (4)"
+    )
+    max_depth: int | None = option(
+        None, flag="--max-depth", check=AtLeast(1), help="stop growing at this depth"
+    )
 
 
 def split_attributes(attributes: Sequence[str], seed: int) -> tuple[list[str], list[str]]:
@@ -178,7 +211,7 @@ def make_setup(
 ) -> HybridSetup:
     """The public setup for a training table: domains (the values seen in training, sorted as
     plain ID3 sorts them), Alice's and Bob's randomization groups (``groups`` read as
-    ``grouping`` says, :func:`parties.hybrid_party.make_groups`; dealt at random with the
+    ``grouping`` says, :func:`parties.programs.hybrid.make_groups`; dealt at random with the
     public ``seed``; Bob's include the class), θ and the code."""
     dealt = make_groups(alice, bob, table.class_name, groups, seed, grouping=grouping)
     domains = {a: sorted({str(v) for v in table.column(a)}) for a in (*alice, *bob)}
@@ -238,9 +271,12 @@ def _joined(args: HybridOptions) -> tuple[Any, np.ndarray]:
         ids = own.ids if args.id_column else [str(i + 1) for i in range(own.table.n_rows)]
         return own.table, np.asarray(ids, dtype=object)
     for flag, value in (
-        ("--class", args.class_column), ("--id", args.id_column), ("--delimiter", args.delimiter),
-        ("--nominal", args.nominal), ("--continuous", args.continuous),
-    ):  # fmt: skip
+        ("--class", args.class_column),
+        ("--id", args.id_column),
+        ("--delimiter", args.delimiter),
+        ("--nominal", args.nominal),
+        ("--continuous", args.continuous),
+    ):
         if value is not None:
             raise ConfigError(f"{flag} goes with --csv; a named dataset knows its columns")
     table, extra = load_dataset(args.dataset or "weather", resolve_data_dir(args.data_dir))
@@ -269,17 +305,27 @@ def hybrid_plan(args: HybridOptions) -> Plan:
     binned = discretizer.transform(train) if discretizer else train
     binned_test = discretizer.transform(test) if discretizer else test
     setup = make_setup(
-        binned, alice, bob, theta=args.theta, groups=args.groups, seed=seed, code=args.code,
+        binned,
+        alice,
+        bob,
+        theta=args.theta,
+        groups=args.groups,
+        seed=seed,
+        code=args.code,
         grouping=args.grouping,
-    )  # fmt: skip
+    )
     id_column = args.id_column or fresh_id_column([*train.attributes, train.class_name])
     rows = np.random.default_rng([seed, 2])  # public: only the row order of each file
     specs = []
     for p, cols in ((ALICE, alice), (BOB, bob)):
         text = party_csv(
-            train_ids, train, cols, id_column=id_column, with_class=p == BOB,
+            train_ids,
+            train,
+            cols,
+            id_column=id_column,
+            with_class=p == BOB,
             order=rows.permutation(train.n_rows),
-        )  # fmt: skip
+        )
         entries: dict[str, Any] = {"id": id_column, **kind_entries(train, cols)}
         if args.model_out is not None:
             entries["model_out"] = str((Path(args.model_out) / f"{p}.model.json").resolve())
@@ -430,10 +476,13 @@ def hybrid_summary(result: dict[str, Any]) -> list[str]:
         groups = f"per party: {groups}"
     saved = result["model"]["parts"]
     models = (
-        [f"model:     {result['model']['model_id']}: " + ", ".join(
-            f"{p} {path}" for p, path in saved.items() if path)]
-        if any(saved.values()) else []
-    )  # fmt: skip
+        [
+            f"model:     {result['model']['model_id']}: "
+            + ", ".join(f"{p} {path}" for p, path in saved.items() if path)
+        ]
+        if any(saved.values())
+        else []
+    )
     accuracy = (
         f"accuracy:  hybrid {_fraction(result['accuracy'])}, randomization-only "
         f"{_fraction(result['randomization_only_accuracy'])}, SMC-only "

@@ -19,7 +19,8 @@ default ``predictions.csv``), in its own file's row order.
 
 A party process (:func:`parties.programs.hybrid.classify_party`):
 
-1. reads and checks its model part (:func:`parties.programs.hybrid_model.load_part`: an edited file is
+1. reads and checks its model part (:func:`parties.programs.hybrid_model.load_part`: an edited file
+   is
    refused) and compares the model id and part digests with the other's
    (:func:`protocols.hybrid.agreement.check_parts`: a part of another training run is refused);
 2. reads its new file and aligns the records with the other's
@@ -36,10 +37,9 @@ report or ledger holds a record id.
 both parts from ``DIR`` (to learn which columns go to whom), cuts the new CSV into Alice's and
 Bob's files (the receiving party's in the new file's row order, so that the predictions follow
 it; the other's shuffled), runs the parties, and checks the predictions against the saved
-tree applied in plain to the joined rows (:func:`parties.programs.hybrid_model.plain_predict`); if the
-file has the class column, it also reports accuracy (the parties never see it).
+tree applied in plain to the joined rows (:func:`parties.programs.hybrid_model.plain_predict`); if
+the file has the class column, it also reports accuracy (the parties never see it).
 """
-
 
 from __future__ import annotations
 
@@ -49,7 +49,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from parties.systems.base import SEMI_HONEST, Audit, Plan, System
 
 from mpc.datasets import DataError, load_party_csv
 from mpc.deployment.launcher import PartySpec
@@ -58,6 +57,7 @@ from mpc.learners.evaluation import accuracy
 from parties.params import Params, option
 from parties.programs.hybrid import DEFAULT_PREDICTIONS
 from parties.programs.hybrid_model import HybridPart, load_part, plain_predict
+from parties.systems.base import SEMI_HONEST, Audit, Plan, System
 from parties.vertical_csv import fresh_id_column, party_csv
 from protocols.hybrid.hybrid_id3 import ALICE, BOB, DEALER
 from protocols.primitives.dot_product import METHODS
@@ -70,34 +70,54 @@ class ClassifyOptions(Params):
     """The options of ``mpc run hybrid-id3-classify``."""
 
     csv: Path = option(
-        flag="--csv", required=True, metavar="FILE",
+        flag="--csv",
+        required=True,
+        metavar="FILE",
         help="the new records: a CSV file with a header row holding every attribute of the "
         "model (a class column, if any, is used only for the launcher's accuracy check)",
-    )  # fmt: skip
+    )
     model: Path = option(
-        flag="--model", required=True, metavar="DIR",
-        help="the folder of `mpc run hybrid-id3 --model-out DIR`: alice.model.json, "
-        "bob.model.json",
-    )  # fmt: skip
-    id_column: str | None = option(None, flag="--id", metavar="COLUMN",
-                                   help="the record id column of --csv (default: the records "
-                                   "are numbered 1, 2, ...)")  # fmt: skip
-    delimiter: str | None = option(None, flag="--delimiter", metavar="C",
-                                   help="the field delimiter of --csv (default ,)")  # fmt: skip
+        flag="--model",
+        required=True,
+        metavar="DIR",
+        help="the folder of `mpc run hybrid-id3 --model-out DIR`: alice.model.json, bob.model.json",
+    )
+    id_column: str | None = option(
+        None,
+        flag="--id",
+        metavar="COLUMN",
+        help="the record id column of --csv (default: the records are numbered 1, 2, ...)",
+    )
+    delimiter: str | None = option(
+        None, flag="--delimiter", metavar="C", help="the field delimiter of --csv (default ,)"
+    )
     predictions_out: Path = option(
-        DEFAULT_PREDICTIONS, flag="--predictions-out", metavar="FILE", output="file",
+        DEFAULT_PREDICTIONS,
+        flag="--predictions-out",
+        metavar="FILE",
+        output="file",
         help="where the receiving party writes id,class (default predictions.csv)",
-    )  # fmt: skip
-    deliver_to: str = option(BOB, flag="--deliver-to", choices=(ALICE, BOB),
-                             help="the party that learns the predictions (default bob)")  # fmt: skip
+    )
+    deliver_to: str = option(
+        BOB,
+        flag="--deliver-to",
+        choices=(ALICE, BOB),
+        help="the party that learns the predictions (default bob)",
+    )
     dot_product: str = option(
-        "dealer", flag="--dot-product", choices=tuple(METHODS),
+        "dealer",
+        flag="--dot-product",
+        choices=METHODS,
         help="the secure dot products: "
-        + "; ".join(f"{m.name}: {m.help}" for m in METHODS.values()) + " (default dealer)",
-    )  # fmt: skip
-    seed: int = option(0, flag="--seed",
-                       help="seed of the row order of the file of the party that does not "
-                       "receive the predictions (public; 0)")  # fmt: skip
+        + "; ".join(f"{m.name}: {m.help}" for m in METHODS.values())
+        + " (default dealer)",
+    )
+    seed: int = option(
+        0,
+        flag="--seed",
+        help="seed of the row order of the file of the party that does not "
+        "receive the predictions (public; 0)",
+    )
 
 
 def _header(path: Path, delimiter: str) -> list[str]:
@@ -151,9 +171,13 @@ def classify_plan(args: ClassifyOptions) -> Plan:
         specs.append(PartySpec(helper, helper))
     params = {"method": args.dot_product, "deliver_to": args.deliver_to}
     context = {
-        "table": table, "ids": [str(i) for i in ids], "parts": parts, "labelled": has_class,
-        "predictions": predictions, "source": str(args.csv),
-    }  # fmt: skip
+        "table": table,
+        "ids": [str(i) for i in ids],
+        "parts": parts,
+        "labelled": has_class,
+        "predictions": predictions,
+        "source": str(args.csv),
+    }
     return Plan(specs, params, context)
 
 

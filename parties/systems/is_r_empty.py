@@ -18,17 +18,19 @@ __all__ = ["IsREmpty", "IsREmptyOptions"]
 @dataclass(frozen=True)
 class IsREmptyOptions(IsREmptyParams):
     flags: tuple[int, ...] = option(
-        (), flag="--flags", parse=NumberList(), metavar="F1,F2,...", required=True,
+        (),
+        flag="--flags",
+        parse=NumberList(),
+        metavar="F1,F2,...",
+        required=True,
         help="each site's AR flag (1: has attributes left, 0: none), in site order",
-    )  # fmt: skip
+    )
 
     def check(self) -> None:
         super().check()
         flags = list(self.flags)
         if len(flags) < 2:
-            raise ConfigError(
-                f"--flags needs one flag per site and at least 2 sites, got {flags}"
-            )
+            raise ConfigError(f"--flags needs one flag per site and at least 2 sites, got {flags}")
         if any(f not in (0, 1) for f in flags):
             raise ConfigError(f"--flags: every flag must be 0 or 1, got {flags}")
         if self.domain <= len(flags):

@@ -145,70 +145,101 @@ class Ppid3Options(DataSource, ColumnKinds):
     """The options of ``mpc run ppid3`` and ``mpc deploy ppid3``."""
 
     synthetic: tuple[int, int, int] | None = option(
-        None, flag="--synthetic", parse=NumberList(synthetic_spec), metavar="ROWS,ATTRS,SEED",
+        None,
+        flag="--synthetic",
+        parse=NumberList(synthetic_spec),
+        metavar="ROWS,ATTRS,SEED",
         group="source",
         help="a generated table: ROWS rows of ATTRS nominal attributes of 2 to 8 values each, "
         "labelled by a planted random tree of depth 4 (2 classes, 5% of the labels flipped); "
         "SEED seeds that generator only (the table is public test data, no party's secret)",
-    )  # fmt: skip
+    )
     sites: int | None = option(
-        None, flag="--sites", metavar="K",
+        None,
+        flag="--sites",
+        metavar="K",
         help="number of sites, named site1..siteK (default 2; with an explicit --partition, "
         "its number of groups, which --sites must then match if given)",
-    )  # fmt: skip
+    )
     partition: str = option(
-        "contiguous", flag="--partition", metavar="SCHEME",
+        "contiguous",
+        flag="--partition",
+        metavar="SCHEME",
         help="contiguous (default), round-robin, random:SEED (a seeded shuffle of the columns "
         "over the sites: a public choice), or an explicit 'a,b;c;d' (one group of columns per "
         "site, in site order, ';' between sites: it sets the number of sites)",
-    )  # fmt: skip
+    )
     class_site: int = option(
-        -1, flag="--class-site", parse=class_site_option, metavar="N|siteN",
+        -1,
+        flag="--class-site",
+        parse=class_site_option,
+        metavar="N|siteN",
         help="the site holding the class: its number 1..K or its name site1..siteK (as the "
         "sites are named), or -1 for the last (default; -2 the one before it, ...)",
-    )  # fmt: skip
-    test_split: float | None = option(None, flag="--test-split", metavar="F", group="test",
-                                      help="hold out a stratified fraction F for test")  # fmt: skip
-    test: str | None = option(None, flag="--test", metavar="FILE", group="test",
-                              help="a test CSV with the same columns")  # fmt: skip
+    )
+    test_split: float | None = option(
+        None,
+        flag="--test-split",
+        metavar="F",
+        group="test",
+        help="hold out a stratified fraction F for test",
+    )
+    test: str | None = option(
+        None, flag="--test", metavar="FILE", group="test", help="a test CSV with the same columns"
+    )
     all_rows: bool = option(
-        False, flag="--all-rows", flag_only=True, group="test",
+        False,
+        flag="--all-rows",
+        flag_only=True,
+        group="test",
         help="train on every row of the dataset, its own test file included (adult: all "
         "48,842 rows); no test accuracy",
-    )  # fmt: skip
+    )
     seed: int = option(
-        0, flag="--seed",
+        0,
+        flag="--seed",
         help="seed of the public choice of the test split (default 0); never of any party's "
         "secret randomness (keys and masks always come from each party's OS randomness)",
-    )  # fmt: skip
-    bins: int = option(4, flag="--bins", check=AtLeast(2),
-                       help="equal-frequency bins for continuous columns (4)")  # fmt: skip
-    max_depth: int | None = option(None, flag="--max-depth", check=AtLeast(1),
-                                   help="stop growing at this depth")  # fmt: skip
+    )
+    bins: int = option(
+        4, flag="--bins", check=AtLeast(2), help="equal-frequency bins for continuous columns (4)"
+    )
+    max_depth: int | None = option(
+        None, flag="--max-depth", check=AtLeast(1), help="stop growing at this depth"
+    )
     min_samples_split: int | float | None = option(
-        None, flag="--min-samples-split", parse=count_or_fraction, metavar="N|F",
+        None,
+        flag="--min-samples-split",
+        parse=count_or_fraction,
+        metavar="N|F",
         help="do not split nodes with fewer rows: a count (e.g. 20) or a fraction of the "
         "training rows (e.g. 0.05); plain ID3 gets the same count",
-    )  # fmt: skip
+    )
     model_out: str | None = option(
-        None, flag="--model-out", metavar="DIR", output="folder",
+        None,
+        flag="--model-out",
+        metavar="DIR",
+        output="folder",
         help="save the trained tree: each site writes its own part to DIR/SITE.model.json "
         "(private; a site's part holds only its own nodes, the class site's the leaves)",
-    )  # fmt: skip
+    )
     split_demo: bool = option(
-        False, flag="--split-demo", flag_only=True,
+        False,
+        flag="--split-demo",
+        flag_only=True,
         help="with mpc deploy: split the demo table (--dataset/--csv) into one CSV file per "
         "site (id column, its columns, rows in its own order) beside the deployment; without "
         "it, mpc deploy reads no data and needs --partition 'a,b;c;d' and --class",
-    )  # fmt: skip
+    )
     counts: str = option(
-        "psi", flag="--counts", choices=COUNTS,
+        "psi",
+        flag="--counts",
+        choices=COUNTS,
         help="psi: every count by set-intersection cardinality, one node at a time (the "
         "paper's way, default); fast: additive secret sharing, a whole tree level per "
         "exchange, with correlated randomness from --helper",
-    )  # fmt: skip
-    helper: str | None = option(None, flag="--helper", choices=tuple(HELPERS),
-                                help=_helper_help())  # fmt: skip
+    )
+    helper: str | None = option(None, flag="--helper", choices=HELPERS, help=_helper_help())
 
     def site_count(self) -> int:
         """The number of sites: the groups of an explicit ``--partition 'a,b;c;d'``
@@ -391,9 +422,13 @@ class Ppid3(System):
                 entries["model_out"] = str(Path(o.model_out).resolve() / f"{name}.model.json")
             specs.append(
                 PartySpec(
-                    name, "site", columns=tuple(part.sites[i]), csv=texts[i], entries=entries,
+                    name,
+                    "site",
+                    columns=tuple(part.sites[i]),
+                    csv=texts[i],
+                    entries=entries,
                     files={"test": test_texts[i]} if test_texts else {},
-                )  # fmt: skip
+                )
             )
         if o.model_out is not None:
             private_dir(o.model_out)
@@ -407,11 +442,16 @@ class Ppid3(System):
         o: Ppid3Options, names: list[str], part: Any, class_name: str, mss: int | None
     ) -> dict[str, Any]:
         return Ppid3Params(
-            class_site=names[part.class_site], sites=tuple(names), class_name=class_name,
-            attribute_counts=tuple(len(s) for s in part.sites), max_depth=o.max_depth,
-            min_samples_split=mss, counts=o.counts, bins=o.bins,
+            class_site=names[part.class_site],
+            sites=tuple(names),
+            class_name=class_name,
+            attribute_counts=tuple(len(s) for s in part.sites),
+            max_depth=o.max_depth,
+            min_samples_split=mss,
+            counts=o.counts,
+            bins=o.bins,
             helper=o.helper_for(part.k),
-        ).to_deployment()  # fmt: skip
+        ).to_deployment()
 
     def _public_plan(self, o: Ppid3Options, k: int, class_site: int) -> Plan:
         """``mpc deploy ppid3`` without a demo table: only public things, from the options."""
@@ -447,8 +487,7 @@ class Ppid3(System):
         missing = [n for n in names if "tree" not in results[n]]
         if missing:
             raise ProtocolError(f"no tree in the reports of {missing}")
-        view = assemble({n: results[n]["tree"] for n in names},
-                        {n: i for i, n in enumerate(names)})  # fmt: skip
+        view = assemble({n: results[n]["tree"] for n in names}, {n: i for i, n in enumerate(names)})
         plain = ctx["plain"]
         plain_json = to_json(plain.tree_)
         part = ctx["partition"]
@@ -461,8 +500,10 @@ class Ppid3(System):
             "counts": plan.params.get("counts", "psi"),
             "helper": helper,
             "trust": TRUST[helper or "none"],
-            "rows": {"train": ctx["train"].n_rows,
-                     "test": ctx["test"].n_rows if ctx["test"] is not None else 0},  # fmt: skip
+            "rows": {
+                "train": ctx["train"].n_rows,
+                "test": ctx["test"].n_rows if ctx["test"] is not None else 0,
+            },
             "partition": {**part.to_dict(), "site_names": names},
             "discretizer": ctx["discretizer"],
             "columns": {n: results[n].get("columns", []) for n in names},
@@ -581,10 +622,13 @@ def _columns_lines(result: dict[str, Any]) -> list[str]:
     for name, cols in result.get("columns", {}).items():
         described = [
             f"{c['name']} ({c['kind']}"
-            + (f", bins at {', '.join(_short_number(x) for x in c['bins'])})" if c.get("bins")
-               else ")")
+            + (
+                f", bins at {', '.join(_short_number(x) for x in c['bins'])})"
+                if c.get("bins")
+                else ")"
+            )
             for c in cols
-        ]  # fmt: skip
+        ]
         lines.append(f"columns:   {name}: " + "; ".join(described))
     models = result.get("models") or {}
     if models:

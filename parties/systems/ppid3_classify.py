@@ -5,9 +5,10 @@ records held vertically, with the model parts saved by ``mpc run ppid3 --model-o
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -28,36 +29,53 @@ __all__ = ["ClassifyOptions", "Ppid3Classify"]
 @dataclass(frozen=True)
 class ClassifyOptions(Params):
     model: str = option(
-        flag="--model", required=True, metavar="DIR",
+        flag="--model",
+        required=True,
+        metavar="DIR",
         help="the folder of saved model parts (SITE.model.json) written by "
         "`mpc run ppid3 --model-out DIR`",
-    )  # fmt: skip
+    )
     csv: str | None = option(
-        None, flag="--csv", metavar="FILE", group="records",
+        None,
+        flag="--csv",
+        metavar="FILE",
+        group="records",
         help="new records, one table with every site's columns (no class needed): split into "
         "one file per site as the model's parts list them (a local demo)",
-    )  # fmt: skip
+    )
     data: str | None = option(
-        None, flag="--data", metavar="FILE1,FILE2,...", group="records",
+        None,
+        flag="--data",
+        metavar="FILE1,FILE2,...",
+        group="records",
         help="one file per site, in site order, each with the id column and that site's "
         "columns only: what organisations hold (each site's process reads its own)",
-    )  # fmt: skip
+    )
     id_column: str | None = option(
-        None, flag="--id", metavar="COLUMN",
+        None,
+        flag="--id",
+        metavar="COLUMN",
         help="the record id column (default with --csv: rows are numbered; with --data: the "
         "id column the model was trained with)",
-    )  # fmt: skip
-    delimiter: str | None = option(None, flag="--delimiter", metavar="C",
-                                   help="the CSVs' delimiter (',')")  # fmt: skip
-    deliver_to: str | None = option(None, flag="--deliver-to", metavar="SITE",
-                                    help="the site that receives the predictions (default: "
-                                    "the class site)")  # fmt: skip
+    )
+    delimiter: str | None = option(
+        None, flag="--delimiter", metavar="C", help="the CSVs' delimiter (',')"
+    )
+    deliver_to: str | None = option(
+        None,
+        flag="--deliver-to",
+        metavar="SITE",
+        help="the site that receives the predictions (default: the class site)",
+    )
     predictions_out: str = option(
-        "predictions.csv", flag="--predictions-out", metavar="FILE", output="file",
+        "predictions.csv",
+        flag="--predictions-out",
+        metavar="FILE",
+        output="file",
         help="where the receiving site writes id,class (default: predictions.csv)",
-    )  # fmt: skip
+    )
 
-    REQUIRED_GROUPS = {"records": True}
+    REQUIRED_GROUPS: ClassVar[Mapping[str, bool]] = {"records": True}
 
 
 def _model_parts(folder: Path) -> dict[str, SavedModel]:
@@ -104,8 +122,9 @@ class Ppid3Classify(System):
             specs, context["joined"] = self._split(o, parts, deliver_to, out)
         else:
             specs = self._own_files(o, parts, deliver_to, out)
-        params = Ppid3Params(class_site=class_site, sites=tuple(sites),
-                             deliver_to=deliver_to).to_deployment()  # fmt: skip
+        params = Ppid3Params(
+            class_site=class_site, sites=tuple(sites), deliver_to=deliver_to
+        ).to_deployment()
         context["parts"] = {n: m.body for n, m in parts.items()}
         return Plan(specs, params, context)
 
@@ -117,11 +136,14 @@ class Ppid3Classify(System):
         assert o.csv is not None
         kinds = {c["name"]: c["kind"] for m in parts.values() for c in m.body["columns"]}
         joined = load_party_csv(
-            o.csv, id_column=o.id_column, class_column=None,
+            o.csv,
+            id_column=o.id_column,
+            class_column=None,
             nominal=[a for a, k in kinds.items() if k != CONTINUOUS],
             continuous=[a for a, k in kinds.items() if k == CONTINUOUS],
-            delimiter=o.delimiter or ",", columns=None,
-        )  # fmt: skip
+            delimiter=o.delimiter or ",",
+            columns=None,
+        )
         missing = [a for a in kinds if a not in joined.table.attributes]
         if missing:
             raise ConfigError(f"--csv {o.csv}: no column for the model's attributes {missing}")
@@ -131,8 +153,9 @@ class Ppid3Classify(System):
         for i, name in enumerate(parts):
             attrs = parts[name].body["attributes"]
             order = np.random.default_rng([0, i]).permutation(len(ids))
-            text = csv_text(ids, joined.table.select(attrs), id_column=id_column,
-                            with_class=False, order=order)  # fmt: skip
+            text = csv_text(
+                ids, joined.table.select(attrs), id_column=id_column, with_class=False, order=order
+            )
             entries = _entries(parts[name], id_column, name == deliver_to, out)
             specs.append(PartySpec(name, "site", columns=tuple(attrs), csv=text, entries=entries))
         return specs, joined
@@ -149,12 +172,17 @@ class Ppid3Classify(System):
         specs = []
         for name, f in zip(parts, files, strict=True):
             id_column = o.id_column or parts[name].body.get("id_column") or ID_COLUMN
-            entries = {"data": str(Path(f).resolve()),
-                       **_entries(parts[name], id_column, name == deliver_to, out)}  # fmt: skip
+            entries = {
+                "data": str(Path(f).resolve()),
+                **_entries(parts[name], id_column, name == deliver_to, out),
+            }
             if (o.delimiter or ",") != ",":
                 entries["delimiter"] = o.delimiter
-            specs.append(PartySpec(name, "site", columns=tuple(parts[name].body["attributes"]),
-                                   entries=entries))  # fmt: skip
+            specs.append(
+                PartySpec(
+                    name, "site", columns=tuple(parts[name].body["attributes"]), entries=entries
+                )
+            )
         return specs
 
     def finish(self, reports: dict[str, dict[str, Any]], plan: Plan) -> dict[str, Any]:
@@ -178,13 +206,18 @@ class Ppid3Classify(System):
         if joined is not None:  # the audit: the assembled tree, in plain, on the joined rows
             trees = {n: ctx["parts"][n]["tree"] for n in sites}
             tree = from_json(assemble(trees, {n: i for i, n in enumerate(sites)}))
-            edges = {c["name"]: tuple(c["bins"]) for b in ctx["parts"].values()
-                     for c in b["columns"] if "bins" in c}  # fmt: skip
+            edges = {
+                c["name"]: tuple(c["bins"])
+                for b in ctx["parts"].values()
+                for c in b["columns"]
+                if "bins" in c
+            }
             table = Discretizer(2, edges).transform(joined.table) if edges else joined.table
             names = table.attributes
             rows = [dict(zip(names, r, strict=True)) for r in zip(*table.columns, strict=True)]
-            plain = {str(i): predict_one(tree, row)
-                     for i, row in zip(joined.ids, rows, strict=True)}  # fmt: skip
+            plain = {
+                str(i): predict_one(tree, row) for i, row in zip(joined.ids, rows, strict=True)
+            }
             out["equal_to_plain_tree"] = all(plain[i] == c for i, c in got["predictions"])
         return out
 

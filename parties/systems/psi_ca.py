@@ -3,9 +3,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -21,28 +22,42 @@ __all__ = ["PsiCa", "PsiOptions", "random_sets", "read_set_file"]
 @dataclass(frozen=True)
 class PsiOptions(PsiParams):
     sets: str | None = option(
-        None, flag="--sets", metavar="FILE1,FILE2,...", group="input",
+        None,
+        flag="--sets",
+        metavar="FILE1,FILE2,...",
+        group="input",
         help="one file per party (k >= 2 files, party i is site<i>): one element per line, "
         "any string; blank lines are ignored, an element may appear once per file",
-    )  # fmt: skip
+    )
     random: int | None = option(
-        None, flag="--random", metavar="N", group="input", parse=int,
+        None,
+        flag="--random",
+        metavar="N",
+        group="input",
+        parse=int,
         help="instead of files: every party draws N random elements, a planted share of them "
         "common to all parties (demos and benchmarks)",
-    )  # fmt: skip
-    parties: int | None = option(None, flag="--parties", metavar="K",
-                                 help="with --random: number of parties k >= 2 (default 3)")  # fmt: skip
+    )
+    parties: int | None = option(
+        None,
+        flag="--parties",
+        metavar="K",
+        help="with --random: number of parties k >= 2 (default 3)",
+    )
     overlap: float | None = option(
-        None, flag="--overlap", metavar="F",
+        None,
+        flag="--overlap",
+        metavar="F",
         help="with --random: the fraction of the N elements common to all parties (default 0.5)",
-    )  # fmt: skip
+    )
     seed: int | None = option(
-        None, flag="--seed",
+        None,
+        flag="--seed",
         help="with --random: seed of the demo input, every party's random set, drawn by the "
         "launcher (default 0); never of the protocol's keys, which come from the OS",
-    )  # fmt: skip
+    )
 
-    REQUIRED_GROUPS = {"input": True}
+    REQUIRED_GROUPS: ClassVar[Mapping[str, bool]] = {"input": True}
 
 
 def _short(text: str, limit: int = 40) -> str:
@@ -127,8 +142,7 @@ class PsiCa(System):
             files = [f.strip() for f in o.sets.split(",")]
             if len(files) < 2 or not all(files):
                 raise ConfigError(
-                    f"--sets needs at least 2 comma-separated files (one per party), got "
-                    f"{o.sets!r}"
+                    f"--sets needs at least 2 comma-separated files (one per party), got {o.sets!r}"
                 )
             return [read_set_file(f) for f in files], {"files": files}
         assert o.random is not None
@@ -142,8 +156,10 @@ class PsiCa(System):
         if not 0.0 <= overlap <= 1.0:
             raise ConfigError(f"--overlap must be a fraction between 0 and 1, got {overlap}")
         return random_sets(k, o.random, overlap, seed), {
-            "random": o.random, "overlap": overlap, "seed": seed,
-        }  # fmt: skip
+            "random": o.random,
+            "overlap": overlap,
+            "seed": seed,
+        }
 
     def finish(self, reports: dict[str, dict[str, Any]], plan: Plan) -> dict[str, Any]:
         receiver = str(plan.params["receiver"])

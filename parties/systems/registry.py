@@ -24,10 +24,20 @@ __all__ = ["SYSTEMS", "get_system"]
 SYSTEMS: dict[str, System] = {
     s.name: s
     for s in (
-        SecureSum(), IsREmpty(), PsiCa(), Ppid3(), Ppid3Classify(), DotProduct(), Hybrid(),
-        HybridClassify(), Cdtl(), CdtlOutsource(), CdtlClassify(), CdbsLoad(),
+        SecureSum(),
+        IsREmpty(),
+        PsiCa(),
+        Ppid3(),
+        Ppid3Classify(),
+        DotProduct(),
+        Hybrid(),
+        HybridClassify(),
+        Cdtl(),
+        CdtlOutsource(),
+        CdtlClassify(),
+        CdbsLoad(),
     )
-}  # fmt: skip
+}
 
 
 def get_system(name: str) -> System:

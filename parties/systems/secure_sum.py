@@ -19,19 +19,28 @@ __all__ = ["SecureSum", "SumOptions"]
 class SumOptions(SumParams):
     """The options of ``secure-sum``: the parties and their inputs, and the sum's parameters."""
 
-    parties: int = option(3, flag="--parties", metavar="K", check=AtLeast(2),
-                          help="number of parties k >= 2 (default: 3)")  # fmt: skip
+    parties: int = option(
+        3,
+        flag="--parties",
+        metavar="K",
+        check=AtLeast(2),
+        help="number of parties k >= 2 (default: 3)",
+    )
     inputs: tuple[int, ...] | None = option(
-        None, flag="--inputs", parse=NumberList(), metavar="X1,X2,...",
+        None,
+        flag="--inputs",
+        parse=NumberList(),
+        metavar="X1,X2,...",
         help="each party's private integer, in party order, negative ones too (-3,4,5); "
         "default: 1,2,...,k",
-    )  # fmt: skip
+    )
 
     def check(self) -> None:
         super().check()
         if self.inputs and len(self.inputs) != self.parties:
-            raise ConfigError(f"--inputs has {len(self.inputs)} values but --parties is "
-                              f"{self.parties}")  # fmt: skip
+            raise ConfigError(
+                f"--inputs has {len(self.inputs)} values but --parties is {self.parties}"
+            )
 
 
 class SecureSum(System):

@@ -3,7 +3,8 @@ Decision Trees*, Section 3.1 (steps 1-6), with the two baselines of Section 5.
 
 Roles: ``alice`` and ``bob`` hold the attributes of a vertically partitioned table, aligned by
 record (Bob also holds the class); a ``dealer`` (commodity server) serves correlated randomness
-for the secure dot products when the method has a helper (:func:`serve_helper`).
+for the secure dot products when the method has a helper
+(:func:`protocols.hybrid.dot_session.serve_helper`).
 
 Step 1 (:func:`exchange_disguised`): each party binary-encodes its own columns (Bob's include
 the class), disguises them with multi-group randomized response
@@ -63,7 +64,6 @@ value that party alone holds (:func:`exchange_disguised`), never from a public o
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -77,13 +77,13 @@ from mpc.learners.id3 import best_attribute, best_site_attribute, information_ga
 from mpc.learners.tree import majority
 from mpc.runtime.party import Party
 from mpc.runtime.view import declared
+from protocols.hybrid.dot_session import ALICE, BOB, DEALER
 from protocols.hybrid.randomized_response import (
     THETA_SINGULAR_TOLERANCE,
     BitLayout,
     binary_encode,
     disguise,
 )
-from protocols.primitives.dot_product import dot_products, method_of
 
 
 def sorted_rows(table: Any) -> Any:
@@ -105,30 +105,23 @@ ESTIMATES = declared(
     "the other party's estimated gains of the candidates (and in randomization-only mode its "
     "estimated counts of the chosen attribute, at the root its estimated class counts)",
 )
-DEAL = declared(
-    "hybrid/deal", "the shapes of the next batch of dot products, or 'done' (the dealer)"
-)
 
 __all__ = [
     "ALICE",
     "BOB",
-    "DEAL",
     "DEALER",
     "DISGUISED",
     "ESTIMATES",
     "MODES",
     "DisguisedView",
-    "DotSession",
     "Estimator",
     "HybridResult",
     "HybridSetup",
     "exchange_disguised",
     "hybrid_id3",
     "rows_digest",
-    "serve_helper",
 ]
 
-ALICE, BOB, DEALER = "alice", "bob", "dealer"
 MODES = ("hybrid", "smc-only", "randomization-only")
 
 #: How the randomization-only baseline reads its estimates. The paper estimates ``N(E)`` by
@@ -504,7 +497,7 @@ async def hybrid_id3(
     ``codes`` are this party's true columns (:meth:`HybridSetup.columns_of`), ``estimator``
     its :class:`Estimator` over ``D1`` or ``D2``; ``mode`` is ``hybrid`` (window ``ω`` =
     ``window``), ``smc-only`` (window = every candidate) or ``randomization-only`` (no SMC).
-    ``dot`` runs the secure dot products (:class:`DotSession`)."""
+    ``dot`` runs the secure dot products (:class:`~protocols.hybrid.dot_session.DotSession`)."""
     if mode not in MODES:
         raise ConfigError(f"Hybrid-ID3 mode must be one of {MODES}, got {mode!r}")
     if mode != "randomization-only" and dot is None:
@@ -517,75 +510,100 @@ async def hybrid_id3(
         raise ConfigError(f"estimates must be one of {ESTIMATE_READINGS}, got {estimates!r}")
     if miner not in MINERS:
         raise ConfigError(f"miner must be one of {MINERS}, got {miner!r}")
-    me = party.name
-    if me not in (ALICE, BOB):
-        raise ConfigError(f"Hybrid-ID3 runs at alice and bob, not at {me!r}")
-    other = BOB if me == ALICE else ALICE
-    classes = setup.classes
-    p = len(classes)
-    own_cols = {a: codes[:, j] for j, a in enumerate(setup.columns_of(me))}
-    result = HybridResult(tree={}, mode=mode)
-    counter = [0]
+    if party.name not in (ALICE, BOB):
+        raise ConfigError(f"Hybrid-ID3 runs at alice and bob, not at {party.name!r}")
+    builder = _TreeBuilder(
+        party, setup, estimator, codes, mode=mode, window=window, dot=dot,
+        max_depth=max_depth, tag=tag, estimates=estimates, miner=miner,
+    )  # fmt: skip
+    with party.phase(f"{tag}/{mode}"):
+        builder.result.tree = await builder.grow([], setup.names, await builder.root(), None, 0)
+    party.ledger.record("hybrid/tree", {"mode": mode, "nodes": builder.result.nodes}, step=tag)
+    return builder.result
 
-    def indicator(path: Sequence[tuple[str, int]]) -> np.ndarray:
-        v = np.ones(codes.shape[0], dtype=bool)
+
+class _TreeBuilder:
+    """One party's side of :func:`hybrid_id3`: the tree grown node by node, steps 2-6."""
+
+    def __init__(
+        self, party: Party, setup: HybridSetup, estimator: Estimator, codes: np.ndarray, *,
+        mode: str, window: int | None, dot: DotProducts | None, max_depth: int | None,
+        tag: str, estimates: str, miner: str,
+    ) -> None:  # fmt: skip
+        self.party, self.setup, self.estimator, self.codes = party, setup, estimator, codes
+        self.mode, self.window, self.dot, self.max_depth = mode, window, dot, max_depth
+        self.tag, self.miner = tag, miner
+        self.me = party.name
+        self.other = BOB if self.me == ALICE else ALICE
+        self.classes = setup.classes
+        self.p = len(self.classes)
+        self.own_cols = {a: codes[:, j] for j, a in enumerate(setup.columns_of(self.me))}
+        self.result = HybridResult(tree={}, mode=mode)
+        self.counter = 0
+        baseline = mode == "randomization-only"
+        # the hybrid's window (step 4a) always ranks clipped estimates; the baseline as it reads
+        self.clip_gains = not baseline or estimates in ("clipped", "raw-leaves")
+        self.clip_leaves = not baseline or estimates in ("clipped", "raw-gains")
+
+    def indicator(self, path: Sequence[tuple[str, int]]) -> np.ndarray:
+        """This party's records on ``path`` (its own attributes' tests only)."""
+        v = np.ones(self.codes.shape[0], dtype=bool)
         for a, val in path:
-            if setup.owner(a) == me:
-                v &= own_cols[a] == val
+            if self.setup.owner(a) == self.me:
+                v &= self.own_cols[a] == val
         return v
 
-    async def exact(path: Sequence[tuple[str, int]], cands: Sequence[str], t: str) -> dict:
-        """Step 4c: exact ``(values x classes)`` counts of ``cands``; with ``cands`` empty, the
-        node's class counts under the key ``""``."""
-        if dot is None:  # pragma: no cover - checked above
-            raise ConfigError("no dot-product method")
-        base = indicator(path)
+    def matrices(self, path: Sequence[tuple[str, int]], cands: Sequence[str]) -> list[np.ndarray]:
+        """This party's matrices of the dot products that count ``cands`` at the node of
+        ``path`` (with ``cands`` empty, the node's class counts)."""
+        setup, p = self.setup, self.p
+        base = self.indicator(path)
         a_cands = [a for a in cands if setup.owner(a) == ALICE] if cands else []
         b_cands = [a for a in cands if setup.owner(a) == BOB]
-        y = own_cols.get(setup.class_name)
         mats: list[np.ndarray] = []
-        if me == ALICE:
+        if self.me == ALICE:
             if not cands:
                 mats.append(base[None, :])
             else:
                 if a_cands:
-                    mats.append(
-                        np.stack(
-                            [
-                                base & (own_cols[a] == v)
-                                for a in a_cands
-                                for v in range(len(setup.domains[a]))
-                            ]
-                        )
-                    )
+                    mats.append(np.stack([
+                        base & (self.own_cols[a] == v)
+                        for a in a_cands for v in range(len(setup.domains[a]))
+                    ]))  # fmt: skip
                 if b_cands:
                     mats.append(base[None, :])
-        else:
-            if y is None:  # pragma: no cover - the setup puts the class at Bob
-                raise ConfigError("Bob must hold the class")
-            by_class = [base & (y == c) for c in range(p)]
-            if not cands or a_cands:
-                mats.append(np.stack(by_class, axis=1))
-            if b_cands:
-                mats.append(
-                    np.stack(
-                        [
-                            by_class[c] & (own_cols[a] == v)
-                            for a in b_cands
-                            for v in range(len(setup.domains[a]))
-                            for c in range(p)
-                        ],
-                        axis=1,
-                    )
-                )
-        prods = await dot(party, [m.astype(np.uint64) for m in mats], t)
-        result.smc_batches += 1
-        out: dict[str, np.ndarray] = {}
+            return mats
+        y = self.own_cols.get(setup.class_name)
+        if y is None:  # pragma: no cover - the setup puts the class at Bob
+            raise ConfigError("Bob must hold the class")
+        by_class = [base & (y == c) for c in range(p)]
+        if not cands or a_cands:
+            mats.append(np.stack(by_class, axis=1))
+        if b_cands:
+            mats.append(np.stack([
+                by_class[c] & (self.own_cols[a] == v)
+                for a in b_cands for v in range(len(setup.domains[a])) for c in range(p)
+            ], axis=1))  # fmt: skip
+        return mats
+
+    async def exact(
+        self, path: Sequence[tuple[str, int]], cands: Sequence[str], t: str
+    ) -> dict[str, np.ndarray]:
+        """Step 4c: exact ``(values x classes)`` counts of ``cands``; with ``cands`` empty, the
+        node's class counts under the key ``""``."""
+        if self.dot is None:  # pragma: no cover - checked by hybrid_id3
+            raise ConfigError("no dot-product method")
+        setup, p = self.setup, self.p
+        mats = self.matrices(path, cands)
+        prods = await self.dot(self.party, [m.astype(np.uint64) for m in mats], t)
+        self.result.smc_batches += 1
         got = [np.asarray(x).astype(np.int64) for x in prods]
-        result.dot_products += sum(int(x.size) for x in got)
+        self.result.dot_products += sum(int(x.size) for x in got)
         if not cands:
-            out[""] = got[0].reshape(1, p)
-            return out
+            return {"": got[0].reshape(1, p)}
+        a_cands = [a for a in cands if setup.owner(a) == ALICE]
+        b_cands = [a for a in cands if setup.owner(a) == BOB]
+        out: dict[str, np.ndarray] = {}
         i = 0
         if a_cands:
             r1 = got[i].reshape(-1, p)
@@ -604,39 +622,58 @@ async def hybrid_id3(
                 col += k
         return out
 
-    def decided(mine: np.ndarray, theirs: np.ndarray) -> np.ndarray:
+    def decided(self, mine: np.ndarray, theirs: np.ndarray) -> np.ndarray:
         """What the baseline decides on: the two parties' average, or the miner's own."""
-        if miner == "both":
-            return (mine + theirs) / 2.0 if me == ALICE else (theirs + mine) / 2.0
-        return mine if miner == me else theirs
+        if self.miner == "both":
+            return (mine + theirs) / 2.0 if self.me == ALICE else (theirs + mine) / 2.0
+        return mine if self.miner == self.me else theirs
 
-    baseline = mode == "randomization-only"
-    # the hybrid's window (step 4a) always ranks clipped estimates; the baseline as it reads
-    clip_gains = not baseline or estimates in ("clipped", "raw-leaves")
-    clip_leaves = not baseline or estimates in ("clipped", "raw-gains")
-
+    @staticmethod
     def clipped(counts: np.ndarray, clip: bool) -> np.ndarray:
         return np.clip(counts, 0.0, None) if clip else counts
 
-    async def swap(value: np.ndarray, t: str, what: str) -> np.ndarray:
-        await party.send(other, t, value)
-        theirs = await party.recv(other, t, ESTIMATES)
+    async def swap(self, value: np.ndarray, t: str, what: str) -> np.ndarray:
+        """Send this party's ``value`` (estimates) and receive the other's."""
+        await self.party.send(self.other, t, value)
+        theirs = await self.party.recv(self.other, t, ESTIMATES)
         if not isinstance(theirs, np.ndarray) or theirs.shape != value.shape:
-            raise ProtocolError(f"{other} sent malformed {what} at {t}")
+            raise ProtocolError(f"{self.other} sent malformed {what} at {t}")
         return np.asarray(theirs, dtype=np.float64)
 
+    async def root(self) -> np.ndarray:
+        """The root's class counts: estimated (the baseline) or exact."""
+        tag = self.tag
+        if self.mode == "randomization-only":
+            mine = self.estimator.counts([], None).reshape(-1)
+            theirs = await self.swap(mine, f"{tag}/root", "estimated class counts")
+            self.party.ledger.record(
+                "hybrid/estimated-counts",
+                {"node": 0, "attribute": None, "counts": theirs.tolist()},
+                step=tag,
+            )
+            return self.clipped(self.decided(mine, theirs), self.clip_leaves)
+        ex = await self.exact([], [], f"{tag}/root")
+        root = ex[""].reshape(-1).astype(np.float64)
+        self.party.ledger.record(
+            "hybrid/exact-counts", {"node": 0, "counts": {"": root.tolist()}}, step=tag
+        )
+        return root
+
     async def grow(
+        self,
         path: list[tuple[str, int]],
         candidates: list[str],
         counts: np.ndarray,
         parent_label: str | None,
         depth: int,
     ) -> dict[str, Any]:
-        number = counter[0]
-        counter[0] += 1
-        result.nodes += 1
-        t = f"{tag}/n{number}"
-        if mode == "randomization-only":
+        """The subtree of the node of ``path`` (steps 2-6)."""
+        number = self.counter
+        self.counter += 1
+        self.result.nodes += 1
+        t = f"{self.tag}/n{number}"
+        classes = self.classes
+        if self.mode == "randomization-only":
             present = int((counts >= 1.0).sum())
             empty = float(counts.sum()) < 1.0
         else:
@@ -645,173 +682,71 @@ async def hybrid_id3(
         if empty:  # step 6b: no records, the parent's majority
             return _leaf(counts, classes, parent_label or classes[0])
         label = _label(counts, classes)
+        max_depth = self.max_depth
         if present <= 1 or not candidates or (max_depth is not None and depth >= max_depth):
             return _leaf(counts, classes, label)  # steps 2 and 3
-        result.gain_computations += len(candidates)
+        best, child_counts = await self.split(path, candidates, number, depth, t)
+        rest = [a for a in candidates if a != best]
+        children = {}
+        for v, value in enumerate(self.setup.domains[best]):  # step 6
+            children[value] = await self.grow(
+                [*path, (best, v)], rest, child_counts[v], label, depth + 1
+            )
+        return {
+            "attribute": best,
+            "site": 0 if self.setup.owner(best) == ALICE else 1,
+            "counts": _named(counts, classes),
+            "children": children,
+        }
+
+    async def split(
+        self, path: list[tuple[str, int]], candidates: list[str], number: int, depth: int, t: str
+    ) -> tuple[str, np.ndarray]:
+        """Steps 4a-5 at node ``number``: the split attribute and its children's counts."""
+        party = self.party
+        self.result.gain_computations += len(candidates)
         # step 4a: every candidate's gain estimated from this party's data, then averaged
-        raw = {a: estimator.counts(path, a) for a in candidates}
-        mine = np.array([information_gain(clipped(raw[a], clip_gains)) for a in candidates])
-        theirs = await swap(mine, f"{t}/est", "estimated gains")
-        avg = (mine + theirs) / 2.0 if me == ALICE else (theirs + mine) / 2.0
+        raw = {a: self.estimator.counts(path, a) for a in candidates}
+        gains = [information_gain(self.clipped(raw[a], self.clip_gains)) for a in candidates]
+        mine = np.array(gains)
+        theirs = await self.swap(mine, f"{t}/est", "estimated gains")
+        avg = (mine + theirs) / 2.0 if self.me == ALICE else (theirs + mine) / 2.0
         party.ledger.record(
             "hybrid/estimated-gains",
             {"node": number, "gains": dict(zip(candidates, theirs.tolist(), strict=True))},
             step=t,
         )
         entry: dict[str, Any] = {"node": number, "depth": depth}
-        if mode == "randomization-only":
-            best = candidates[best_attribute(decided(mine, theirs).tolist())]
-            mine_c = clipped(raw[best], clip_leaves)
-            theirs_c = await swap(mine_c, f"{t}/estc", "estimated counts")
+        if self.mode == "randomization-only":
+            best = candidates[best_attribute(self.decided(mine, theirs).tolist())]
+            mine_c = self.clipped(raw[best], self.clip_leaves)
+            theirs_c = await self.swap(mine_c, f"{t}/estc", "estimated counts")
             party.ledger.record(
                 "hybrid/estimated-counts",
                 {"node": number, "attribute": best, "counts": theirs_c.tolist()},
                 step=t,
             )
-            child_counts = decided(mine_c, theirs_c)
+            child_counts = self.decided(mine_c, theirs_c)
         else:
-            k = len(candidates) if mode == "smc-only" else min(int(window or 1), len(candidates))
+            k = len(candidates) if self.mode == "smc-only" else min(int(self.window or 1),
+                                                                    len(candidates))  # fmt: skip
             order = sorted(range(len(candidates)), key=lambda i: (-avg[i], i))  # step 4b
             cands = [candidates[i] for i in sorted(order[:k])]
-            ex = await exact(path, cands, t)  # step 4c
-            result.smc_gains += len(cands)
+            ex = await self.exact(path, cands, t)  # step 4c
+            self.result.smc_gains += len(cands)
             party.ledger.record(
                 "hybrid/exact-counts",
                 {"node": number, "counts": {a: ex[a].tolist() for a in cands}},
                 step=t,
             )
-            by_site = [[a for a in cands if setup.owner(a) == s] for s in (ALICE, BOB)]
+            by_site = [[a for a in cands if self.setup.owner(a) == s] for s in (ALICE, BOB)]
             s, j = best_site_attribute([[information_gain(ex[a]) for a in g] for g in by_site])
             best = by_site[s][j]
             entry["window"] = cands
             child_counts = ex[best].astype(np.float64)
         entry["split"] = best
-        result.log.append(entry)
-        rest = [a for a in candidates if a != best]
-        children = {}
-        for v, value in enumerate(setup.domains[best]):  # step 6
-            children[value] = await grow(
-                [*path, (best, v)], rest, child_counts[v], label, depth + 1
-            )
-        return {
-            "attribute": best,
-            "site": 0 if setup.owner(best) == ALICE else 1,
-            "counts": _named(counts, classes),
-            "children": children,
-        }
-
-    with party.phase(f"{tag}/{mode}"):
-        if mode == "randomization-only":
-            mine = estimator.counts([], None).reshape(-1)
-            theirs = await swap(mine, f"{tag}/root", "estimated class counts")
-            party.ledger.record(
-                "hybrid/estimated-counts",
-                {"node": 0, "attribute": None, "counts": theirs.tolist()},
-                step=tag,
-            )
-            root = clipped(decided(mine, theirs), clip_leaves)
-        else:
-            ex = await exact([], [], f"{tag}/root")
-            root = ex[""].reshape(-1).astype(np.float64)
-            party.ledger.record(
-                "hybrid/exact-counts", {"node": 0, "counts": {"": root.tolist()}}, step=tag
-            )
-        result.tree = await grow([], setup.names, root, None, 0)
-    party.ledger.record("hybrid/tree", {"mode": mode, "nodes": result.nodes}, step=tag)
-    return result
+        self.result.log.append(entry)
+        return best, child_counts
 
 
 # ----------------------------------------------------------------------------- dot products
-
-
-class DotSession:
-    """Hybrid-ID3's secure dot products over one tree, batch after batch, by one ``method`` of
-    :data:`protocols.primitives.dot_product.METHODS`; both Alice and Bob learn the counts.
-
-    A method with a helper (the commodity server) is told the public shapes of every batch
-    first: batches are numbered, and before batch ``i`` Alice and Bob each send the helper the
-    shapes of their matrices (``{prefix}/b{i}/deal``), which :func:`serve_helper` answers with
-    correlated randomness; :meth:`close` tells it that the tree is done. A method without one
-    (Paillier, a fresh key per batch) just runs."""
-
-    def __init__(
-        self, method: str = "dealer", prefix: str = "", *, helper: str = DEALER,
-        key_bits: int | None = None,
-    ) -> None:  # fmt: skip
-        self.method = method_of(method)
-        self.prefix, self.helper, self.batch = prefix, helper, 0
-        self.options: dict[str, Any] = {} if key_bits is None else {"key_bits": key_bits}
-
-    async def __call__(self, party: Party, mats: list[np.ndarray], tag: str) -> list[np.ndarray]:
-        if self.method.helper is not None:
-            tag = f"{self.prefix}/b{self.batch}"
-            self.batch += 1
-            if party.name == ALICE:
-                shapes = [[int(m.shape[0]), int(m.shape[1]), -1] for m in mats]
-            else:
-                shapes = [[-1, int(m.shape[0]), int(m.shape[1])] for m in mats]
-            await party.send(self.helper, f"{tag}/deal", {"shapes": shapes})
-        outs = await asyncio.gather(
-            *(
-                dot_products(
-                    party,
-                    m,
-                    method=self.method.name,
-                    reveal_to="both",
-                    tag=f"{tag}/dot{i}",
-                    dealer=self.helper,
-                    record=False,
-                    **self.options,
-                )
-                for i, m in enumerate(mats)
-            )
-        )
-        return [o for o in outs if o is not None]
-
-    async def close(self, party: Party) -> None:
-        """Tell the helper, if the method has one, that the tree is done."""
-        if self.method.helper is not None:
-            await party.send(self.helper, f"{self.prefix}/b{self.batch}/deal", "done")
-
-
-async def serve_helper(party: Party, prefixes: Sequence[str], method: str = "dealer") -> int:
-    """The helper's side of :class:`DotSession` (a method with a helper), for the trees built
-    with it in order (their prefixes). For every batch the helper learns the public shapes
-    from Alice and Bob (they must agree) and deals correlated randomness; it never sees data.
-    Returns the number of batches served."""
-    served = 0
-    for prefix in prefixes:
-        batch = 0
-        while True:
-            t = f"{prefix}/b{batch}"
-            a_req = await party.recv(ALICE, f"{t}/deal", DEAL)
-            b_req = await party.recv(BOB, f"{t}/deal", DEAL)
-            if a_req == "done" and b_req == "done":
-                break
-            shapes = _agreed_shapes(a_req, b_req)
-            await asyncio.gather(
-                *(
-                    dot_products(
-                        party, None, method=method, shape=s, tag=f"{t}/dot{i}", reveal_to="both"
-                    )
-                    for i, s in enumerate(shapes)
-                )
-            )
-            batch += 1
-            served += 1
-    return served
-
-
-def _agreed_shapes(a_req: Any, b_req: Any) -> list[tuple[int, int, int]]:
-    try:
-        a, b = a_req["shapes"], b_req["shapes"]
-        if len(a) != len(b):
-            raise ValueError(f"{len(a)} batches from alice, {len(b)} from bob")
-        shapes = []
-        for (m, n1, _), (_, n2, ell) in zip(a, b, strict=True):
-            if int(n1) != int(n2) or min(int(m), int(n1), int(ell)) < 1:
-                raise ValueError(f"alice's n = {n1}, bob's n = {n2}")
-            shapes.append((int(m), int(n1), int(ell)))
-        return shapes
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ProtocolError(f"dealer: alice and bob asked for different batches ({exc})") from None

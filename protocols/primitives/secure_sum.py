@@ -22,7 +22,7 @@ import random
 import secrets
 from collections.abc import Sequence
 
-from mpc.errors import ConfigError
+from mpc.errors import ConfigError, ProtocolError
 from mpc.runtime.party import Party
 from mpc.runtime.view import declared, uniform
 
@@ -95,7 +95,5 @@ async def secure_sum(
 
 
 def _check_residue(value: object, m: int, sender: str) -> None:
-    from mpc.errors import ProtocolError
-
     if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < m:
         raise ProtocolError(f"secure sum: {sender} sent {value!r}; expected an int in [0, {m})")

@@ -61,6 +61,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from mpc.deployment.launcher import launch
+from mpc.deployment.netlab import ShapedLink
+from mpc.errors import ConfigError
+from mpc.learners.plot import require_matplotlib
+from mpc.runtime.metrics import cpu_model
+from parties.systems.base import Plan
+from parties.systems.registry import get_system
 from protocols.cdtl.cdtl import PROTOCOLS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -91,15 +98,14 @@ CDBSL_RUN = ("loopback", "optimised")
 def plan_of(exp: tuple[str, str, str, str, list[str]], cv: int, l: int) -> Any:  # noqa: E741
     """The ``cdtl`` system's plan of an experiment (the launcher's side of ``mpc run cdtl``):
     the table prepared and the folds drawn once, for every run of the experiment."""
-    from parties.systems import get_system
 
     _, dataset, sensitive, cls, extra = exp
     system = get_system("cdtl")
     p = argparse.ArgumentParser()
-    system.add_arguments(p)
+    system.options.add_arguments(p)
     argv = ["--dataset", dataset, "--sensitive", sensitive, "--class", cls, "--l", str(l),
             "--cv", str(cv), *extra]  # fmt: skip
-    return system.plan(p.parse_args(argv))
+    return system.plan_from(p.parse_args(argv))
 
 
 def run(
@@ -111,9 +117,6 @@ def run(
     placement: Any = None,
 ) -> dict[str, Any]:
     """One run: the client and the CDBS launched with ``protocol`` on ``link``."""
-    from mpc.deployment.launcher import launch
-    from parties.plan import Plan
-    from parties.systems import get_system
 
     system = get_system("cdtl")
     methods = ["cdtl", "cnl", "cdbsl"] if (link, protocol) == CDBSL_RUN else ["cdtl", "cnl"]
@@ -441,12 +444,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def main(argv: list[str] | None = None) -> int:
-    from mpc.deployment.netlab import ShapedLink
-    from mpc.errors import ConfigError
-    from mpc.learners.plot import require_matplotlib
-    from mpc.runtime.metrics import cpu_model
+def _open_link(args: argparse.Namespace) -> tuple[ShapedLink | None, str]:
+    """The shaped link between the client and the CDBS, or why it could not be made."""
+    link = ShapedLink(rate_mbit=args.rate_mbit, delay_ms=args.delay_ms)
+    reason = link.open()
+    if reason is None:
+        return link, ""
+    skipped = f"shaped link skipped: {reason}"
+    print(f"[experiments] {skipped}", flush=True)
+    return None, skipped
 
+
+def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:  # the figures need matplotlib: say so before any run, not after hours of them
         require_matplotlib("the experiment's figures")
@@ -460,22 +469,15 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     load_start = _load()
     links = list(args.link_list)
-    link: ShapedLink | None = None
+    link, skipped = _open_link(args) if "shaped" in links else (None, "")
     placement = None
-    skipped = ""
     probes: dict[str, list[float]] = {}
-    if "shaped" in links:
-        link = ShapedLink(rate_mbit=args.rate_mbit, delay_ms=args.delay_ms)
-        reason = link.open()
-        if reason is not None:
-            skipped = f"shaped link skipped: {reason}"
-            print(f"[experiments] {skipped}", flush=True)
-            links.remove("shaped")
-            link = None
-        else:
-            placement = link.placement(a=["client"], b=["cdbs"])
-            probes["before"] = link.round_trip_ms(50)
-            print(f"[experiments] {link.describe()}", flush=True)
+    if link is not None:
+        placement = link.placement(a=["client"], b=["cdbs"])
+        probes["before"] = link.round_trip_ms(50)
+        print(f"[experiments] {link.describe()}", flush=True)
+    elif "shaped" in links:
+        links.remove("shaped")
     runs: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     try:
         for e in exps:

@@ -21,7 +21,7 @@ processes over CurveZMQ; hundreds of trees do not need the sockets).
 ``g`` is read as the paper reads it (``--grouping table``, the default: the whole table's
 columns, the class among them, dealt into ``g`` groups, each party flipping one coin per record
 for its part of a group) or per party (``--grouping party``: ``g`` groups of each party's own
-columns); :mod:`parties.hybrid_party` describes both.
+columns); :mod:`parties.programs.hybrid` describes both.
 
 Every number is over ``--repeats`` runs (10 by default) and is reported as mean ± sample
 standard deviation and [min, max]; the figures' bars are ± 1 sd. Adult's trees are limited to
@@ -73,19 +73,18 @@ from mpc.learners.evaluation import accuracy, predict_table, train_test_split  #
 from mpc.learners.tree import from_json  # noqa: E402
 from mpc.runtime.local import run_in_memory  # noqa: E402
 from mpc.runtime.party import Party  # noqa: E402
-from parties.hybrid_party import GROUPINGS, PARTY_GROUPS, TABLE_GROUPS  # noqa: E402
-from parties.hybrid_system import make_setup, party_codes, split_attributes  # noqa: E402
+from parties.programs.hybrid import GROUPINGS, PARTY_GROUPS, TABLE_GROUPS, party_codes  # noqa: E402
+from parties.systems.hybrid import make_setup, split_attributes  # noqa: E402
+from protocols.hybrid.dot_session import DotSession, serve_helper  # noqa: E402
 from protocols.hybrid.hybrid_id3 import (  # noqa: E402
     ALICE,
     BOB,
     DEALER,
     ESTIMATE_READINGS,
     MINERS,
-    DotSession,
     Estimator,
     exchange_disguised,
     hybrid_id3,
-    serve_helper,
 )
 
 #: the paper's Table 1 (θ = 0.45, 4 groups): ω -> (A, C); of the Adult row only one cell
