@@ -66,6 +66,7 @@ from mpc.errors import (
 )
 from mpc.runtime.codec import DEFAULT_MAX_FRAME_BYTES, PROTOCOL_VERSION, decode, encode
 from mpc.runtime.config import AGREEMENT_SECTIONS, DEFAULT_TIMEOUT
+from mpc.runtime.expect import Expect
 from mpc.runtime.health import MAX_PINGS_PER_S, HealthChecks
 from mpc.runtime.metrics import Ledger, Metrics
 from mpc.runtime.transport import Transport, is_monitor
@@ -304,10 +305,30 @@ class Party(HealthChecks):
             await self.send(peer, tag, obj)
 
     async def recv(
-        self, peer: str, tag: str, receipt: Receipt, *, timeout: float | None = None
+        self,
+        peer: str,
+        tag: str,
+        receipt: Receipt,
+        *,
+        timeout: float | None = None,
+        expect: Expect | None = None,
     ) -> Any:
         """Wait for the message from ``peer`` under ``tag``, which ``receipt`` declares;
-        raise ``PeerTimeout`` after ``timeout`` (default: the deployment deadline)."""
+        raise ``PeerTimeout`` after ``timeout`` (default: the deployment deadline). The body
+        must have the form ``expect`` (default: the receipt's, :mod:`mpc.runtime.expect`),
+        else ``ProtocolError`` names the sender, the step and what was wrong."""
+        body = await self._recv(peer, tag, receipt, timeout)
+        form = receipt.expect if expect is None else expect
+        if form is not None:
+            reason = form.problem(body)
+            if reason is not None:
+                raise ProtocolError(
+                    f"{self.name}: {peer} sent, at {tag}, {receipt.what} ({receipt.name}), "
+                    f"which must be {form.describe()}: {reason}"
+                )
+        return body
+
+    async def _recv(self, peer: str, tag: str, receipt: Receipt, timeout: float | None) -> Any:
         self._check_peer(peer)
         if not isinstance(receipt, Receipt):
             raise ProtocolError(
@@ -363,10 +384,13 @@ class Party(HealthChecks):
                 taken += 1
         return taken
 
-    async def gather(self, peers: Iterable[str], tag: str, receipt: Receipt) -> dict[str, Any]:
-        """Receive one message under ``tag`` from each of ``peers`` (concurrently)."""
+    async def gather(
+        self, peers: Iterable[str], tag: str, receipt: Receipt, *, expect: Expect | None = None
+    ) -> dict[str, Any]:
+        """Receive one message under ``tag`` from each of ``peers`` (concurrently), each
+        checked as :meth:`recv` checks it."""
         peers = list(peers)
-        bodies = await asyncio.gather(*(self.recv(p, tag, receipt) for p in peers))
+        bodies = await asyncio.gather(*(self.recv(p, tag, receipt, expect=expect) for p in peers))
         return dict(zip(peers, bodies, strict=True))
 
     def _unbuffer(self, key: tuple[str, str], receipt: Receipt) -> Any:

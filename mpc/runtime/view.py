@@ -43,6 +43,7 @@ from typing import Any
 import numpy as np
 
 from mpc.errors import ProtocolError
+from mpc.runtime.expect import Expect
 from mpc.runtime.metrics import jsonable
 
 __all__ = [
@@ -99,7 +100,8 @@ class Receipt:
     the records by the party's own ids, which is how the party knows them. ``ordered=False``
     says that the order of these messages (and the numbers in their tags) depends on timing
     only, as requests from tasks running side by side: the view compares them as a
-    multiset."""
+    multiset. ``expect`` (:mod:`mpc.runtime.expect`) is the form every body must have: a
+    receive refuses one that does not fit, naming the sender."""
 
     name: str
     kind: Kind
@@ -114,6 +116,7 @@ class Receipt:
     uniform_keys: tuple[str, ...] = ()
     records: str | None = None
     ordered: bool = True
+    expect: Expect | None = None
 
     def __post_init__(self) -> None:
         if self.kind is not Kind.UNIFORM and (
@@ -141,9 +144,10 @@ def public(
     *,
     canonical: Callable[[Any], Any] | None = None,
     ordered: bool = True,
+    expect: Expect | None = None,
 ) -> Receipt:
     """A :attr:`Kind.PUBLIC` receipt."""
-    return Receipt(name, Kind.PUBLIC, what, canonical=canonical, ordered=ordered)
+    return Receipt(name, Kind.PUBLIC, what, canonical=canonical, ordered=ordered, expect=expect)
 
 
 def declared(
@@ -153,11 +157,12 @@ def declared(
     canonical: Callable[[Any], Any] | None = None,
     uniform_keys: tuple[str, ...] = (),
     records: str | None = None,
+    expect: Expect | None = None,
 ) -> Receipt:
     """A :attr:`Kind.DECLARED` receipt."""
     return Receipt(
         name, Kind.DECLARED, what, canonical=canonical, uniform_keys=uniform_keys,
-        records=records,
+        records=records, expect=expect,
     )  # fmt: skip
 
 
@@ -173,12 +178,13 @@ def uniform(
     permutations: bool = False,
     canonical: Callable[[Any], Any] | None = None,
     ordered: bool = True,
+    expect: Expect | None = None,
 ) -> Receipt:
     """A :attr:`Kind.UNIFORM` receipt."""
     return Receipt(
         name, Kind.UNIFORM, what, public=public, modulus=modulus, opens=opens,
         elements=elements, tokens=tokens, permutations=permutations, canonical=canonical,
-        ordered=ordered,
+        ordered=ordered, expect=expect,
     )  # fmt: skip
 
 

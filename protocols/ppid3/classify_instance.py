@@ -34,6 +34,7 @@ import numpy as np
 
 from mpc.errors import ProtocolError
 from mpc.learners.tree import majority
+from mpc.runtime.expect import array, list_of, text, tuple_of
 from mpc.runtime.party import Party
 from mpc.runtime.view import declared
 from protocols.ppid3.ppid3 import DistributedTree
@@ -46,6 +47,7 @@ BATCH = declared(
     "the instances that reach each of this site's nodes, by node id (Theorem 2): the class "
     "site, the leaf of each instance; a child's owner, the branch each took at its parent",
     records="positions",
+    expect=list_of(tuple_of(text(), array("iu", ndim=1))),
 )
 
 
@@ -120,17 +122,7 @@ async def classify_instances(
             if sender == party.name:
                 continue
             items = await party.recv(sender, f"{tag}/l{level}", BATCH)
-            if not isinstance(items, list):
-                raise ProtocolError(f"{sender} sent a malformed classification batch")
-            for item in items:
-                if (
-                    not isinstance(item, list)
-                    or len(item) != 2
-                    or not isinstance(item[0], str)
-                    or not isinstance(item[1], np.ndarray)
-                ):
-                    raise ProtocolError(f"{sender} sent a malformed classification batch")
-                c, b = item
+            for c, b in items:
                 frontier[c] = np.concatenate([frontier[c], b]) if c in frontier else b
     if frontier:
         raise ProtocolError(f"{party.name}: instances still in flight after {depth + 1} levels")

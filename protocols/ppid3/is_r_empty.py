@@ -29,6 +29,7 @@ import secrets
 
 from mpc.crypto.commutative import MODP_2048, CommutativeKey, SafePrimeGroup
 from mpc.errors import ConfigError, ProtocolError
+from mpc.runtime.expect import boolean, integer
 from mpc.runtime.party import Party
 from mpc.runtime.view import declared, uniform
 
@@ -84,9 +85,9 @@ async def is_r_empty(
             await party.broadcast(f"{tag}/result", empty)
             return bool(empty)
 
-        r_prime = await party.recv(sites[i - 1], f"{tag}/sum", sum_receipt)  # lines 4 / 7
-        if not isinstance(r_prime, int) or isinstance(r_prime, bool) or not 0 <= r_prime < m:
-            raise ProtocolError(f"IsREmpty: {sites[i - 1]} sent {r_prime!r}, not in [0, {m})")
+        r_prime = await party.recv(  # lines 4 / 7
+            sites[i - 1], f"{tag}/sum", sum_receipt, expect=integer(0, m - 1)
+        )
         r_prime = (r_prime + AR) % m  # lines 5 / 8
         if i < k - 1:
             await party.send(sites[i + 1], f"{tag}/sum", r_prime)
@@ -97,9 +98,7 @@ async def is_r_empty(
                 raise ProtocolError(f"IsREmpty: {P1} sent a value outside the group")
             await party.send(P1, f"{tag}/Ek", [Ek.encrypt(E1_r), Ek.encrypt(group.encode(r_prime))])
             party.metrics.count("modexp", 2)
-        empty = await party.recv(P1, f"{tag}/result", RESULT)
-        if not isinstance(empty, bool):
-            raise ProtocolError(f"IsREmpty: {P1} announced {empty!r}, expected true/false")
+        empty = await party.recv(P1, f"{tag}/result", RESULT, expect=boolean())
         party.ledger.record("is-r-empty/result", empty, step=tag)
         return empty
 

@@ -159,6 +159,7 @@ import numpy as np
 from mpc.errors import ConfigError, ProtocolError
 from mpc.learners.id3 import best_site_attribute
 from mpc.learners.tree import majority
+from mpc.runtime.expect import boolean, check, integer, list_of, mapping, nothing_or, real, text
 from mpc.runtime.party import Party
 from mpc.runtime.view import declared
 from protocols.ppid3.distribution_counts import (
@@ -270,9 +271,7 @@ async def _grow(
         p = len(view.classes)
         await party.broadcast(f"{tag}/classes", p)
     else:
-        p = await party.recv(class_site, f"{tag}/classes", CLASSES)
-        if not isinstance(p, int) or isinstance(p, bool) or p < 1:
-            raise ProtocolError(f"{class_site} announced {p!r} classes")
+        p = await party.recv(class_site, f"{tag}/classes", CLASSES, expect=integer(lo=1))
     keys = await pair_keys(party, f"{tag}/pair-key")
     grower = _Levels(party, view, dealing, class_site, p, keys, max_depth, min_samples_split)
     grower.nodes.append(LevelNode(0, 0, None, 0, [class_site], list(attribute_counts)))
@@ -298,15 +297,6 @@ async def _grow(
     await dealing.close()
     tree = await _finish(party, grower.nodes, view, class_site, tag)
     return tree, grower.cost
-
-
-def _fan_outs(b: object, n: int) -> bool:
-    """True when ``b`` is a list of ``n`` fan-outs, each an integer of at least 1."""
-    return (
-        isinstance(b, list)
-        and len(b) == n
-        and all(isinstance(x, int) and not isinstance(x, bool) and x >= 1 for x in b)
-    )
 
 
 class _Levels:
@@ -361,10 +351,9 @@ class _Levels:
                 )
             await party.broadcast(f"{t}/leaf", flags)
         else:
-            flags = await party.recv(class_site, f"{t}/leaf", LEAF)
-            if not (isinstance(flags, list) and len(flags) == len(level)
-                    and all(isinstance(f, bool) for f in flags)):  # fmt: skip
-                raise ProtocolError(f"{class_site} announced {flags!r} as the level's leaves")
+            flags = await party.recv(
+                class_site, f"{t}/leaf", LEAF, expect=list_of(boolean(), len(level))
+            )
         for node, f in zip(level, flags, strict=True):
             node.leaf = f
             if f:
@@ -404,17 +393,15 @@ class _Levels:
             local.append(remaining[i] if gains else -1)
         if not self.is_class:
             await party.send(class_site, f"{t}/best", best)
-            winners = await party.recv(class_site, f"{t}/winner", WINNER)
-            if not (isinstance(winners, list) and len(winners) == len(inner)
-                    and all(w in names for w in winners)):  # fmt: skip
-                raise ProtocolError(f"{class_site} announced winners {winners!r}")
+            winners = await party.recv(
+                class_site, f"{t}/winner", WINNER, expect=list_of(text(names), len(inner))
+            )
             return winners, local
-        reported = await party.gather([s for s in names if s != party.name], f"{t}/best", BEST)
+        reported = await party.gather(
+            [s for s in names if s != party.name], f"{t}/best", BEST,
+            expect=list_of(nothing_or(real()), len(inner)),
+        )  # fmt: skip
         reported[party.name] = best
-        for s, g in reported.items():
-            if not (isinstance(g, list) and len(g) == len(inner)
-                    and all(x is None or isinstance(x, float) for x in g)):  # fmt: skip
-                raise ProtocolError(f"{s} reported best gains {g!r}")
         winners = []
         for i, node in enumerate(inner):
             gains_i = {s: reported[s][i] for s in names}
@@ -442,10 +429,10 @@ class _Levels:
         got_branching: dict[str, list[int]] = {party.name: branching}
         for s in names:
             if s != party.name and s in winners:
-                b = await party.recv(s, f"{t}/branching", BRANCHING)
-                if not _fan_outs(b, winners.count(s)):
-                    raise ProtocolError(f"{s} announced branching {b!r}")
-                got_branching[s] = b
+                got_branching[s] = await party.recv(
+                    s, f"{t}/branching", BRANCHING,
+                    expect=list_of(integer(lo=1), winners.count(s)),
+                )  # fmt: skip
         child_dists: dict[str, list[Any]] = {party.name: dists}
         if self.is_class:
             for s in names:
@@ -491,15 +478,8 @@ def node_dists(by_attr_j: np.ndarray) -> list[list[int]]:
 
 
 def _dist_row(dist: Any, v: int, nb: int, p: int, sender: str) -> np.ndarray:
-    if not (
-        isinstance(dist, list)
-        and len(dist) == nb
-        and all(
-            isinstance(r, list) and len(r) == p and all(isinstance(x, int) and x >= 0 for x in r)
-            for r in dist
-        )
-    ):
-        raise ProtocolError(f"{sender} sent malformed class distributions")  # fmt: skip
+    form = list_of(list_of(integer(lo=0), p), nb)
+    check(form, dist, f"{sender}'s class distributions of the children")
     return np.asarray(dist[v], dtype=np.int64)
 
 
@@ -538,9 +518,7 @@ async def _finish(
         await party.send(s, f"{tag}/ids", body)
     known = {str(number[k]): nid for k, nid in ids.items()}
     for s in outgoing:
-        got = await party.recv(s, f"{tag}/ids", NODE_ID)
-        if not isinstance(got, dict) or not all(isinstance(v, str) for v in got.values()):
-            raise ProtocolError(f"{s} sent malformed node ids")
+        got = await party.recv(s, f"{tag}/ids", NODE_ID, expect=mapping(text(), text()))
         known.update(got)
     root = nodes[0]
     if root.owner == party.name:
@@ -548,8 +526,6 @@ async def _finish(
         tree.root = (party.name, ids[0])
     else:
         rid = await party.recv(root.owner, f"{tag}/root", ROOT_ID)
-        if not isinstance(rid, str):
-            raise ProtocolError(f"{root.owner} announced a root id {rid!r}")
         tree.root = (root.owner, rid)
     is_class = party.name == class_site
     for k in order:

@@ -53,6 +53,7 @@ import numpy as np
 from mpc.errors import ConfigError, ProtocolError
 from mpc.learners.id3 import best_site_attribute
 from mpc.learners.tree import majority
+from mpc.runtime.expect import boolean, integer, nothing_or, real, text
 from mpc.runtime.party import Party
 from mpc.runtime.view import declared, public, uniform
 from protocols.ppid3.distribution_counts import (
@@ -83,7 +84,7 @@ LEAF = public("ppid3/leaf", "whether each node is a leaf (the tree structure)")
 BEST = declared("ppid3/best", "a site's best gain at each node (class site; Theorem 1)")
 WINNER = public("ppid3/winner", "the site that splits each node (the tree structure)")
 BRANCHING = public("ppid3/branching", "each node's number of children (the tree structure)")
-ROOT_ID = uniform("ppid3/root-id", "the root's random id", tokens=True)
+ROOT_ID = uniform("ppid3/root-id", "the root's random id", tokens=True, expect=text())
 NODE_ID = uniform(
     "ppid3/node-id", "the random ids of child nodes, to their parent's owner", tokens=True
 )
@@ -267,9 +268,7 @@ class _Grower:
             party, self.constraints, class_site=class_site, tag=f"{t}/dc"
         )
         if not self.is_class:
-            leaf = await party.recv(class_site, f"{t}/leaf", LEAF)
-            if not isinstance(leaf, bool):
-                raise ProtocolError(f"{class_site} announced {leaf!r} instead of leaf true/false")
+            leaf = await party.recv(class_site, f"{t}/leaf", LEAF, expect=boolean())
             return leaf, None, None
         assert counts is not None and view.classes is not None
         total = int(counts.sum())
@@ -305,15 +304,12 @@ class _Grower:
         my_best = float(gains[local]) if gains else None
         if not self.is_class:
             await party.send(class_site, f"{t}/best", my_best)
-            winner = await party.recv(class_site, f"{t}/winner", WINNER)
-            if winner not in names:
-                raise ProtocolError(f"{class_site} announced an unknown winner {winner!r}")
+            winner = await party.recv(class_site, f"{t}/winner", WINNER, expect=text(names))
             return winner, local
-        reported = await party.gather([n for n in names if n != party.name], f"{t}/best", BEST)
+        reported = await party.gather(
+            [n for n in names if n != party.name], f"{t}/best", BEST, expect=nothing_or(real())
+        )
         reported[party.name] = my_best
-        for n, g in reported.items():
-            if g is not None and not isinstance(g, float):
-                raise ProtocolError(f"{n} reported a best gain {g!r}, not a number")
         party.ledger.record("ppid3/best-gains", {"node": number, "gains": reported}, step=t)
         winner_index, _ = best_site_attribute(
             [[reported[n]] if reported[n] is not None else [] for n in names]
@@ -327,10 +323,7 @@ class _Grower:
         if winner == self.party.name:
             await self.party.broadcast(f"{t}/branching", mine)
             return mine
-        n_children = await self.party.recv(winner, f"{t}/branching", BRANCHING)
-        if not isinstance(n_children, int) or isinstance(n_children, bool) or n_children < 1:
-            raise ProtocolError(f"{winner} announced {n_children!r} children")
-        return n_children
+        return await self.party.recv(winner, f"{t}/branching", BRANCHING, expect=integer(lo=1))
 
 
 async def _hand_up(
@@ -342,20 +335,14 @@ async def _hand_up(
             assert node_id is not None
             await party.broadcast(f"{t}/root", node_id)
             return owner, node_id
-        rid = await party.recv(owner, f"{t}/root", ROOT_ID)
-        if not isinstance(rid, str):
-            raise ProtocolError(f"{owner} announced a root id {rid!r}")
-        return owner, rid
+        return owner, await party.recv(owner, f"{t}/root", ROOT_ID)
     if party.name == owner:
         assert node_id is not None
         if parent_owner != owner:
             await party.send(parent_owner, f"{t}/id", node_id)
         return owner, node_id
     if party.name == parent_owner:
-        nid = await party.recv(owner, f"{t}/id", NODE_ID)
-        if not isinstance(nid, str):
-            raise ProtocolError(f"{owner} sent a node id {nid!r}")
-        return owner, nid
+        return owner, await party.recv(owner, f"{t}/id", NODE_ID, expect=text())
     return owner, ""
 
 
