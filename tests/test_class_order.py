@@ -142,14 +142,6 @@ def test_psi_class_sets_come_in_a_fresh_order_at_every_node() -> None:
     _assert_order_varies(_orders_seen(out, "psi"), "psi counts")
 
 
-def test_fast_counts_owner_gets_a_fresh_class_order_at_every_node() -> None:
-    """The depth-first secret-sharing oracle (``FastCountOracle``)."""
-    table, part = _table()
-    out = run_ppid3(table, part, max_depth=4, counts="fast")
-    _assert_equal_to_plain(out, table)
-    _assert_order_varies(_orders_seen(out, "fast"), "fast counts")
-
-
 def test_levels_owner_gets_a_fresh_class_order_at_every_node() -> None:
     """``--counts fast`` as ``mpc run`` runs it: the level driver."""
     table, part = _table()
@@ -233,13 +225,3 @@ def test_the_level_dealer_records_everything_it_receives() -> None:
     ledger = [e["value"] for e in out["parties"]["dealer"].ledger.to_list()
               if e["label"] == "fast-counts/request" and e["value"]["kind"] == "outer"]  # fmt: skip
     assert any(v["parents"] == outer["parents"] for v in ledger)  # the fan-outs
-
-
-def test_the_depth_first_dealer_records_everything_it_receives() -> None:
-    table, part = _table()
-    received: list[tuple[str, Any]] = []
-    network = InMemoryNetwork()
-    _tap_dealer(network, received)
-    out = run_ppid3(table, part, max_depth=2, counts="fast", network=network)
-    _assert_equal_to_plain(out, table)
-    _assert_dealer_ledger_is_what_it_received(received, out, table.n_rows)

@@ -30,7 +30,7 @@ from mpc.runtime.local import run_in_memory
 from mpc.runtime.transport import InMemoryNetwork
 from protocols.ppid3.classify_instance import classify_instances, tree_depth
 from protocols.ppid3.distribution_counts import PSICountOracle, SiteView
-from protocols.ppid3.fast_counts import DEALER, FastCountOracle, Sites, serve_count_dealer
+from protocols.ppid3.fast_counts import DEALER
 from protocols.ppid3.ppid3 import assemble, check_tree_equal, ppid3
 
 from .conftest import run_mpc_json
@@ -52,35 +52,29 @@ def run_ppid3(
     *,
     max_depth: int | None = None,
     network: InMemoryNetwork | None = None,
-    counts: str = "psi",
 ) -> dict[str, Any]:
-    """PPID3 + classification of the training rows, every site an in-memory party; with
-    ``counts="fast"`` a dealer party serves the secret-sharing count oracle."""
+    """PPID3 (depth first, counts by set intersections) + classification of the training
+    rows, every site an in-memory party."""
     views = _views(table, part)
     names = [v.name for v in views]
     class_site = names[part.class_site]
 
     async def program(p: Any) -> Any:
-        if p.name == DEALER:
-            return await serve_count_dealer(p, names)
         view = views[names.index(p.name)]
-        oracle = PSICountOracle() if counts == "psi" else FastCountOracle()
-        site = p if counts == "psi" else Sites(p, names).as_party()
+        oracle = PSICountOracle()
         tree = await ppid3(
-            site,
+            p,
             view,
             oracle,
             class_site=class_site,
             attribute_counts=[len(s) for s in part.sites],
             max_depth=max_depth,
         )
-        if isinstance(oracle, FastCountOracle):
-            await oracle.close(p)
         cols = {
             a: [view.domains[j][c] for c in view.codes[:, j]] for j, a in enumerate(view.attributes)
         }
         pred = await classify_instances(
-            site,
+            p,
             tree,
             cols,
             view.tids.tolist(),
@@ -89,9 +83,7 @@ def run_ppid3(
         )
         return tree, pred
 
-    everyone = names if counts == "psi" else [*names, DEALER]
-    results, parties = asyncio.run(run_in_memory(everyone, program, timeout=60, network=network))
-    results.pop(DEALER, None)
+    results, parties = asyncio.run(run_in_memory(names, program, timeout=60, network=network))
     view = assemble(
         {n: r[0].to_dict() for n, r in results.items()}, {n: i for i, n in enumerate(names)}
     )
@@ -179,15 +171,17 @@ def _opened(out: dict[str, Any], label: str) -> list[Any]:
 def test_fast_and_psi_counts_give_the_same_tree_and_ledger_counts(
     case: tuple[Table, Partition], max_depth: int | None
 ) -> None:
+    """The fast counts (level by level on shares, a dealer's randomness) open what the
+    set intersections open, node for node; the dealer receives requests only, and an
+    owner's count matrices are of its own attributes."""
+    from .test_ppid3_levels import run_levels
+
     table, part = case
-    fast = run_ppid3(table, part, max_depth=max_depth, counts="fast")
+    fast = run_levels(table, part, max_depth=max_depth, helper="dealer")
     _assert_equal_to_plain(fast, table)
     psi = run_ppid3(table, part, max_depth=max_depth)
     for label in ("ppid3/node-counts", "ppid3/best-gains", "ppid3/structure"):
         assert _opened(fast, label) == _opened(psi, label), label
-    # the class site opened exactly the node counts PPID3 put on record
-    node_counts = [list(e["counts"].values()) for e in _opened(fast, "ppid3/node-counts")]
-    assert [list(c) for c in _opened(fast, "fast-counts/distribution")] == node_counts
     for name, party in fast["parties"].items():
         labels = set(party.ledger.labels())
         if name == DEALER:
@@ -198,106 +192,6 @@ def test_fast_and_psi_counts_give_the_same_tree_and_ledger_counts(
             if e["label"] == "fast-counts/attribute-counts":
                 site = fast["names"].index(name)
                 assert set(e["value"]) <= set(part.sites[site])  # own attributes only
-
-
-def test_fast_counts_on_weather_with_three_sites_and_a_middle_class_site() -> None:
-    t = weather()
-    out = run_ppid3(t, partition(t.attributes, 3, class_site=1), counts="fast")
-    _assert_equal_to_plain(out, t)
-
-
-def test_fast_masked_vectors_are_uniform() -> None:
-    """What a site receives in an elementwise product is its peer's vector plus a uniform
-    mask: for an all-zero and an all-one vector the top four bits are uniform (chi-square,
-    16 bins, 40,000 words; the 0.999999 quantile of chi-square(15) is 61.1)."""
-    from protocols.ppid3.fast_counts import elementwise_product
-
-    n = 40_000
-    seen: dict[str, np.ndarray] = {}
-
-    async def program(p: Any) -> Any:
-        if p.name == DEALER:
-            return await serve_count_dealer(p, ["a", "b"])
-        x = np.zeros((n, 1), np.uint64) if p.name == "a" else np.ones((n, 1), np.uint64)
-        orig_recv = p.recv
-
-        async def spy(peer: str, tag: str, receipt: Any, **kw: Any) -> Any:
-            body = await orig_recv(peer, tag, receipt, **kw)
-            if tag.endswith("/masked"):
-                seen[p.name] = np.concatenate(body["parts"])
-            return body
-
-        p.recv = spy
-        if p.name == "a":
-            await p.send(DEALER, "fast/req/0", {"kind": "mul", "peer": "b", "shape": [n, 1],
-                                                "tag": "t"})  # fmt: skip
-            await p.send(DEALER, "fast/req/1", "done")
-        else:
-            await p.send(DEALER, "fast/req/0", "done")
-        return await elementwise_product(p, x, a="a", b="b", dealer=DEALER, tag="t")
-
-    results, _ = asyncio.run(run_in_memory(["a", "b", DEALER], program, timeout=30))
-    assert ((results["a"] + results["b"]) == 0).all()  # zeros times ones
-    for name, words in seen.items():
-        counts = np.bincount((words >> np.uint64(60)).astype(np.int64), minlength=16)
-        chi2 = float(((counts - n / 16) ** 2 / (n / 16)).sum())
-        assert chi2 < 61.1, (name, chi2)
-    # and the test can fail: an unmasked all-ones vector is far from uniform
-    ones = np.ones(n, np.uint64)
-    counts = np.bincount((ones >> np.uint64(60)).astype(np.int64), minlength=16)
-    assert float(((counts - n / 16) ** 2 / (n / 16)).sum()) > 61.1
-
-
-def _chi2_top_bits(words: np.ndarray) -> float:
-    counts = np.bincount((words >> np.uint64(60)).astype(np.int64), minlength=16)
-    expected = len(words) / 16
-    return float(((counts - expected) ** 2 / expected).sum())
-
-
-def test_fast_attribute_count_messages_are_uniform() -> None:
-    """In a context product the holder receives ``X^T + Ra`` and the owner ``z + Rb`` (and
-    the holder's share): with a 0/1 one-hot X and a mostly-zero z, the masked arrays' top
-    four bits are uniform (chi-square, 16 bins, 0.999999 quantile 61.1)."""
-    from protocols.ppid3.fast_counts import _LRU, _xdot_holder, _xdot_owner
-
-    n, m, p = 20_000, 3, 2
-    rng = np.random.default_rng(1)
-    xt = np.zeros((m, n), np.uint64)
-    xt[rng.integers(0, m, n), np.arange(n)] = 1
-    z = np.zeros((n, p), np.uint64)
-    z[:50, 0] = 1
-    received: dict[str, list[np.ndarray]] = {"owner": [], "holder": []}
-
-    async def program(party: Any) -> Any:
-        if party.name == DEALER:
-            return await serve_count_dealer(party, ["owner", "holder"])
-        orig_recv = party.recv
-
-        async def spy(peer: str, tag: str, receipt: Any, **kw: Any) -> Any:
-            body = await orig_recv(peer, tag, receipt, **kw)
-            if peer != DEALER and isinstance(body, dict) and "parts" in body:
-                received[party.name].append(np.concatenate(body["parts"]))
-            return body
-
-        party.recv = spy
-        if party.name == "owner":
-            seed = bytes(range(32))
-            await party.send(DEALER, "fast/req/0", {"kind": "xdot", "peer": "holder", "tag": "t",
-                                                    "shape": [m, n, p], "context": 0,
-                                                    "seed": seed})  # fmt: skip
-            await party.send(DEALER, "fast/req/1", "done")
-            return await _xdot_owner(party, xt, seed, 0, True, "holder", DEALER, "t")
-        await party.send(DEALER, "fast/req/0", "done")
-        return await _xdot_holder(party, z, "owner", _LRU(4), DEALER, "t")
-
-    results, _ = asyncio.run(run_in_memory(["owner", "holder", DEALER], program, timeout=30))
-    assert (results["owner"] == xt @ z).all()  # the owner gets X^T z, exactly
-    assert len(received["holder"]) == 1 and len(received["owner"]) == 2
-    for name, arrays in received.items():
-        for words in arrays:
-            if len(words) >= 1000:  # the 6-word share is too short for 16 bins
-                assert _chi2_top_bits(words) < 61.1, name
-    assert _chi2_top_bits(xt.reshape(-1)) > 61.1  # unmasked, X is far from uniform
 
 
 @pytest.fixture(scope="module")
@@ -334,18 +228,6 @@ def test_car_three_sites_to_depth_two(data_dir: Path) -> None:
     out = run_ppid3(t, part, max_depth=2)
     _assert_equal_to_plain(out, t)
     _assert_levels_open_the_same(out, t, part, 2)
-
-
-@pytest.mark.parametrize(("name", "max_depth"), [("house-votes-84", None), ("car", None)])
-def test_fast_counts_on_uci_tables_equal_plain_id3(
-    data_dir: Path, name: str, max_depth: Any
-) -> None:
-    t, _ = load_dataset(name, data_dir)
-    part = partition(t.attributes, 3, "random:7")
-    fast = run_ppid3(t, part, max_depth=max_depth, counts="fast")
-    _assert_equal_to_plain(fast, t)  # the tree with every node's class counts
-    # (the set-intersection backend gives the plain tree too: test_house_votes_84_three_sites_*)
-    assert len(_opened(fast, "fast-counts/distribution")) == len(_opened(fast, "ppid3/node-counts"))
 
 
 # --------------------------------------------------------------------------- leakage
