@@ -102,6 +102,17 @@ from typing import Any
 from mpc.crypto.sealed import associated_data
 from mpc.errors import ConfigError
 from mpc.learners.c45 import C45Classifier
+from mpc.runtime.expect import (
+    ANY,
+    boolean,
+    integer,
+    list_of,
+    mapping,
+    one_of,
+    record,
+    text,
+    tuple_of,
+)
 from mpc.runtime.view import Batch, declared
 
 
@@ -129,6 +140,20 @@ REQUEST = declared(
     "sensitive value and class, subtrees and trees sealed under the client's key",
     canonical=_flat_requests,
     uniform_keys=("eseq", "subtree", "blob"),
+    # each request is numbered (n) and names its operation; the updates posted before it
+    # (answered in a later reply's acks) come with it, each marked later
+    expect=record(
+        {
+            "op": text(),
+            "n": integer(lo=0),
+            "later": boolean(),
+            "posted": list_of(
+                record({"op": text(), "n": integer(lo=0), "later": one_of(True)}, extra=True)
+            ),
+        },
+        optional=("later", "posted"),
+        extra=True,
+    ),
 )
 #: what the client receives: its own tables' rows, sealed subtrees, labels, acknowledgements
 REPLY = declared(
@@ -136,6 +161,7 @@ REPLY = declared(
     "the CDBS's answers: a leaf's tuples group-joined with ST (leafIns), a subtree the client "
     "sealed, a class label, the client's tables or its sealed tree, acknowledgements",
     uniform_keys=("eseq", "subtree", "blob"),
+    expect=record({"acks": list_of(tuple_of(integer(lo=0), mapping(text(), ANY)))}, extra=True),
 )
 
 __all__ = [

@@ -193,14 +193,10 @@ class CDBSClient:
     async def _reply(self, n: int, op: str) -> dict[str, Any]:
         reply = await self.party.recv(self.cdbs, f"cdtl/rep/{n}", REPLY)
         self._unanswered.pop(n, None)
-        if not isinstance(reply, dict):
-            raise ProtocolError(f"{self.cdbs} answered {op!r} with {type(reply).__name__}")
-        acks = reply.pop("acks", None)
-        if not isinstance(acks, list):
-            raise ProtocolError(f"{self.cdbs} answered {op!r} without `acks`")
+        acks = reply.pop("acks")  # the form of REPLY: a map with acks, each [number, map]
         for ack in acks:
-            m = ack[0] if isinstance(ack, list) and len(ack) == 2 else None
-            if not isinstance(m, int) or not 0 <= m < self._seq or not isinstance(ack[1], dict):
+            m = ack[0]
+            if m >= self._seq:
                 raise ProtocolError(f"{self.cdbs} acknowledged {ack!r}, which was not sent")
             posted = self._posted.pop(m, None)
             if posted is None:  # acknowledged twice: by a CDBS process and its successor

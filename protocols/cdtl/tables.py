@@ -21,6 +21,7 @@ import numpy as np
 
 from mpc.datasets import CONTINUOUS, NOMINAL, Table
 from mpc.errors import ConfigError, ProtocolError
+from mpc.runtime.expect import ANY, check, integer, list_of, mapping, text
 from protocols.cdtl.eseq import ESEQ_BYTES
 
 __all__ = [
@@ -618,28 +619,24 @@ def check_codes(codes: np.ndarray, size: int, what: str) -> None:
         raise ProtocolError(f"{what} has codes outside its domain of {size} values")
 
 
+#: a map from strings to anything: the body of every table and request
+_MAP = mapping(text(), ANY)
+
+
 def wire_mapping(doc: Any, what: str) -> Mapping[str, Any]:
-    if not isinstance(doc, Mapping):
-        raise ProtocolError(f"{what} must be a map, got {type(doc).__name__}")
-    return doc
+    return check(_MAP, doc, what)
 
 
 def wire_str(x: Any, what: str) -> str:
-    if not isinstance(x, str):
-        raise ProtocolError(f"{what} must be a string, got {type(x).__name__}")
-    return x
+    return check(text(), x, what)
 
 
 def wire_int(x: Any, what: str) -> int:
-    if isinstance(x, bool) or not isinstance(x, int):
-        raise ProtocolError(f"{what} must be an integer, got {type(x).__name__}")
-    return x
+    return check(integer(), x, what)
 
 
 def wire_str_list(x: Any, what: str) -> list[str]:
-    if not isinstance(x, list) or not set(map(type, x)) <= {str}:
-        raise ProtocolError(f"{what} must be a list of strings")
-    return x
+    return check(list_of(text()), x, what)
 
 
 def wire_str_array(x: Any, what: str) -> np.ndarray:

@@ -121,6 +121,7 @@ import numpy as np
 
 from mpc.errors import ConfigError, ProtocolError
 from mpc.runtime.chunks import pack_array, unpack_array
+from mpc.runtime.expect import ANY, either, integer, list_of, one_of, record, text
 from mpc.runtime.party import Party
 from mpc.runtime.view import public
 from protocols.ot.iknp import (
@@ -143,17 +144,6 @@ __all__ = [
     "ot_dealing",
 ]
 
-#: what a site receives from its partner besides the products' own messages
-PAIR_REQUEST = public(
-    "levels-ot/request",
-    "a product the partner needs randomness for: kind, sites, tag, shapes (public); or 'done'",
-)
-PAIR_ORDER = public(
-    "levels-ot/order",
-    "the pair's next product to make randomness for (the leader's order)",
-    ordered=False,
-)
-
 #: a site's numbered requests to the leader of its pair
 REQUESTS = "levels/ot/req"
 #: the leader's numbered announcements of the pair's next request
@@ -161,6 +151,36 @@ ORDERS = "levels/ot/order"
 #: request fields that travel to the partner (public shapes)
 PUBLIC_FIELDS = ("kind", "peer", "tag", "shape", "parents", "blocks", "p")
 DONE = "done"
+
+#: a request of the pair (public fields only), or that the partner is done
+_REQUEST_FORM = either(
+    one_of(DONE),
+    record(
+        {
+            "site": text(),
+            "peer": text(),
+            "kind": text(("xdot", "perm")),
+            "tag": text(),
+            "shape": list_of(integer(lo=1)),
+            "parents": ANY,
+            "blocks": ANY,
+            "p": ANY,
+        },
+        optional=("parents", "blocks", "p"),
+    ),
+)
+#: what a site receives from its partner besides the products' own messages
+PAIR_REQUEST = public(
+    "levels-ot/request",
+    "a product the partner needs randomness for: kind, sites, tag, shapes (public); or 'done'",
+    expect=_REQUEST_FORM,
+)
+PAIR_ORDER = public(
+    "levels-ot/order",
+    "the pair's next product to make randomness for (the leader's order)",
+    ordered=False,
+    expect=_REQUEST_FORM,
+)
 
 
 def leader_of(a: str, b: str, sites: Sequence[str]) -> str:
@@ -338,20 +358,11 @@ class OTDealing(Dealing):
                 reader.cancel()
 
     def _checked(self, peer: str, req: Any, step: str) -> dict[str, Any]:
-        """A request of the pair, checked: public fields of the right types."""
+        """A request of the pair (of the receipts' form), between the two of them."""
         me = self.party.name
-        if not isinstance(req, dict) or set(req) - {*PUBLIC_FIELDS, "site"}:
-            raise ProtocolError(f"{peer} sent, at {step}, a malformed request {req!r:.120}")
-        site, other = req.get("site"), req.get("peer")
-        kind, tag, shape = req.get("kind"), req.get("tag"), req.get("shape")
+        site, other, tag = req["site"], req["peer"], req["tag"]
         if {site, other} != {me, peer}:
             raise ProtocolError(f"{peer} sent, at {step}, a request between {site!r}, {other!r}")
-        if kind not in ("xdot", "perm") or not isinstance(tag, str):
-            raise ProtocolError(f"{peer} sent, at {step}, a request of kind {kind!r}")
-        if not isinstance(shape, list) or not all(
-            isinstance(d, int) and not isinstance(d, bool) and d >= 1 for d in shape
-        ):
-            raise ProtocolError(f"{peer} sent, at {step}, a request of shape {shape!r}")
         if site == peer:
             record = {k: v for k, v in req.items() if k != "tag"}
             self.party.ledger.record("levels/ot-request", record, step=tag)
