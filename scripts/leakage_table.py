@@ -5,10 +5,10 @@ Every ``recv`` of the code names a receipt (:mod:`mpc.runtime.view`): what the m
 public, uniform (masked, encrypted, a share, fresh randomness) or declared leakage. This
 script runs every system in a small configuration (its parties as processes over CurveZMQ, as
 ``mpc run`` does), reads from each party's report what it received under which receipt, and
-what its ledger says it learned, and writes the page. ``tests/test_views.py`` checks, for every
-run of its record-swap tests, that each party received nothing the page does not list, under
-the kind it states, with the words of the receipt as the code declares them: the page, the
-ledgers and the wire cannot drift apart.
+what its ledger says it learned, and writes the page. ``tests/protocols/test_views.py``
+checks, for every run of its record-swap tests, that each party received nothing the page
+does not list, under the kind it states, with the words of the receipt as the code declares
+them: the page, the ledgers and the wire cannot drift apart.
 
     python scripts/leakage_table.py            # writes docs/leakage.md (about a minute)
     python scripts/leakage_table.py --check    # exit 1 if the page is not what it would write
@@ -103,7 +103,7 @@ _PPID3 = {
     "class_column": "play",
     "partition": "outlook,temperature;humidity,windy",
 }
-#: every configuration the page shows; ``tests/test_views.py`` names them by these keys
+#: every configuration the page shows; ``tests/protocols/test_views.py`` names them by these keys
 VARIANTS: dict[str, Variant] = {
     "ppid3-psi": Variant(
         "PPID3, set-intersection counts, held-out records classified (Algorithm 8)",
@@ -227,7 +227,7 @@ def page(runs: dict[str, RunResult]) -> str:
     lines = [
         "# What each party receives",
         "",
-        "<!-- written by scripts/leakage_table.py; tests/test_views.py checks it -->",
+        "<!-- written by scripts/leakage_table.py; tests/protocols/test_views.py checks it -->",
         "",
         "Every message a party receives is accounted for under a *receipt* that its code names",
         "(`mpc/runtime/view.py`): **public** (independent of every party's data, or part of the",
@@ -238,7 +238,8 @@ def page(runs: dict[str, RunResult]) -> str:
         "kind, sender and volume (`received`), beside its *ledger* of learned values.",
         "",
         "The tables below were made by `python scripts/leakage_table.py`, which runs every",
-        "system in a small configuration; the record-swap tests (`tests/test_views.py`) check",
+        "system in a small configuration; the record-swap tests "
+        "(`tests/protocols/test_views.py`) check",
         "that no party of their runs receives anything not listed here, under another kind, or",
         "with other words than the code's. The runtime's own messages (`hello`, `bye`, `probe`,",
         "`status`, `abort`: version, name, role, state) are left out.",

@@ -26,6 +26,21 @@ if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
 os.environ["MPC_STRICT_RECEIPTS"] = "1"
 
 
+#: markers whose tests share a machine-wide resource (a Docker engine and the image it builds
+#: once per worker, network namespaces and shaped links): each runs on one worker, in turn
+EXCLUSIVE = ("docker", "netns")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Give the tests of each :data:`EXCLUSIVE` marker one ``xdist_group``, so that
+    ``--dist loadgroup`` runs them one after the other on one worker."""
+    for item in items:
+        for name in EXCLUSIVE:
+            if item.get_closest_marker(name) is not None:
+                item.add_marker(pytest.mark.xdist_group(name))
+                break
+
+
 def run_mpc(*args: str, deadline: float = 60.0) -> tuple[int, str, str]:
     """Run ``python -m mpc ARGS`` with a deadline; return (exit code, stdout, stderr)."""
     proc = subprocess.run(

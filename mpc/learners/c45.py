@@ -5,7 +5,7 @@ is error-based pruning with confidence 0.25; their footnote 2 needs fractional i
 
 ``C45Classifier(pruning="error-based", confidence=0.25)`` is J48 with its defaults; on the
 same training rows and declared values (an ARFF header) it learns J48's tree node for node
-(``tests/test_j48_reference.py``; ``scripts/compare_j48.py`` on every dataset).
+(``tests/unit/test_j48_reference.py``; ``scripts/compare_j48.py`` on every dataset).
 
 * **Split choice**: gain ratio among the valid candidates whose gain is at least the
   average gain of all valid candidates (less 1e-3; a valid candidate of no gain counts too;

@@ -24,8 +24,8 @@ chi-square test reads (:func:`uniformity_p_value`). A uniform receipt whose payl
 what cannot be uniform (a float, a small integer without a declared ``modulus``, a string
 that is not hex) fails the run there, naming the receipt.
 
-The record-swap view test (``tests/test_views.py``) runs a system twice on tables that differ
-only by the swap of two records' data outside what a party P sees; every aggregate P may
+The record-swap view test (``tests/protocols/test_views.py``) runs a system twice on tables
+that differ only by the swap of two records' data outside what a party P sees; every aggregate P may
 learn is the same, so P's public and declared messages, its uniform skeletons and its ledger
 must be too, and its uniform payloads must pass the chi-square test.
 """

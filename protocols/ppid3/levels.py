@@ -145,7 +145,7 @@ trust statement: no two sites collude):
 
 So a helping site's view is its view as a site plus public shapes and independent
 randomness: the ledger of a helping site holds only the entries listed above
-(``tests/test_helper_sites.py`` checks it).
+(``tests/protocols/test_helper_sites.py`` checks it).
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ from collections.abc import Mapping
 import pytest
 import yaml
 
-from .compose_file import (
+from ..compose_file import (
     ComposeError,
     Service,
     in_profile,
@@ -33,7 +33,7 @@ from .compose_file import (
     one_shot,
     parse_services,
 )
-from .conftest import ROOT
+from ..conftest import ROOT
 
 COMPOSE = ROOT / "docker-compose.yml"
 PROFILES = ("ppid3", "ppid3-fast", "hybrid-id3", "cdtl")

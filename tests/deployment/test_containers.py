@@ -16,8 +16,8 @@ import pytest
 from parties.cli.main import build_parser
 from parties.systems.registry import get_system
 
-from .conftest import ROOT
-from .containers import (
+from ..conftest import ROOT
+from ..containers import (
     built_image,
     compose,
     container_exit_codes,
@@ -244,7 +244,7 @@ def test_three_organisations_train_and_classify_with_the_kit_each_holding_its_ow
     built_image()
     from mpc.learners.id3 import ID3Classifier
 
-    from .test_own_data import split_files, write_csv
+    from ..processes.test_own_data import split_files, write_csv
 
     data = DATA / "car" / "car.data"
     if not data.exists():

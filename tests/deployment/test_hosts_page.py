@@ -31,7 +31,7 @@ import pytest
 from mpc.datasets import load_csv
 from mpc.learners.id3 import ID3Classifier
 
-from .conftest import ROOT
+from ..conftest import ROOT
 
 pytestmark = [pytest.mark.processes, pytest.mark.timeout(300)]
 

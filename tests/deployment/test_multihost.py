@@ -35,8 +35,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from .compose_file import Service, in_profile, load_services, one_shot
-from .conftest import ROOT
+from ..compose_file import Service, in_profile, load_services, one_shot
+from ..conftest import ROOT
 
 pytestmark = [pytest.mark.netns, pytest.mark.processes, pytest.mark.timeout(180)]
 

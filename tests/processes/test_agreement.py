@@ -15,8 +15,8 @@ from mpc import __version__
 from mpc.runtime.config import agreement, load_config
 from mpc.runtime.keys import fingerprint, load_public_key
 
-from .conftest import run_mpc
-from .harness import Parties, plan_deployment
+from ..conftest import run_mpc
+from ..harness import Parties, plan_deployment
 
 pytestmark = pytest.mark.processes
 

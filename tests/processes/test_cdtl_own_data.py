@@ -44,8 +44,8 @@ from protocols.cdtl.client import CDBSClient, ClientCosts
 from protocols.cdtl.joins import open_eseq
 from protocols.cdtl.store import CDBSStore
 
-from .conftest import processes_mentioning, run_mpc, run_mpc_json
-from .harness import Parties, plan_deployment
+from ..conftest import processes_mentioning, run_mpc, run_mpc_json
+from ..harness import Parties, plan_deployment
 
 #: every receive's deadline in the multi-process runs here (a dead party ends a run in it)
 TIMEOUT = 10.0
@@ -112,9 +112,9 @@ def _predictions(path: Path) -> dict[str, str]:
 
 def in_memory_reference(train: Path, new: Path) -> dict[str, str]:
     """The predictions of the same cdtl run in one process (the in-memory transport and an
-    in-memory CDBS store, as tests/test_cdtl.py runs it): the training file outsourced with
-    the shared prune set of seed 0 (no tuple needs suppressing for l = 2), each new row
-    classified by Figure 3's Inference."""
+    in-memory CDBS store, as tests/protocols/test_cdtl.py runs it): the training file
+    outsourced with the shared prune set of seed 0 (no tuple needs suppressing for l = 2),
+    each new row classified by Figure 3's Inference."""
     table = load_party_csv(train, id_column=None, class_column="y").table
     rows = load_party_csv(new, id_column="rid", nominal=["a", "b", "c", "s"])
     _, prune_rows = train_test_split(table.target, 0.2, seed=0)

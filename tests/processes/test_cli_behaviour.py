@@ -26,7 +26,7 @@ from parties.cli.main import build_parser
 from parties.cli.parser import keep_negative_values, walk
 from parties.main import report_text
 
-from .conftest import ROOT, processes_mentioning, run_mpc, run_mpc_json
+from ..conftest import ROOT, processes_mentioning, run_mpc, run_mpc_json
 
 # ------------------------------------------------------------------ 1. output paths
 

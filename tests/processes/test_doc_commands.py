@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 
 #: a fenced block: its info string and its body
@@ -193,7 +193,7 @@ RUNS: dict[str, Run] = {
 
 #: the test of the own-data walk-through (docs/own-data.md): three files, saved parts, new records
 OWN_DATA = (
-    "tests/test_own_data.py::test_private_tree_from_shuffled_own_files_equals_plain_id3_and_"
+    "tests/processes/test_own_data.py::test_private_tree_from_shuffled_own_files_equals_plain_id3_and_"
     "saved_parts_predict_alike runs these hosts' commands on three files and a dealer"
 )
 
@@ -222,41 +222,41 @@ ELSEWHERE: dict[str, str] = {
         OWN_DATA
     ),
     "mpc run ppid3 --dataset car --sites 3 --counts fast --test-split 0.3 --model-out models": (
-        "tests/test_own_data.py::test_mpc_run_trains_saves_and_classifies_a_thousand_new_records"
+        "tests/processes/test_own_data.py::test_mpc_run_trains_saves_and_classifies_a_thousand_new_records"
     ),
     "mpc run ppid3-classify --model models --csv new.csv --id rid --predictions-out "
     "predictions.csv": (
-        "tests/test_own_data.py::test_mpc_run_trains_saves_and_classifies_a_thousand_new_records"
+        "tests/processes/test_own_data.py::test_mpc_run_trains_saves_and_classifies_a_thousand_new_records"
     ),
     "mpc run hybrid-id3 --csv train.csv --id rid --class class --test-split 0 --model-out "
-    "hmodel": "tests/test_hybrid_own_data.py::test_saved_parts_classify_new_records_as_the_"
-    "saved_tree_does_in_plain",
+    "hmodel": "tests/processes/test_hybrid_own_data.py::"
+    "test_saved_parts_classify_new_records_as_the_saved_tree_does_in_plain",
     "mpc run hybrid-id3-classify --csv new.csv --id rid --model hmodel --predictions-out "
-    "hpredictions.csv": "tests/test_hybrid_own_data.py::test_saved_parts_classify_new_records_"
-    "as_the_saved_tree_does_in_plain",
+    "hpredictions.csv": "tests/processes/test_hybrid_own_data.py::"
+    "test_saved_parts_classify_new_records_as_the_saved_tree_does_in_plain",
     "mpc run cdtl --dataset house-votes-84 --sensitive physician-fee-freeze --class party "
-    "--cv 2 --method cdtl,cnl --protocol as-drawn": "tests/test_cdtl.py::"
+    "--cv 2 --method cdtl,cnl --protocol as-drawn": "tests/protocols/test_cdtl.py::"
     "test_mpc_run_cdtl_as_drawn_waits_for_every_update_bdt",
     "mpc run cdtl-outsource --csv train.csv --id rid --class class --sensitive safety "
-    "--model-out model --cdbs-db cdbs-db": "tests/test_cdtl_own_data.py::test_a_client_comes_"
-    "back_to_a_restarted_cdbs_and_classifies_a_new_file",
+    "--model-out model --cdbs-db cdbs-db": "tests/processes/test_cdtl_own_data.py::"
+    "test_a_client_comes_back_to_a_restarted_cdbs_and_classifies_a_new_file",
     "mpc run cdtl-classify --csv new.csv --id rid --model model --cdbs-db cdbs-db "
-    "--predictions-out predictions.csv": "tests/test_cdtl_own_data.py::test_a_client_comes_"
-    "back_to_a_restarted_cdbs_and_classifies_a_new_file",
+    "--predictions-out predictions.csv": "tests/processes/test_cdtl_own_data.py::"
+    "test_a_client_comes_back_to_a_restarted_cdbs_and_classifies_a_new_file",
     "mpc run cdbs-load --clients 4 --predictions 100": (
-        "tests/test_cdtl.py::test_concurrent_clients_lose_and_duplicate_no_subtree"
+        "tests/protocols/test_cdtl.py::test_concurrent_clients_lose_and_duplicate_no_subtree"
     ),
     "mpc ping --config local/deployment.toml --name site1": (
-        "tests/test_processes.py::test_ping_is_answered_by_a_running_party_and_refused_"
+        "tests/processes/test_processes.py::test_ping_is_answered_by_a_running_party_and_refused_"
         "without_the_monitor_key (a party started by hand, then pinged)"
     ),
     "python -m parties site --config local/deployment.toml --name site1 --secret-key "
     "local/keys/site1.secret --report site1.json &": (
-        "tests/test_processes.py::test_ping_is_answered_by_a_running_party_and_refused_"
+        "tests/processes/test_processes.py::test_ping_is_answered_by_a_running_party_and_refused_"
         "without_the_monitor_key"
     ),
     "python -m parties site --config bad.toml --name site1 > report.json": (
-        "tests/test_hostile_input.py::test_a_party_started_on_a_bad_deployment_file_says_why_"
+        "tests/processes/test_hostile_input.py::test_a_party_started_on_a_bad_deployment_file_says_why_"
         "in_one_line"
     ),
 }
@@ -272,7 +272,7 @@ def test_every_shown_command_is_known() -> None:
         for s in shown_commands()
         if _run_spec(s.command) is None and " ".join(s.command.split()) not in ELSEWHERE
     ]
-    assert unknown == [], "add these to RUNS or ELSEWHERE in tests/test_doc_commands.py"
+    assert unknown == [], "add these to RUNS or ELSEWHERE in tests/processes/test_doc_commands.py"
 
 
 def test_the_registry_names_only_shown_commands() -> None:

@@ -21,7 +21,7 @@ from mpc.learners.evaluation import accuracy, train_test_split
 from mpc.learners.id3 import ID3Classifier
 from parties.systems.hybrid import split_attributes
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def script(name: str = "hybrid_id3") -> ModuleType:

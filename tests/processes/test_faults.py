@@ -25,9 +25,9 @@ from protocols.cdtl.cdtl import subtree_aad
 from protocols.cdtl.find_leaf import find_bdt_leaf
 from protocols.cdtl.store import CDBSStore
 
-from .conftest import processes_mentioning, run_mpc_json
-from .harness import Parties, plan_deployment
-from .test_cdtl import needs_house_votes
+from ..conftest import processes_mentioning, run_mpc_json
+from ..harness import Parties, plan_deployment
+from ..protocols.test_cdtl import needs_house_votes
 
 #: a table whose BDT leaves need refining (every leaf of weather's is answered by the CDBS)
 HOUSE_VOTES = ("--dataset", "house-votes-84", "--sensitive", "physician-fee-freeze",

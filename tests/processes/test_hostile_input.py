@@ -17,7 +17,7 @@ import pytest
 
 from mpc.deployment.launcher import PartySpec, write_deployment
 
-from .conftest import ROOT
+from ..conftest import ROOT
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -17,7 +17,7 @@ import contextlib
 import json
 import secrets
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +32,7 @@ from mpc.runtime.config import agreement, load_config
 from mpc.runtime.keys import load_public_key, load_secret_key, write_keypair
 from mpc.runtime.transport import MONITOR_ID
 
-from .harness import Parties, plan_deployment
+from ..harness import Parties, plan_deployment
 
 pytestmark = [pytest.mark.processes, pytest.mark.timeout(120)]
 
@@ -170,12 +170,18 @@ def secure_sum(tmp_path: Path) -> Iterator[tuple[Parties, ScriptedPeer, Path]]:
         yield started
 
 
-def _finish_sum(peer: ScriptedPeer, x: int = 22, m: int = 1000) -> int:
-    """Play site2 honestly from here on: add x to the ring value, take the result, leave."""
+def _finish_sum(
+    peer: ScriptedPeer, x: int = 22, m: int = 1000, before_bye: Sequence[Any] = ()
+) -> int:
+    """Play site2 honestly from here on: add x to the ring value, take the result, send the
+    messages ``before_bye`` and leave (site1 ends its run on the goodbye: whatever comes
+    after it may never be read)."""
     partial = peer.expect("secure-sum/ring").body
     ring = encode("msg", "secure-sum/ring", 1, (partial + x) % m)
     peer.send(ring)
     result = peer.expect("secure-sum/result").body
+    for frames in before_bye:
+        peer.send(frames)
     peer.send(encode("bye", "bye", 0, None))
     return int(result)
 
@@ -203,10 +209,9 @@ def test_malformed_messages_are_rejected_and_the_party_goes_on(
     run, peer, _ = lenient_sum
     for frames in HOSTILE.values():
         peer.send(frames)
-    result = _finish_sum(peer)
     replay = encode("msg", "secure-sum/ring", 1, 5)
-    peer.send(replay)  # a replay of a message already consumed: buffered, never used
-    peer.send(replay)
+    # twice a replay of a message already consumed: buffered, never used
+    result = _finish_sum(peer, before_bye=[replay, replay])
     assert run.wait(["site1"], deadline=3 * TIMEOUT) == {"site1": 0}, run.log("site1")
     assert result == 42 and run.report("site1")["result"] == 42
     notes = _rejected(run)

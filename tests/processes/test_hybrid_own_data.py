@@ -47,8 +47,8 @@ from protocols.hybrid.hybrid_id3 import ALICE, BOB, DEALER
 from protocols.ppid3.ppid3 import check_tree_equal
 from protocols.primitives.dot_product import row_dot_products
 
-from .conftest import processes_mentioning, run_mpc_json
-from .harness import Parties, plan_deployment
+from ..conftest import processes_mentioning, run_mpc_json
+from ..harness import Parties, plan_deployment
 
 COLUMNS = ("colour", "size", "grade", "weight", "shape")
 CLASS, ID = "label", "customer"

@@ -30,7 +30,7 @@ from mpc.runtime.local import run_in_memory
 from parties.programs.ppid3 import run as ppid3_run
 from protocols.ppid3.ppid3 import assemble, check_tree_equal
 
-from .conftest import ROOT, run_mpc
+from ..conftest import ROOT, run_mpc
 
 pytestmark = pytest.mark.timeout(180)
 

@@ -19,7 +19,7 @@ from mpc.learners.plot import plot_tree, require_matplotlib
 from mpc.learners.tree import node_count, to_json
 from parties.cli import main
 
-from .conftest import run_mpc
+from ..conftest import run_mpc
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

@@ -27,7 +27,7 @@ from mpc.learners.model_file import ModelError, SavedModel, new_model_id, write_
 from mpc.learners.plain_model import load_plain_model
 from parties.cli import main
 
-from .conftest import run_mpc
+from ..conftest import run_mpc
 
 
 def cli(*argv: str) -> tuple[int, str, str]:

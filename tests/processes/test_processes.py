@@ -26,7 +26,7 @@ from mpc.runtime.party import Party
 from mpc.runtime.transport import PeerAddress, ZmqTransport
 from mpc.runtime.view import public as _public
 
-from .conftest import ROOT, processes_mentioning, run_mpc, run_mpc_json
+from ..conftest import ROOT, processes_mentioning, run_mpc, run_mpc_json
 
 #: the receipt of this test's own messages
 ANY = _public("test/message", "a message of this test")
@@ -553,7 +553,7 @@ def test_a_stranger_with_an_unknown_key_is_refused_and_reported_while_the_run_go
     """A client with a key the deployment does not know, calling itself site2, knocks on
     site1 before the run: site1 refuses it, logs it and lists it in its report, and the run
     with the real site2 succeeds."""
-    from .harness import Parties, plan_deployment
+    from ..harness import Parties, plan_deployment
 
     config, roles = plan_deployment(tmp_path, "secure-sum", "--parties", "3", timeout=20)
     site1 = load_config(config).party("site1")

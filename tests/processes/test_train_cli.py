@@ -11,7 +11,7 @@ import pytest
 from mpc.datasets import resolve_data_dir
 from mpc.learners.tree import Split, from_json, predict_one
 
-from .conftest import run_mpc, run_mpc_json
+from ..conftest import run_mpc, run_mpc_json
 
 
 @pytest.fixture(scope="module")

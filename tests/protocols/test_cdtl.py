@@ -32,7 +32,7 @@ from protocols.cdtl.find_leaf import find_bdt_leaf, leaf_of_rows, schema_digest
 from protocols.cdtl.joins import open_eseq
 from protocols.cdtl.store import CDBSStore
 
-from .conftest import run_mpc, run_mpc_json
+from ..conftest import run_mpc, run_mpc_json
 
 #: the receipt of this test's own messages
 ANY = _public("test/message", "a message of this test")
@@ -758,7 +758,7 @@ def _experiment_script() -> Any:
     import importlib.util
     import sys
 
-    path = Path(__file__).resolve().parent.parent / "scripts" / "experiments" / "cdtl.py"
+    path = Path(__file__).resolve().parents[2] / "scripts" / "experiments" / "cdtl.py"
     spec = importlib.util.spec_from_file_location("cdtl_experiments", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

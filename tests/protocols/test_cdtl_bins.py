@@ -23,7 +23,7 @@ from protocols.cdtl.anatomization import suppress_for_l
 from protocols.cdtl.cdtl import learner, subtree_aad
 from protocols.cdtl.find_leaf import find_bdt_leaf
 
-from .conftest import run_mpc_json
+from ..conftest import run_mpc_json
 from .test_cdtl import SENSITIVE, classify_every_row
 
 

@@ -22,7 +22,7 @@ from mpc.runtime.local import run_in_memory
 from mpc.runtime.transport import InMemoryNetwork
 from protocols.primitives.dot_product import METHODS, dot_product, dot_products
 
-from .conftest import run_mpc_json
+from ..conftest import run_mpc_json
 
 #: small keys keep the tests fast; the protocol's default stays 2048 bits
 TEST_KEY_BITS = 1024

@@ -28,7 +28,7 @@ from parties.systems.registry import get_system
 from protocols.ot import iknp, vector_ot
 from protocols.ppid3.level_ot import PUBLIC_FIELDS, leader_of
 
-from .conftest import run_mpc_json
+from ..conftest import run_mpc_json
 from .test_ppid3 import _opened, tables
 from .test_ppid3_levels import _assert_plain, run_levels
 

@@ -33,8 +33,8 @@ from protocols.ppid3.fast_counts import WITHHELD_FIELDS, request_record
 from protocols.ppid3.level_dealing import requesters_of, run_beside, third_site
 from protocols.ppid3.level_products import zero_share
 
-from .conftest import processes_mentioning, run_mpc_json
-from .harness import Parties, plan_deployment
+from ..conftest import processes_mentioning, run_mpc_json
+from ..harness import Parties, plan_deployment
 from .test_class_order import _bfs_to_dfs
 from .test_ppid3 import _opened, tables
 from .test_ppid3_levels import _assert_plain, run_levels

@@ -70,7 +70,7 @@ from protocols.ppid3.ppid3 import check_tree_equal
 from protocols.primitives.dot_product import METHODS
 from protocols.primitives.record_alignment import order_key
 
-from .conftest import run_mpc, run_mpc_json
+from ..conftest import run_mpc, run_mpc_json
 
 PARTY_LABELS = {
     "hybrid/disguised",

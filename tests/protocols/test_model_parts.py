@@ -111,7 +111,7 @@ def test_a_single_part_model_is_checked_for_what_the_docs_say_and_no_more(
     module say exactly that (they used to promise that an edited file is refused)."""
     from mpc.learners import model_file
 
-    from .conftest import ROOT, run_mpc
+    from ..conftest import ROOT, run_mpc
 
     path = tmp_path / "plain.json"
     code, _, err = run_mpc("train", "--dataset", "weather", "--model-out", str(path))

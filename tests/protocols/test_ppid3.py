@@ -33,7 +33,7 @@ from protocols.ppid3.distribution_counts import PSICountOracle, SiteView
 from protocols.ppid3.fast_counts import DEALER
 from protocols.ppid3.ppid3 import assemble, check_tree_equal, ppid3
 
-from .conftest import run_mpc_json
+from ..conftest import run_mpc_json
 
 
 def _views(table: Table, part: Partition) -> list[SiteView]:

@@ -34,7 +34,7 @@ from protocols.primitives.psi_ca import (
     set_intersection_cardinality,
 )
 
-from .conftest import run_mpc, run_mpc_json
+from ..conftest import run_mpc, run_mpc_json
 
 #: the receipt of this test's own messages
 ANY = _public("test/message", "a message of this test")

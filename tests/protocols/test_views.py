@@ -17,8 +17,8 @@ import pytest
 from mpc.learners.tree import to_json
 from parties.api import RunResult, run_system
 
-from .conftest import ROOT
-from .views import cached, check_swap, read_table, swap_pair, write_table
+from ..conftest import ROOT
+from ..views import cached, check_swap, read_table, swap_pair, write_table
 
 pytestmark = pytest.mark.processes
 
@@ -267,7 +267,7 @@ def _same_view(
     """Two runs of ``system`` whose inputs differ only where ``party`` cannot tell: its view
     is the same (and every party's receipts are those docs/leakage.md lists for
     ``variant``)."""
-    from .views import (
+    from ..views import (
         assert_documented,
         canonical_view,
         differences,
@@ -494,7 +494,7 @@ def test_ppid3_views_over_many_random_swaps_on_real_tables(
     must leave the site's view the same."""
     import random
 
-    from .views import canonical_view, differences, uniformity_failures
+    from ..views import canonical_view, differences, uniformity_failures
 
     header, rows, cls = _real_table(dataset, tmp_path / "joined.csv")
     attrs = [h for h in header if h != cls]
@@ -553,7 +553,7 @@ def test_the_other_configurations_receive_only_what_the_page_lists(
     """The configurations the record-swap tests above do not run (Paillier dot products, a
     later cdtl session, several clients on one CDBS): every party receives only what
     docs/leakage.md lists, nothing undeclared, and uniform payloads that look uniform."""
-    from .views import _leakage_script, assert_documented, undeclared, uniformity_failures
+    from ..views import _leakage_script, assert_documented, undeclared, uniformity_failures
 
     run = _leakage_script().run_variant(variant, tmp_path)
     assert_documented(variant, run)

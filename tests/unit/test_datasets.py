@@ -209,7 +209,7 @@ def test_data_dir_resolution_order(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 
 
 def test_default_data_dir_is_next_to_the_repository() -> None:
-    expected = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
+    expected = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
     assert default_data_dir() == (expected if expected.is_dir() else None)
 
 

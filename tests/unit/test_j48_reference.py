@@ -20,7 +20,7 @@ from mpc.datasets import Table, load_dataset, resolve_data_dir, weather
 from mpc.errors import ConfigError
 from mpc.learners.tree import node_count
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.weka
 
