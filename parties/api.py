@@ -40,12 +40,13 @@ from mpc.deployment.launcher import LaunchResult, PartySpec, launch
 from mpc.errors import ConfigError, MPCError
 from mpc.learners.plot import PlotInfo, check_plot_path, plot_tree, require_matplotlib
 from mpc.learners.tree import Node, from_json
-from mpc.runtime.config import DeploymentConfig, PartyConfig
+from mpc.runtime.config import DeploymentConfig
 from mpc.runtime.files import check_output
 from mpc.runtime.party import Party
 from parties.main import main as party_process
 from parties.options import check_outputs
 from parties.own_data import load_party_data
+from parties.own_party import OwnParty
 from parties.params import Params
 from parties.systems.base import Audit, Plan, System
 from parties.systems.registry import get_system
@@ -373,7 +374,7 @@ def party_main(program: PartyProgram, argv: Sequence[str], *, prog: str = "party
     metrics, ledger). Returns the exit code: 0 success, 1 the protocol failed, 2 a wrong
     configuration or input. ``prog`` names the command in its messages."""
 
-    async def run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
+    async def run(party: Party, cfg: DeploymentConfig, me: OwnParty) -> Any:
         return await program(party, load_party_data(me))
 
     return party_process(list(argv), prog=prog, program=run)

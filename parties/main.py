@@ -32,13 +32,7 @@ from typing import Any
 
 from mpc import __version__
 from mpc.errors import ConfigError, InputError, MPCError, PeerError, ProtocolError
-from mpc.runtime.config import (
-    DeploymentConfig,
-    PartyConfig,
-    agreement,
-    check_endpoint,
-    load_config,
-)
+from mpc.runtime.config import DeploymentConfig, agreement, check_endpoint
 from mpc.runtime.files import OUTPUT_RULE, check_output, write_private
 from mpc.runtime.keys import load_public_key, load_secret_key
 from mpc.runtime.metrics import jsonable
@@ -46,6 +40,7 @@ from mpc.runtime.monitor import ping
 from mpc.runtime.party import Fault, Party
 from mpc.runtime.signals import STOP_SIGNALS, Stopped
 from mpc.runtime.transport import PeerAddress, ZmqTransport
+from parties.own_party import OwnParty, load_deployment, own_party
 from parties.programs.registry import program_of
 
 __all__ = ["PROG", "build_parser", "check_outputs", "main", "own_files"]
@@ -62,7 +57,7 @@ VIEW_ENV = "MPC_VIEW"
 STRICT_ENV = "MPC_STRICT_RECEIPTS"
 
 #: what a party process runs once its runtime is up (a system's ``run``)
-Program = Callable[[Party, DeploymentConfig, PartyConfig], Awaitable[Any]]
+Program = Callable[[Party, DeploymentConfig, OwnParty], Awaitable[Any]]
 
 
 def _add_identity(p: argparse.ArgumentParser) -> None:
@@ -229,7 +224,7 @@ def ping_main(argv: list[str], *, prog: str = f"{PROG} ping") -> int:
 
     args = build_ping_parser(prog).parse_args(argv)
     try:
-        cfg = load_config(args.config)
+        cfg = load_deployment(args.config)
         target = cfg.party(args.name)
         server_key, monitor = None, None
         if not cfg.insecure:
@@ -280,7 +275,7 @@ def _column_list(text: str, flag: str) -> tuple[str, ...]:
     return names
 
 
-def own_files(me: PartyConfig, args: argparse.Namespace) -> PartyConfig:
+def own_files(me: OwnParty, args: argparse.Namespace) -> OwnParty:
     """This party's entry with its command-line file options applied over the deployment's."""
     changes: dict[str, Any] = {}
     for key, flag in (("data", "data"), ("model_out", "model_out"), ("model", "model")):
@@ -318,7 +313,7 @@ def _fault(args: argparse.Namespace) -> Fault | None:
     return None
 
 
-def _transport(cfg: DeploymentConfig, me: PartyConfig, args: argparse.Namespace) -> ZmqTransport:
+def _transport(cfg: DeploymentConfig, me: OwnParty, args: argparse.Namespace) -> ZmqTransport:
     if args.insecure:
         log.warning(
             "%s: --insecure: messages travel in plaintext and peers are NOT authenticated", me.name
@@ -372,7 +367,7 @@ def _transport(cfg: DeploymentConfig, me: PartyConfig, args: argparse.Namespace)
 
 async def _run(
     cfg: DeploymentConfig,
-    me: PartyConfig,
+    me: OwnParty,
     args: argparse.Namespace,
     report: dict[str, Any],
     program: Program,
@@ -420,7 +415,7 @@ async def _run(
 
 async def _run_stoppable(
     cfg: DeploymentConfig,
-    me: PartyConfig,
+    me: OwnParty,
     args: argparse.Namespace,
     report: dict[str, Any],
     program: Program,
@@ -458,7 +453,7 @@ async def _run_stoppable(
             signal.signal(s, old if old is not None else signal.SIG_DFL)
 
 
-def check_outputs(me: PartyConfig) -> None:
+def check_outputs(me: OwnParty) -> None:
     """Refuse, before the party connects, a model or predictions file it could not write
     (:func:`mpc.runtime.files.check_output`); the message names the option and the path."""
     for path, option in ((me.model_out, "--model-out"), (me.predictions, "--predictions-out")):
@@ -503,8 +498,8 @@ def main(
             log.error("%s: %s: %s", args.name, type(exc).__name__, exc)
             return 2
     try:
-        cfg = load_config(args.config)
-        me = own_files(cfg.party(args.name), args)
+        cfg = load_deployment(args.config)
+        me = own_files(own_party(cfg, args.name), args)
         check_outputs(me)
         if me.role != args.role:
             raise ConfigError(

@@ -22,8 +22,8 @@ import numpy as np
 
 from mpc.datasets import DataError, PartyTable, kinds_warning, load_party_csv
 from mpc.errors import ConfigError, InputError
-from mpc.runtime.config import PartyConfig
 from mpc.runtime.files import open_private
+from parties.own_party import OwnParty
 
 __all__ = [
     "load_party_data",
@@ -36,7 +36,7 @@ __all__ = [
 log = logging.getLogger("mpc.party")
 
 
-def load_party_data(me: PartyConfig) -> dict[str, Any]:
+def load_party_data(me: OwnParty) -> dict[str, Any]:
     """Read this party's private input file (JSON object)."""
     if me.data is None:
         raise ConfigError(f"party {me.name!r} has no `data` file in the deployment")
@@ -52,7 +52,7 @@ def load_party_data(me: PartyConfig) -> dict[str, Any]:
 
 
 def read_own_table(
-    me: PartyConfig, *, class_column: str | None, columns: Sequence[str] | None = None
+    me: OwnParty, *, class_column: str | None, columns: Sequence[str] | None = None
 ) -> tuple[PartyTable, str | None]:
     """This party's CSV (``me.data``) read with its id column, delimiter and column kinds;
     ``columns`` (default: the deployment's ``columns`` for this party, if any) must be the
@@ -79,7 +79,7 @@ def read_own_table(
 
 
 def read_own_file(
-    me: PartyConfig, *, class_column: str | None, columns: Sequence[str] | None = None
+    me: OwnParty, *, class_column: str | None, columns: Sequence[str] | None = None
 ) -> tuple[PartyTable, str | None, dict[str, Any]]:
     """This party's own CSV (:func:`read_own_table`) and its private extras: when the
     launcher wrote the CSV inside a JSON object (``{"csv": TEXT, ...}``, a local run with a
@@ -101,7 +101,7 @@ def read_own_file(
 
 
 def private_seed(
-    data: dict[str, Any], key: str, me: PartyConfig, what: str
+    data: dict[str, Any], key: str, me: OwnParty, what: str
 ) -> np.random.Generator | None:
     """The generator of a party's own seed ``data[key]`` (its private input file's field,
     for a reproducible experiment), or None when there is none: the OS then. ``what`` names

@@ -21,19 +21,13 @@ Example::
     public_key = "keys/site1.public"
     secret_key = "keys/site1.secret"    # optional here; only site1 needs it
     data = "site1.csv"                  # optional: this party's own file (a path on its host)
-    id = "id"                           # optional: the record id column of its CSV
-    delimiter = ","                     # optional: the CSV's delimiter (default ",")
     columns = ["outlook", "temp"]       # optional: the attributes this party owns (public)
-    nominal = ["grade"]                 # optional: numeric columns to read as categories
-    continuous = ["income"]             # optional: columns to read as numbers
-    model_out = "site1.model.json"      # optional: where training saves this party's model
-    model = "site1.model.json"          # optional: the saved model part to classify with
-    predictions = "predictions.csv"     # optional: where predictions go (if this party gets them)
-    test = "site1.test.csv"             # optional: held-out records to classify after training
 
-Every per-party field can also be given (or overridden) on the party's command line:
-``python -m parties ROLE --config FILE --name NAME --data FILE.csv --id COLUMN ...``; a
-party's file paths are its own business, the deployment file need not name them.
+A system may add fields of its own to a party's table (the learners: its CSV's ``id`` column,
+``delimiter``, ``nominal`` and ``continuous`` columns, ``model_out``, ``model``,
+``predictions``, ``test``; :mod:`parties.own_party`), which the caller of :func:`load_config`
+names. A party's file paths are its own business: its command line may give or override
+them, and the deployment file need not name them.
 
 Relative paths are relative to the deployment file. :func:`load_config` validates
 everything before any socket opens and names the offending field in its error.
@@ -45,6 +39,7 @@ import hashlib
 import json
 import re
 import tomllib
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -68,7 +63,10 @@ _ENDPOINT = re.compile(r"^tcp://(\*|[A-Za-z0-9_.-]+|\[[0-9a-fA-F:]+\]):(\d{1,5})
 
 @dataclass(frozen=True)
 class PartyConfig:
-    """One party of the deployment, as the deployment file describes it."""
+    """One party of the deployment, as the deployment file describes it: who it is, where it
+    listens, its keys, its private input (``data``) and the columns it holds (public). The
+    fields a system adds to a party's table (:func:`load_config`'s ``party_fields``) are in
+    ``fields``, as the file gives them; the system reads them (:mod:`parties.own_party`)."""
 
     name: str
     role: str
@@ -78,19 +76,7 @@ class PartyConfig:
     secret_key: Path | None = None
     data: Path | None = None
     columns: tuple[str, ...] = ()
-    #: the record id column of this party's CSV (None: rows are numbered in file order)
-    id_column: str | None = None
-    delimiter: str = ","
-    #: numeric columns read as categories, and columns read as numbers (None: inferred)
-    nominal: tuple[str, ...] = ()
-    continuous: tuple[str, ...] | None = None
-    #: where training writes this party's model part, and the part it classifies with
-    model_out: Path | None = None
-    model: Path | None = None
-    #: where this party writes predictions it receives
-    predictions: Path | None = None
-    #: held-out records (same columns as ``data``) classified right after training
-    test: Path | None = None
+    fields: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -174,37 +160,42 @@ def check_endpoint(value: str, where: str) -> str:
     return value
 
 
-def _expect(value: Any, kind: type | tuple[type, ...], where: str, what: str) -> Any:
+def expect_field(value: Any, kind: type | tuple[type, ...], where: str, what: str) -> Any:
+    """``value`` if it is of ``kind`` (a bool is no number), else a ``ConfigError`` naming the
+    field (``where``) and what it should be (``what``)."""
     if not isinstance(value, kind) or (isinstance(value, bool) and kind in (int, float)):
         raise ConfigError(f"{where}: expected {what}, got {value!r}")
     return value
 
 
-def _path(base: Path, value: Any, where: str) -> Path:
-    _expect(value, str, where, "a file path (string)")
+def path_field(base: Path, value: Any, where: str) -> Path:
+    """A path field: a string, relative to ``base`` (the deployment file's folder) unless
+    absolute."""
+    expect_field(value, str, where, "a file path (string)")
     p = Path(value)
     return p if p.is_absolute() else base / p
 
 
-def _names(raw: dict[str, Any], key: str, where: str) -> list[str] | None:
+def names_field(raw: dict[str, Any], key: str, where: str) -> list[str] | None:
     """A list of column names, or None when ``key`` is absent."""
     if key not in raw:
         return None
-    names = _expect(raw[key], list, f"{where}.{key}", "a list of column names")
+    names = expect_field(raw[key], list, f"{where}.{key}", "a list of column names")
     for c in names:
-        _expect(c, str, f"{where}.{key}", "column names (strings)")
+        expect_field(c, str, f"{where}.{key}", "column names (strings)")
     return list(names)
 
 
-#: the fields a [[party]] table may have
-PARTY_FIELDS = frozenset({
-    "name", "role", "endpoint", "bind", "public_key", "secret_key", "data", "columns", "id",
-    "delimiter", "nominal", "continuous", "model_out", "model", "predictions", "test",
-})  # fmt: skip
+#: the fields every [[party]] table may have; a system adds its own (``party_fields``)
+PARTY_FIELDS = frozenset(
+    {"name", "role", "endpoint", "bind", "public_key", "secret_key", "data", "columns"}
+)
 
 
-def load_config(path: str | Path) -> DeploymentConfig:
-    """Read and validate a deployment file; raises :class:`ConfigError` naming the field."""
+def load_config(path: str | Path, *, party_fields: Collection[str] = ()) -> DeploymentConfig:
+    """Read and validate a deployment file; raises :class:`ConfigError` naming the field.
+    ``party_fields`` names the fields a system adds to each ``[[party]]`` table (kept in
+    :attr:`PartyConfig.fields`); any other field is refused."""
     path = Path(path)
     doc = _read_toml(path)
     known = {"deployment", "protocol", "party"}
@@ -214,17 +205,21 @@ def load_config(path: str | Path) -> DeploymentConfig:
             f"{path}: unknown top-level tables {sorted(unknown)}; known: {sorted(known)}"
         )
     timeout, insecure, max_frame, monitor_key = _deployment_table(path, doc)
-    proto = _expect(doc.get("protocol"), dict, f"{path}: [protocol]", 'a table with name = "..."')
-    name = _expect(proto.get("name"), str, f"{path}: protocol.name", "the system's name (string)")
-    params = _expect(proto.get("params", {}), dict, f"{path}: protocol.params", "a table")
-    raw_parties = _expect(
+    proto = expect_field(
+        doc.get("protocol"), dict, f"{path}: [protocol]", 'a table with name = "..."'
+    )
+    name = expect_field(
+        proto.get("name"), str, f"{path}: protocol.name", "the system's name (string)"
+    )
+    params = expect_field(proto.get("params", {}), dict, f"{path}: protocol.params", "a table")
+    raw_parties = expect_field(
         doc.get("party"), list, f"{path}: [[party]]", "at least two [[party]] tables"
     )
     if len(raw_parties) < 2:
         raise ConfigError(f"{path}: a deployment needs at least 2 parties, got {len(raw_parties)}")
     parties: list[PartyConfig] = []
     for i, raw in enumerate(raw_parties):
-        party = _party(path, i, raw, insecure)
+        party = _party(path, i, raw, insecure, party_fields)
         if party.name in {p.name for p in parties}:
             raise ConfigError(f"{path}: party[{i}].name: duplicate party name {party.name!r}")
         if party.endpoint in {p.endpoint for p in parties}:
@@ -255,8 +250,8 @@ def _read_toml(path: Path) -> dict[str, Any]:
 
 def _deployment_table(path: Path, doc: dict[str, Any]) -> tuple[float, bool, int, Path | None]:
     """The ``[deployment]`` table: timeout, plaintext switch, frame limit, monitor key."""
-    dep = _expect(doc.get("deployment", {}), dict, f"{path}: [deployment]", "a table")
-    timeout = _expect(
+    dep = expect_field(doc.get("deployment", {}), dict, f"{path}: [deployment]", "a table")
+    timeout = expect_field(
         dep.get("timeout", DEFAULT_TIMEOUT),
         (int, float),
         f"{path}: deployment.timeout",
@@ -266,10 +261,10 @@ def _deployment_table(path: Path, doc: dict[str, Any]) -> tuple[float, bool, int
         raise ConfigError(
             f"{path}: deployment.timeout must be in (0, 86400] seconds, got {timeout}"
         )
-    insecure = _expect(
+    insecure = expect_field(
         dep.get("insecure", False), bool, f"{path}: deployment.insecure", "true or false"
     )
-    max_frame = _expect(
+    max_frame = expect_field(
         dep.get("max_frame_bytes", DEFAULT_MAX_FRAME_BYTES),
         int,
         f"{path}: deployment.max_frame_bytes",
@@ -280,7 +275,7 @@ def _deployment_table(path: Path, doc: dict[str, Any]) -> tuple[float, bool, int
             f"{path}: deployment.max_frame_bytes must be in [1024, 2^31], got {max_frame}"
         )
     monitor_key = (
-        _path(path.parent, dep["monitor_key"], f"{path}: deployment.monitor_key")
+        path_field(path.parent, dep["monitor_key"], f"{path}: deployment.monitor_key")
         if "monitor_key" in dep
         else None
     )
@@ -293,27 +288,31 @@ def _deployment_table(path: Path, doc: dict[str, Any]) -> tuple[float, bool, int
     return timeout, insecure, max_frame, monitor_key
 
 
-def _party(path: Path, i: int, raw: Any, insecure: bool) -> PartyConfig:
-    """The ``i``-th ``[[party]]`` table, checked field by field."""
+def _party(
+    path: Path, i: int, raw: Any, insecure: bool, party_fields: Collection[str]
+) -> PartyConfig:
+    """The ``i``-th ``[[party]]`` table, checked field by field; the system's own fields
+    (``party_fields``) are kept as the file gives them."""
     base = path.parent
     where = f"{path}: party[{i}]"
-    _expect(raw, dict, where, "a table")
-    extra = set(raw) - PARTY_FIELDS
+    expect_field(raw, dict, where, "a table")
+    known = PARTY_FIELDS | set(party_fields)
+    extra = set(raw) - known
     if extra:
-        raise ConfigError(f"{where}: unknown fields {sorted(extra)}; known: {sorted(PARTY_FIELDS)}")
-    pname = _expect(raw.get("name"), str, f"{where}.name", "a party name")
+        raise ConfigError(f"{where}: unknown fields {sorted(extra)}; known: {sorted(known)}")
+    pname = expect_field(raw.get("name"), str, f"{where}.name", "a party name")
     if not _NAME.match(pname):
         raise ConfigError(
             f"{where}.name: {pname!r} must match {_NAME.pattern} (lowercase, <= 32 chars)"
         )
     where = f"{path}: party {pname!r}"
-    role = _expect(raw.get("role"), str, f"{where}.role", "a role name")
-    endpoint = _expect(raw.get("endpoint"), str, f"{where}.endpoint", "'tcp://HOST:PORT'")
-    bind = _expect(raw.get("bind", endpoint), str, f"{where}.bind", "'tcp://HOST:PORT'")
+    role = expect_field(raw.get("role"), str, f"{where}.role", "a role name")
+    endpoint = expect_field(raw.get("endpoint"), str, f"{where}.endpoint", "'tcp://HOST:PORT'")
+    bind = expect_field(raw.get("bind", endpoint), str, f"{where}.bind", "'tcp://HOST:PORT'")
     for fname, value in (("endpoint", endpoint), ("bind", bind)):
         check_endpoint(value, f"{where}.{fname}")
     public_key = (
-        _path(base, raw["public_key"], f"{where}.public_key") if "public_key" in raw else None
+        path_field(base, raw["public_key"], f"{where}.public_key") if "public_key" in raw else None
     )
     if public_key is None and not insecure:
         raise ConfigError(
@@ -321,23 +320,11 @@ def _party(path: Path, i: int, raw: Any, insecure: bool) -> PartyConfig:
             "(create keys with `mpc keygen --out keys NAME...`)"
         )
     secret_key = (
-        _path(base, raw["secret_key"], f"{where}.secret_key") if "secret_key" in raw else None
+        path_field(base, raw["secret_key"], f"{where}.secret_key") if "secret_key" in raw else None
     )
-    data = _path(base, raw["data"], f"{where}.data") if "data" in raw else None
-    columns = _names(raw, "columns", where) or []
-    id_column = _expect(raw.get("id", ""), str, f"{where}.id", "a column name") or None
-    delimiter = _expect(raw.get("delimiter", ","), str, f"{where}.delimiter", "a character")
-    if len(delimiter) != 1:
-        raise ConfigError(f"{where}.delimiter: expected one character, got {delimiter!r}")
-    nominal = _names(raw, "nominal", where) or []
-    continuous = _names(raw, "continuous", where)
-    files = {
-        key: _path(base, raw[key], f"{where}.{key}") if key in raw else None
-        for key in ("model_out", "model", "predictions", "test")
-    }
+    data = path_field(base, raw["data"], f"{where}.data") if "data" in raw else None
+    columns = names_field(raw, "columns", where) or []
+    own = {k: v for k, v in raw.items() if k not in PARTY_FIELDS}
     return PartyConfig(
-        pname, role, endpoint, bind, public_key, secret_key, data, tuple(columns),
-        id_column, delimiter, tuple(nominal),
-        tuple(continuous) if continuous is not None else None,
-        files["model_out"], files["model"], files["predictions"], files["test"],
-    )  # fmt: skip
+        pname, role, endpoint, bind, public_key, secret_key, data, tuple(columns), own
+    )

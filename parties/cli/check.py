@@ -28,9 +28,10 @@ from typing import Any
 
 from mpc import __version__
 from mpc.errors import ConfigError, MPCError
-from mpc.runtime.config import PartyConfig, agreement, load_config
+from mpc.runtime.config import agreement
 from mpc.runtime.keys import fingerprint, load_public_key, load_secret_key
 from parties.own_data import read_own_table
+from parties.own_party import OwnParty, load_deployment, own_party
 
 __all__ = ["add_check_parser", "agreement_code", "run_check"]
 
@@ -63,7 +64,7 @@ def add_check_parser(sub: Any) -> None:
                    help="this party's own CSV, as it will give it to its party")  # fmt: skip
 
 
-def _class_column(cfg_params: dict[str, Any], me: PartyConfig, header: list[str]) -> str | None:
+def _class_column(cfg_params: dict[str, Any], me: OwnParty, header: list[str]) -> str | None:
     """The class column this party's file is read with: the protocol's ``class`` when the
     party holds it (PPID3's ``class_site``; elsewhere, when its header has it)."""
     name = cfg_params.get("class")
@@ -75,7 +76,7 @@ def _class_column(cfg_params: dict[str, Any], me: PartyConfig, header: list[str]
 
 
 def run_check(args: argparse.Namespace) -> int:
-    cfg = load_config(args.config)
+    cfg = load_deployment(args.config)
     code = agreement_code(agreement(cfg, __version__))
     params = ", ".join(f"{k}={v}" for k, v in cfg.params.items() if not isinstance(v, dict))
     print(f"deployment: {cfg.path} ({cfg.protocol}, release {__version__})")
@@ -92,7 +93,7 @@ def run_check(args: argparse.Namespace) -> int:
         if args.secret_key is not None or args.data is not None:
             raise ConfigError("--secret-key and --data check one party's files: give --name")
         return 0
-    me = cfg.party(args.name)
+    me = own_party(cfg, args.name)
     secret = args.secret_key or me.secret_key
     if secret is None:
         raise ConfigError(f"{me.name}: give --secret-key FILE (its secret key)")
@@ -111,13 +112,13 @@ def run_check(args: argparse.Namespace) -> int:
     return 0
 
 
-def _check_data(params: dict[str, Any], me: PartyConfig, data: Path) -> None:
+def _check_data(params: dict[str, Any], me: OwnParty, data: Path) -> None:
     try:
         with data.open(newline="", encoding="utf-8") as fh:
             header = next(csv.reader(fh, delimiter=me.delimiter), [])
     except OSError as exc:
         raise ConfigError(f"--data {data}: {exc.strerror}") from None
-    reading = PartyConfig(**{**me.__dict__, "data": data})
+    reading = OwnParty(**{**me.__dict__, "data": data})
     class_column = _class_column(params, me, header)
     try:
         own, warning = read_own_table(reading, class_column=class_column)

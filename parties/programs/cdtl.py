@@ -25,11 +25,12 @@ import numpy as np
 from mpc.crypto.sealed import ClientKey
 from mpc.datasets import Table
 from mpc.learners.evaluation import rows_of
-from mpc.runtime.config import DeploymentConfig, PartyConfig
+from mpc.runtime.config import DeploymentConfig
 from mpc.runtime.files import open_private
 from mpc.runtime.party import Party
 from mpc.runtime.view import READY
 from parties.own_data import load_party_data, private_seed, read_own_file
+from parties.own_party import OwnParty
 from parties.programs.cdtl_tables import (
     cdtl_folds,
     client_table,
@@ -76,7 +77,7 @@ def method_order(methods: list[str], fold: int) -> list[str]:
     return out
 
 
-async def run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
+async def run(party: Party, cfg: DeploymentConfig, me: OwnParty) -> Any:
     p = cfg.params
     clients = [str(c) for c in p["clients"]]
     # numpy imports numpy.ma lazily on the first np.unique (~70 ms); do it before any method
@@ -163,7 +164,7 @@ async def run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
 
 
 def own_table_and_folds(
-    me: PartyConfig, p: dict[str, Any]
+    me: OwnParty, p: dict[str, Any]
 ) -> tuple[Any, list[dict[str, Any]], dict[str, Any]]:
     """The client's own CSV file (``--csv``) prepared as the launcher prepares a dataset, the
     folds of the run's public ``cv`` and ``seed``, and the private extras of its input file
@@ -219,7 +220,7 @@ def _renamed(table: Any, name: str) -> Any:
     )  # fmt: skip
 
 
-async def load_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
+async def load_run(party: Party, cfg: DeploymentConfig, me: OwnParty) -> Any:
     p = cfg.params
     clients = [str(c) for c in p["clients"]]
     # numpy imports numpy.ma lazily on the first np.unique (~70 ms); do it before any method

@@ -67,9 +67,10 @@ from mpc.datasets import CONTINUOUS, NOMINAL, Discretizer, PartyTable, Table, cs
 from mpc.errors import ConfigError, InputError, ProtocolError
 from mpc.learners.evaluation import accuracy, rows_of, train_test_split
 from mpc.learners.model_file import ModelError, SavedModel, new_model_id, read_model, write_model
-from mpc.runtime.config import DeploymentConfig, PartyConfig
+from mpc.runtime.config import DeploymentConfig
 from mpc.runtime.party import Party
 from parties.own_data import read_own_table, write_predictions
+from parties.own_party import OwnParty
 from parties.programs.cdtl import serve_cdbs
 from parties.programs.cdtl_tables import (
     PRUNE_FRACTION,
@@ -237,7 +238,7 @@ def load_client_model(path: str | Path) -> tuple[ClientModel, SavedModel]:
         raise ModelError(f"model file {saved.path}: not a cdtl client model: {exc}") from None
 
 
-def _model_input(me: PartyConfig) -> tuple[ClientModel, SavedModel]:
+def _model_input(me: OwnParty) -> tuple[ClientModel, SavedModel]:
     """This client's model file, its errors as :class:`~mpc.errors.InputError`."""
     if me.model is None:
         raise InputError(
@@ -254,7 +255,7 @@ def _model_input(me: PartyConfig) -> tuple[ClientModel, SavedModel]:
         ) from None
 
 
-def rows_to_classify(me: PartyConfig, model: ClientModel) -> tuple[PartyTable, Table]:
+def rows_to_classify(me: OwnParty, model: ClientModel) -> tuple[PartyTable, Table]:
     """The rows of this client's CSV (``me.data``) to classify with ``model``: the file as
     read (its ids; the class if it has the model's class column) and the table the model
     classifies (its attributes in training order, read with their kinds and binned with its
@@ -294,7 +295,7 @@ def rows_to_classify(me: PartyConfig, model: ClientModel) -> tuple[PartyTable, T
 # ----------------------------------------------------------------------------- outsource
 
 
-async def outsource_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
+async def outsource_run(party: Party, cfg: DeploymentConfig, me: OwnParty) -> Any:
     p = cfg.params
     if me.role == CDBS:
         return await serve_cdbs(party, cfg, [str(c) for c in p.get("clients", [CLIENT])])
@@ -378,7 +379,7 @@ async def outsource_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) ->
 # ----------------------------------------------------------------------------- classify
 
 
-async def classify_run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
+async def classify_run(party: Party, cfg: DeploymentConfig, me: OwnParty) -> Any:
     p = cfg.params
     if me.role == CDBS:
         return await serve_cdbs(party, cfg, [str(c) for c in p.get("clients", [CLIENT])])

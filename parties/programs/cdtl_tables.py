@@ -34,7 +34,7 @@ import numpy as np
 from mpc.datasets import CONTINUOUS, NOMINAL, Discretizer, PartyTable, Table, load_party_csv
 from mpc.errors import ConfigError, InputError
 from mpc.learners.evaluation import stratified_kfold, train_test_split
-from mpc.runtime.config import PartyConfig
+from parties.own_party import OwnParty
 from protocols.cdtl.anatomization import max_l
 
 __all__ = [
@@ -316,7 +316,7 @@ def csv_text(path: str | Path) -> str:
 
 @contextlib.contextmanager
 def fold_input(
-    me: PartyConfig, fold: int, sensitive: str, discretizer: Discretizer | None = None
+    me: OwnParty, fold: int, sensitive: str, discretizer: Discretizer | None = None
 ) -> Iterator[None]:
     """:func:`own_input` for the preparation of fold ``fold`` (binning, suppression,
     anatomization): an error names the fold, and, when the sensitive attribute was binned
@@ -339,7 +339,7 @@ def fold_input(
 
 
 @contextlib.contextmanager
-def own_input(me: PartyConfig) -> Iterator[None]:
+def own_input(me: OwnParty) -> Iterator[None]:
     """Errors in this party's own input, found once the run has started, as
     :class:`~mpc.errors.InputError`: the party's message names it, its peers are told only
     what is wrong (an :class:`~mpc.errors.InputError`'s public text, else that its input does

@@ -12,10 +12,11 @@ import numpy as np
 
 from mpc.crypto.paillier import PAILLIER_KEY_BITS
 from mpc.errors import ConfigError
-from mpc.runtime.config import DeploymentConfig, PartyConfig
+from mpc.runtime.config import DeploymentConfig
 from mpc.runtime.party import Party
 from mpc.runtime.view import READY
 from parties.own_data import load_party_data
+from parties.own_party import OwnParty
 from parties.params import AtLeast, Params, option
 from protocols.primitives.dot_product import METHODS, dot_products
 
@@ -40,7 +41,7 @@ class DotParams(Params):
             raise ConfigError(f"protocol params 'method' must be one of {list(METHODS)}")
 
 
-async def run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
+async def run(party: Party, cfg: DeploymentConfig, me: OwnParty) -> Any:
     p = DotParams.from_deployment(cfg.params, str(cfg.path))
     options: dict[str, Any] = {
         "method": p.method,
@@ -70,7 +71,7 @@ async def _barrier(party: Party) -> None:
         await party.gather(party.peers, f"{TAG}/ready", READY)
 
 
-def _vectors(data: dict[str, Any], shape: tuple[int, int], me: PartyConfig) -> np.ndarray:
+def _vectors(data: dict[str, Any], shape: tuple[int, int], me: OwnParty) -> np.ndarray:
     try:
         vectors = np.array(data["vectors"], dtype=np.uint64)
     except (KeyError, TypeError, ValueError, OverflowError):

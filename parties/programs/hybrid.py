@@ -69,9 +69,10 @@ import numpy as np
 from mpc.datasets import Discretizer
 from mpc.errors import ConfigError, InputError
 from mpc.learners.model_file import ModelError, SavedModel, write_model
-from mpc.runtime.config import DeploymentConfig, PartyConfig
+from mpc.runtime.config import DeploymentConfig
 from mpc.runtime.party import Party
 from parties.own_data import private_seed, read_own_file, read_own_table, write_predictions
+from parties.own_party import OwnParty
 from parties.programs.hybrid_model import LEARNER, HybridPart, load_part, part_body
 from protocols.hybrid.agreement import (
     CLASSIFY,
@@ -216,7 +217,7 @@ def party_codes(setup: HybridSetup, table: Any, party: str) -> np.ndarray:
     return out
 
 
-def party_coins(data: dict[str, Any], me: PartyConfig) -> tuple[np.random.Generator | None, str]:
+def party_coins(data: dict[str, Any], me: OwnParty) -> tuple[np.random.Generator | None, str]:
     """Where this party's randomized-response coins come from: its own private input file's
     ``coin_seed`` when there is one (a reproducible experiment), else the OS (``None``).
     Returns the generator for :func:`protocols.hybrid.hybrid_id3.exchange_disguised` and the label
@@ -317,7 +318,7 @@ class TrainingParams:
         )  # fmt: skip
 
 
-async def run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
+async def run(party: Party, cfg: DeploymentConfig, me: OwnParty) -> Any:
     """One party of ``hybrid-id3`` (and of ``hybrid-id3-classify``): train, or classify with
     a saved model part when Alice and Bob are started with one (``--model``)."""
     if me.name != me.role or me.role not in (ALICE, BOB, DEALER):
@@ -341,7 +342,7 @@ async def run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
     return await _train(party, cfg, me)
 
 
-async def _train(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> dict[str, Any]:
+async def _train(party: Party, cfg: DeploymentConfig, me: OwnParty) -> dict[str, Any]:
     """Steps 2-5 of the module docstring at Alice or Bob; returns the party's report: the
     three trees and their costs, where its coins came from, the saved model's id and path."""
     tp = TrainingParams.from_config(cfg)
@@ -420,7 +421,7 @@ async def _train(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> dict[s
 DEFAULT_PREDICTIONS = Path("predictions.csv")
 
 
-def _load_part(me: PartyConfig) -> HybridPart:
+def _load_part(me: OwnParty) -> HybridPart:
     """This party's model part, or an :class:`InputError` whose public line (for the peers)
     says what is wrong without the file's path."""
     if me.model is None:
@@ -432,7 +433,7 @@ def _load_part(me: PartyConfig) -> HybridPart:
         raise InputError(f"{me.name}: {exc}", public=f"{me.name}: {public}") from None
 
 
-async def classify_party(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> dict[str, Any]:
+async def classify_party(party: Party, cfg: DeploymentConfig, me: OwnParty) -> dict[str, Any]:
     """Alice's or Bob's side of a classification run (the module docstring's steps 1-3)."""
     method = str(cfg.params.get("method", "dealer"))
     deliver_to = str(cfg.params.get("deliver_to", BOB))

@@ -7,9 +7,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from mpc.errors import ConfigError
-from mpc.runtime.config import DeploymentConfig, PartyConfig
+from mpc.runtime.config import DeploymentConfig
 from mpc.runtime.party import Party
 from parties.own_data import load_party_data
+from parties.own_party import OwnParty
 from parties.params import Params, option
 from protocols.ppid3.is_r_empty import is_r_empty
 
@@ -29,7 +30,7 @@ class IsREmptyParams(Params):
     )
 
 
-async def run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
+async def run(party: Party, cfg: DeploymentConfig, me: OwnParty) -> Any:
     params = IsREmptyParams.from_deployment(cfg.params, str(cfg.path))
     flag = load_party_data(me).get("flag")
     if flag not in (0, 1) or isinstance(flag, bool):

@@ -38,10 +38,11 @@ from mpc.learners.model_file import (
     read_model,
     write_model,
 )
-from mpc.runtime.config import DeploymentConfig, PartyConfig
+from mpc.runtime.config import DeploymentConfig
 from mpc.runtime.party import Party
 from mpc.runtime.view import declared, public, uniform
 from parties.own_data import read_own_table, write_predictions
+from parties.own_party import OwnParty
 from parties.params import AtLeast, Params, option
 from protocols.ppid3.classify_instance import classify_instances, tree_depth
 from protocols.ppid3.distribution_counts import PSICountOracle, SiteView
@@ -189,7 +190,7 @@ def _as_view(name: str, table: Any) -> Any:
 # --------------------------------------------------------------------------- the program
 
 
-async def run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
+async def run(party: Party, cfg: DeploymentConfig, me: OwnParty) -> Any:
     """One site (or the dealer) of ``ppid3`` / ``ppid3-classify``."""
     params = Ppid3Params.from_deployment(cfg.params, str(cfg.path))
     sites = list(params.sites) or list(party.parties)
@@ -252,7 +253,7 @@ async def _train_run(
     party: Party,
     site: Party,
     params: Ppid3Params,
-    me: PartyConfig,
+    me: OwnParty,
     class_site: str,
     helper: str | None,
 ) -> dict[str, Any]:
@@ -344,7 +345,7 @@ def _cost(fast_cost: dict[str, int], oracle: PSICountOracle | None) -> dict[str,
 
 async def _classify_test(
     site: Party,
-    me: PartyConfig,
+    me: OwnParty,
     tree: DistributedTree,
     edges: dict[str, list[float]],
     class_site: str,
@@ -381,7 +382,7 @@ async def _classify_test(
 
 async def _save_part(
     site: Party,
-    me: PartyConfig,
+    me: OwnParty,
     tree: DistributedTree,
     edges: dict[str, list[float]],
     own: Any,
@@ -436,7 +437,7 @@ async def _bind_parts(site: Party, body: dict[str, Any]) -> tuple[str, dict[str,
 # --------------------------------------------------------------------------- classify
 
 
-def _read_part(site: Party, me: PartyConfig, class_site: str) -> SavedModel:
+def _read_part(site: Party, me: OwnParty, class_site: str) -> SavedModel:
     """This site's saved part, checked: its own, of a tree trained by these sites."""
     if me.model is None:
         raise ConfigError(f"{site.name}: classifying needs this site's model part (--model FILE)")
@@ -461,7 +462,7 @@ def _read_part(site: Party, me: PartyConfig, class_site: str) -> SavedModel:
 
 
 async def _classify_run(
-    site: Party, params: Ppid3Params, me: PartyConfig, class_site: str
+    site: Party, params: Ppid3Params, me: OwnParty, class_site: str
 ) -> dict[str, Any]:
     """Algorithm 8 on new, unlabelled records with this site's saved model part."""
     model = _read_part(site, me, class_site)
@@ -525,7 +526,7 @@ async def _classify_run(
     return out
 
 
-def _deliver(site: Party, me: PartyConfig, own: Any, ids: Any, labels: list[Any]) -> dict[str, Any]:
+def _deliver(site: Party, me: OwnParty, own: Any, ids: Any, labels: list[Any]) -> dict[str, Any]:
     """The receiving site's predictions: on its ledger, in its file (in its file's order)."""
     site.ledger.record("ppid3/predictions", len(labels), step="ppid3/predictions")
     path = me.predictions or Path("predictions.csv")

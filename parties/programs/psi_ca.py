@@ -10,9 +10,10 @@ import numpy as np
 
 from mpc.crypto.curve25519 import ELEMENT_BYTES, hash_to_curve
 from mpc.errors import ConfigError
-from mpc.runtime.config import DeploymentConfig, PartyConfig
+from mpc.runtime.config import DeploymentConfig
 from mpc.runtime.party import Party
 from parties.own_data import load_party_data
+from parties.own_party import OwnParty
 from parties.params import Params, option
 from protocols.primitives.psi_ca import GroupInput, set_intersection_cardinality
 
@@ -35,7 +36,7 @@ class PsiParams(Params):
     )
 
 
-def _elements(data: dict[str, Any], me: PartyConfig) -> list[str]:
+def _elements(data: dict[str, Any], me: OwnParty) -> list[str]:
     elements = data.get("elements")
     if not isinstance(elements, list) or not all(isinstance(e, str) for e in elements):
         raise ConfigError(f"party {me.name!r}: data file {me.data} needs `elements`, a string list")
@@ -44,7 +45,7 @@ def _elements(data: dict[str, Any], me: PartyConfig) -> list[str]:
     return elements
 
 
-async def run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
+async def run(party: Party, cfg: DeploymentConfig, me: OwnParty) -> Any:
     params = PsiParams.from_deployment(cfg.params, str(cfg.path))
     elements = _elements(load_party_data(me), me)
     receiver = params.receiver or cfg.names[-1]

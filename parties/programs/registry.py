@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from mpc.errors import ConfigError
-from mpc.runtime.config import DeploymentConfig, PartyConfig
+from mpc.runtime.config import DeploymentConfig
 from mpc.runtime.party import Party
+from parties.own_party import OwnParty
 from parties.programs import (
     cdtl,
     cdtl_sessions,
@@ -28,7 +29,7 @@ from parties.programs import (
 __all__ = ["PROGRAMS", "Program", "program_of"]
 
 #: what a party process runs once its runtime is up
-Run = Callable[[Party, DeploymentConfig, PartyConfig], Awaitable[Any]]
+Run = Callable[[Party, DeploymentConfig, OwnParty], Awaitable[Any]]
 
 
 @dataclass(frozen=True)

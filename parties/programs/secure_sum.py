@@ -7,9 +7,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from mpc.errors import ConfigError
-from mpc.runtime.config import DeploymentConfig, PartyConfig
+from mpc.runtime.config import DeploymentConfig
 from mpc.runtime.party import Party
 from parties.own_data import load_party_data
+from parties.own_party import OwnParty
 from parties.params import AtLeast, Params, option
 from protocols.primitives.secure_sum import secure_sum
 
@@ -40,7 +41,7 @@ class SumParams(Params):
     )
 
 
-async def run(party: Party, cfg: DeploymentConfig, me: PartyConfig) -> Any:
+async def run(party: Party, cfg: DeploymentConfig, me: OwnParty) -> Any:
     params = SumParams.from_deployment(cfg.params, str(cfg.path))
     value = load_party_data(me).get("value")
     if not isinstance(value, int) or isinstance(value, bool):

@@ -10,7 +10,7 @@ from typing import Any
 
 from mpc.deployment.launcher import PartySpec
 from mpc.errors import ConfigError, ProtocolError
-from mpc.runtime.config import PartyConfig
+from parties.own_party import OwnParty
 from parties.params import AtLeast, Params, option
 from parties.programs.cdtl_sessions import (
     DB_FILE,
@@ -199,7 +199,7 @@ def classify_plan(args: ClassifyOptions) -> Plan:
     model_file = model_path(Path(args.model).resolve())
     model, saved = load_client_model(model_file)
     entries = csv_entries(args)
-    reading = PartyConfig(
+    reading = OwnParty(
         CLIENT,
         CLIENT,
         "tcp://127.0.0.1:1",

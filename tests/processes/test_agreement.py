@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from mpc import __version__
-from mpc.runtime.config import agreement, load_config
+from mpc.runtime.config import agreement
 from mpc.runtime.keys import fingerprint, load_public_key
+from parties.own_party import load_deployment
 
 from ..conftest import run_mpc
 from ..harness import Parties, plan_deployment
@@ -55,10 +56,10 @@ def test_what_the_agreement_covers_and_what_it_leaves_to_each_host(tmp_path: Pat
     """The digest changes with a parameter, a party's columns or a public key; not with a
     party's own paths, bind address or the endpoint it reaches a peer at."""
     config, _ = plan_deployment(tmp_path, "ppid3", "--sites", "2", timeout=10)
-    base = agreement(load_config(config), "1.0")
+    base = agreement(load_deployment(config), "1.0")
 
     def of(pattern: str, replacement: str) -> dict[str, str]:
-        return agreement(load_config(_drifted(config, pattern, replacement)), "1.0")
+        return agreement(load_deployment(_drifted(config, pattern, replacement)), "1.0")
 
     assert of(r"^(\[protocol\.params\])$", r"\1\nmax_depth = 3")["protocol"] != base["protocol"]
     assert of(r'^columns = \["outlook"', 'columns = ["temperature"')["parties"] != base["parties"]
@@ -67,10 +68,10 @@ def test_what_the_agreement_covers_and_what_it_leaves_to_each_host(tmp_path: Pat
     assert same == base
     same = of(r'^endpoint = "tcp://127\.0\.0\.1:(\d+)"$', r'endpoint = "tcp://localhost:\1"')
     assert same == base
-    assert agreement(load_config(config), "1.1")["release"] != base["release"]
+    assert agreement(load_deployment(config), "1.1")["release"] != base["release"]
     key = next((tmp_path / "keys").glob("site1.public"))
     key.write_text(next((tmp_path / "keys").glob("site2.public")).read_text())
-    assert agreement(load_config(config), "1.0")["keys"] != base["keys"]
+    assert agreement(load_deployment(config), "1.0")["keys"] != base["keys"]
 
 
 # ------------------------------------------------------------------ mpc check, before a run

@@ -22,11 +22,11 @@ from mpc.deployment.launcher import PartySpec, free_ports, write_deployment
 from mpc.errors import InputError
 from mpc.learners.evaluation import rows_of, train_test_split
 from mpc.learners.model_file import ModelError, SavedModel, write_model
-from mpc.runtime.config import PartyConfig
 from mpc.runtime.keys import write_keypair
 from mpc.runtime.local import run_in_memory
 from mpc.runtime.party import Party
 from parties.cli.main import build_parser
+from parties.own_party import OwnParty
 from parties.programs.cdtl_sessions import (
     DB_FILE,
     MODEL_FILE,
@@ -200,7 +200,7 @@ def test_a_file_to_classify_is_read_with_the_models_kinds_and_cut_points(tmp_pat
     binned with the stored cut points (never new ones); a missing column is named."""
     path = _write_csv(tmp_path / "new.csv", ["note", "s", "rid", "age", "g"],
                       [["x", "s1", "r1", "29", "1"], ["y", "s0", "r2", "80", "0"]])  # fmt: skip
-    me = PartyConfig(CLIENT, CLIENT, "tcp://127.0.0.1:1", "", None, data=path, id_column="rid")
+    me = OwnParty(CLIENT, CLIENT, "tcp://127.0.0.1:1", "", None, data=path, id_column="rid")
     own, table = rows_to_classify(me, _model())
     assert own.ids.tolist() == ["r1", "r2"] and not own.table.class_name
     assert table.attributes == ("age", "g", "s") and set(table.kinds) == {"nominal"}

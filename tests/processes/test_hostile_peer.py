@@ -28,9 +28,10 @@ import zmq
 
 from mpc import __version__
 from mpc.runtime.codec import MAX_INT_BYTES, Envelope, decode, encode
-from mpc.runtime.config import agreement, load_config
+from mpc.runtime.config import agreement
 from mpc.runtime.keys import load_public_key, load_secret_key, write_keypair
 from mpc.runtime.transport import MONITOR_ID
+from parties.own_party import load_deployment
 
 from ..harness import Parties, plan_deployment
 
@@ -88,7 +89,7 @@ class ScriptedPeer:
     messages (which it answers or not, as the case wants)."""
 
     def __init__(self, config: Path, name: str, target: str) -> None:
-        cfg = load_config(config)
+        cfg = load_deployment(config)
         me, other = cfg.party(name), cfg.party(target)
         assert me.secret_key is not None and other.public_key is not None
         keys = load_secret_key(me.secret_key)
@@ -268,7 +269,7 @@ def test_the_monitor_key_cannot_disturb_a_party(tmp_path: Path) -> None:
     try:
         with against_site2(tmp_path, *SUM, deployment=monitor_line, greet=False) as started:
             run, peer, config = started
-            site1 = load_config(config).party("site1")
+            site1 = load_deployment(config).party("site1")
             assert site1.public_key is not None
             # site2's routing id is site2/<random>: the monitor can only guess the suffix
             guess = f"site2/{secrets.token_hex(8)}".encode()

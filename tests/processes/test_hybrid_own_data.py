@@ -28,10 +28,10 @@ from mpc.errors import ConfigError
 from mpc.learners.evaluation import predict_table
 from mpc.learners.id3 import ID3Classifier
 from mpc.learners.tree import to_json
-from mpc.runtime.config import load_config
 from mpc.runtime.local import run_in_memory
 from mpc.runtime.party import Party
 from parties.cli.main import build_parser
+from parties.own_party import load_deployment, own_party
 from parties.programs.hybrid import run as hybrid_run
 from parties.programs.hybrid_model import load_part, strip_classes
 from parties.systems.hybrid import HybridOptions, hybrid_plan, split_attributes
@@ -374,10 +374,10 @@ def test_saved_parts_classify_new_records_as_the_saved_tree_does_in_plain(
 def _other_run(t: Trained, folder: Path) -> Path:
     """Alice's and Bob's parts of a second training run over the same files (the same party
     programs, on the in-memory transport)."""
-    cfg = load_config(t.run / "deployment.toml")
+    cfg = load_deployment(t.run / "deployment.toml")
 
     def program(name: str) -> Any:
-        me = cfg.party(name)
+        me = own_party(cfg, name)
         if name != DEALER:
             me = dataclasses.replace(me, model_out=folder / f"{name}.model.json")
         return lambda party: hybrid_run(party, cfg, me)

@@ -25,8 +25,9 @@ from mpc.datasets import NOMINAL, Table
 from mpc.deployment.launcher import PartySpec, launch
 from mpc.learners.id3 import ID3Classifier
 from mpc.learners.tree import to_json
-from mpc.runtime.config import DeploymentConfig, PartyConfig
+from mpc.runtime.config import DeploymentConfig
 from mpc.runtime.local import run_in_memory
+from parties.own_party import OwnParty
 from parties.programs.ppid3 import run as ppid3_run
 from protocols.ppid3.ppid3 import assemble, check_tree_equal
 
@@ -81,12 +82,12 @@ def config(parts: list[list[str]], counts: str = "psi") -> DeploymentConfig:
         "bins": 4,
     }
     parties = tuple(
-        PartyConfig(n, "site", "tcp://127.0.0.1:1", "tcp://127.0.0.1:1", None) for n in SITES
+        OwnParty(n, "site", "tcp://127.0.0.1:1", "tcp://127.0.0.1:1", None) for n in SITES
     )
     return DeploymentConfig(Path("memory.toml"), parties, "ppid3", params, insecure=True)
 
 
-def run_sites(cfg: DeploymentConfig, me: dict[str, PartyConfig]) -> dict[str, Any]:
+def run_sites(cfg: DeploymentConfig, me: dict[str, OwnParty]) -> dict[str, Any]:
     async def program(party: Any) -> Any:
         return await ppid3_run(party, cfg, me[party.name])
 
@@ -120,7 +121,7 @@ def test_private_tree_from_shuffled_own_files_equals_plain_id3_and_saved_parts_p
     parts = [attrs[0::3], attrs[1::3], attrs[2::3]]
     files = split_files(folder, columns, target, parts, seed=seed, prefix="R#")
     me = {
-        n: PartyConfig(
+        n: OwnParty(
             n,
             "site",
             "tcp://127.0.0.1:1",
@@ -153,7 +154,7 @@ def test_private_tree_from_shuffled_own_files_equals_plain_id3_and_saved_parts_p
     new_cols = {a: [f"v{x}" for x in rng.integers(0, 4, n_new)] for a in attrs}  # v3: unseen
     new_files = split_files(folder, new_cols, None, parts, seed=seed + 1, prefix="new")
     use = {
-        n: PartyConfig(
+        n: OwnParty(
             n,
             "site",
             "tcp://127.0.0.1:1",

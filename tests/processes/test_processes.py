@@ -20,11 +20,11 @@ import zmq.asyncio
 
 from mpc.deployment.launcher import PartySpec, write_deployment
 from mpc.runtime.codec import encode
-from mpc.runtime.config import load_config
 from mpc.runtime.keys import generate_keypair, load_public_key, write_keypair
 from mpc.runtime.party import Party
 from mpc.runtime.transport import PeerAddress, ZmqTransport
 from mpc.runtime.view import public as _public
+from parties.own_party import load_deployment
 
 from ..conftest import ROOT, processes_mentioning, run_mpc, run_mpc_json
 
@@ -276,7 +276,7 @@ def test_party_entry_point_validates_its_config(tmp_path: Path) -> None:
         timeout=2,
         insecure=False,
     )
-    assert load_config(config).names == ["a", "b"]
+    assert load_deployment(config).names == ["a", "b"]
     proc = subprocess.run(
         [sys.executable, "-m", "parties", "dealer", "--config", str(config), "--name", "a"],
         capture_output=True,
@@ -355,7 +355,7 @@ def test_mpc_deploy_writes_a_deployment_each_party_runs_by_hand(tmp_path: Path) 
                               str(port), "--timeout", "30", *hosts)  # fmt: skip
     assert code == 0, err
     assert "python -m parties dealer" in text and f"tcp://127.0.0.1:{port + 3}" in text
-    cfg = load_config(out / "deployment.toml")
+    cfg = load_deployment(out / "deployment.toml")
     assert [p.name for p in cfg.parties] == ["site1", "site2", "site3", "dealer"]
     assert all(p.secret_key is None for p in cfg.parties)  # each party brings its own
     code, _, err = run_mpc("keygen", "--out", str(out / "keys"), "site1", "site2", "site3",
@@ -556,7 +556,7 @@ def test_a_stranger_with_an_unknown_key_is_refused_and_reported_while_the_run_go
     from ..harness import Parties, plan_deployment
 
     config, roles = plan_deployment(tmp_path, "secure-sum", "--parties", "3", timeout=20)
-    site1 = load_config(config).party("site1")
+    site1 = load_deployment(config).party("site1")
     assert site1.public_key is not None
     stranger = generate_keypair()
     with Parties(config, roles) as run:

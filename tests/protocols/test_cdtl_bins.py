@@ -16,7 +16,7 @@ from mpc.datasets import CONTINUOUS, DataError, Discretizer, Table
 from mpc.errors import InputError
 from mpc.learners.evaluation import rows_of
 from mpc.learners.tree import Split, from_json, nodes, predict_one, to_json
-from mpc.runtime.config import PartyConfig
+from parties.own_party import OwnParty
 from parties.programs import cdtl_tables
 from parties.programs.cdtl_tables import cdtl_folds, fit_bins, fold_input, fold_tables
 from protocols.cdtl.anatomization import suppress_for_l
@@ -204,7 +204,7 @@ def test_a_fold_whose_bins_make_l_impossible_is_named_with_the_bins_it_got() -> 
     fold = cdtl_folds(t.target, 2, seed=0)[1]
     train, _, disc = fold_tables(t, fold, sensitive=SENSITIVE, bins=4, bin_attributes="sensitive")
     assert disc is not None and len(disc.labels(SENSITIVE)) == 2
-    me = PartyConfig("client", "client", "tcp://127.0.0.1:1", "", None)
+    me = OwnParty("client", "client", "tcp://127.0.0.1:1", "", None)
     with (
         pytest.raises(InputError, match=r"fold 1: .*into 2 of --bins 4 equal-frequency bins"),
         fold_input(me, 1, SENSITIVE, disc),

@@ -28,12 +28,12 @@ from mpc.errors import ConfigError
 from mpc.learners.id3 import ID3Classifier
 from mpc.learners.tree import to_json
 from mpc.runtime.codec import decode
-from mpc.runtime.config import PartyConfig, load_config
 from mpc.runtime.local import run_in_memory
 from mpc.runtime.party import Party
 from mpc.runtime.transport import InMemoryNetwork
 from parties.cli.main import build_parser
 from parties.own_data import read_own_table
+from parties.own_party import OwnParty, load_deployment, own_party
 from parties.programs.hybrid import (
     COIN_SEED_KEY,
     COINS_OS,
@@ -455,7 +455,7 @@ def test_grouping_is_an_option_of_the_command_line_and_the_deployment(tmp_path: 
             '[deployment]\ntimeout = 5\n[protocol]\nname = "hybrid-id3"\n[protocol.params]\n'
             f'class = "play"\ngroups = 5\n{extra}\n{parties}'
         )
-        return TrainingParams.from_config(load_config(path))
+        return TrainingParams.from_config(load_deployment(path))
 
     table = params("")
     assert table.grouping == "table"
@@ -581,8 +581,8 @@ def test_theta_one_half_fails_before_any_party_starts() -> None:
 def _alice_bits(cfg_dir: Path) -> tuple[np.ndarray, list[list[int]], list[str]]:
     """Alice's true bit table in her own file's row order (the test's oracle: her own private
     input file, read and encoded as her process does), her bit groups and her record ids."""
-    cfg = load_config(cfg_dir / "deployment.toml")
-    me = cfg.party(ALICE)
+    cfg = load_deployment(cfg_dir / "deployment.toml")
+    me = own_party(cfg, ALICE)
     if me.data is not None and me.data.suffix == ".json":  # --coin-seeds: the CSV inside
         csv = cfg_dir / "alice-from-json.csv"
         csv.write_text(json.loads(me.data.read_text())["csv"])
@@ -637,7 +637,7 @@ def _received_by_bob(cfg_dir: Path, alice_ids: list[str]) -> np.ndarray:
     (:func:`parties.programs.hybrid.run`, what each party process runs) over the kept
     deployment file and input files, on the in-memory transport; its rows put back into
     Alice's file order with the order key, computed from the tapped key shares."""
-    cfg = load_config(cfg_dir / "deployment.toml")
+    cfg = load_deployment(cfg_dir / "deployment.toml")
     network = InMemoryNetwork()
     seen: list[np.ndarray] = []
     shares: dict[str, bytes] = {}
@@ -651,13 +651,13 @@ def _received_by_bob(cfg_dir: Path, alice_ids: list[str]) -> np.ndarray:
 
     network.taps.append(tap)
 
-    def program(me: PartyConfig) -> Any:
+    def program(me: OwnParty) -> Any:
         return lambda party: hybrid_run(party, cfg, me)
 
     asyncio.run(
         run_in_memory(
             cfg.names,
-            {p.name: program(p) for p in cfg.parties},
+            {p.name: program(own_party(cfg, p.name)) for p in cfg.parties},
             roles={p.name: p.role for p in cfg.parties},
             timeout=60,
             network=network,
@@ -824,7 +824,7 @@ def test_coin_seeds_are_checked() -> None:
             parse_coin_seeds(bad)
     with pytest.raises(ConfigError, match="rebuild the other's coins"):
         parse_coin_seeds("7,7")
-    me = PartyConfig("alice", "alice", "tcp://127.0.0.1:1", "", None)
+    me = OwnParty("alice", "alice", "tcp://127.0.0.1:1", "", None)
     assert party_coins({"codes": []}, me) == (None, COINS_OS)
     rng, label = party_coins({COIN_SEED_KEY: 12}, me)
     assert label == COINS_SEEDED and rng is not None
