@@ -39,11 +39,13 @@ __all__ = [
     "boolean",
     "check",
     "either",
+    "hex_text",
     "integer",
     "list_of",
     "mapping",
     "nothing_or",
     "one_of",
+    "raw",
     "real",
     "record",
     "text",
@@ -143,6 +145,48 @@ def boolean() -> Expect:
 def real() -> Expect:
     """A ``float`` (a gain, a fraction)."""
     return _Type((float,), "a number")
+
+
+@dataclass(frozen=True)
+class _Bytes(Expect):
+    length: int | None
+
+    def problem(self, x: Any) -> str | None:
+        if not isinstance(x, bytes):
+            return f"got {_brief(x)}"
+        if self.length is not None and len(x) != self.length:
+            return f"got {len(x)} bytes"
+        return None
+
+    def describe(self) -> str:
+        return "bytes" if self.length is None else f"{self.length} bytes"
+
+
+def raw(length: int | None = None) -> Expect:
+    """``bytes`` (a key, a seed, a ciphertext); of exactly ``length`` when given."""
+    return _Bytes(length)
+
+
+@dataclass(frozen=True)
+class _Hex(Expect):
+    max_length: int
+
+    def problem(self, x: Any) -> str | None:
+        ok = (
+            isinstance(x, str)
+            and 0 < len(x) <= self.max_length
+            and all(c in "0123456789abcdef" for c in x)
+        )
+        return None if ok else f"got {_brief(x)}"
+
+    def describe(self) -> str:
+        return f"lowercase hex text of at most {self.max_length} digits"
+
+
+def hex_text(max_length: int = 128) -> Expect:
+    """A non-empty string of lowercase hex digits (a digest, a commitment, a random id), of at
+    most ``max_length``."""
+    return _Hex(max_length)
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,7 @@ from mpc.learners.model_file import (
     write_model,
 )
 from mpc.runtime.config import DeploymentConfig
+from mpc.runtime.expect import integer
 from mpc.runtime.party import Party
 from mpc.runtime.view import declared, public, uniform
 from parties.own_data import read_own_table, write_predictions
@@ -221,9 +222,7 @@ async def _serve_outside(
     """The outside party of a helper (the dealer): the number of rows from the class site,
     then its service until the sites are done."""
     started = time.perf_counter()
-    rows = await party.recv(class_site, "ppid3/rows", ROWS)
-    if not isinstance(rows, int) or isinstance(rows, bool) or rows < 0:
-        raise ProtocolError(f"{class_site} sent a malformed row count at ppid3/rows")
+    rows = await party.recv(class_site, "ppid3/rows", ROWS, expect=integer(lo=0))
     if rows == 0:  # the sites classify with saved models: nothing to deal
         return {"dealt": 0, "seconds": 0.0}
     dealt = await HELPERS[helper or "dealer"].serve(party, sites, dtype=ring_dtype(rows))

@@ -43,6 +43,7 @@ from typing import Any
 
 from mpc.errors import ConfigError, ProtocolError
 from mpc.learners.model_file import ModelError, PartCommitment, commit_part, new_model_id
+from mpc.runtime.expect import ANY, hex_text, list_of, mapping, record, text
 from mpc.runtime.party import Party
 from mpc.runtime.view import declared, public, uniform
 from protocols.hybrid.hybrid_id3 import ALICE, BOB, HybridSetup
@@ -52,6 +53,7 @@ MODE = public("hybrid/mode", "whether alice and bob train or classify")
 SETUP = declared(
     "hybrid/setup",
     "the other party's domains (Teng & Du's setting) and a digest of its public parameters",
+    expect=record({"domains": mapping(text(), list_of(ANY)), "public": ANY}),
 )
 MODEL = uniform(
     "hybrid/model",
@@ -134,8 +136,6 @@ async def agree_setup(
         own = {a: list(v) for a, v in domains.items()}
         await party.send(other, tag, {"domains": own, "public": mine})
         got = await party.recv(other, tag, SETUP)
-        if not isinstance(got, dict) or set(got) != {"domains", "public"}:
-            raise ProtocolError(f"{other} sent a malformed setup message at {tag}")
         if got["public"] != mine:
             raise ConfigError(
                 f"{me} and {other} read different public parameters (columns, class, groups, "
@@ -184,17 +184,10 @@ async def bind_parts(
         if me == ALICE:
             model_id = new_model_id()
             await party.send(other, tag, {"model_id": model_id, "commitment": mine})
-            got = await party.recv(other, tag, MODEL)
-            if not isinstance(got, dict) or not _is_hex(got.get("commitment")):
-                raise ProtocolError(f"{other} sent a malformed part commitment at {tag}")
+            got = await party.recv(other, tag, MODEL, expect=record({"commitment": hex_text()}))
         else:
-            got = await party.recv(other, tag, MODEL)
-            if (
-                not isinstance(got, dict)
-                or not _is_hex(got.get("commitment"))
-                or not _is_hex(got.get("model_id"))
-            ):
-                raise ProtocolError(f"{other} sent a malformed model id at {tag}")
+            form = record({"commitment": hex_text(), "model_id": hex_text()})
+            got = await party.recv(other, tag, MODEL, expect=form)
             model_id = str(got["model_id"])
             await party.send(other, tag, {"commitment": mine})
         parts = {me: mine, other: str(got["commitment"])}
@@ -227,11 +220,3 @@ async def check_parts(
                 f"was edited): {me}'s part has model id {model_id[:12]}…, {other}'s "
                 f"{str(got['model_id'])[:12]}…; give each party its part of the same run"
             )
-
-
-def _is_hex(value: Any) -> bool:
-    return (
-        isinstance(value, str)
-        and 0 < len(value) <= 128
-        and all(c in "0123456789abcdef" for c in value)
-    )

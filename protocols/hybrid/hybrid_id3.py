@@ -75,6 +75,7 @@ import numpy.typing as npt
 from mpc.errors import ConfigError, ProtocolError
 from mpc.learners.id3 import best_attribute, best_site_attribute, information_gain
 from mpc.learners.tree import majority
+from mpc.runtime.expect import array
 from mpc.runtime.party import Party
 from mpc.runtime.view import declared
 from protocols.hybrid.dot_session import ALICE, BOB, DEALER
@@ -635,9 +636,11 @@ class _TreeBuilder:
     async def swap(self, value: np.ndarray, t: str, what: str) -> np.ndarray:
         """Send this party's ``value`` (estimates) and receive the other's."""
         await self.party.send(self.other, t, value)
-        theirs = await self.party.recv(self.other, t, ESTIMATES)
-        if not isinstance(theirs, np.ndarray) or theirs.shape != value.shape:
-            raise ProtocolError(f"{self.other} sent malformed {what} at {t}")
+        theirs = await self.party.recv(
+            self.other, t, ESTIMATES, expect=array("iuf", ndim=value.ndim)
+        )
+        if theirs.shape != value.shape:
+            raise ProtocolError(f"{self.other} sent {what} of shape {theirs.shape} at {t}")
         return np.asarray(theirs, dtype=np.float64)
 
     async def root(self) -> np.ndarray:

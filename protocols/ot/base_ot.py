@@ -48,6 +48,7 @@ from mpc.crypto.montgomery import (
 )
 from mpc.crypto.prg import BLOCK, KAPPA
 from mpc.errors import ProtocolError
+from mpc.runtime.expect import raw
 from mpc.runtime.party import Party
 from mpc.runtime.view import uniform
 from protocols.ot.checks import check_array, check_count, choice_bits, misbehaved
@@ -165,13 +166,7 @@ async def base_ot_receiver(
     party: Party, peer: str, choices: np.ndarray, tag: str
 ) -> tuple[np.ndarray, bytes]:
     step = f"{tag}/base/a"
-    header = await party.recv(peer, step, BASE_KEY)
-    if not isinstance(header, bytes) or len(header) != ELEMENT_BYTES:
-        got = f"{len(header)} bytes" if isinstance(header, bytes) else type(header).__name__
-        raise ProtocolError(
-            f"OT: {peer} sent, at {step}, a public key that is not {ELEMENT_BYTES} bytes "
-            f"(got {got})"
-        )
+    header = await party.recv(peer, step, BASE_KEY, expect=raw(ELEMENT_BYTES))
     header_point = point_from(header, peer, step, "a public key A")
     if not in_prime_order_subgroup(header_point[0]):  # else B would show the choice
         raise misbehaved(peer, step, "a public key A of low order, or with a low-order component")

@@ -40,7 +40,7 @@ import numpy as np
 
 from mpc.errors import ConfigError, ProtocolError
 from mpc.runtime.chunks import pack_array, unpack_array
-from mpc.runtime.expect import check, integer, list_of, record, text
+from mpc.runtime.expect import check, integer, list_of, raw, record, text
 from mpc.runtime.party import Party
 from mpc.runtime.view import public, uniform
 from protocols.ppid3.share_ring import ring_random
@@ -162,9 +162,7 @@ async def open_permuted_owner(
     class site's mask ``T``; returns ``(a + T)`` with each block's class columns in the class
     site's order for that block. Sends ``a - K`` (``K`` from the dealing party ``dealer``,
     uniform)."""
-    got = await party.recv(dealer, f"{tag}/dealer", DEALT)
-    if not isinstance(got, dict) or not isinstance(got.get("seed"), bytes):
-        raise ProtocolError(f"{dealer} sent no randomness for the permuted opening {tag}")
+    got = await party.recv(dealer, f"{tag}/dealer", DEALT, expect=record({"seed": raw(32)}))
     K, L = ring_random(got["seed"], (2, *a.shape), a.dtype)
     await party.send(class_site, f"{tag}/a-K", pack_array(a - K))
     y = unpack_array(await party.recv(class_site, f"{tag}/open", PERMUTED_OPEN), a.dtype, a.shape,

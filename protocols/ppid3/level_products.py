@@ -37,6 +37,7 @@ import numpy as np
 
 from mpc.errors import ConfigError, ProtocolError
 from mpc.runtime.chunks import pack_array, unpack_array
+from mpc.runtime.expect import boolean, integer, list_of, raw, record
 from mpc.runtime.party import Party
 from mpc.runtime.view import uniform
 from protocols.ppid3.distribution_counts import SiteView, classes_unordered
@@ -54,6 +55,13 @@ from protocols.ppid3.share_ring import (
     ring_left,
     ring_matmul,
     ring_random,
+)
+
+#: a dot product's header: whether the owner's masked columns come now, and their blocks
+_HEAD_FORM = record(
+    {"new": boolean(), "blocks": list_of(integer(lo=1), min_length=1)},
+    optional=("blocks",),
+    extra=True,
 )
 
 #: what a site receives here besides :mod:`protocols.ppid3.fast_counts`' receipts
@@ -441,17 +449,11 @@ async def _xdot_holder(
         tag = f"{t}/x{names.index(owner)}.{names.index(party.name)}.{c}"
         z = np.concatenate([shares[k] for k in chunk], axis=0)
         cols, n = z.shape
-        head = await party.recv(owner, f"{tag}/head", HEAD)
-        if not isinstance(head, dict) or not isinstance(head.get("new"), bool):
-            raise ProtocolError(f"{owner} sent no header for {tag}")
+        head = await party.recv(owner, f"{tag}/head", HEAD, expect=_HEAD_FORM)
         if head["new"]:
             blocks = head.get("blocks")
-            if not (
-                isinstance(blocks, list)
-                and blocks
-                and all(isinstance(b, int) and not isinstance(b, bool) and b >= 1 for b in blocks)
-            ):
-                raise ProtocolError(f"{owner} announced attribute sizes {blocks!r}")  # fmt: skip
+            if blocks is None:
+                raise ProtocolError(f"{owner} announced new attributes without their sizes")
             if not dealing.direct_products:
                 got_hat = unpack_array(await party.recv(owner, f"{tag}/Ahat", X_PLUS_RA), z.dtype,
                                   (sum(blocks), n), owner, "X+Ra")  # fmt: skip
@@ -507,10 +509,7 @@ async def pair_keys(party: Party, tag: str) -> dict[str, bytes]:
         keys[s] = secrets.token_bytes(32)
         await party.send(s, tag, keys[s])
     for s in names[:me]:
-        got = await party.recv(s, tag, PAIR_KEY)
-        if not isinstance(got, bytes) or len(got) != 32:
-            raise ProtocolError(f"{s} sent a pairwise key that is not 32 bytes")
-        keys[s] = got
+        keys[s] = await party.recv(s, tag, PAIR_KEY, expect=raw(32))
     return keys
 
 

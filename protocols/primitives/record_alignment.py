@@ -50,7 +50,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from mpc.crypto.curve25519 import ELEMENT_BYTES, hash_to_curve
-from mpc.errors import ConfigError, ProtocolError
+from mpc.errors import ConfigError
+from mpc.runtime.expect import boolean, integer, raw
 from mpc.runtime.party import Party
 from mpc.runtime.view import declared, uniform
 from protocols.primitives.psi_ca import GroupInput, set_intersection_cardinality
@@ -130,10 +131,7 @@ async def align_records(
         await party.broadcast(f"{tag}/size", len(ids))
         sizes = {party.name: len(ids)}
         for sender in party.peers:
-            got = await party.recv(sender, f"{tag}/size", SIZE)
-            if not isinstance(got, int) or isinstance(got, bool) or got < 0:
-                raise ProtocolError(f"{sender} sent a malformed record count at {tag}/size")
-            sizes[sender] = got
+            sizes[sender] = await party.recv(sender, f"{tag}/size", SIZE, expect=integer(lo=0))
         sizes = {n: sizes[n] for n in names}
         party.ledger.record(f"{tag}/sizes", sizes, step=f"{tag}/size")
 
@@ -141,10 +139,9 @@ async def align_records(
         await party.broadcast(f"{tag}/key-share", share)
         shares = {party.name: share}
         for sender in party.peers:
-            got = await party.recv(sender, f"{tag}/key-share", KEY_SHARE)
-            if not isinstance(got, bytes) or len(got) != _SHARE_BYTES:
-                raise ProtocolError(f"{sender} sent a malformed key share at {tag}/key-share")
-            shares[sender] = got
+            shares[sender] = await party.recv(
+                sender, f"{tag}/key-share", KEY_SHARE, expect=raw(_SHARE_BYTES)
+            )
         keyed = _keyed(order_key([shares[n] for n in names]), ids)
         order = np.asarray(sorted(range(len(ids)), key=keyed.__getitem__), dtype=np.int64)
         digest = hashlib.sha256(b"".join(keyed[i] for i in order)).digest()
@@ -181,10 +178,8 @@ async def _announce(party: Party, first: str, value: bool | None, tag: str) -> b
         assert value is not None
         await party.broadcast(tag, value)
         return value
-    got = await party.recv(first, tag, EQUAL)
-    if not isinstance(got, bool):
-        raise ProtocolError(f"{first} sent a malformed answer at {tag}")
-    return got
+    answer: bool = await party.recv(first, tag, EQUAL, expect=boolean())
+    return answer
 
 
 async def _common_count(party: Party, ids: Sequence[str], first: str, tag: str) -> int:
@@ -201,7 +196,5 @@ async def _common_count(party: Party, ids: Sequence[str], first: str, tag: str) 
         common = int(counts.sum())
         await party.broadcast(f"{tag}/common", common)
         return common
-    got = await party.recv(first, f"{tag}/common", COMMON)
-    if not isinstance(got, int) or isinstance(got, bool) or not 0 <= got <= len(ids):
-        raise ProtocolError(f"{first} sent a malformed intersection size at {tag}/common")
-    return got
+    size: int = await party.recv(first, f"{tag}/common", COMMON, expect=integer(0, len(ids)))
+    return size

@@ -18,11 +18,13 @@ from mpc.runtime.expect import (
     boolean,
     check,
     either,
+    hex_text,
     integer,
     list_of,
     mapping,
     nothing_or,
     one_of,
+    raw,
     real,
     record,
     text,
@@ -169,3 +171,12 @@ def test_recv_takes_a_form_known_only_at_run_time() -> None:
     assert _send_and_receive([2, 3], expect=list_of(integer(lo=1), 2)) == [2, 3]
     with pytest.raises(ProtocolError, match="got a list of 2"):
         _send_and_receive([2, 3], expect=list_of(integer(lo=1), 3))
+
+
+def test_raw_bytes_and_hex_text() -> None:
+    assert raw(32).problem(bytes(32)) is None
+    assert raw(32).problem(bytes(31)) == "got 31 bytes"
+    assert raw().problem("text") is not None
+    assert hex_text().problem("00ff") is None
+    for wrong in ("", "00FF", "0g", 7, "a" * 129):
+        assert hex_text().problem(wrong) is not None, wrong
