@@ -43,6 +43,13 @@ class DataSource(Params):
     data_dir: str | None = option(
         None, flag="--data-dir", metavar="DIR", help="where the UCI datasets are"
     )
+    id_column: str | None = option(
+        None,
+        flag="--id",
+        metavar="COLUMN",
+        help="the record id column of --csv: never an attribute (a column with a different "
+        "value in every row is refused without it, or without --nominal naming it)",
+    )
 
 
 @dataclass(frozen=True)
@@ -91,9 +98,12 @@ def joined_table(source: DataSource, kinds: ColumnKinds | None = None) -> tuple[
         if not source.class_column:
             raise ConfigError("--csv needs --class COLUMN naming the class column")
         extra = kinds.kind_options() if kinds is not None else {}
-        return load_csv(source.csv, source.class_column, **extra), None
+        table = load_csv(source.csv, source.class_column, id_column=source.id_column, **extra)
+        return table, None
     if source.class_column:
         raise ConfigError("--class goes with --csv; a named dataset knows its class column")
+    if source.id_column:
+        raise ConfigError("--id goes with --csv; a named dataset has no record id column")
     if kinds is not None:
         for flag in ("nominal", "continuous", "delimiter"):
             if getattr(kinds, flag) is not None:

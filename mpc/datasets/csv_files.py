@@ -198,8 +198,10 @@ def load_csv(
     nominal: Sequence[str] | None = None,
     delimiter: str = ",",
     quotechar: str = '"',
+    id_column: str | None = None,
 ) -> Table:
-    """Read a CSV file with a header row. ``class_column`` names the class (always nominal).
+    """Read a CSV file with a header row. ``class_column`` names the class (always nominal);
+    ``id_column`` a record id column, which is never an attribute (each id must be distinct).
 
     A column is continuous if it is listed in ``continuous``, nominal if it is listed in
     ``nominal``; any other column is continuous if every non-missing value parses as a number
@@ -209,17 +211,73 @@ def load_csv(
     lines are ignored; ``delimiter`` and ``quotechar`` are those of :mod:`csv`.
     """
     path = Path(path)
-    names, records, line_nos, header_line = _csv_records(
-        path, delimiter, quotechar, [(class_column, "class column")]
-    )
+    wanted = [(class_column, "class column")]
+    if id_column is not None:
+        if id_column == class_column:
+            raise DataError(f"the id column {id_column!r} is the class column", file=path)
+        wanted.append((id_column, "id column"))
+    names, records, line_nos, header_line = _csv_records(path, delimiter, quotechar, wanted)
+    if id_column is not None:
+        names, records = _without_ids(path, names, records, line_nos, id_column)
     cont = _column_kinds(
         path, names, records, header_line, fixed=[class_column], missing=missing,
         nominal=nominal, continuous=continuous,
     )  # fmt: skip
     columns = [Column(n, CONTINUOUS if n in cont else NOMINAL) for n in names]
+    _refuse_row_keys(path, header_line, names, records, columns, class_column, nominal, missing)
     return build_table(
         path.stem, path, records, line_nos, columns, names.index(class_column), missing
     )
+
+
+def _without_ids(
+    path: Path, names: list[str], records: list[list[str]], line_nos: list[int], id_column: str
+) -> tuple[list[str], list[list[str]]]:
+    """The header and records without the id column, whose values must all differ."""
+    j = names.index(id_column)
+    seen: dict[str, int] = {}
+    for rec, line in zip(records, line_nos, strict=True):
+        rid = rec[j] if j < len(rec) else ""
+        if rid in seen:
+            raise DataError(
+                f"record id {rid!r} is repeated (first on line {seen[rid]}); each record needs "
+                "its own id",
+                file=path,
+                line=line,
+                column=id_column,
+                index=j,
+            )
+        seen[rid] = line
+    return names[:j] + names[j + 1 :], [r[:j] + r[j + 1 :] for r in records]
+
+
+#: fewer rows than this, and a column that tells every row apart may be chance
+ROW_KEY_MIN_ROWS = 20
+
+
+def _refuse_row_keys(
+    path: Path, header_line: int, names: list[str], records: list[list[str]],
+    columns: list[Column], class_column: str, nominal: Sequence[str] | None, missing: str,
+) -> None:  # fmt: skip
+    """A nominal attribute with a different value in every row (of at least
+    :data:`ROW_KEY_MIN_ROWS`) is a record key, not a property: as an attribute it splits the
+    rows all apart. It is refused unless ``nominal`` names it; the error says both ways out."""
+    if len(records) < ROW_KEY_MIN_ROWS:
+        return
+    for j, col in enumerate(columns):
+        if col.kind != NOMINAL or col.name == class_column or col.name in (nominal or ()):
+            continue
+        values = [r[j] for r in records if j < len(r)]
+        if missing not in values and len(set(values)) == len(records):
+            raise DataError(
+                f"a different value in each of its {len(records)} rows: a record id, not an "
+                f"attribute (it would split the rows all apart); give --id {col.name} if it "
+                f"identifies the records, or --nominal {col.name} to use it as an attribute "
+                "anyway",
+                file=path,
+                line=header_line,
+                column=col.name,
+            )
 
 
 @dataclass(frozen=True)

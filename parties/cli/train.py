@@ -38,6 +38,7 @@ from mpc.learners.tree import depth, leaf_count, node_count, render, to_dot, to_
 from mpc.runtime.files import write_private
 from mpc.runtime.monitor import ProgressLine
 from parties.cli.predict import write_predictions
+from parties.params import column_list
 
 if TYPE_CHECKING:
     from mpc.datasets import Discretizer, Table
@@ -52,6 +53,13 @@ def add_data_options(p: argparse.ArgumentParser) -> None:
     src.add_argument("--csv", type=Path, metavar="FILE", help="any CSV file with a header row")
     p.add_argument(
         "--class", dest="class_column", metavar="COLUMN", help="the class column of --csv"
+    )
+    p.add_argument(
+        "--id",
+        dest="id_column",
+        metavar="COLUMN",
+        help="the record id column of --csv: never an attribute (a column with a different "
+        "value in every row is refused without it, or without --nominal naming it)",
     )
     p.add_argument(
         "--data-dir",
@@ -85,12 +93,14 @@ def add_train_parser(sub: Any) -> None:
     add_data_options(p)
     p.add_argument(
         "--nominal",
+        type=column_list,
         metavar="COL,...",
         help="--csv columns read as nominal values even when they look like numbers "
         "(integer-coded categories); other columns keep their inferred kind",
     )
     p.add_argument(
         "--continuous",
+        type=column_list,
         metavar="COL,...",
         help="--csv columns read as numbers (id3 bins them, c45 splits on thresholds)",
     )
@@ -221,19 +231,10 @@ def _info_dict(info: Any) -> dict[str, Any]:
     return d
 
 
-def _columns(value: str | None, option: str) -> list[str] | None:
-    """The column names of ``--nominal A,B`` (None when the option is not given)."""
-    if value is None:
-        return None
-    names = [c.strip() for c in value.split(",") if c.strip()]
-    if not names:
-        raise ConfigError(f"{option} needs column names separated by commas, got {value!r}")
-    return names
-
-
 #: the options that only a --csv file takes, and why a named dataset does without them
 _CSV_ONLY = {
     "class_column": ("--class", "a named dataset knows its class column"),
+    "id_column": ("--id", "a named dataset has no record id column"),
     "nominal": ("--nominal", "a named dataset's schema declares its column kinds"),
     "continuous": ("--continuous", "a named dataset's schema declares its column kinds"),
     "delimiter": ("--delimiter", "a named dataset's schema declares its delimiter"),
@@ -254,19 +255,20 @@ def load_tables(args: argparse.Namespace) -> tuple[Table, Table | None]:
         return load_dataset(args.dataset, resolve_data_dir(args.data_dir))
     if not args.class_column:
         raise ConfigError("--csv needs --class COLUMN naming the class column")
-    nominal = _columns(given["nominal"], "--nominal")
-    continuous = _columns(given["continuous"], "--continuous")
+    nominal = None if given["nominal"] is None else list(given["nominal"])
+    continuous = None if given["continuous"] is None else list(given["continuous"])
     if continuous is not None and nominal is None:
         nominal = []  # the columns not listed keep their inferred kind
     delimiter = "," if given["delimiter"] is None else given["delimiter"]
     train = load_csv(
-        args.csv, args.class_column, nominal=nominal, continuous=continuous, delimiter=delimiter
-    )
+        args.csv, args.class_column, nominal=nominal, continuous=continuous, delimiter=delimiter,
+        id_column=given["id_column"],
+    )  # fmt: skip
     if given["test"] is None:
         return train, None
     rows = read_rows(
         given["test"], train.attributes, train.kinds, train.class_name, delimiter=delimiter,
-        need_class=True,
+        id_column=given["id_column"], need_class=True,
     )  # fmt: skip
     return train, rows.table
 

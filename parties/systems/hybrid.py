@@ -83,12 +83,6 @@ __all__ = [
 class HybridOptions(DataSource, ColumnKinds):
     """The options of ``mpc run hybrid-id3``."""
 
-    id_column: str | None = option(
-        None,
-        flag="--id",
-        metavar="COLUMN",
-        help="the record id column of --csv (default: the records are numbered)",
-    )
     model_out: Path | None = option(
         None,
         flag="--model-out",

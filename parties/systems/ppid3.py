@@ -48,6 +48,7 @@ from parties.options import ColumnKinds, DataSource, joined_table
 from parties.params import AtLeast, NumberList, option
 from parties.programs.ppid3 import COUNTS, ID_COLUMN, Ppid3Params
 from parties.systems.base import SEMI_HONEST, Audit, Plan, System, number
+from parties.vertical_csv import fresh_id_column
 from protocols.ppid3.helpers import HELPERS, default_helper, helper_of
 from protocols.ppid3.ppid3 import assemble, check_tree_equal
 
@@ -399,7 +400,7 @@ class Ppid3(System):
             tr_idx, te_idx = train_test_split(train.target, o.test_split, seed=o.seed)
             train, test = train.subset(tr_idx), train.subset(te_idx)
         elif o.test is not None:
-            test = load_csv(o.test, train.class_name, **o.kind_options())
+            test = load_csv(o.test, train.class_name, id_column=o.id_column, **o.kind_options())
             if test.attributes != train.attributes:
                 raise DataError(
                     f"the test file's columns {list(test.attributes)} are not the training "
@@ -413,11 +414,15 @@ class Ppid3(System):
     def _site_specs(
         o: Ppid3Options, train: Any, test: Any, part: Any, names: list[str]
     ) -> list[PartySpec]:
-        texts = site_files(train, part, seed=o.seed)
-        test_texts = site_files(test, part, seed=o.seed + 1, prefix="t") if test else None
+        # the files' record id column: "id", unless the table has a column of that name
+        idc = fresh_id_column([*train.attributes, train.class_name], ID_COLUMN)
+        texts = site_files(train, part, seed=o.seed, id_column=idc)
+        test_texts = (
+            site_files(test, part, seed=o.seed + 1, id_column=idc, prefix="t") if test else None
+        )
         specs = []
         for i, name in enumerate(names):
-            entries: dict[str, Any] = {"id": ID_COLUMN, **_kind_entries(train, part.sites[i])}
+            entries: dict[str, Any] = {"id": idc, **_kind_entries(train, part.sites[i])}
             if o.model_out is not None:
                 entries["model_out"] = str(Path(o.model_out).resolve() / f"{name}.model.json")
             specs.append(

@@ -201,8 +201,8 @@ OWN_DATA = (
 ELSEWHERE: dict[str, str] = {
     "mpc keygen --out keys site1 site2 site3 dealer": OWN_DATA,
     "mpc deploy ppid3 --partition 'buying,maint;doors,persons;lug_boot,safety' --class class "
-    "--counts fast --out . --port 5800 --host site1=127.0.0.1 --host site2=127.0.0.1 "
-    "--host site3=127.0.0.1 --host dealer=127.0.0.1": OWN_DATA,
+    "--counts fast --helper dealer --out . --port 5800 --host site1=127.0.0.1 "
+    "--host site2=127.0.0.1 --host site3=127.0.0.1 --host dealer=127.0.0.1": OWN_DATA,
     **{
         f"python -m parties site --config deployment.toml --name site{i} --secret-key "
         f"keys/site{i}.secret --data {name}.csv --model-out site{i}.model.json &": OWN_DATA
@@ -217,7 +217,7 @@ ELSEWHERE: dict[str, str] = {
     "--predictions-out predictions.csv &": OWN_DATA,
     "python -m parties dealer --config deployment.toml --name dealer --secret-key "
     "keys/dealer.secret &": OWN_DATA,
-    "mpc train --csv joined.csv --class class --model-out plain.json": OWN_DATA,
+    "mpc train --csv joined.csv --class class --id id --model-out plain.json": OWN_DATA,
     "mpc predict --model plain.json --csv new-joined.csv --id id --out plain-predictions.csv": (
         OWN_DATA
     ),

@@ -459,3 +459,55 @@ def test_a_site_process_opens_no_other_sites_file(tmp_path: Path) -> None:
             str((tmp_path / "dep" / "keys" / f"{m}.secret").resolve()) for m in SITES if m != n
         }
         assert not opened & secrets, n
+
+
+# ------------------------------------------------------------------ record ids in a joined file
+
+
+def _with_ids(folder: Path, id_name: str, n: int = 60) -> Path:
+    """A joined CSV whose first column is a record id (``r0``, ``r1``, ...) and whose class
+    is a function of the two attributes ``a`` and ``b``."""
+    rng = np.random.default_rng(11)
+    a, b = rng.choice(["x", "y", "z"], n), rng.choice(["p", "q"], n)
+    y = np.where((a == "x") ^ (b == "p"), "yes", "no")
+    rows = [[f"r{i}", a[i], b[i], y[i]] for i in range(n)]
+    return write_csv(folder / f"{id_name}.csv", [id_name, "a", "b", "y"], rows)
+
+
+@pytest.mark.parametrize("id_name", ["id", "rid"])
+def test_a_record_id_column_given_with_id_is_never_an_attribute(
+    tmp_path: Path, id_name: str
+) -> None:
+    """``--id`` keeps the record ids out of the tree (a column named ``id`` too, which the
+    demo split's own id column once collided with), in mpc run and in mpc train."""
+    path = _with_ids(tmp_path, id_name)
+    code, out, err = run_mpc("run", "ppid3", "--csv", str(path), "--class", "y", "--id",
+                             id_name, "--sites", "2", "--json")  # fmt: skip
+    assert code == 0, err
+    result = json.loads(out)["result"]
+    columns = [c["name"] for cols in result["columns"].values() for c in cols]
+    assert sorted(columns) == ["a", "b"] and result["identical"] is True, result
+    code, out, err = run_mpc("train", "--csv", str(path), "--class", "y", "--id", id_name,
+                             "--model-out", str(tmp_path / f"{id_name}.json"))  # fmt: skip
+    assert code == 0, err
+    saved = json.loads((tmp_path / f"{id_name}.json").read_text())
+    assert id_name not in json.dumps(saved["body"]["attributes"]), saved["body"]["attributes"]
+
+
+def test_a_column_with_a_different_value_in_every_row_is_refused_naming_id_and_nominal(
+    tmp_path: Path,
+) -> None:
+    """Without ``--id``, a nominal column that tells every row apart is refused with one line
+    that names both ways out, the user's own file and its line; ``--nominal`` keeps it."""
+    path = _with_ids(tmp_path, "rid")
+    for command in (["run", "ppid3", "--sites", "2"], ["train"]):
+        code, _, err = run_mpc(*command, "--csv", str(path), "--class", "y")
+        assert code == 2, err
+        lines = [line for line in err.splitlines() if "rid" in line]
+        assert len(lines) == 1, err
+        assert f"{path}:1" in lines[0] and "--id rid" in lines[0] and "--nominal rid" in lines[0]
+    code, out, err = run_mpc("run", "ppid3", "--csv", str(path), "--class", "y", "--sites", "2",
+                             "--nominal", "rid", "--json")  # fmt: skip
+    assert code == 0, err
+    columns = [c["name"] for cols in json.loads(out)["result"]["columns"].values() for c in cols]
+    assert "rid" in columns
