@@ -41,9 +41,10 @@ from mpc.runtime.party import Fault, Party
 from mpc.runtime.signals import STOP_SIGNALS, Stopped
 from mpc.runtime.transport import PeerAddress, ZmqTransport
 from parties.own_party import OwnParty, load_deployment, own_party
+from parties.params import column_list
 from parties.programs.registry import program_of
 
-__all__ = ["PROG", "build_parser", "check_outputs", "main", "own_files"]
+__all__ = ["PROG", "build_parser", "check_party_outputs", "main", "own_files"]
 
 log = logging.getLogger("mpc.party")
 
@@ -165,12 +166,14 @@ def _add_own_files(p: argparse.ArgumentParser) -> None:
     own.add_argument(
         "--nominal",
         default=None,
+        type=column_list,
         metavar="COL,...",
         help="numeric columns to read as categories (coded grades, 0/1 flags)",
     )
     own.add_argument(
         "--continuous",
         default=None,
+        type=column_list,
         metavar="COL,...",
         help="columns to read as numbers (binned for the ID3 family); other numeric columns "
         "are continuous too unless --nominal names them",
@@ -268,13 +271,6 @@ def ping_main(argv: list[str], *, prog: str = f"{PROG} ping") -> int:
     return 1 if pong.state == "failed" else 0
 
 
-def _column_list(text: str, flag: str) -> tuple[str, ...]:
-    names = tuple(c.strip() for c in text.split(","))
-    if not all(names):
-        raise ConfigError(f"{flag}: expected comma-separated column names, got {text!r}")
-    return names
-
-
 def own_files(me: OwnParty, args: argparse.Namespace) -> OwnParty:
     """This party's entry with its command-line file options applied over the deployment's."""
     changes: dict[str, Any] = {}
@@ -290,9 +286,9 @@ def own_files(me: OwnParty, args: argparse.Namespace) -> OwnParty:
             raise ConfigError(f"--delimiter: expected one character, got {args.delimiter!r}")
         changes["delimiter"] = args.delimiter
     if getattr(args, "nominal", None) is not None:
-        changes["nominal"] = _column_list(args.nominal, "--nominal")
+        changes["nominal"] = args.nominal
     if getattr(args, "continuous", None) is not None:
-        changes["continuous"] = _column_list(args.continuous, "--continuous")
+        changes["continuous"] = args.continuous
     if getattr(args, "bind", None) is not None:
         changes["bind"] = check_endpoint(args.bind, "--bind")
     return dataclasses.replace(me, **changes)
@@ -453,7 +449,7 @@ async def _run_stoppable(
             signal.signal(s, old if old is not None else signal.SIG_DFL)
 
 
-def check_outputs(me: OwnParty) -> None:
+def check_party_outputs(me: OwnParty) -> None:
     """Refuse, before the party connects, a model or predictions file it could not write
     (:func:`mpc.runtime.files.check_output`); the message names the option and the path."""
     for path, option in ((me.model_out, "--model-out"), (me.predictions, "--predictions-out")):
@@ -500,7 +496,7 @@ def main(
     try:
         cfg = load_deployment(args.config)
         me = own_files(own_party(cfg, args.name), args)
-        check_outputs(me)
+        check_party_outputs(me)
         if me.role != args.role:
             raise ConfigError(
                 f"party {me.name!r} has role {me.role!r} in {cfg.path}, "

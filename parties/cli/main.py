@@ -47,7 +47,7 @@ from parties.cli.sanitize import add_sanitize_parser, run_sanitize
 from parties.cli.train import add_datasets_parser, add_train_parser, run_datasets, run_train
 from parties.main import main as party_main
 from parties.main import ping_main
-from parties.options import check_outputs as check_paths
+from parties.options import check_outputs
 from parties.systems.base import System
 from parties.systems.registry import SYSTEMS, get_system
 
@@ -206,13 +206,13 @@ def _build_parser() -> CommandParser:
     return parser
 
 
-def check_outputs(args: argparse.Namespace) -> None:
+def check_command_outputs(args: argparse.Namespace) -> None:
     """Check every output path of the parsed command (:func:`mpc.runtime.files.check_output`),
     before it does any work: missing parent folders are fine (they are created), a path that
     cannot be written raises :class:`~mpc.errors.ConfigError` naming the option and the path;
     a ``--plot`` without matplotlib says how to install it
     (:func:`parties.options.check_outputs`)."""
-    check_paths(getattr(args, "output_checks", None) or (), args)
+    check_outputs(getattr(args, "output_checks", None) or (), args)
     if getattr(args, "command", None) == "deploy" and getattr(args, "private", None):
         check_output(Path(args.out) / args.private, kind="folder", option="--private")
 
@@ -456,7 +456,7 @@ def _main(argv: list[str]) -> int:
     parser = build_parser()
     lists = {flag for p in walk(parser) for flag in p.number_lists}
     args = parser.parse_args(keep_negative_values(argv, lists))
-    check_outputs(args)
+    check_command_outputs(args)
     return _dispatch(args)
 
 
