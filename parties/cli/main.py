@@ -455,7 +455,9 @@ def _main(argv: list[str]) -> int:
         return ping_main(argv[1:], prog="mpc ping")
     parser = build_parser()
     lists = {flag for p in walk(parser) for flag in p.number_lists}
-    args = parser.parse_args(keep_negative_values(argv, lists))
+    args, extra = parser.parse_known_args(keep_negative_values(argv, lists))
+    if extra:  # said under the usage of the command they were given to, not the top level's
+        parser.chosen(args).error(f"unrecognized arguments: {' '.join(extra)}")
     check_command_outputs(args)
     return _dispatch(args)
 

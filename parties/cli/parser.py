@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import re
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, NoReturn
 
 from mpc.runtime.files import OUTPUT_RULE
 from parties.params import NumberList
@@ -66,8 +66,9 @@ class CommandParser(argparse.ArgumentParser):
                 kwargs[key] = plain_text(kwargs[key])
         #: every option declared on this parser (its groups' too), in order
         self.declared: list[argparse.Action] = []
-        #: sub-commands by name
+        #: sub-commands by name, and the one-line help of each
         self.commands: dict[str, CommandParser] = {}
+        self.command_help: dict[str, str] = {}
         #: ``(flag, dest, kind)`` of every option that names an output (file, folder, either)
         self.outputs: list[tuple[str, str, str]] = []
         #: the flags whose values are number lists
@@ -76,6 +77,27 @@ class CommandParser(argparse.ArgumentParser):
         self._set_up = False
         super().__init__(*args, **kwargs)
         self._set_up = True
+
+    def error(self, message: str) -> NoReturn:
+        """Exit 2 with ``message`` under this command's usage; a missing sub-command also
+        lists the sub-commands, each with its help line."""
+        if self.commands and message.startswith("the following arguments are required"):
+            width = max(map(len, self.commands))
+            listing = "\n".join(
+                f"  {name:<{width}}  {self.command_help.get(name, '')}".rstrip()
+                for name in self.commands
+            )
+            message = f"{message}; one of:\n{listing}"
+        super().error(message)
+
+    def chosen(self, args: argparse.Namespace) -> CommandParser:
+        """The parser of the sub-command (and its sub-command) that ``args`` chose."""
+        parser = self
+        for dest in ("command", "system"):
+            name = getattr(args, dest, None)
+            if isinstance(name, str) and name in parser.commands:
+                parser = parser.commands[name]
+        return parser
 
     @property
     def command_name(self) -> str:
@@ -152,6 +174,7 @@ class _Commands:
         child = self._action.add_parser(name, **kwargs)
         assert isinstance(child, CommandParser)
         self._parser.commands[name] = child
+        self._parser.command_help[name] = str(kwargs.get("help") or "")
         return child
 
 

@@ -23,8 +23,9 @@ import pytest
 from mpc.datasets import DataError, load_csv, load_party_csv, resolve_data_dir
 from mpc.errors import ConfigError
 from parties.cli.main import build_parser
-from parties.cli.parser import keep_negative_values, walk
+from parties.cli.parser import keep_negative_values, plain_text, walk
 from parties.main import report_text
+from parties.systems.registry import SYSTEMS
 
 from ..conftest import ROOT, processes_mentioning, run_mpc, run_mpc_json
 
@@ -576,3 +577,29 @@ def test_a_report_is_json_with_one_line_per_top_level_key() -> None:
     assert json.loads(text) == report
     assert len(text.splitlines()) == len(report) + 2
     assert json.loads(report_text({})) == {}
+
+
+# ------------------------------------------------------------------ what a wrong command line gets
+
+
+def test_a_bare_mpc_run_lists_the_systems() -> None:
+    for command in ("run", "deploy"):
+        code, _, err = run_mpc(command)
+        assert code == 2, err
+        for name, system in SYSTEMS.items():
+            line = next((x for x in err.splitlines() if x.split()[:1] == [name]), None)
+            assert line is not None and plain_text(system.help).split()[0] in line, (name, err)
+
+
+@pytest.mark.parametrize(
+    ("argv", "usage"),
+    [
+        (["run", "ppid3", "--bogus", "1"], "usage: mpc run ppid3 "),
+        (["train", "--dataset", "weather", "--bogus"], "usage: mpc train "),
+        (["deploy", "ppid3", "--out", "never-written", "--bogus"], "usage: mpc deploy ppid3 "),
+    ],
+)
+def test_a_mistyped_option_gets_the_usage_of_its_own_command(argv: list[str], usage: str) -> None:
+    code, _, err = run_mpc(*argv)
+    assert code == 2 and err.startswith(usage), err
+    assert "unrecognized arguments: --bogus" in err, err
