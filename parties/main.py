@@ -429,7 +429,8 @@ async def _run_stoppable(
     def stop(signum: int) -> None:
         if not got and task is not None:
             got.append(signum)
-            task.cancel()
+            # the message is what the abort notice tells the peers
+            task.cancel(f"{me.name} was interrupted by {signal.Signals(signum).name}")
 
     in_main = threading.current_thread() is threading.main_thread()
     handled = [s for s in STOP_SIGNALS if in_main and signal.getsignal(s) is not signal.SIG_IGN]

@@ -759,11 +759,12 @@ class Party(HealthChecks):
         if self._aborted_sent:
             return
         self._aborted_sent = True
-        reason = (
-            f"{type(exc).__name__}: {exc.public}"  # never this party's private input
-            if isinstance(exc, InputError)
-            else f"{type(exc).__name__}: {exc}"
-        )
+        if isinstance(exc, InputError):
+            reason = f"{type(exc).__name__}: {exc.public}"  # never this party's private input
+        elif isinstance(exc, asyncio.CancelledError):  # stopped: the message says by what
+            reason = str(exc) or f"{self.name}'s run was cancelled"
+        else:
+            reason = f"{type(exc).__name__}: {exc}"
         notice = {"peer": peer, "step": step, "reason": reason}
         frames = encode("abort", "abort", 0, notice, max_frame_bytes=self._max_frame)
         gone = self._left | ({peer} if isinstance(exc, PeerLost) else set())

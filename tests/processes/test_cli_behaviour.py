@@ -603,3 +603,36 @@ def test_a_mistyped_option_gets_the_usage_of_its_own_command(argv: list[str], us
     code, _, err = run_mpc(*argv)
     assert code == 2 and err.startswith(usage), err
     assert "unrecognized arguments: --bogus" in err, err
+
+
+def test_a_party_stopped_by_ctrl_c_is_named_as_interrupted_by_its_peers(tmp_path: Path) -> None:
+    """site2, stopped by Ctrl-C while it waits with site1 for site3: site1's error says that
+    site2 was interrupted, not an empty CancelledError."""
+    code, _, err = run_mpc("deploy", "secure-sum", "--out", str(tmp_path / "d"), "--insecure",
+                           *(f"--host=site{i}=127.0.0.1" for i in (1, 2, 3)))  # fmt: skip
+    assert code == 0, err
+
+    def start(name: str) -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
+            [sys.executable, "-m", "parties", "site", "--config",
+             str(tmp_path / "d" / "deployment.toml"), "--name", name, "--insecure",
+             "--report", str(tmp_path / f"{name}.json")],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, cwd=ROOT,
+            start_new_session=True,
+        )  # fmt: skip
+
+    site1, site2 = start("site1"), start("site2")
+    try:
+        _stderr_lines_until(site1, "plaintext", 60)
+        _stderr_lines_until(site2, "plaintext", 60)  # both up, waiting for site3
+        site2.send_signal(signal.SIGINT)
+        site2.communicate(timeout=60)
+        site1.communicate(timeout=90)
+    finally:
+        for proc in (site1, site2):
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=10)
+    assert site2.returncode == 130
+    message = json.loads((tmp_path / "site1.json").read_text())["error"]["message"]
+    assert "blaming site2" in message and "site2 was interrupted by SIGINT" in message, message
