@@ -1,0 +1,82 @@
+"""The package as a stranger installs it: a wheel built from the clone carries the licence and
+the project's metadata, and the README's first command runs from the installed wheel in a
+fresh environment, outside the source tree."""
+
+from __future__ import annotations
+
+import email
+import os
+import subprocess
+import sys
+import sysconfig
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from ..conftest import ROOT
+
+pytestmark = [pytest.mark.processes, pytest.mark.timeout(300)]
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel ``pip wheel`` builds from the clone (no dependency fetched)."""
+    out = tmp_path_factory.mktemp("dist")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q",
+         "-w", str(out), str(ROOT)],
+        check=True, capture_output=True, text=True, timeout=240,
+    )  # fmt: skip
+    (found,) = out.glob("mpc_trees-*.whl")
+    return found
+
+
+def test_the_wheel_carries_the_licence_and_the_project_s_metadata(wheel: Path) -> None:
+    with zipfile.ZipFile(wheel) as zf:
+        names = zf.namelist()
+        licences = [n for n in names if n.endswith(".dist-info/licenses/LICENSE")]
+        assert licences, names
+        assert "MIT License" in zf.read(licences[0]).decode()
+        (metadata,) = [n for n in names if n.endswith(".dist-info/METADATA")]
+        meta = email.message_from_bytes(zf.read(metadata))
+    assert meta["License-Expression"] == "MIT"
+    assert meta["Author"] or meta["Author-email"], meta.keys()
+    classifiers = meta.get_all("Classifier") or []
+    assert "Topic :: Security :: Cryptography" in classifiers, classifiers
+    assert any(c.startswith("Programming Language :: Python :: 3") for c in classifiers)
+
+
+def test_the_readme_s_first_command_runs_from_the_installed_wheel(
+    wheel: Path, tmp_path: Path
+) -> None:
+    """A fresh environment (this one's packages for the dependencies, none of the clone's
+    code) with the wheel installed: ``mpc run ppid3 --dataset weather --sites 2`` from a
+    folder outside the clone trains the tree and finds it identical to plain ID3."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    python = venv / "bin" / "python"
+    # the dependencies: this environment's installed packages, on the path after the new
+    # environment's own (a path in a .pth file: the .pth files there, among them this
+    # environment's link to the clone, are not run)
+    own = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True, capture_output=True, text=True, timeout=60,
+    ).stdout.strip()  # fmt: skip
+    Path(own, "dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-index",
+                    str(wheel)], check=True, timeout=120)  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "MPC_DATA_DIR")}
+    env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+    where = subprocess.run(
+        [str(python), "-c", "import mpc, parties, protocols; print(mpc.__file__, "
+         "parties.__file__, protocols.__file__)"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, check=True, timeout=60,
+    ).stdout.split()  # fmt: skip
+    assert all(Path(w).is_relative_to(venv) for w in where), where
+    run = subprocess.run(
+        ["mpc", "run", "ppid3", "--dataset", "weather", "--sites", "2"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert "identical: True" in run.stdout, run.stdout
