@@ -93,14 +93,12 @@ def add_train_parser(sub: Any) -> None:
     add_data_options(p)
     p.add_argument(
         "--nominal",
-        type=column_list,
         metavar="COL,...",
         help="--csv columns read as nominal values even when they look like numbers "
         "(integer-coded categories); other columns keep their inferred kind",
     )
     p.add_argument(
         "--continuous",
-        type=column_list,
         metavar="COL,...",
         help="--csv columns read as numbers (id3 bins them, c45 splits on thresholds)",
     )
@@ -231,6 +229,19 @@ def _info_dict(info: Any) -> dict[str, Any]:
     return d
 
 
+def _columns(value: str | None, option: str) -> list[str] | None:
+    """The column names of ``--nominal A,B`` (:func:`parties.params.column_list`; None when
+    the option is not given); a wrong list is a ``ConfigError`` naming the option."""
+    if value is None:
+        return None
+    try:
+        return list(column_list(value))
+    except argparse.ArgumentTypeError:
+        raise ConfigError(
+            f"{option} needs column names separated by commas, got {value!r}"
+        ) from None
+
+
 #: the options that only a --csv file takes, and why a named dataset does without them
 _CSV_ONLY = {
     "class_column": ("--class", "a named dataset knows its class column"),
@@ -255,8 +266,8 @@ def load_tables(args: argparse.Namespace) -> tuple[Table, Table | None]:
         return load_dataset(args.dataset, resolve_data_dir(args.data_dir))
     if not args.class_column:
         raise ConfigError("--csv needs --class COLUMN naming the class column")
-    nominal = None if given["nominal"] is None else list(given["nominal"])
-    continuous = None if given["continuous"] is None else list(given["continuous"])
+    nominal = _columns(given["nominal"], "--nominal")
+    continuous = _columns(given["continuous"], "--continuous")
     if continuous is not None and nominal is None:
         nominal = []  # the columns not listed keep their inferred kind
     delimiter = "," if given["delimiter"] is None else given["delimiter"]
