@@ -151,3 +151,14 @@ def test_every_mpc_run_names_a_system_of_mpc_run() -> None:
     shown = shown_commands(RUN_SYSTEM)
     wrong = sorted({(f, w) for f, w in shown if w not in systems})
     assert not wrong, f"systems that mpc run --help does not list ({sorted(systems)}): {wrong}"
+
+
+def test_the_site_loads_nothing_from_an_outside_server() -> None:
+    """Material loads Google's web fonts unless told not to (``theme.font: false``): a reader
+    of the site would tell an outside server that they read it."""
+    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
+    assert config["theme"].get("font") is False, config["theme"]
+    for page in (ROOT / "docs").rglob("*"):
+        if page.suffix in (".md", ".css", ".html"):
+            text = page.read_text(encoding="utf-8")
+            assert "fonts.googleapis.com" not in text and "fonts.gstatic.com" not in text, page
