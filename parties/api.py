@@ -1,6 +1,6 @@
 """Run the systems from Python: the runs of ``mpc run``, with a typed result.
 
-::
+For example::
 
     from parties import run_system
 

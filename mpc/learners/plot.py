@@ -1,6 +1,6 @@
 """Pictures of trees: a tree drawn to an SVG or PNG file with matplotlib.
 
-::
+For example::
 
     from mpc.learners.plot import plot_tree
     plot_tree(model.tree_, "tree.svg", title="weather, ID3")

@@ -162,3 +162,25 @@ def test_the_site_loads_nothing_from_an_outside_server() -> None:
         if page.suffix in (".md", ".css", ".html"):
             text = page.read_text(encoding="utf-8")
             assert "fonts.googleapis.com" not in text and "fonts.gstatic.com" not in text, page
+
+
+def test_no_docstring_the_api_pages_render_opens_a_literal_block_with_a_bare_colon_pair() -> None:
+    """A line that is only ``::`` renders as a stray ``:`` on the API pages (mkdocstrings):
+    a literal block is opened at the end of a sentence (``For example::``)."""
+    import importlib
+    import inspect
+
+    modules = sorted(
+        {m for page in (ROOT / "docs").rglob("*.md")
+         for m in re.findall(r"^::: ([\w.]+)$", page.read_text(encoding="utf-8"), re.M)}
+    )  # fmt: skip
+    assert "parties.api" in modules
+    bare = []
+    for name in modules:
+        module = importlib.import_module(name)
+        objects = [module, *(getattr(module, n) for n in getattr(module, "__all__", ()))]
+        for obj in objects:
+            doc = inspect.getdoc(obj) or ""
+            if any(line.strip() == "::" for line in doc.splitlines()):
+                bare.append(f"{name}: {getattr(obj, '__name__', obj)}")
+    assert bare == [], bare
