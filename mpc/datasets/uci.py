@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from mpc.datasets.fetch import packaged_schema, user_data_dir
 from mpc.datasets.fields import (
     Column,
     build_table,
@@ -80,6 +81,8 @@ class _Schema:
 
 def _load_schema(folder: Path) -> _Schema:
     path = folder / "schema.json"
+    if not path.is_file() and packaged_schema(folder.name) is not None:
+        path = packaged_schema(folder.name) or path  # a UCI file alone: the package's schema
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -255,13 +258,16 @@ def _repository_default() -> Path:
 
 def default_data_dir() -> Path | None:
     """``$MPC_DATA_DIR`` if set, else ``../shared/datasets`` next to the repository if it
-    exists, else ``None``. (Whether ``$MPC_DATA_DIR`` exists is checked by
-    :func:`resolve_data_dir`.)"""
+    exists, else the user's data directory (:func:`mpc.datasets.fetch.user_data_dir`, where
+    ``mpc datasets fetch`` writes) if it exists, else ``None``. (Whether ``$MPC_DATA_DIR``
+    exists is checked by :func:`resolve_data_dir`.)"""
     env = os.environ.get(DATA_DIR_ENV)
     if env:
         return Path(env)
-    default = _repository_default()
-    return default if default.is_dir() else None
+    for default in (_repository_default(), user_data_dir()):
+        if default.is_dir():
+            return default
+    return None
 
 
 def resolve_data_dir(cli_value: str | Path | None) -> Path | None:

@@ -5,16 +5,20 @@ fresh environment, outside the source tree."""
 from __future__ import annotations
 
 import email
+import functools
+import http.server
 import os
 import subprocess
 import sys
 import sysconfig
+import threading
 import zipfile
 from pathlib import Path
 
 import pytest
 
 from ..conftest import ROOT
+from ..processes.test_datasets_fetch import SHARED, serve_archive
 
 pytestmark = [pytest.mark.processes, pytest.mark.timeout(300)]
 
@@ -52,7 +56,8 @@ def test_the_readme_s_first_command_runs_from_the_installed_wheel(
 ) -> None:
     """A fresh environment (this one's packages for the dependencies, none of the clone's
     code) with the wheel installed: ``mpc run ppid3 --dataset weather --sites 2`` from a
-    folder outside the clone trains the tree and finds it identical to plain ID3."""
+    folder outside the clone trains the tree and finds it identical to plain ID3; then
+    ``mpc datasets fetch car`` and ``mpc run ppid3 --dataset car --sites 3`` work too."""
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
     python = venv / "bin" / "python"
@@ -76,6 +81,34 @@ def test_the_readme_s_first_command_runs_from_the_installed_wheel(
     assert all(Path(w).is_relative_to(venv) for w in where), where
     run = subprocess.run(
         ["mpc", "run", "ppid3", "--dataset", "weather", "--sites", "2"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert "identical: True" in run.stdout, run.stdout
+
+    # a dataset fetched (from a loopback server laid out as the UCI archive) into the user's
+    # own data directory, where the next command finds it
+    if not (SHARED / "car" / "car.data").is_file():
+        pytest.skip(f"the UCI files are not at {SHARED}")
+    env["HOME"] = str(tmp_path / "home")
+    env.pop("XDG_DATA_HOME", None)
+    root = serve_archive(tmp_path / "archive", ["car"])
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/"
+        fetched = subprocess.run(
+            ["mpc", "datasets", "fetch", "car", "--from", url],
+            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert fetched.returncode == 0, fetched.stderr
+    assert (tmp_path / "home" / ".local" / "share" / "mpc-trees" / "datasets" / "car").is_dir()
+    run = subprocess.run(
+        ["mpc", "run", "ppid3", "--dataset", "car", "--sites", "3", "--max-depth", "2"],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert run.returncode == 0, run.stderr

@@ -199,6 +199,14 @@ OWN_DATA = (
 
 #: shown commands that this test does not run, and where they are run (or why not)
 ELSEWHERE: dict[str, str] = {
+    "mpc datasets fetch car": (
+        "tests/processes/test_datasets_fetch.py and tests/deployment/test_package.py run it "
+        "against a loopback server laid out as the UCI archive (never the internet)"
+    ),
+    "mpc run ppid3 --dataset car --sites 3": (
+        "tests/deployment/test_package.py runs it (to depth 2) after the fetch, from the "
+        "installed wheel"
+    ),
     "mpc keygen --out keys site1 site2 site3 dealer": OWN_DATA,
     "mpc deploy ppid3 --partition 'buying,maint;doors,persons;lug_boot,safety' --class class "
     "--counts fast --helper dealer --out . --port 5800 --host site1=127.0.0.1 "
