@@ -31,13 +31,22 @@ os.environ["MPC_STRICT_RECEIPTS"] = "1"
 EXCLUSIVE = ("docker", "netns")
 
 
+#: the container tests run in two lines of their own, side by side on one Docker engine (each
+#: test its own compose project): the compose profiles of PPID3, and the rest
+DOCKER_LINES = (("[ppid3", "docker"), ("", "docker-2"))
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Give the tests of each :data:`EXCLUSIVE` marker one ``xdist_group``, so that
-    ``--dist loadgroup`` runs them one after the other on one worker."""
+    """Give the tests of each :data:`EXCLUSIVE` marker one ``xdist_group`` (the container
+    tests two, :data:`DOCKER_LINES`), so that ``--dist loadgroup`` runs the tests of a group
+    one after the other on one worker."""
     for item in items:
         for name in EXCLUSIVE:
             if item.get_closest_marker(name) is not None:
-                item.add_marker(pytest.mark.xdist_group(name))
+                group = name
+                if name == "docker":
+                    group = next(g for part, g in DOCKER_LINES if part in item.nodeid)
+                item.add_marker(pytest.mark.xdist_group(group))
                 break
 
 
