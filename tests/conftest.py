@@ -27,7 +27,7 @@ os.environ["MPC_STRICT_RECEIPTS"] = "1"
 
 
 #: markers whose tests share a machine-wide resource (a Docker engine and the image it builds
-#: once per worker, network namespaces and shaped links): each runs on one worker, in turn
+#: once per worker, network namespaces and shaped links): each runs in its own xdist groups
 EXCLUSIVE = ("docker", "netns")
 
 
