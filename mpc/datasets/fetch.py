@@ -131,7 +131,7 @@ def fetch_dataset(
         try:
             with urllib.request.urlopen(url, timeout=timeout) as response:
                 data = response.read(MAX_BYTES + 1)
-        except (urllib.error.URLError, OSError) as exc:
+        except (urllib.error.URLError, OSError, ValueError) as exc:  # ValueError: no URL
             reason = getattr(exc, "reason", exc)
             raise DataError(f"cannot download {url}: {reason}") from None
         got[source.name] = _checked(source, data, url)

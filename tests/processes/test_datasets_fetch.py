@@ -106,3 +106,10 @@ def test_import_takes_copies_under_any_name_and_a_lone_file_reads_with_the_packa
     code, _, err = run_mpc("datasets", "import", "car", str(SHARED / "car" / "car.names"),
                            "--data-dir", str(tmp_path / "other"))  # fmt: skip
     assert code == 2 and "car also needs car.data" in err, err
+
+
+def test_an_address_that_is_no_url_is_one_line_naming_it(tmp_path: Path) -> None:
+    code, _, err = run_mpc("datasets", "fetch", "car", "--from", "not-a-url", "--data-dir",
+                           str(tmp_path / "data"))  # fmt: skip
+    assert code == 2 and "Traceback" not in err, err
+    assert err.strip().splitlines()[-1].startswith("mpc: error: cannot download not-a-url/"), err
