@@ -179,6 +179,14 @@ def _add_own_files(p: argparse.ArgumentParser) -> None:
         "are continuous too unless --nominal names them",
     )
     own.add_argument(
+        "--missing",
+        default=None,
+        type=column_list,
+        metavar="M,...",
+        help="more cell values of --data that mean missing, such as NA,n/a (a blank cell and "
+        "? always do)",
+    )
+    own.add_argument(
         "--model-out",
         type=Path,
         default=None,
@@ -289,6 +297,8 @@ def own_files(me: OwnParty, args: argparse.Namespace) -> OwnParty:
         changes["nominal"] = args.nominal
     if getattr(args, "continuous", None) is not None:
         changes["continuous"] = args.continuous
+    if getattr(args, "missing", None) is not None:
+        changes["missing"] = args.missing
     if getattr(args, "bind", None) is not None:
         changes["bind"] = check_endpoint(args.bind, "--bind")
     return dataclasses.replace(me, **changes)

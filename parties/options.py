@@ -1,5 +1,6 @@
 """The options several systems share, declared once: where the joined table of a local run
-comes from (:class:`DataSource`), how a CSV file's columns are read (:class:`ColumnKinds`),
+comes from (:class:`DataSource`), how a CSV file's columns and missing values are read
+(:class:`ColumnKinds`),
 and the check of every option that names a path the run writes (:func:`check_outputs`).
 
 A system's options (``parties/systems/*.py``) inherit the groups it takes; the command line,
@@ -55,7 +56,7 @@ class DataSource(Params):
 @dataclass(frozen=True)
 class ColumnKinds(Params):
     """How a CSV file's columns are read: which numeric ones are categories, which are numbers,
-    and its delimiter."""
+    its delimiter, and which cells besides blank and ``?`` are missing."""
 
     nominal: tuple[str, ...] | None = option(
         None,
@@ -76,6 +77,13 @@ class ColumnKinds(Params):
     delimiter: str | None = option(
         None, flag="--delimiter", metavar="C", help="the CSV's field delimiter (default ',')"
     )
+    missing: tuple[str, ...] | None = option(
+        None,
+        flag="--missing",
+        metavar="M,...",
+        parse=column_list,
+        help="more cell values that mean missing, such as NA,n/a (a blank cell and ? always do)",
+    )
 
     def check(self) -> None:
         super().check()
@@ -88,6 +96,7 @@ class ColumnKinds(Params):
             "nominal": None if self.nominal is None else list(self.nominal),
             "continuous": None if self.continuous is None else list(self.continuous),
             "delimiter": self.delimiter or ",",
+            "missing": None if self.missing is None else list(self.missing),
         }
 
 
@@ -105,7 +114,7 @@ def joined_table(source: DataSource, kinds: ColumnKinds | None = None) -> tuple[
     if source.id_column:
         raise ConfigError("--id goes with --csv; a named dataset has no record id column")
     if kinds is not None:
-        for flag in ("nominal", "continuous", "delimiter"):
+        for flag in ("nominal", "continuous", "delimiter", "missing"):
             if getattr(kinds, flag) is not None:
                 raise ConfigError(f"--{flag} goes with --csv; a named dataset has its schema")
     return load_dataset(source.dataset or "weather", resolve_data_dir(source.data_dir))

@@ -54,7 +54,8 @@ def load_party_data(me: OwnParty) -> dict[str, Any]:
 def read_own_table(
     me: OwnParty, *, class_column: str | None, columns: Sequence[str] | None = None
 ) -> tuple[PartyTable, str | None]:
-    """This party's CSV (``me.data``) read with its id column, delimiter and column kinds;
+    """This party's CSV (``me.data``) read with its id column, delimiter, column kinds and
+    missing-value markers;
     ``columns`` (default: the deployment's ``columns`` for this party, if any) must be the
     file's attributes. Returns the table and the few-valued-columns warning (or None)."""
     if me.data is None:
@@ -71,6 +72,7 @@ def read_own_table(
             nominal=list(me.nominal) or None,
             continuous=None if me.continuous is None else list(me.continuous),
             delimiter=me.delimiter,
+            missing=list(me.missing),
         )
     except DataError as exc:
         public = exc.public or "its data file cannot be read (its own error says where and why)"

@@ -9,6 +9,7 @@ field              meaning
 ``delimiter``      the CSV's delimiter (default ``,``)
 ``nominal``        numeric columns to read as categories
 ``continuous``     columns to read as numbers (absent: inferred)
+``missing``        more cell values that mean missing (a blank cell and ``?`` always do)
 ``model_out``      where training writes this party's model part
 ``model``          the saved model part it classifies with
 ``predictions``    where it writes the predictions it receives
@@ -38,7 +39,8 @@ __all__ = ["OWN_FIELDS", "OwnParty", "load_deployment", "own_party"]
 
 #: the fields the learners add to a ``[[party]]`` table
 OWN_FIELDS = (
-    "id", "delimiter", "nominal", "continuous", "model_out", "model", "predictions", "test"
+    "id", "delimiter", "nominal", "continuous", "missing", "model_out", "model", "predictions",
+    "test",
 )  # fmt: skip
 
 
@@ -50,6 +52,7 @@ class OwnParty(PartyConfig):
     delimiter: str = ","
     nominal: tuple[str, ...] = ()
     continuous: tuple[str, ...] | None = None
+    missing: tuple[str, ...] = ()
     model_out: Path | None = None
     model: Path | None = None
     predictions: Path | None = None
@@ -71,6 +74,7 @@ class OwnParty(PartyConfig):
             raise ConfigError(f"{where}.delimiter: expected one character, got {delimiter!r}")
         nominal = names_field(raw, "nominal", where) or []
         continuous = names_field(raw, "continuous", where)
+        missing = names_field(raw, "missing", where) or []
         files = {
             key: path_field(base, raw[key], f"{where}.{key}") if key in raw else None
             for key in ("model_out", "model", "predictions", "test")
@@ -78,7 +82,7 @@ class OwnParty(PartyConfig):
         return cls(
             me.name, me.role, me.endpoint, me.bind, me.public_key, me.secret_key, me.data,
             me.columns, me.fields, id_column, delimiter, tuple(nominal),
-            None if continuous is None else tuple(continuous),
+            None if continuous is None else tuple(continuous), tuple(missing),
             files["model_out"], files["model"], files["predictions"], files["test"],
         )  # fmt: skip
 

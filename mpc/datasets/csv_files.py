@@ -19,7 +19,7 @@ from mpc.datasets.fields import (
     build_table,
     field_count_error,
 )
-from mpc.datasets.table import CONTINUOUS, MISSING, NOMINAL, DataError, Table
+from mpc.datasets.table import CONTINUOUS, NOMINAL, DataError, Table, missing_markers
 
 # --------------------------------------------------------------------------------------------
 # Any CSV file
@@ -131,7 +131,7 @@ def _column_kinds(
     header_line: int,
     *,
     fixed: Sequence[str],
-    missing: str,
+    missing: frozenset[str],
     nominal: Sequence[str] | None,
     continuous: Sequence[str] | None,
 ) -> set[str]:
@@ -170,7 +170,7 @@ def _column_kinds(
     for j, values in enumerate(by_column):
         if names[j] in fixed or names[j] in listed_n or names[j] in cont:
             continue
-        present = [v for v in set(values) if v != missing]
+        present = [v for v in set(values) if v not in missing]
         if present and all(_is_number(v) for v in present):
             cont.add(names[j])
     return cont
@@ -193,7 +193,7 @@ def load_csv(
     path: str | Path,
     class_column: str,
     *,
-    missing: str = MISSING,
+    missing: str | Sequence[str] | None = None,
     continuous: Sequence[str] | None = None,
     nominal: Sequence[str] | None = None,
     delimiter: str = ",",
@@ -206,9 +206,10 @@ def load_csv(
     A column is continuous if it is listed in ``continuous``, nominal if it is listed in
     ``nominal``; any other column is continuous if every non-missing value parses as a number
     (and there is at least one), else nominal. Giving ``continuous`` alone (no ``nominal``)
-    lists every continuous column. ``missing`` is the file's missing-value marker (nominal:
-    kept as ``"?"``; continuous: NaN). Fields are stripped of surrounding whitespace; blank
-    lines are ignored; ``delimiter`` and ``quotechar`` are those of :mod:`csv`.
+    lists every continuous column. A blank cell, ``"?"`` and the file's own markers
+    ``missing`` (such as ``NA``) are missing values (nominal: kept as ``"?"``; continuous:
+    NaN; a record without its class is refused). Fields are stripped of surrounding whitespace;
+    blank lines are ignored; ``delimiter`` and ``quotechar`` are those of :mod:`csv`.
     """
     path = Path(path)
     wanted = [(class_column, "class column")]
@@ -219,14 +220,15 @@ def load_csv(
     names, records, line_nos, header_line = _csv_records(path, delimiter, quotechar, wanted)
     if id_column is not None:
         names, records = _without_ids(path, names, records, line_nos, id_column)
+    markers = missing_markers(missing)
     cont = _column_kinds(
-        path, names, records, header_line, fixed=[class_column], missing=missing,
+        path, names, records, header_line, fixed=[class_column], missing=markers,
         nominal=nominal, continuous=continuous,
     )  # fmt: skip
     columns = [Column(n, CONTINUOUS if n in cont else NOMINAL) for n in names]
-    _refuse_row_keys(path, header_line, names, records, columns, class_column, nominal, missing)
+    _refuse_row_keys(path, header_line, names, records, columns, class_column, nominal, markers)
     return build_table(
-        path.stem, path, records, line_nos, columns, names.index(class_column), missing
+        path.stem, path, records, line_nos, columns, names.index(class_column), sorted(markers)
     )
 
 
@@ -257,7 +259,8 @@ ROW_KEY_MIN_ROWS = 20
 
 def _refuse_row_keys(
     path: Path, header_line: int, names: list[str], records: list[list[str]],
-    columns: list[Column], class_column: str, nominal: Sequence[str] | None, missing: str,
+    columns: list[Column], class_column: str, nominal: Sequence[str] | None,
+    missing: frozenset[str],
 ) -> None:  # fmt: skip
     """A nominal attribute with a different value in every row (of at least
     :data:`ROW_KEY_MIN_ROWS`) is a record key, not a property: as an attribute it splits the
@@ -268,7 +271,7 @@ def _refuse_row_keys(
         if col.kind != NOMINAL or col.name == class_column or col.name in (nominal or ()):
             continue
         values = [r[j] for r in records if j < len(r)]
-        if missing not in values and len(set(values)) == len(records):
+        if not missing.intersection(values) and len(set(values)) == len(records):
             raise DataError(
                 f"a different value in each of its {len(records)} rows: a record id, not an "
                 f"attribute (it would split the rows all apart); give --id {col.name} if it "
@@ -299,11 +302,12 @@ def load_party_csv(
     id_column: str | None,
     class_column: str | None = None,
     columns: Sequence[str] | None = None,
-    missing: str = MISSING,
+    missing: str | Sequence[str] | None = None,
     nominal: Sequence[str] | None = None,
     continuous: Sequence[str] | None = None,
     delimiter: str = ",",
     quotechar: str = '"',
+    class_required: bool = True,
 ) -> PartyTable:
     """Read one party's own CSV file: the record id column ``id_column`` (``None``: the rows
     are numbered 0, 1, ... and every party's file must list the same records in the same
@@ -311,7 +315,10 @@ def load_party_csv(
 
     ``columns`` (the attributes the deployment lists for this party, in its order) must be
     exactly the file's other columns: a file with a column more or less is refused, naming
-    it. Ids must be unique and non-empty; a repeated id is refused with both lines."""
+    it. Ids must be unique and non-empty; a repeated id is refused with both lines. Missing
+    values are read as :func:`load_csv` reads them (a blank cell, ``"?"`` and ``missing``); a
+    record without its class is refused unless ``class_required`` is false (rows to classify:
+    their class is then ``"?"``)."""
     path = Path(path)
     fixed = [c for c in (class_column, id_column) if c is not None]
     wanted = [
@@ -337,8 +344,9 @@ def load_party_csv(
         names = [*names, ""]
         records = [[*r, ""] for r in records]
     labels = [class_column or "", *([id_column] if id_column is not None else [])]
+    markers = missing_markers(missing)
     cont = _column_kinds(
-        path, names, records, header_line, fixed=labels, missing=missing, nominal=nominal,
+        path, names, records, header_line, fixed=labels, missing=markers, nominal=nominal,
         continuous=continuous,
     )  # fmt: skip
     kinds = [Column(n, CONTINUOUS if n in cont else NOMINAL) for n in names]
@@ -367,7 +375,10 @@ def load_party_csv(
         kinds[j] = Column(id_column, NOMINAL)
     else:
         ids = np.array([str(i) for i in range(len(records))], dtype=object)
-    table = build_table(path.stem, path, records, line_nos, kinds, class_index, missing)
+    table = build_table(
+        path.stem, path, records, line_nos, kinds, class_index, sorted(markers),
+        class_required=class_required and class_column is not None,
+    )  # fmt: skip
     keep = [a for a in (columns if columns is not None else table.attributes) if a != id_column]
     table = table.select(keep)
     if class_column is None:

@@ -16,7 +16,15 @@ from pathlib import Path
 
 import numpy as np
 
-from mpc.datasets.table import CONTINUOUS, MISSING, NOMINAL, DataError, Table
+from mpc.datasets.table import (
+    CONTINUOUS,
+    MISSING,
+    NOMINAL,
+    DataError,
+    Table,
+    missing_markers,
+    show_markers,
+)
 
 
 @dataclass(frozen=True)
@@ -57,26 +65,27 @@ def field_count_error(path: Path, line: int, names: Sequence[str], got: int, sep
 
 def parse_floats(
     values: Sequence[str],
-    missing: str | None,
+    markers: frozenset[str],
     path: Path,
     line_nos: Sequence[int],
     name: str,
     j: int,
 ) -> np.ndarray:
+    """The numbers of a continuous column, NaN for a missing one (a cell in ``markers``)."""
     nan = math.nan
     try:
-        return np.array([nan if v == missing else float(v) for v in values], dtype=np.float64)
+        return np.array([nan if v in markers else float(v) for v in values], dtype=np.float64)
     except ValueError:
         pass
     for i, v in enumerate(values):
-        if v == missing:
+        if v in markers:
             continue
         try:
             float(v)
         except ValueError:
-            also = f" nor the missing-value marker {missing!r}" if missing is not None else ""
             raise DataError(
-                f"{v!r} is not a number{also}; this column is continuous",
+                f"{v!r} is not a number nor a missing value ({show_markers(markers)}); this "
+                "column is continuous",
                 file=path,
                 line=line_nos[i],
                 column=name,
@@ -88,21 +97,23 @@ def parse_floats(
 def check_domain(
     values: Sequence[str],
     col: Column,
-    missing: str | None,
+    markers: frozenset[str],
     path: Path,
     line_nos: Sequence[int],
     j: int,
     declared_in: Path | None,
 ) -> None:
+    """Every value of a nominal column is declared (when ``col`` declares a domain) or
+    missing."""
     if col.values is None:
         return
-    bad = set(values) - col.values - ({missing} if missing is not None else set())
+    bad = set(values) - col.values - markers
     if not bad:
         return
     i = next(i for i, v in enumerate(values) if v in bad)
     where = f" in {declared_in}" if declared_in is not None else ""
     allowed = ", ".join(sorted(col.values))
-    hint = "" if missing is None else f" (or the missing-value marker {missing!r})"
+    hint = f" (or missing: {show_markers(markers)})"
     raise DataError(
         f"value {values[i]!r} is not one of the values declared{where} ({allowed}){hint}; "
         "fix the file or add the value there",
@@ -113,6 +124,27 @@ def check_domain(
     )
 
 
+def _refuse_missing_class(
+    values: Sequence[str],
+    markers: frozenset[str],
+    path: Path,
+    line_nos: Sequence[int],
+    name: str,
+    j: int,
+) -> None:
+    for i, v in enumerate(values):
+        if v in markers:
+            raise DataError(
+                f"the class is missing ({'a blank cell' if not v else repr(v)}); every "
+                "training record needs its class: fill it in or drop the row",
+                file=path,
+                line=line_nos[i],
+                column=name,
+                index=j,
+                public="its data file has a record without its class",
+            )
+
+
 def build_table(
     name: str,
     path: Path,
@@ -120,13 +152,19 @@ def build_table(
     line_nos: list[int],
     columns: Sequence[Column],
     class_index: int,
-    missing: str | None,
+    missing: str | Sequence[str] | None,
     *,
     source: str | None = None,
     declared_in: Path | None = None,
     label_suffix: str = "",
+    class_required: bool = True,
 ) -> Table:
-    """Check every field of ``records`` against ``columns`` and build the :class:`Table`."""
+    """Check every field of ``records`` against ``columns`` and build the :class:`Table`.
+
+    A cell is missing when it is blank, ``"?"`` or one of ``missing`` (the file's own
+    markers): NaN in a continuous column, ``"?"`` in a nominal one. A missing class is refused
+    (naming the line) unless ``class_required`` is false."""
+    markers = missing_markers(missing)
     fields: list[tuple[str, ...]] = (
         list(zip(*records, strict=True)) if records else [() for _ in columns]
     )
@@ -137,8 +175,10 @@ def build_table(
     for j, col in enumerate(columns):
         values = fields[j]
         if j == class_index or col.kind == NOMINAL:
-            check_domain(values, col, missing, path, line_nos, j, declared_in)
+            check_domain(values, col, markers, path, line_nos, j, declared_in)
         if j == class_index:
+            if class_required:
+                _refuse_missing_class(values, markers, path, line_nos, col.name, j)
             labels: Sequence[str] = values
             if label_suffix:
                 cut = len(label_suffix)
@@ -146,10 +186,10 @@ def build_table(
             target = np.array(labels, dtype=object)
             continue
         if col.kind == CONTINUOUS:
-            arr = parse_floats(values, missing, path, line_nos, col.name, j)
+            arr = parse_floats(values, markers, path, line_nos, col.name, j)
         else:
-            if missing is not None and missing != MISSING:
-                values = tuple(MISSING if v == missing else v for v in values)
+            if any(v in markers for v in values):
+                values = tuple(MISSING if v in markers else v for v in values)
             arr = np.array(values, dtype=object)
         attributes.append(col.name)
         kinds.append(col.kind)

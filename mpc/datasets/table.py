@@ -12,7 +12,7 @@ labels are ``str``::
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -22,6 +22,26 @@ from mpc.errors import ConfigError
 
 #: How a missing nominal value is spelled in a :class:`Table` (whatever the file used).
 MISSING = "?"
+
+#: The cells every file reads as missing, whatever marker it declares besides: a blank cell
+#: and ``"?"``.
+ALWAYS_MISSING: frozenset[str] = frozenset({"", MISSING})
+
+
+def missing_markers(extra: str | Iterable[str] | None = None) -> frozenset[str]:
+    """The cells read as missing: a blank cell, ``"?"`` and ``extra`` (a file's own markers,
+    such as ``NA``; fields are compared after stripping surrounding whitespace)."""
+    if extra is None:
+        return ALWAYS_MISSING
+    if isinstance(extra, str):
+        extra = (extra,)
+    return ALWAYS_MISSING | {str(m).strip() for m in extra}
+
+
+def show_markers(markers: frozenset[str]) -> str:
+    """``markers`` as an error message lists them: ``a blank cell, '?', 'NA'``."""
+    return ", ".join(["a blank cell", *(repr(m) for m in sorted(markers) if m)])
+
 
 #: The environment variable naming the data directory.
 DATA_DIR_ENV = "MPC_DATA_DIR"

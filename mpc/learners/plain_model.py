@@ -260,12 +260,14 @@ def read_rows(
     id_column: str | None = None,
     delimiter: str = ",",
     need_class: bool = False,
+    missing: Sequence[str] | None = None,
 ) -> PartyTable:
     """The rows of CSV file ``path`` as a model reads them: ``table`` has exactly
     ``attributes`` in that order, each of its ``kinds`` (whatever its values look like), and
     the class when the file has the column ``class_name`` (required if ``need_class``).
     ``ids`` are the values of ``id_column``, else the row numbers 0, 1, ... Columns the model
-    does not read are ignored; a missing attribute is refused, naming it."""
+    does not read are ignored; a missing attribute is refused, naming it. A blank cell, ``?``
+    and ``missing`` are missing values (a blank class too, unless ``need_class``)."""
     path = Path(path)
     fixed = {c for c in (id_column, class_name) if c is not None}
     if id_column is not None and (id_column in attributes or id_column == class_name):
@@ -296,5 +298,7 @@ def read_rows(
         nominal=[*(a for a in attributes if kind_of[a] == "nominal"), *extra],
         continuous=[a for a in attributes if kind_of[a] == "continuous"],
         delimiter=delimiter,
+        missing=missing,
+        class_required=need_class,
     )
     return PartyTable(rows.ids, rows.table.select(attributes), rows.id_column)

@@ -16,6 +16,7 @@ from mpc.errors import ConfigError
 from mpc.learners.evaluation import accuracy
 from mpc.learners.plain_model import load_plain_model, read_rows
 from mpc.runtime.files import open_private
+from parties.params import column_list
 
 __all__ = ["add_predict_parser", "run_predict", "write_predictions"]
 
@@ -77,6 +78,13 @@ def add_predict_parser(sub: Any) -> None:
     p.add_argument(
         "--delimiter", default=",", metavar="C", help="the field delimiter of --csv (default ,)"
     )
+    p.add_argument(
+        "--missing",
+        type=column_list,
+        metavar="M,...",
+        help="more cell values of --csv that mean missing, such as NA,n/a (a blank cell and ? "
+        "always do)",
+    )
 
 
 def run_predict(args: argparse.Namespace) -> int:
@@ -88,6 +96,7 @@ def run_predict(args: argparse.Namespace) -> int:
         model.class_name,
         id_column=args.id_column,
         delimiter=args.delimiter,
+        missing=None if args.missing is None else list(args.missing),
     )
     predicted = model.predict(rows.table)
     write_predictions(args.out, rows.ids, predicted)

@@ -132,6 +132,12 @@ def add_train_parser(sub: Any) -> None:
     p.add_argument(
         "--delimiter", metavar="C", help="the field delimiter of --csv and --test (default ,)"
     )
+    p.add_argument(
+        "--missing",
+        metavar="M,...",
+        help="more cell values of --csv and --test that mean missing, such as NA,n/a (a blank "
+        "cell and ? always do)",
+    )
     p.add_argument("--cv", type=int, default=None, metavar="K", help="K-fold cross-validation")
     p.add_argument(
         "--test",
@@ -298,6 +304,7 @@ _CSV_ONLY = {
     "nominal": ("--nominal", "a named dataset's schema declares its column kinds"),
     "continuous": ("--continuous", "a named dataset's schema declares its column kinds"),
     "delimiter": ("--delimiter", "a named dataset's schema declares its delimiter"),
+    "missing": ("--missing", "a named dataset's schema declares its missing-value marker"),
     "test": ("--test", "a named dataset brings its own test split, if it has one"),
 }
 
@@ -305,7 +312,7 @@ _CSV_ONLY = {
 def load_tables(args: argparse.Namespace) -> tuple[Table, Table | None]:
     """The training table and the test table (None: none of its own) that ``args`` name;
     ``args`` has the options of :func:`add_data_options` and may have those of ``mpc train``
-    (``--nominal``, ``--continuous``, ``--delimiter``, ``--test``)."""
+    (``--nominal``, ``--continuous``, ``--delimiter``, ``--missing``, ``--test``)."""
 
     given = {dest: getattr(args, dest, None) for dest in _CSV_ONLY}
     if args.csv is None:
@@ -320,15 +327,16 @@ def load_tables(args: argparse.Namespace) -> tuple[Table, Table | None]:
     if continuous is not None and nominal is None:
         nominal = []  # the columns not listed keep their inferred kind
     delimiter = "," if given["delimiter"] is None else given["delimiter"]
+    missing = _columns(given["missing"], "--missing")
     train = load_csv(
         args.csv, args.class_column, nominal=nominal, continuous=continuous, delimiter=delimiter,
-        id_column=given["id_column"],
+        id_column=given["id_column"], missing=missing,
     )  # fmt: skip
     if given["test"] is None:
         return train, None
     rows = read_rows(
         given["test"], train.attributes, train.kinds, train.class_name, delimiter=delimiter,
-        id_column=given["id_column"], need_class=True,
+        id_column=given["id_column"], need_class=True, missing=missing,
     )  # fmt: skip
     return train, rows.table
 

@@ -275,14 +275,14 @@ def table_of_doc(doc: Mapping[str, Any]) -> Table:
 
 def csv_entries(args: Any) -> dict[str, Any]:
     """The client's deployment entries for its own CSV file (``id``, ``delimiter``,
-    ``nominal``, ``continuous``): those given on the command line (``args``: options with
-    these fields)."""
+    ``nominal``, ``continuous``, ``missing``): those given on the command line (``args``: options
+    with these fields)."""
     entries: dict[str, Any] = {}
     if args.id_column:
         entries["id"] = args.id_column
     if args.delimiter is not None:
         entries["delimiter"] = args.delimiter
-    for flag in ("nominal", "continuous"):
+    for flag in ("nominal", "continuous", "missing"):
         names = getattr(args, flag, None)
         if names is not None:
             entries[flag] = list(names)
@@ -301,6 +301,7 @@ def read_client_csv(args: Any, entries: dict[str, Any]) -> tuple[PartyTable, str
         nominal=entries.get("nominal"),
         continuous=entries.get("continuous"),
         delimiter=entries.get("delimiter", ","),
+        missing=entries.get("missing"),
     )
     return own, csv_text(args.csv)
 

@@ -90,6 +90,14 @@ class ClientCsv(Params):
         help="with --csv: columns to read as numbers (kept continuous unless --bin-attributes "
         "bins them); other numeric columns are continuous too unless --nominal names them",
     )
+    missing: tuple[str, ...] | None = option(
+        None,
+        flag="--missing",
+        metavar="M,...",
+        parse=column_list,
+        help="with --csv: more cell values that mean missing, such as NA,n/a (a blank cell and ? "
+        "always do)",
+    )
 
     def check(self) -> None:
         super().check()
@@ -250,7 +258,7 @@ def cdtl_plan(args: CdtlOptions) -> Plan:
         table = filter_rows(own.table, list(args.where))
         source = str(args.csv)
     else:
-        for flag in ("id_column", "delimiter", "nominal", "continuous"):
+        for flag in ("id_column", "delimiter", "nominal", "continuous", "missing"):
             if getattr(args, flag) is not None:
                 option = "--id" if flag == "id_column" else f"--{flag}"
                 raise ConfigError(f"{option} goes with --csv; a named dataset has its own schema")

@@ -11,7 +11,7 @@ from typing import Any
 from mpc.deployment.launcher import PartySpec
 from mpc.errors import ConfigError, ProtocolError
 from parties.own_party import OwnParty
-from parties.params import AtLeast, Params, option
+from parties.params import AtLeast, Params, column_list, option
 from parties.programs.cdtl_sessions import (
     DB_FILE,
     MODEL_FILE,
@@ -109,6 +109,13 @@ class ClassifyOptions(Params):
     )
     delimiter: str | None = option(
         None, flag="--delimiter", metavar="C", help="the field delimiter (,)"
+    )
+    missing: tuple[str, ...] | None = option(
+        None,
+        flag="--missing",
+        metavar="M,...",
+        parse=column_list,
+        help="more cell values that mean missing, such as NA,n/a (a blank cell and ? always do)",
     )
     model: str = option(
         "",
@@ -208,6 +215,7 @@ def classify_plan(args: ClassifyOptions) -> Plan:
         data=Path(args.csv),
         id_column=entries.get("id"),
         delimiter=entries.get("delimiter", ","),
+        missing=tuple(entries.get("missing", ())),
     )
     _, table = rows_to_classify(reading, model)
     db = Path(args.cdbs_db).resolve() / DB_FILE

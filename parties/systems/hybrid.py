@@ -261,6 +261,7 @@ def _joined(args: HybridOptions) -> tuple[Any, np.ndarray]:
             nominal=None if args.nominal is None else list(args.nominal),
             continuous=None if args.continuous is None else list(args.continuous),
             delimiter=args.delimiter or ",",
+            missing=None if args.missing is None else list(args.missing),
         )
         ids = own.ids if args.id_column else [str(i + 1) for i in range(own.table.n_rows)]
         return own.table, np.asarray(ids, dtype=object)
@@ -270,6 +271,7 @@ def _joined(args: HybridOptions) -> tuple[Any, np.ndarray]:
         ("--delimiter", args.delimiter),
         ("--nominal", args.nominal),
         ("--continuous", args.continuous),
+        ("--missing", args.missing),
     ):
         if value is not None:
             raise ConfigError(f"{flag} goes with --csv; a named dataset knows its columns")

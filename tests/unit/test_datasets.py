@@ -27,6 +27,7 @@ from mpc.datasets import (
     join_sites,
     load_csv,
     load_dataset,
+    load_party_csv,
     partition,
     resolve_data_dir,
     split_vertically,
@@ -247,7 +248,7 @@ def test_a_small_schema_dataset_loads(tmp_path: Path) -> None:
     [
         ("high,1,acc\nlow,2,unacc\ncheap,3,acc\n", 3, "buying", r"value 'cheap' is not one of"),
         ("high,1,acc\nlow,2,good\n", 2, "class", r"value 'good' is not one of"),
-        ("high,1,acc\n\nlow,abc,acc\n", 3, "price", r"'abc' is not a number nor the missing"),
+        ("high,1,acc\n\nlow,abc,acc\n", 3, "price", r"'abc' is not a number nor a missing value"),
         ("high,1,acc\nlow,2\n", 2, "class", r"not on this line; expected 3 fields .* got 2"),
     ],
 )
@@ -348,6 +349,39 @@ def test_csv_infers_kinds_and_keeps_missing_values(tmp_path: Path) -> None:
     np.testing.assert_array_equal(t.column("x"), [np.nan, 2.0])
     t = load_csv(na, "y", missing="NA", continuous=[])
     assert t.kinds == ("nominal",) and t.column("x").tolist() == ["?", "2"]
+
+
+def test_blank_cells_are_missing_like_question_marks(tmp_path: Path) -> None:
+    """A blank cell is a missing value, as ``?`` is: a nominal column keeps it as ``?`` (not as
+    a value of its own), and a numeric column with blanks stays continuous (NaN)."""
+    path = write(tmp_path / "b.csv", "age,city,label\n30,,yes\n,Oslo,no\n41, ,yes\n50,?,no\n")
+    t = load_csv(path, "label")
+    assert t.kinds == ("continuous", "nominal")
+    np.testing.assert_array_equal(t.column("age"), [30.0, np.nan, 41.0, 50.0])
+    assert t.column("city").tolist() == ["?", "Oslo", "?", "?"]
+    own = load_party_csv(path, id_column=None, class_column="label")
+    assert own.table.kinds == ("continuous", "nominal")
+    assert own.table.column("city").tolist() == ["?", "Oslo", "?", "?"]
+
+
+def test_more_missing_markers_add_to_blank_and_question_mark(tmp_path: Path) -> None:
+    path = write(tmp_path / "m.csv", "x,c,y\nNA,n/a,a\n2,,b\n?,red,a\n4,NA,b\n")
+    t = load_csv(path, "y", missing=["NA", "n/a"])
+    assert t.kinds == ("continuous", "nominal")
+    np.testing.assert_array_equal(t.column("x"), [np.nan, 2.0, np.nan, 4.0])
+    assert t.column("c").tolist() == ["?", "?", "red", "?"]
+    own = load_party_csv(path, id_column=None, class_column="y", missing=["NA", "n/a"])
+    assert own.table.kinds == t.kinds
+    np.testing.assert_array_equal(own.table.column("x"), t.column("x"))
+    assert own.table.column("c").tolist() == ["?", "?", "red", "?"]
+
+
+def test_a_record_without_its_class_is_refused_naming_the_line(tmp_path: Path) -> None:
+    path = write(tmp_path / "c.csv", "x,y\n1,a\n2,\n3,b\n")
+    with pytest.raises(DataError, match=r"c\.csv:3: column 'y' \(field 2\): the class is missing"):
+        load_csv(path, "y")
+    with pytest.raises(DataError, match=r"c\.csv:3: column 'y'.*the class is missing"):
+        load_party_csv(path, id_column=None, class_column="y")
 
 
 # --------------------------------------------------------------------------------------------
