@@ -30,14 +30,27 @@ Prediction reads new rows with the kinds learned in ``fit`` (a DataFrame by colu
 array by position). ``y`` may hold labels of any type: ``classes_`` are its distinct values,
 sorted (``numpy.unique``), and ``predict`` returns them in that type. Fitted on a
 :class:`~mpc.datasets.Table`, ``classes_`` is the list of its class labels (``str``, sorted),
-as the private learners expect. Every wrong input is a :class:`~mpc.errors.ConfigError` that
-names the parameter or the column.
+as the private learners expect.
+
+Every wrong input is an :class:`EstimatorInputError`, which is both the project's
+:class:`~mpc.errors.ConfigError` and the ``ValueError`` scikit-learn expects, naming the
+parameter or the column; ``y`` must hold class labels (a ``y`` of non-integer numbers is
+refused as continuous, as scikit-learn's classifiers refuse it). Using a learner before
+``fit`` raises :class:`NotFittedError` (a ``ValueError`` and ``AttributeError``, and
+scikit-learn's own ``NotFittedError`` when scikit-learn is loaded). The learners pass
+scikit-learn's ``check_estimator``.
+
+Learned besides the tree: ``feature_importances_`` (each attribute's share of the total
+entropy decrease weighted by the rows at the node, over every split on it, as scikit-learn's
+trees define it), ``get_depth()`` and ``get_n_leaves()``.
 """
 
 from __future__ import annotations
 
 import inspect
 import math
+import sys
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from numbers import Number
@@ -48,9 +61,52 @@ import numpy as np
 from mpc.datasets import MISSING, Table
 from mpc.errors import ConfigError
 from mpc.learners.evaluation import predict_proba_table, predict_table
-from mpc.learners.tree import Node
+from mpc.learners.tree import Leaf, Node, Split, depth, leaf_count, nodes
 
-__all__ = ["PlainTreeClassifier", "as_table"]
+__all__ = [
+    "DataConversionWarning",
+    "EstimatorInputError",
+    "NotFittedError",
+    "PlainTreeClassifier",
+    "as_table",
+]
+
+
+class EstimatorInputError(ConfigError, ValueError):
+    """A wrong ``X``, ``y`` or parameter given to a learner: a
+    :class:`~mpc.errors.ConfigError`, and the ``ValueError`` scikit-learn expects."""
+
+
+class NotFittedError(EstimatorInputError, AttributeError):
+    """A learner used before ``fit``."""
+
+
+class DataConversionWarning(UserWarning):
+    """``y`` was converted, as a column vector to a 1-D array."""
+
+
+def _sklearn_kind(ours: type[Any], name: str) -> type[Any]:
+    """``ours``, made also an instance of ``sklearn.exceptions.<name>`` when scikit-learn is
+    loaded, so that its ``except`` clauses and checks catch it; scikit-learn is never
+    imported here."""
+    theirs = getattr(sys.modules.get("sklearn.exceptions"), name, None)
+    return ours if theirs is None else _joined(ours, theirs)
+
+
+#: the joined classes made so far, so that one class stands for each pair
+_JOINED: dict[tuple[type[Any], type[Any]], type[Any]] = {}
+
+
+def _joined(ours: type[Any], theirs: type[Any]) -> type[Any]:
+    key = (ours, theirs)
+    if key not in _JOINED:
+        _JOINED[key] = type(ours.__name__, (ours, theirs), {"__module__": ours.__module__})
+    return _JOINED[key]
+
+
+def _error(message: str) -> EstimatorInputError:
+    return EstimatorInputError(message)
+
 
 _KINDS = ("nominal", "continuous")
 
@@ -85,7 +141,7 @@ def _continuous(values: Sequence[Any] | np.ndarray, name: str) -> np.ndarray:
         elif _is_number(v):
             out[i] = float(v)
         else:
-            raise ConfigError(
+            raise _error(
                 f"column {name!r} is continuous, but row {i} holds {v!r}; give numbers (None or "
                 "NaN for a missing value), or read the column as nominal with "
                 f"kinds={{{name!r}: 'nominal'}}"
@@ -110,19 +166,46 @@ def _frame_columns(X: Any) -> tuple[list[str], list[np.ndarray], list[str]]:
     return names, columns, kinds
 
 
-def _array_columns(X: Any) -> tuple[list[str], list[np.ndarray], list[str]]:
-    """The names (``x0``, ...), raw columns and inferred kinds of a 2-D array."""
+def _is_sparse(X: Any) -> bool:
+    """Whether ``X`` is a SciPy sparse matrix or array (told without importing SciPy)."""
+    return type(X).__module__.startswith("scipy.sparse") or (
+        hasattr(X, "tocsr") and hasattr(X, "nnz")
+    )
+
+
+def _as_array(X: Any) -> np.ndarray:
+    """``X`` as a 2-D numpy array: sparse, complex, ragged or not 2-D input is refused."""
+    if _is_sparse(X):
+        raise _error(
+            "sparse input is not supported: a tree reads every cell; give X.toarray() (a dense "
+            "array) or a DataFrame"
+        )
     try:
         array = np.asarray(X)
     except ValueError as exc:  # ragged rows
-        raise ConfigError(
-            f"X must be a 2-D array or a list of rows of equal length: {exc}"
-        ) from None
+        raise _error(f"X must be a 2-D array or a list of rows of equal length: {exc}") from None
+    if array.dtype.kind == "c" or (
+        array.dtype.kind == "O" and any(isinstance(v, complex) for v in array.ravel().tolist())
+    ):
+        raise _error("Complex data not supported: give real numbers or labels")
     if array.ndim != 2:
-        raise ConfigError(
-            f"X must be 2-D (rows x columns), got shape {array.shape}; "
-            "a single column is X.reshape(-1, 1)"
+        raise _error(
+            f"X must be 2-D (rows x columns), got shape {array.shape}; Reshape your data: a "
+            "single column is X.reshape(-1, 1), a single row X.reshape(1, -1)"
         )
+    if array.shape[1] == 0:
+        raise _error(
+            f"X has 0 feature(s) (shape={array.shape}) while a minimum of 1 is required: a "
+            "tree needs at least one attribute"
+        )
+    if array.shape[0] == 0:
+        raise _error(f"X has 0 rows (shape={array.shape}); a tree needs at least one row")
+    return array
+
+
+def _array_columns(X: Any) -> tuple[list[str], list[np.ndarray], list[str]]:
+    """The names (``x0``, ...), raw columns and inferred kinds of a 2-D array."""
+    array = _as_array(X)
     names = [f"x{j}" for j in range(array.shape[1])]
     columns = [array[:, j] for j in range(array.shape[1])]
     if array.dtype.kind in "iuf":
@@ -148,18 +231,18 @@ def _given_kinds(
             elif key in names:
                 j = names.index(str(key))
             else:
-                raise ConfigError(f"kinds names column {key!r}, which X does not have ({names})")
+                raise _error(f"kinds names column {key!r}, which X does not have ({names})")
             out[j] = kind
     else:
         if isinstance(kinds, str) or len(kinds) != len(names):
-            raise ConfigError(
+            raise _error(
                 f"kinds must give one kind per column of X ({len(names)}), or a dict of some "
                 f"columns; got {kinds!r}"
             )
         out = list(kinds)
     bad = [k for k in out if k not in _KINDS]
     if bad:
-        raise ConfigError(f"kinds must be 'nominal' or 'continuous', got {bad[0]!r}")
+        raise _error(f"kinds must be 'nominal' or 'continuous', got {bad[0]!r}")
     return out
 
 
@@ -175,7 +258,10 @@ def as_table(
     has no class column (rows to classify)."""
     names, raw, inferred = _frame_columns(X) if _is_frame(X) else _array_columns(X)
     if not names:
-        raise ConfigError("X has no columns; a tree needs at least one attribute")
+        raise _error(
+            f"X has 0 feature(s) (shape=({len(X)}, 0)) while a minimum of 1 is required: a "
+            "tree needs at least one attribute"
+        )
     chosen = _given_kinds(kinds, names, inferred)
     columns = [
         _continuous(col, n) if kind == "continuous" else _nominal(col)
@@ -187,7 +273,7 @@ def as_table(
     if y is not None:
         labels = _labels(y)
         if len(labels) != n:
-            raise ConfigError(f"X has {n} rows but y has {len(labels)} labels")
+            raise _error(f"X has {n} rows but y has {len(labels)} labels")
         target = np.array([str(v) for v in labels.tolist()], dtype=object)
         class_name = str(getattr(y, "name", None) or "class")
     return Table(
@@ -201,13 +287,40 @@ def as_table(
     )
 
 
-def _labels(y: Any) -> np.ndarray:
-    """``y`` as a 1-D array (a column vector is accepted)."""
+def _labels(y: Any, *, warn: bool = False) -> np.ndarray:
+    """``y`` as a 1-D array of class labels. A column vector is taken (with a
+    :class:`DataConversionWarning` when ``warn``); NaN, infinity and non-integer numbers (a
+    continuous target) are refused."""
+    if _is_sparse(y):
+        raise _error("sparse y is not supported: give a 1-D array of labels")
     labels = np.asarray(y)
     if labels.ndim == 2 and labels.shape[1] == 1:
+        if warn:
+            warnings.warn(
+                _sklearn_kind(DataConversionWarning, "DataConversionWarning")(
+                    "A column-vector y was passed when a 1d array was expected: y is read as "
+                    "y.ravel()"
+                ),
+                stacklevel=4,
+            )
         labels = labels[:, 0]
     if labels.ndim != 1:
-        raise ConfigError(f"y must be 1-D, one label per row of X, got shape {labels.shape}")
+        raise _error(f"y should be a 1d array, one label per row of X; got shape {labels.shape}")
+    if labels.dtype.kind == "c":
+        raise _error("Complex data not supported: y must hold class labels")
+    if labels.dtype.kind == "f":
+        if not np.isfinite(labels).all():
+            raise _error("Input y contains NaN or infinity: every row needs its class label")
+        if (labels != np.round(labels)).any():
+            raise _error(
+                "Unknown label type: continuous. y holds numbers that are not whole: a "
+                "classification tree needs class labels, not a quantity to regress (bin y "
+                "first, or give the labels as integers or text)"
+            )
+    elif labels.dtype.kind == "O":
+        floats = [v for v in labels.tolist() if isinstance(v, float | np.floating)]
+        if any(not math.isfinite(v) for v in floats):
+            raise _error("Input y contains NaN or infinity: every row needs its class label")
     return labels
 
 
@@ -251,7 +364,7 @@ class PlainTreeClassifier:
         valid = self._param_names()
         for key, value in params.items():
             if key not in valid:
-                raise ConfigError(
+                raise _error(
                     f"{type(self).__name__} has no parameter {key!r}; its parameters are {valid}"
                 )
             setattr(self, key, value)
@@ -298,26 +411,26 @@ class PlainTreeClassifier:
         pruning holds out). Returns the learner."""
         if y is None:
             if not (hasattr(X, "attributes") and hasattr(X, "kinds") and hasattr(X, "n_rows")):
-                raise ConfigError(
-                    f"{type(self).__name__}.fit needs a Table, or X and y; got "
-                    f"{type(X).__name__} without y"
+                raise _error(
+                    f"{type(self).__name__} requires y to be passed, but the target y is None: "
+                    f"fit needs a Table, or X and y; got {type(X).__name__} without y"
                 )
             if kinds is not None:
-                raise ConfigError("kinds goes with X and y; a Table has its kinds already")
+                raise _error("kinds goes with X and y; a Table has its kinds already")
             self._fit_table(X, **fit_params)
             self._labels = None
             self.feature_names_in_ = np.array(X.attributes, dtype=object)
             self.n_features_in_ = len(X.attributes)
             self.feature_kinds_ = tuple(X.kinds)
             return self
+        labels = _labels(y, warn=True)
         table = as_table(X, y, kinds=kinds)
-        labels = _labels(y)
         try:
             classes = np.unique(labels)
         except TypeError:
-            raise ConfigError("the labels y cannot be sorted: give labels of one type") from None
+            raise _error("the labels y cannot be sorted: give labels of one type") from None
         if len({str(c) for c in classes.tolist()}) != len(classes):
-            raise ConfigError(f"two labels of y read as the same text: {classes.tolist()}")
+            raise _error(f"two labels of y read as the same text: {classes.tolist()}")
         self._fit_table(table, **fit_params)
         names = list(self.classes_)  # str, sorted: the tree's own class names
         self._labels = (names, [names.index(str(c)) for c in classes.tolist()], classes)
@@ -334,7 +447,7 @@ class PlainTreeClassifier:
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "tree_"):
-            raise ConfigError(
+            raise _sklearn_kind(NotFittedError, "NotFittedError")(
                 f"this {type(self).__name__} is not fitted yet; call fit(X, y) or fit(table) first"
             )
 
@@ -346,21 +459,22 @@ class PlainTreeClassifier:
         if _is_frame(X):
             wanted = [str(a) for a in getattr(self, "feature_names_in_", [])]
             if not wanted:
-                raise ConfigError(
+                raise _error(
                     f"this {type(self).__name__} was fitted on an array without column names; "
                     "give an array (X.to_numpy()) of its columns in the same order"
                 )
             have = [str(c) for c in X.columns]
             missing = [a for a in wanted if a not in have]
             if missing:
-                raise ConfigError(f"X lacks the columns {missing} that the tree was fitted on")
+                raise _error(f"X lacks the columns {missing} that the tree was fitted on")
             X = X[[c for a in wanted for c in X.columns if str(c) == a]]
         else:
-            width = np.shape(X)[1] if np.ndim(X) == 2 else None
-            if width != self.n_features_in_:
-                raise ConfigError(
-                    f"X has shape {np.shape(X)}; the tree was fitted on {self.n_features_in_} "
-                    "columns"
+            X = _as_array(X)
+            if X.shape[1] != self.n_features_in_:
+                raise _error(
+                    f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
+                    f"{self.n_features_in_} features as input (X has shape {X.shape}; the "
+                    f"tree was fitted on {self.n_features_in_} columns)"
                 )
         table = as_table(X, kinds=list(self.feature_kinds_))
         if hasattr(self, "feature_names_in_"):
@@ -391,10 +505,55 @@ class PlainTreeClassifier:
         names, order, _ = self._labels
         return predict_proba_table(self.tree_, table, names)[:, order]
 
+    # ------------------------------------------------------------------ the tree
+
+    @property
+    def feature_importances_(self) -> np.ndarray:
+        """Each attribute's importance, in ``n_features_in_`` order: the entropy decrease of
+        every split on it, weighted by the rows (or fractional row weights) at the node,
+        summed and normalised to sum to 1 (all zeros for a single leaf)."""
+        self._check_fitted()
+        names = [str(a) for a in getattr(self, "feature_names_in_", [])] or [
+            f"x{j}" for j in range(self.n_features_in_)
+        ]
+        out = np.zeros(len(names))
+        index = {a: j for j, a in enumerate(names)}
+        for node in nodes(self.tree_):
+            if isinstance(node, Split):
+                out[index[node.attribute]] += max(_entropy_decrease(node), 0.0)
+        total = out.sum()
+        return out / total if total > 0 else out
+
+    def get_depth(self) -> int:
+        """The depth of the tree: the most splits from the root to a leaf (0: one leaf)."""
+        self._check_fitted()
+        return depth(self.tree_)
+
+    def get_n_leaves(self) -> int:
+        """The number of leaves of the tree."""
+        self._check_fitted()
+        return leaf_count(self.tree_)
+
     def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
         """The accuracy of ``predict(X)`` against ``y`` (weighted by ``sample_weight``)."""
         truth = np.asarray(_labels(y), dtype=str)
         hits = (np.asarray(self.predict(X), dtype=str) == truth).astype(np.float64)
         if len(hits) == 0:
-            raise ConfigError("score needs at least one row")
+            raise _error("score needs at least one row")
         return float(np.average(hits, weights=sample_weight))
+
+
+def _weighted_entropy(counts: Mapping[str, float]) -> float:
+    """``n * H(counts)`` in bits, ``n`` the total weight."""
+    weights = np.array([w for w in counts.values() if w > 0], dtype=np.float64)
+    n = weights.sum()
+    return 0.0 if n <= 0 else float(-(weights * np.log2(weights / n)).sum())
+
+
+def _entropy_decrease(node: Split) -> float:
+    """The weighted entropy a split removes: its node's minus its children's."""
+    children = sum(
+        _weighted_entropy(child.counts) for child in node.children.values()
+        if isinstance(child, Leaf | Split)
+    )  # fmt: skip
+    return _weighted_entropy(node.counts) - children

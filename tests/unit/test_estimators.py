@@ -164,3 +164,60 @@ def test_a_table_fits_as_before_and_gives_the_same_tree_as_its_dataframe() -> No
         C45Classifier().predict(frame)
     with pytest.raises(ConfigError, match="needs a Table, or X and y"):
         C45Classifier().fit(frame)
+
+
+@pytest.mark.parametrize("learner", [ID3Classifier, C45Classifier], ids=lambda c: c.__name__)
+def test_scikit_learns_check_estimator_passes_every_check(learner: type) -> None:
+    from sklearn.utils.estimator_checks import check_estimator
+
+    results = check_estimator(learner(), on_fail=None)
+    failed = [f"{r['check_name']}: {r['exception']!r}"[:300] for r in results
+              if r["status"] == "failed"]  # fmt: skip
+    assert len(results) >= 50 and failed == []
+
+
+def test_errors_are_value_errors_and_not_fitted_is_scikit_learns() -> None:
+    from sklearn.exceptions import NotFittedError
+
+    X, y = mixed()
+    with pytest.raises(NotFittedError, match="not fitted yet"):
+        ID3Classifier().predict(X)
+    with pytest.raises(ValueError, match="X has 6 rows but y has 5 labels") as info:
+        C45Classifier().fit(X[:6], y[:5])
+    assert isinstance(info.value, ConfigError)
+    with pytest.raises(ValueError, match="Unknown label type: continuous"):
+        C45Classifier().fit(X, np.linspace(0.0, 1.0, len(X)))
+    with pytest.raises(ValueError, match="sparse input is not supported"):
+        from scipy.sparse import csr_matrix
+
+        C45Classifier().fit(csr_matrix(np.eye(4)), [0, 1, 0, 1])
+
+
+def test_feature_importances_depth_and_leaves() -> None:
+    table = weather()
+    model = ID3Classifier().fit(table)
+    # Quinlan's tree: outlook at the root, humidity and windy below; temperature unused
+    imp = dict(zip(table.attributes, model.feature_importances_, strict=True))
+    assert imp["temperature"] == 0.0 and abs(sum(imp.values()) - 1.0) < 1e-12
+    # the root's gain is 0.2467 bits over 14 rows; humidity and windy each split a pure
+    # 5-row branch of entropy 0.971 bits
+    root, each = 14 * 0.2467498, 5 * 0.9709506
+    total = root + 2 * each
+    assert imp["outlook"] == pytest.approx(root / total, rel=1e-5)
+    assert imp["humidity"] == pytest.approx(each / total, rel=1e-5)
+    assert imp["windy"] == pytest.approx(each / total, rel=1e-5)
+    assert model.get_depth() == 2 and model.get_n_leaves() == 5
+    X, y = mixed()
+    c45 = C45Classifier(pruning="none").fit(X, y)
+    assert c45.feature_importances_.shape == (3,) and c45.feature_importances_.sum() == (
+        pytest.approx(1.0)
+    )
+    assert c45.get_n_leaves() == sum(1 for n in _leaves(to_json(c45.tree_)))
+    stump = C45Classifier().fit(X[:3], ["a", "a", "a"])
+    assert stump.get_depth() == 0 and stump.get_n_leaves() == 1
+    assert stump.feature_importances_.tolist() == [0.0, 0.0, 0.0]
+
+
+def _leaves(tree: dict) -> list[dict]:
+    kids = tree.get("children", {})
+    return [tree] if not kids else [leaf for c in kids.values() for leaf in _leaves(c)]
