@@ -27,8 +27,9 @@ os.environ["MPC_STRICT_RECEIPTS"] = "1"
 
 
 #: markers whose tests share a machine-wide resource (a Docker engine and the image it builds
-#: once per worker, network namespaces and shaped links): each runs in its own xdist groups
-EXCLUSIVE = ("docker", "netns")
+#: once per worker, network namespaces and shaped links, the fixed ports of a page's
+#: commands): each runs in its own xdist groups
+EXCLUSIVE = ("docker", "netns", "pages")
 
 
 #: the container tests run in two lines of their own, side by side on one Docker engine (each

@@ -15,82 +15,33 @@ describes by :func:`write_files`."""
 from __future__ import annotations
 
 import csv
-import os
 import re
-import shlex
 import shutil
-import subprocess
-import sys
-import time
-from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from mpc.datasets import load_csv
 from mpc.learners.id3 import ID3Classifier
 
 from ..conftest import ROOT
+from ..pages import (
+    COLUMNS,
+    DATA,
+    Shown,
+    page_commands,
+    run_page,
+    write_joined_files,
+    write_organisation_files,
+)
 
-pytestmark = [pytest.mark.processes, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.processes, pytest.mark.pages, pytest.mark.timeout(300)]
 
 PAGE = ROOT / "docs" / "hosts.md"
-DATA = Path(os.environ.get("MPC_DATA_DIR") or ROOT.parent / "shared" / "datasets")
 HOSTS = {"bank": "bank.example.org", "insurer": "insurer.example.org",
          "garage": "garage.example.org"}  # fmt: skip
-#: each organisation's columns of car (the garage's file also has the class)
-COLUMNS = {"bank": ["buying", "maint"], "insurer": ["doors", "persons"],
-           "garage": ["lug_boot", "safety"]}  # fmt: skip
-CAR = ["buying", "maint", "doors", "persons", "lug_boot", "safety"]
 #: a command shown on the page, with the host it runs on
-PROMPT = re.compile(r"^ *(bank|insurer|garage)\$ (.*)$")
-BLOCK = re.compile(r"^```console\n(.*?)^```", re.M | re.S)
-
-#: what varies from run to run, masked in the page's lines and the real ones alike
-MASKS = [
-    (re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} "), ""),
-    (re.compile(r"\b[0-9a-f]{4}( [0-9a-f]{4}){4}\b"), "FINGERPRINT"),
-    (re.compile(r"in \d+\.\d+ s\b"), "in T s"),
-    (re.compile(r"with model [0-9a-f]{12}\b"), "with model MODEL"),
-]
-
-
-@dataclass
-class Shown:
-    host: str
-    command: str
-    output: list[str]
-    section: int  # the page's ``##`` section: background commands of one run together
-
-
-def page_commands(text: str) -> list[Shown]:
-    """The page's host commands in order, each with the output lines shown under it."""
-    found: list[Shown] = []
-    for block in BLOCK.finditer(text):
-        section = len(re.findall(r"^## ", text[: block.start()], re.M))
-        lines = block.group(1).splitlines()
-        i = 0
-        while i < len(lines):
-            m = PROMPT.match(lines[i])
-            assert m, f"docs/hosts.md: a console line outside a command: {lines[i]!r}"
-            host, command = m.groups()
-            while command.endswith("\\"):
-                i += 1
-                command = command[:-1].rstrip() + " " + lines[i].strip()
-            i += 1
-            output = []
-            while i < len(lines) and not PROMPT.match(lines[i]):
-                output.append(lines[i])
-                i += 1
-            found.append(Shown(host, command, output, section))
-    return found
-
-
-def _masked(line: str) -> str:
-    for pattern, repl in MASKS:
-        line = pattern.sub(repl, line)
-    return " ".join(line.split())
+PROMPT = re.compile(r"^ *(?P<host>bank|insurer|garage)\$ (?P<command>.*)$")
 
 
 def _as_here(line: str) -> str:
@@ -100,35 +51,10 @@ def _as_here(line: str) -> str:
     return line.replace("listens on 0.0.0.0", "listens on 127.0.0.1")
 
 
-def write_files(root: Path) -> dict[str, tuple[list[list[str]], list[list[str]]]]:
-    """The three organisations' files: 1,000 cars to train on and 728 new ones, in a shuffle
-    of car's rows fixed by seed 3; each file in an order of its own organisation's."""
-    rows = [line.split(",") for line in (DATA / "car" / "car.data").read_text().split() if line]
-    rows = [rows[i] for i in np.random.default_rng(3).permutation(len(rows))]
-    train, new = rows[:1000], rows[1000:]
-    for k, (org, cols) in enumerate(COLUMNS.items()):
-        idx = [CAR.index(c) for c in cols]
-        for name, part, prefix in ((org, train, "r"), (f"{org}-new", new, "n")):
-            with_class = org == "garage" and part is train
-            order = np.random.default_rng([7, k, len(part)]).permutation(len(part))
-            with (root / org / f"{name}.csv").open("w", newline="") as fh:
-                out = csv.writer(fh, lineterminator="\n")
-                out.writerow(["id", *cols, *(["class"] if with_class else [])])
-                for i in order:
-                    r = part[i]
-                    out.writerow([f"{prefix}{i}", *(r[j] for j in idx),
-                                  *([r[6]] if with_class else [])])  # fmt: skip
-    return {"car": (train, new)}
-
-
-def _argv(command: str) -> list[str]:
+def _command_here(command: str) -> str:
     for name in HOSTS.values():
         command = command.replace(name, "127.0.0.1")
-    words = shlex.split(command.removesuffix("&").strip())
-    if words[0] == "mpc":
-        return [sys.executable, "-m", "mpc", *words[1:]]
-    assert words[:3] == ["python", "-m", "parties"], words
-    return [sys.executable, *words[1:]]
+    return command
 
 
 def _send(root: Path, command: Shown) -> None:
@@ -145,57 +71,18 @@ def _send(root: Path, command: Shown) -> None:
                 shutil.copy(key, here / "keys")
 
 
-def _check(shown: Shown, out: list[str]) -> None:
-    if not shown.output:
-        return
-    page = [_masked(_as_here(line)) for line in shown.output]
-    real = [_masked(line) for line in out if line.strip()]
-    assert real == page, f"{shown.host}$ {shown.command}\npage:\n" + "\n".join(
-        shown.output
-    ) + "\nreal:\n" + "\n".join(out)  # fmt: skip
-
-
 def test_the_hosts_page_runs_as_printed_and_predicts_as_plain_id3(tmp_path: Path) -> None:
     if not (DATA / "car" / "car.data").exists():
         pytest.skip(f"UCI car is not at {DATA}")
-    shown = page_commands(PAGE.read_text(encoding="utf-8"))
+    shown = page_commands(PAGE.read_text(encoding="utf-8"), PROMPT, "docs/hosts.md")
     assert {s.host for s in shown} == set(HOSTS)
     for org in HOSTS:
         (tmp_path / org).mkdir()
-    train, new = write_files(tmp_path)["car"]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    background: list[tuple[Shown, subprocess.Popen[str]]] = []
-    printed: dict[str, list[str]] = {org: [] for org in HOSTS}
-
-    def wait_background() -> None:
-        deadline = time.monotonic() + 120
-        for s, proc in background:
-            out, _ = proc.communicate(timeout=max(1.0, deadline - time.monotonic()))
-            assert proc.returncode == 0, f"{s.host}$ {s.command}\n{out}"
-            _check(s, out.splitlines())
-        background.clear()
-
-    for s in shown:
-        if background and background[0][0].section != s.section:
-            wait_background()
-        _send(tmp_path, s)
-        argv = _argv(s.command)
-        if s.command.endswith("&"):
-            proc = subprocess.Popen(
-                argv, cwd=tmp_path / s.host, env=env, text=True,
-                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            )  # fmt: skip
-            background.append((s, proc))
-            continue
-        wait_background()
-        done = subprocess.run(
-            argv, cwd=tmp_path / s.host, env=env, text=True, capture_output=True, timeout=120
-        )
-        out = (done.stdout + done.stderr).splitlines()
-        assert done.returncode == 0, f"{s.host}$ {s.command}\n" + "\n".join(out)
-        _check(s, out)
-        printed[s.host] += out
-    wait_background()
+    write_organisation_files({org: tmp_path / org for org in HOSTS})
+    printed = run_page(
+        shown, lambda s: tmp_path / s.host, as_here=_as_here, command_here=_command_here,
+        before=lambda s: _send(tmp_path, s),
+    )  # fmt: skip
 
     # the fingerprints agree: a key's at its own host, in mpc deploy, in every mpc check
     fp = re.compile(r"^(site\d)\b.*?([0-9a-f]{4}(?: [0-9a-f]{4}){4})")
@@ -212,21 +99,15 @@ def test_the_hosts_page_runs_as_printed_and_predicts_as_plain_id3(tmp_path: Path
     assert len(codes) == 3 and len(set(codes)) == 1, codes
 
     # the garage's predictions are plain ID3's on the joined table (which only this test has)
-    joined = tmp_path / "joined.csv"
-    with joined.open("w", newline="") as fh:
-        csv.writer(fh, lineterminator="\n").writerows([[*CAR, "class"], *train])
+    joined, new_joined = write_joined_files(tmp_path)
     parts = list(COLUMNS.values())
     plain = ID3Classifier().fit(
-        load_csv(joined, "class"), attribute_order=[a for p in parts for a in p],
+        load_csv(joined, "class", id_column="id"),
+        attribute_order=[a for p in parts for a in p],
         sites={a: i for i, p in enumerate(parts) for a in p},
     )  # fmt: skip
-    new_joined = tmp_path / "new-joined.csv"
-    with new_joined.open("w", newline="") as fh:
-        csv.writer(fh, lineterminator="\n").writerows(
-            [["id", *CAR], *([f"n{i}", *r[:6]] for i, r in enumerate(new))]
-        )
-    predicted = plain.predict(load_csv(new_joined, "id"))
-    expected = {f"n{i}": str(c) for i, c in enumerate(predicted)}
+    rows = load_csv(new_joined, "id")
+    expected = dict(zip(rows.target.tolist(), map(str, plain.predict(rows)), strict=True))
     with (tmp_path / "garage" / "predictions.csv").open() as fh:
         got = {r["id"]: r["class"] for r in csv.DictReader(fh)}
     assert got == expected

@@ -50,10 +50,20 @@ class Shown:
     exit_code: int | None  # what a following ``$ echo $?`` shows
 
 
+#: pages that a test of their own runs whole, as printed (every command, every output line)
+WHOLE_PAGES = {
+    "docs/own-data.md": "tests/deployment/test_own_data_page.py",
+    "docs/hosts.md": "tests/deployment/test_hosts_page.py",
+}
+
+
 def _commands(path: Path, root: Path = ROOT) -> list[Shown]:
     text = path.read_text(encoding="utf-8")
     found: list[Shown] = []
+    whole = path.relative_to(root).as_posix() in WHOLE_PAGES
     for block in BLOCK.finditer(text):
+        if whole and block.group(1).strip() == "console":
+            continue  # run, as printed, by the page's own test
         start = text.count("\n", 0, block.start(2)) + 1
         lines = block.group(2).splitlines()
         i = 0
@@ -82,6 +92,7 @@ def _commands(path: Path, root: Path = ROOT) -> list[Shown]:
 
 @cache
 def shown_commands() -> tuple[Shown, ...]:
+    """Every command shown on a page, but the console blocks of :data:`WHOLE_PAGES`."""
     return tuple(s for page in PAGES for s in _commands(page))
 
 
@@ -191,12 +202,6 @@ RUNS: dict[str, Run] = {
     ),
 }
 
-#: the test of the own-data walk-through (docs/own-data.md): three files, saved parts, new records
-OWN_DATA = (
-    "tests/processes/test_own_data.py::test_private_tree_from_shuffled_own_files_equals_plain_id3_and_"
-    "saved_parts_predict_alike runs these hosts' commands on three files and a dealer"
-)
-
 #: shown commands that this test does not run, and where they are run (or why not)
 ELSEWHERE: dict[str, str] = {
     "mpc datasets fetch car": (
@@ -206,35 +211,6 @@ ELSEWHERE: dict[str, str] = {
     "mpc run ppid3 --dataset car --sites 3": (
         "tests/deployment/test_package.py runs it (to depth 2) after the fetch, from the "
         "installed wheel"
-    ),
-    "mpc keygen --out keys site1 site2 site3 dealer": OWN_DATA,
-    "mpc deploy ppid3 --partition 'buying,maint;doors,persons;lug_boot,safety' --class class "
-    "--counts fast --helper dealer --out . --port 5800 --host site1=127.0.0.1 "
-    "--host site2=127.0.0.1 --host site3=127.0.0.1 --host dealer=127.0.0.1": OWN_DATA,
-    **{
-        f"python -m parties site --config deployment.toml --name site{i} --secret-key "
-        f"keys/site{i}.secret --data {name}.csv --model-out site{i}.model.json &": OWN_DATA
-        for i, name in ((1, "bank"), (2, "insurer"), (3, "garage"))
-    },
-    "python -m parties site --config deployment.toml --name site1 --secret-key "
-    "keys/site1.secret --data bank-new.csv --model site1.model.json &": OWN_DATA,
-    "python -m parties site --config deployment.toml --name site2 --secret-key "
-    "keys/site2.secret --data insurer-new.csv --model site2.model.json &": OWN_DATA,
-    "python -m parties site --config deployment.toml --name site3 --secret-key "
-    "keys/site3.secret --data garage-new.csv --model site3.model.json "
-    "--predictions-out predictions.csv &": OWN_DATA,
-    "python -m parties dealer --config deployment.toml --name dealer --secret-key "
-    "keys/dealer.secret &": OWN_DATA,
-    "mpc train --csv joined.csv --class class --id id --model-out plain.json": OWN_DATA,
-    "mpc predict --model plain.json --csv new-joined.csv --id id --out plain-predictions.csv": (
-        OWN_DATA
-    ),
-    "mpc run ppid3 --dataset car --sites 3 --counts fast --test-split 0.3 --model-out models": (
-        "tests/processes/test_own_data.py::test_mpc_run_trains_saves_and_classifies_a_thousand_new_records"
-    ),
-    "mpc run ppid3-classify --model models --csv new.csv --id rid --predictions-out "
-    "predictions.csv": (
-        "tests/processes/test_own_data.py::test_mpc_run_trains_saves_and_classifies_a_thousand_new_records"
     ),
     "mpc run hybrid-id3 --csv train.csv --id rid --class class --test-split 0 --model-out "
     "hmodel": "tests/processes/test_hybrid_own_data.py::"

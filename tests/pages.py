@@ -1,0 +1,238 @@
+"""A documentation page run as printed: its ``console`` blocks' commands in the page's order,
+each checked against the output the page shows under it.
+
+A command is a prompt line (``$ `` or ``HOST$ ``, continued by a trailing ``\\``); the lines
+under it, up to the next prompt, are its output. A command ending in ``&`` starts in the
+background; the background commands of one ``##`` section run together and are waited for
+before the next command outside them (or the next section). ``mpc ...`` and
+``python -m parties ...`` run from this clone (``sys.executable -m``); any other command (the
+page's ``head``, ``stat``, ``diff``) runs in ``bash``.
+
+Every output line the page shows must be the real output's line, after :data:`MASKS` (log
+timestamps, key fingerprints, timings, model ids and the other values that change from run
+to run) and whitespace are evened out on both. A line ``...`` on the page stands for lines
+left out: the shown lines around it must each appear as a run of consecutive lines, in order.
+A command shown without output is run and must succeed, its output unchecked.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import re
+import shlex
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .conftest import ROOT
+
+#: the UCI datasets beside this clone (or where MPC_DATA_DIR says)
+DATA = Path(os.environ.get("MPC_DATA_DIR") or ROOT.parent / "shared" / "datasets")
+BLOCK = re.compile(r"^```console\n(.*?)^```", re.M | re.S)
+
+#: what varies from run to run, masked in the page's lines and the real ones alike
+MASKS = [
+    (re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} "), ""),
+    (re.compile(r"\b[0-9a-f]{4}( [0-9a-f]{4}){4}\b"), "FINGERPRINT"),
+    (re.compile(r"\b\d+\.\d+ s\b"), "T s"),
+    (re.compile(r"\b\d+\.\d+ ms\b"), "T ms"),
+    (re.compile(r"\bmodel( id)? [0-9a-f]{12}\b"), r"model\1 MODEL"),
+    (re.compile(r"^wall: +\S+"), "wall: T"),
+]
+
+#: car's columns, and each organisation's (the garage's file also has the class)
+CAR = ["buying", "maint", "doors", "persons", "lug_boot", "safety"]
+COLUMNS = {"bank": ["buying", "maint"], "insurer": ["doors", "persons"],
+           "garage": ["lug_boot", "safety"]}  # fmt: skip
+
+
+@dataclass
+class Shown:
+    host: str  # "" for a plain ``$`` prompt
+    command: str
+    output: list[str]
+    section: int  # the page's ``##`` section: background commands of one run together
+
+
+def page_commands(text: str, prompt: re.Pattern[str], page: str) -> list[Shown]:
+    """The page's commands in order, each with the output lines shown under it; ``prompt``
+    matches a command line, its group ``host`` (if any) naming where it runs and ``command``
+    the command."""
+    found: list[Shown] = []
+    for block in BLOCK.finditer(text):
+        section = len(re.findall(r"^## ", text[: block.start()], re.M))
+        lines = block.group(1).splitlines()
+        i = 0
+        while i < len(lines):
+            m = prompt.match(lines[i])
+            assert m, f"{page}: a console line outside a command: {lines[i]!r}"
+            host, command = m.groupdict().get("host") or "", m.group("command")
+            while command.endswith("\\"):
+                i += 1
+                command = command[:-1].rstrip() + " " + lines[i].strip()
+            i += 1
+            output = []
+            while i < len(lines) and not prompt.match(lines[i]):
+                output.append(lines[i])
+                i += 1
+            found.append(Shown(host, command, output, section))
+    return found
+
+
+def masked(line: str) -> str:
+    for pattern, repl in MASKS:
+        line = pattern.sub(repl, line)
+    return " ".join(line.split())
+
+
+def check_output(shown: Shown, out: list[str], as_here: Callable[[str], str]) -> None:
+    """The page's output lines of ``shown`` (read through ``as_here``) against the real ones,
+    as the module docstring says."""
+    if not shown.output:
+        return
+    page = [masked(as_here(line)) for line in shown.output]
+    real = [masked(line) for line in out if line.strip()]
+    runs: list[list[str]] = [[]]
+    for line in page:
+        if line == "...":
+            runs.append([])
+        else:
+            runs[-1].append(line)
+    gapped = len(runs) > 1
+    at = 0
+    ok = True
+    for k, run in enumerate(runs):
+        if not run:
+            continue
+        if not gapped:
+            ok = real == run
+            break
+        starts = [i for i in range(at, len(real) - len(run) + 1) if real[i : i + len(run)] == run]
+        if not starts or (k == 0 and starts[0] != 0):
+            ok = False
+            break
+        at = starts[0] + len(run)
+    if ok and gapped and runs[-1]:
+        ok = at == len(real)
+    assert ok, (
+        f"{shown.host}$ {shown.command}\npage:\n" + "\n".join(shown.output)
+        + "\nreal:\n" + "\n".join(out)
+    )  # fmt: skip
+
+
+def argv(command: str) -> list[str]:
+    """How a page's command runs from this clone."""
+    words = shlex.split(command.removesuffix("&").strip()) if "<(" not in command else []
+    if words[:1] == ["mpc"]:
+        return [sys.executable, "-m", "mpc", *words[1:]]
+    if words[:3] == ["python", "-m", "parties"]:
+        return [sys.executable, *words[1:]]
+    return ["bash", "-c", command.removesuffix("&").strip()]
+
+
+def run_page(
+    shown: list[Shown],
+    cwd: Callable[[Shown], Path],
+    *,
+    as_here: Callable[[str], str] = lambda line: line,
+    command_here: Callable[[str], str] = lambda command: command,
+    before: Callable[[Shown], None] = lambda s: None,
+    timeout: float = 120,
+) -> dict[str, list[str]]:
+    """Run ``shown`` in order, each in ``cwd(command)`` (``command_here`` rewrites a command
+    for this machine; ``before`` does what the page says happens before a command) and check
+    each one's output; returns every host's printed lines."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    background: list[tuple[Shown, subprocess.Popen[str]]] = []
+    printed: dict[str, list[str]] = {}
+
+    def wait_background() -> None:
+        deadline = time.monotonic() + timeout
+        for s, proc in background:
+            try:
+                out, _ = proc.communicate(timeout=max(1.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                for _, p in background:
+                    p.kill()
+                raise
+            assert proc.returncode == 0, f"{s.host}$ {s.command}\n{out}"
+            check_output(s, out.splitlines(), as_here)
+            printed.setdefault(s.host, []).extend(out.splitlines())
+        background.clear()
+
+    try:
+        for s in shown:
+            if background and background[0][0].section != s.section:
+                wait_background()
+            before(s)
+            command = command_here(s.command)
+            if command.endswith("&"):
+                proc = subprocess.Popen(
+                    argv(command), cwd=cwd(s), env=env, text=True,
+                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                )  # fmt: skip
+                background.append((s, proc))
+                continue
+            wait_background()
+            done = subprocess.run(
+                argv(command), cwd=cwd(s), env=env, text=True, capture_output=True,
+                timeout=timeout,
+            )  # fmt: skip
+            out = (done.stdout + done.stderr).splitlines()
+            assert done.returncode == 0, f"{s.host}$ {s.command}\n" + "\n".join(out)
+            check_output(s, out, as_here)
+            printed.setdefault(s.host, []).extend(out)
+        wait_background()
+    finally:
+        for _, proc in background:
+            if proc.poll() is None:
+                proc.kill()
+    return printed
+
+
+def car_rows() -> tuple[list[list[str]], list[list[str]]]:
+    """UCI car in a shuffle fixed by seed 3: 1,000 records to train on and 728 new ones."""
+    rows = [line.split(",") for line in (DATA / "car" / "car.data").read_text().split() if line]
+    rows = [rows[i] for i in np.random.default_rng(3).permutation(len(rows))]
+    return rows[:1000], rows[1000:]
+
+
+def write_organisation_files(folders: dict[str, Path]) -> None:
+    """Each organisation's two files, ``ORG.csv`` (training records; the garage's with the
+    class) and ``ORG-new.csv`` (the new records), into its folder: an id column (``r0``...,
+    ``n0``...) and its own columns of car, each file in an order of its own organisation's."""
+    train, new = car_rows()
+    for k, (org, cols) in enumerate(COLUMNS.items()):
+        idx = [CAR.index(c) for c in cols]
+        for name, part, prefix in ((org, train, "r"), (f"{org}-new", new, "n")):
+            with_class = org == "garage" and part is train
+            order = np.random.default_rng([7, k, len(part)]).permutation(len(part))
+            with (folders[org] / f"{name}.csv").open("w", newline="") as fh:
+                out = csv.writer(fh, lineterminator="\n")
+                out.writerow(["id", *cols, *(["class"] if with_class else [])])
+                for i in order:
+                    r = part[i]
+                    out.writerow([f"{prefix}{i}", *(r[j] for j in idx),
+                                  *([r[6]] if with_class else [])])  # fmt: skip
+
+
+def write_joined_files(folder: Path) -> tuple[Path, Path]:
+    """The joined tables that no organisation holds, for the plain learner's check:
+    ``joined.csv`` (id, car's columns, class) and ``new-joined.csv`` (id, car's columns)."""
+    train, new = car_rows()
+    joined, new_joined = folder / "joined.csv", folder / "new-joined.csv"
+    with joined.open("w", newline="") as fh:
+        csv.writer(fh, lineterminator="\n").writerows(
+            [["id", *CAR, "class"], *([f"r{i}", *r] for i, r in enumerate(train))]
+        )
+    with new_joined.open("w", newline="") as fh:
+        csv.writer(fh, lineterminator="\n").writerows(
+            [["id", *CAR], *([f"n{i}", *r[:6]] for i, r in enumerate(new))]
+        )
+    return joined, new_joined
