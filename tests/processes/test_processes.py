@@ -397,10 +397,15 @@ def test_mpc_deploy_writes_a_deployment_each_party_runs_by_hand(tmp_path: Path) 
 
 
 def free_port_block(n: int) -> int:
-    """A base port with ``n`` free ports after it (checked, not reserved)."""
+    """A base port with ``n`` free ports after it (checked, not reserved). The search starts
+    at a random block, so that tests running side by side (xdist workers) do not all take the
+    first free one."""
+    import random
     import socket
 
-    for base in range(20_000, 60_000, 97):
+    start = random.SystemRandom().randrange(400)
+    for k in range(400):
+        base = 20_000 + 97 * ((start + k) % 400)
         socks = []
         try:
             for i in range(n):
