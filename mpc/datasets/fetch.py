@@ -27,16 +27,20 @@ from mpc.datasets.table import DataError
 
 __all__ = [
     "SCHEMAS",
+    "SHIPPED",
     "SourceFile",
     "fetch_dataset",
     "import_dataset",
     "packaged_schema",
+    "shipped_folder",
     "sources",
     "user_data_dir",
 ]
 
 #: the package's copies of every named dataset's schema.json, and the sources of its files
 SCHEMAS = Path(__file__).resolve().parent / "schemas"
+#: the small UCI tables shipped with the package (data/uci/README.md: licence and citations)
+SHIPPED = Path(__file__).resolve().parent / "data" / "uci"
 #: the largest file a fetch accepts (adult.data is 4 MB)
 MAX_BYTES = 64 * 2**20
 
@@ -79,6 +83,13 @@ def packaged_schema(name: str) -> Path | None:
     """The package's ``schema.json`` of the named dataset, if it has one."""
     path = SCHEMAS / f"{name}.json"
     return path if path.is_file() else None
+
+
+def shipped_folder(name: str) -> Path | None:
+    """The package's own copy of the named dataset (car, house-votes-84, tic-tac-toe,
+    kr-vs-kp), if it ships one: a folder of UCI files that reads with the package's schema."""
+    folder = SHIPPED / name
+    return folder if folder.is_dir() and packaged_schema(name) is not None else None
 
 
 def user_data_dir() -> Path:

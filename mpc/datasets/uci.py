@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from mpc.datasets.fetch import packaged_schema, user_data_dir
+from mpc.datasets.fetch import packaged_schema, shipped_folder, user_data_dir
 from mpc.datasets.fields import (
     Column,
     build_table,
@@ -322,17 +322,19 @@ def available_datasets(data_dir: Path | None) -> list[DatasetInfo]:
     infos: list[DatasetInfo] = []
     for spec in _SPECS:
         folder = None if data_dir is None else Path(data_dir) / spec.name
+        if folder is None or not folder.is_dir():
+            folder = shipped_folder(spec.name) or folder
         files = [spec.train] + ([spec.test] if spec.test else [])
         if (
             folder is not None
-            and (folder / "schema.json").is_file()
+            and ((folder / "schema.json").is_file() or packaged_schema(spec.name) is not None)
             and all((folder / f).is_file() for f in files)
         ):
             schema = _load_schema(folder)
             if all(f in schema.rows for f in files):
                 counts = [schema.rows[f] for f in files]
             else:  # the schema does not say: count by loading
-                train, test = load_dataset(spec.name, data_dir)
+                train, test = load_dataset(spec.name, folder.parent)
                 counts = [t.n_rows for t in (train, test) if t is not None]
             infos.append(
                 DatasetInfo(
@@ -365,8 +367,13 @@ def load_dataset(name: str, data_dir: Path | None = None) -> tuple[Table, Table 
     (``adult.data`` / ``adult.test``, whose labels lose their trailing ``.``).
 
     ``data_dir`` is the folder holding the dataset folders (see :func:`resolve_data_dir`);
-    ``weather`` needs none (it falls back to the embedded table)."""
+    ``weather`` needs none (it falls back to the embedded table), nor do the small tables the
+    package ships (car, house-votes-84, tic-tac-toe, kr-vs-kp: :func:`shipped_folder`), which
+    are read from the package when ``data_dir`` has no folder of their name."""
     spec = _spec(name)
+    shipped = shipped_folder(spec.name)
+    if shipped is not None and (data_dir is None or not (Path(data_dir) / spec.name).is_dir()):
+        data_dir = shipped.parent  # the package's own copy
     if data_dir is None:
         if spec.name == "weather":
             return weather(), None

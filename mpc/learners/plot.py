@@ -15,8 +15,9 @@ its class counts and the number of nodes below it, and the picture says how many
 left out. The file is written as every output of a run is (:mod:`mpc.runtime.files`):
 mode 0600, missing parent folders made.
 
-matplotlib is an optional dependency (``pip install 'mpc-trees[experiments]'``):
-:func:`require_matplotlib` says so in one line, before any work, where it is missing. The
+matplotlib is an optional dependency (the ``experiments`` extra): :func:`require_matplotlib`
+says so in one line, before any work, where it is missing, with the command that installs it
+here (:func:`install_hint`). The
 drawing uses matplotlib's object interface (no pyplot, no global state), so it is safe in any
 program.
 """
@@ -34,12 +35,19 @@ from mpc.errors import ConfigError
 from mpc.learners.tree import Leaf, Node, Split, from_json, node_count
 from mpc.runtime.files import write_private
 
-__all__ = ["FORMATS", "PlotInfo", "check_plot_path", "plot_tree", "require_matplotlib"]
+__all__ = [
+    "FORMATS",
+    "PlotInfo",
+    "check_plot_path",
+    "install_hint",
+    "plot_tree",
+    "require_matplotlib",
+]
 
 #: the file formats a picture can have, by suffix
 FORMATS = (".svg", ".png")
-#: the hint that every missing-matplotlib message ends with
-INSTALL_HINT = "pip install 'mpc-trees[experiments]' (or pip install matplotlib)"
+#: the matplotlib that the ``experiments`` extra pins
+MATPLOTLIB = "matplotlib>=3.8"
 
 #: colours of the sites (matplotlib's tab10, light enough for black text)
 _SITE_COLOURS = (
@@ -50,6 +58,18 @@ _LEAF_COLOUR = "#ffffff"
 _CUT_COLOUR = "#eeeeee"
 
 
+def install_hint(root: Path | None = None) -> str:
+    """The command that installs matplotlib for this installation: run from a source checkout
+    (``root``, default: the folder above this package, holding ``pyproject.toml``), the
+    checkout's own ``experiments`` extra; installed from a wheel, matplotlib itself (the
+    project is not on a package index, so ``pip install 'mpc-trees[experiments]'`` would not
+    find it)."""
+    root = Path(__file__).resolve().parents[2] if root is None else root
+    if (root / "pyproject.toml").is_file() and (root / "mpc" / "learners").is_dir():
+        return f"python -m pip install -e '{root}[experiments]'"
+    return f"python -m pip install '{MATPLOTLIB}'"
+
+
 def require_matplotlib(what: str = "drawing a tree") -> None:
     """Raise :class:`~mpc.errors.ConfigError` (one line: what needs it, how to install it)
     when matplotlib cannot be imported."""
@@ -57,7 +77,7 @@ def require_matplotlib(what: str = "drawing a tree") -> None:
         import matplotlib  # noqa: F401
     except ImportError:
         raise ConfigError(
-            f"{what} needs matplotlib, which is not installed: {INSTALL_HINT}"
+            f"{what} needs matplotlib, which is not installed: {install_hint()}"
         ) from None
 
 

@@ -1,6 +1,7 @@
-"""The package as a stranger installs it: a wheel built from the clone carries the licence and
-the project's metadata, and the README's first command runs from the installed wheel in a
-fresh environment, outside the source tree."""
+"""The package as a stranger installs it: the sdist and the wheel built from the clone carry the
+licence, the project's metadata and the shipped tables with their licence, the sdist builds
+the same wheel, and the README's first command runs from the installed wheel in a fresh
+environment, outside the source tree."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import os
 import subprocess
 import sys
 import sysconfig
+import tarfile
 import threading
 import zipfile
 from pathlib import Path
@@ -36,12 +38,51 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return found
 
 
+@pytest.fixture(scope="module")
+def sdist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sdist ``python -m build --sdist`` makes from the clone."""
+    out = tmp_path_factory.mktemp("sdist")
+    subprocess.run(
+        [sys.executable, "-m", "build", "--sdist", "--outdir", str(out), str(ROOT)],
+        check=True, capture_output=True, text=True, timeout=240,
+    )  # fmt: skip
+    (found,) = out.glob("mpc_trees-*.tar.gz")
+    return found
+
+
+#: what a stranger's copy must hold besides the code: the licences and the shipped tables
+SHIPPED_FILES = (
+    "mpc/datasets/data/uci/README.md",
+    "mpc/datasets/data/uci/car/car.data",
+    "mpc/datasets/data/uci/kr-vs-kp/kr-vs-kp.data",
+    "mpc/datasets/schemas/sources.json",
+)
+
+
+def test_the_sdist_holds_the_licence_and_the_tables_and_builds_the_same_wheel(
+    sdist: Path, wheel: Path, tmp_path: Path
+) -> None:
+    with tarfile.open(sdist) as tf:
+        names = {n.split("/", 1)[1] for n in tf.getnames() if "/" in n}
+    assert {"LICENSE", "README.md", "pyproject.toml", *SHIPPED_FILES} <= names, sorted(names)
+    out = tmp_path / "from-sdist"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(sdist)],
+        check=True, capture_output=True, text=True, timeout=240,
+    )  # fmt: skip
+    (rebuilt,) = out.glob("mpc_trees-*.whl")
+    with zipfile.ZipFile(rebuilt) as a, zipfile.ZipFile(wheel) as b:
+        assert sorted(a.namelist()) == sorted(b.namelist())
+
+
 def test_the_wheel_carries_the_licence_and_the_project_s_metadata(wheel: Path) -> None:
     with zipfile.ZipFile(wheel) as zf:
         names = zf.namelist()
         licences = [n for n in names if n.endswith(".dist-info/licenses/LICENSE")]
         assert licences, names
         assert "MIT License" in zf.read(licences[0]).decode()
+        assert set(SHIPPED_FILES) <= set(names)
+        assert "CC BY 4.0" in zf.read("mpc/datasets/data/uci/README.md").decode()
         (metadata,) = [n for n in names if n.endswith(".dist-info/METADATA")]
         meta = email.message_from_bytes(zf.read(metadata))
     assert meta["License-Expression"] == "MIT"
@@ -106,7 +147,13 @@ def test_the_readme_s_first_command_runs_from_the_installed_wheel(
         server.shutdown()
         server.server_close()
     assert fetched.returncode == 0, fetched.stderr
-    assert (tmp_path / "home" / ".local" / "share" / "mpc-trees" / "datasets" / "car").is_dir()
+    fetched_car = tmp_path / "home" / ".local" / "share" / "mpc-trees" / "datasets" / "car"
+    assert fetched_car.is_dir()
+    listing = subprocess.run(
+        ["mpc", "datasets"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60
+    )  # fmt: skip
+    (car,) = [line for line in listing.stdout.splitlines() if line.startswith("car ")]
+    assert str(fetched_car / "car.data") in car, listing.stdout  # the fetched copy, first
     run = subprocess.run(
         ["mpc", "run", "ppid3", "--dataset", "car", "--sites", "3", "--max-depth", "2"],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,

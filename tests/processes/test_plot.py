@@ -15,11 +15,11 @@ pytest.importorskip("matplotlib", reason="matplotlib is in the experiments extra
 from mpc.datasets import synthetic, weather
 from mpc.errors import ConfigError
 from mpc.learners import ID3Classifier
-from mpc.learners.plot import plot_tree, require_matplotlib
+from mpc.learners.plot import install_hint, plot_tree, require_matplotlib
 from mpc.learners.tree import node_count, to_json
 from parties.cli import main
 
-from ..conftest import run_mpc
+from ..conftest import ROOT, run_mpc
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -81,9 +81,19 @@ def test_a_missing_matplotlib_is_one_line_before_any_work(
     assert code == 2 and out == ""
     assert err == (
         "mpc: error: --plot needs matplotlib, which is not installed: "
-        "pip install 'mpc-trees[experiments]' (or pip install matplotlib)\n"
+        f"python -m pip install -e '{ROOT}[experiments]'\n"
     )
     assert not tree_out.exists() and not picture.exists()  # nothing was done
+
+
+def test_the_install_hint_installs_from_the_clone_or_else_matplotlib_itself(
+    tmp_path: Path,
+) -> None:
+    """From a source checkout the hint installs the checkout's own extra; from an installed
+    wheel (no checkout around it) matplotlib itself, never a package of this project from an
+    index, where it is not."""
+    assert install_hint() == install_hint(ROOT) == f"python -m pip install -e '{ROOT}[experiments]'"
+    assert install_hint(tmp_path) == "python -m pip install 'matplotlib>=3.8'"
 
 
 @pytest.mark.parametrize("command", [

@@ -171,13 +171,52 @@ def test_available_datasets_lists_every_dataset_found(data_dir: Path) -> None:
     assert infos["adult"].source[1].endswith("adult.test")
 
 
-def test_weather_is_available_without_a_data_directory(tmp_path: Path) -> None:
+def test_weather_and_the_shipped_tables_are_available_without_a_data_directory(
+    tmp_path: Path,
+) -> None:
     for where in (None, tmp_path):
-        infos = available_datasets(where)
-        assert [i.name for i in infos] == ["weather"]
-        assert infos[0].rows == 14 and "embedded" in infos[0].source[0]
+        infos = {i.name: i for i in available_datasets(where)}
+        assert sorted(infos) == sorted((*SHIPPED_TABLES, "weather"))
+        assert infos["weather"].rows == 14 and "embedded" in infos["weather"].source[0]
         train, test = load_dataset("weather", where)
         assert train == weather() and test is None
+        assert infos["car"].rows == 1728 and load_dataset("car", where)[0].n_rows == 1728
+
+
+SHIPPED_TABLES = ("house-votes-84", "tic-tac-toe", "car", "kr-vs-kp")
+
+
+def test_the_shipped_tables_are_the_uci_files_with_their_licence(data_dir: Path) -> None:
+    """Each shipped file is the UCI original (the size and SHA-256 that fetch checks), reads
+    as the data directory's copy does, and the folder says the licence and the citations."""
+    import hashlib
+
+    from mpc.datasets.fetch import SHIPPED, shipped_folder, sources
+
+    for name in SHIPPED_TABLES:
+        folder = shipped_folder(name)
+        assert folder is not None
+        listed = {s.name: s for s in sources(name)}
+        shipped = sorted(p.name for p in folder.iterdir())
+        assert set(shipped) <= set(listed) and f"{name}.data" in shipped
+        for file in shipped:
+            data = (folder / file).read_bytes()
+            assert len(data) == listed[file].size
+            assert hashlib.sha256(data).hexdigest() == listed[file].sha256
+        ours, theirs = load_dataset(name, None)[0], load_dataset(name, data_dir)[0]
+        assert replace(ours, source="") == replace(theirs, source="")
+    notice = (SHIPPED / "README.md").read_text()
+    assert "CC BY 4.0" in notice and all(f"**{n}**" in notice for n in SHIPPED_TABLES)
+    assert shipped_folder("adult") is None
+
+
+def test_a_data_directory_copy_comes_before_the_shipped_one(tmp_path: Path) -> None:
+    folder = tmp_path / "car"
+    folder.mkdir()
+    rows = "vhigh,vhigh,2,2,small,low,unacc\nlow,low,4,4,big,high,vgood\n"
+    (folder / "car.data").write_text(rows)
+    with pytest.raises(DataError, match=r"2 data rows, but .* says 1728"):
+        load_dataset("car", tmp_path)  # this copy, checked against the schema, not the package's
 
 
 def test_unknown_dataset_names_the_known_ones(tmp_path: Path) -> None:
@@ -189,8 +228,8 @@ def test_unknown_dataset_names_the_known_ones(tmp_path: Path) -> None:
 def test_a_uci_dataset_without_data_directory_says_what_to_do(tmp_path: Path) -> None:
     with pytest.raises(DataError, match=r"--data-dir.*MPC_DATA_DIR"):
         load_dataset("adult", None)
-    with pytest.raises(DataError, match=r"'car' is not in the data directory"):
-        load_dataset("car", tmp_path)
+    with pytest.raises(DataError, match=r"'nursery' is not in the data directory"):
+        load_dataset("nursery", tmp_path)
 
 
 def test_data_dir_resolution_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
