@@ -9,6 +9,7 @@ import email
 import functools
 import http.server
 import os
+import re
 import subprocess
 import sys
 import sysconfig
@@ -65,6 +66,9 @@ def test_the_sdist_holds_the_licence_and_the_tables_and_builds_the_same_wheel(
     with tarfile.open(sdist) as tf:
         names = {n.split("/", 1)[1] for n in tf.getnames() if "/" in n}
     assert {"LICENSE", "README.md", "pyproject.toml", *SHIPPED_FILES} <= names, sorted(names)
+    # every page the README links to is in it, so the links resolve in the unpacked copy
+    links = re.findall(r"\]\(([^)#:]+?)(?:#[^)]*)?\)", (ROOT / "README.md").read_text())
+    assert links and not [link for link in links if link not in names]
     out = tmp_path / "from-sdist"
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(sdist)],
