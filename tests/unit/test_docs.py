@@ -184,3 +184,18 @@ def test_no_docstring_the_api_pages_render_opens_a_literal_block_with_a_bare_col
             if any(line.strip() == "::" for line in doc.splitlines()):
                 bare.append(f"{name}: {getattr(obj, '__name__', obj)}")
     assert bare == [], bare
+
+
+def test_wide_tables_scroll_and_the_home_page_commands_fit() -> None:
+    """The site's own stylesheet makes a wide table scroll inside the page (the benchmarks'
+    tables have a dozen columns), and the home page's commands fit the content's width."""
+    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
+    assert "stylesheets/extra.css" in config.get("extra_css", [])
+    css = (ROOT / "docs" / "stylesheets" / "extra.css").read_text(encoding="utf-8")
+    rule = re.search(r"\.md-typeset table:not\(\[class\]\) \{([^}]*)\}", css)
+    assert rule and "overflow-x: auto" in rule.group(1), css
+    home = (ROOT / "docs" / "index.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"^```(\w*)\n(.*?)^```", home, re.M | re.S)
+    commands = [line for info, block in blocks for line in block.splitlines()
+                if info == "bash" or line.startswith("$ ")]  # fmt: skip
+    assert commands and max(map(len, commands)) <= 72, [c for c in commands if len(c) > 72]
