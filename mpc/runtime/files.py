@@ -25,6 +25,7 @@ it could not write before it does any work (``mpc`` checks every output option t
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import secrets
@@ -155,12 +156,13 @@ def _open(path: Path, flags: int) -> int:
 
 def check_output(path: str | Path, *, kind: str = "file", option: str | None = None) -> None:
     """Raise :class:`~mpc.errors.ConfigError` unless ``path`` can be written as ``kind``:
-    ``"file"``, ``"folder"`` or ``"either"`` (a file or a folder). Nothing is written.
+    ``"file"``, ``"folder"`` or ``"either"`` (a file or a folder). Nothing is left behind.
 
     Missing parent folders are fine (:data:`OUTPUT_RULE`: they are created when the output is
     written); the nearest folder that exists must be one this process can write in. An
     existing folder where a file is to be written (or a file where a folder is) is refused.
-    The message is one line naming ``option`` (``"--report"``) and the path."""
+    The message is one line naming ``option`` (``"--report"``) and the path. Whether a file
+    can be made is tried (an empty file, removed at once), not read from the modes alone."""
     if kind not in ("file", "folder", "either"):
         raise ValueError(f"kind must be 'file', 'folder' or 'either', got {kind!r}")
     shown = f"{option} {path}" if option else str(path)
@@ -184,11 +186,26 @@ def check_output(path: str | Path, *, kind: str = "file", option: str | None = N
 
 
 def _check_writable_folder(folder: Path, shown: str) -> None:
-    if os.access(folder, os.W_OK | os.X_OK):
-        return
+    """Refuse ``folder`` unless a file can be made in it: the modes first, then a try (an
+    empty file of a random name, removed at once), since some folders refuse files whatever
+    their modes say (/proc and /sys, even to root)."""
+    why = None
+    if not os.access(folder, os.W_OK | os.X_OK):
+        why = "permission denied"
+    else:
+        probe = folder / f".mpc-write-check-{secrets.token_hex(6)}"
+        try:
+            os.close(os.open(probe, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+        except OSError as exc:
+            why = os.strerror(exc.errno or 0).lower() if exc.errno else str(exc)
+        else:
+            with contextlib.suppress(OSError):
+                probe.unlink()
+            return
     try:
         read_only = bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
     except OSError:
         read_only = False
-    why = "it is on a read-only file system" if read_only else "permission denied"
+    if read_only:
+        why = "it is on a read-only file system"
     raise ConfigError(f"{shown}: cannot write in {folder} ({why}); give a writable path")

@@ -86,6 +86,27 @@ def test_a_folder_where_a_file_goes_and_a_file_where_a_folder_goes(tmp_path: Pat
     assert "started" not in err
 
 
+@pytest.mark.parametrize(
+    ("command", "option", "path"),
+    [
+        (["train", "--dataset", "car"], "--tree-out", "/sys/tree.json"),
+        (["run", "ppid3", "--dataset", "car", "--sites", "3"], "--model-out", "/proc/models"),
+        (["run", "secure-sum"], "--report", "/sys/kernel/report.json"),
+    ],
+)
+def test_an_output_under_proc_or_sys_is_refused_before_any_work(
+    command: list[str], option: str, path: str
+) -> None:
+    """/proc and /sys are folders that even root may not create files in, whatever their
+    modes say: the check before any work tries, instead of trusting the modes."""
+    if not Path(path).parent.is_dir():
+        pytest.skip(f"{Path(path).parent} is not mounted here")
+    code, out, err = run_mpc(*command, option, path, deadline=60)
+    assert code == 2 and out == "", (out, err)
+    assert err.startswith(f"mpc: error: {option} {path}: cannot write in "), err
+    assert err.count("\n") == 1, err  # one line, and nothing ran before it
+
+
 @pytest.mark.skipif(os.geteuid() == 0, reason="root may write in a folder of mode 0500")
 def test_a_folder_without_write_permission_is_refused_before_the_run(tmp_path: Path) -> None:
     locked = tmp_path / "locked"
