@@ -91,6 +91,10 @@ def test_the_wheel_carries_the_licence_and_the_project_s_metadata(wheel: Path) -
         meta = email.message_from_bytes(zf.read(metadata))
     assert meta["License-Expression"] == "MIT"
     assert meta["Author"] or meta["Author-email"], meta.keys()
+    # the description an index page shows links to nothing it cannot show
+    description = meta.get_payload()
+    assert "mpc run ppid3 --dataset weather --sites 2" in description
+    assert not re.findall(r"\]\((?!https?://)[^)]*\)", description), description
     classifiers = meta.get_all("Classifier") or []
     assert "Topic :: Security :: Cryptography" in classifiers, classifiers
     assert any(c.startswith("Programming Language :: Python :: 3") for c in classifiers)
