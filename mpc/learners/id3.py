@@ -9,7 +9,8 @@ The deterministic rules below are written once here and reused by every private 
 (PPID3, Hybrid-ID3 with ω = all attributes), so that "the private tree equals the plain tree"
 is a well-defined, testable statement:
 
-* information gain with log base 2 (:func:`information_gain`, from integer counts);
+* information gain with log base 2 (:func:`information_gain`, from integer counts), or
+  another criterion of :mod:`mpc.learners.criteria` (``criterion=``);
 * gains closer than :data:`GAIN_TIE` are a tie; ties go to the attribute that comes first in
   the attribute order, which is site order, then column order within the site
   (:func:`best_attribute`);
@@ -31,6 +32,7 @@ import numpy as np
 
 from mpc.datasets import Discretizer, Table
 from mpc.errors import ConfigError
+from mpc.learners.criteria import GAIN_TIE, criterion, entropy, information_gain
 from mpc.learners.estimator import PlainTreeClassifier
 from mpc.learners.tree import Leaf, Node, Split, majority
 
@@ -43,54 +45,31 @@ __all__ = [
     "information_gain",
 ]
 
-#: Two gains closer than this are equal (the first attribute in order wins).
-GAIN_TIE = 1e-9
 
-
-def entropy(counts: np.ndarray) -> float:
-    """Shannon entropy (bits) of a vector of class counts."""
-    counts = np.asarray(counts, dtype=np.float64)
-    total = counts.sum()
-    if total <= 0:
-        return 0.0
-    p = counts[counts > 0] / total
-    return float(-(p * np.log2(p)).sum())
-
-
-def information_gain(joint: np.ndarray) -> float:
-    """Gain of a split from its ``(values x classes)`` count matrix (ComputeInfoGain).
-
-    ``Gain = H(T) - sum_v |T_v| / |T| * H(T_v)``. Private learners obtain the same integer
-    matrix by secure counting and call this function, so their gains are bit-identical.
-    """
-    joint = np.asarray(joint, dtype=np.float64)
-    total = joint.sum()
-    if total <= 0:
-        return 0.0
-    rows = joint.sum(axis=1)
-    remainder = sum(r / total * entropy(joint[i]) for i, r in enumerate(rows) if r > 0)
-    return entropy(joint.sum(axis=0)) - remainder
-
-
-def best_attribute(gains: Sequence[float]) -> int:
-    """Index of the best gain; gains within :data:`GAIN_TIE` of the best tie, and the first
-    in order wins."""
+def best_attribute(gains: Sequence[Any], tie: float = GAIN_TIE) -> int:
+    """Index of the best gain (or score); those within ``tie`` of the best tie (default
+    :data:`GAIN_TIE`; 0 for the exact criteria, whose scores are integers or fractions), and
+    the first in order wins."""
     if not gains:
         raise ValueError("no attribute to choose from")
     top = max(gains)
-    return next(i for i, g in enumerate(gains) if g >= top - GAIN_TIE)
+    if not tie:
+        return next(i for i, g in enumerate(gains) if g == top)
+    return next(i for i, g in enumerate(gains) if g >= top - tie)
 
 
-def best_site_attribute(gains_by_site: Sequence[Sequence[float]]) -> tuple[int, int]:
+def best_site_attribute(
+    gains_by_site: Sequence[Sequence[Any]], tie: float = GAIN_TIE
+) -> tuple[int, int]:
     """The winning ``(site, attribute)`` when attributes are spread over sites, exactly as
     AttribMaxInfoGain (Algorithm 5) decides: each site picks its best attribute with
     :func:`best_attribute` (column order breaks ties), then the site whose best gain is best
     wins (site order breaks ties). Sites with no attribute left pass empty lists."""
-    local = [best_attribute(g) if len(g) else -1 for g in gains_by_site]
+    local = [best_attribute(g, tie) if len(g) else -1 for g in gains_by_site]
     candidates = [s for s, j in enumerate(local) if j >= 0]
     if not candidates:
         raise ValueError("no attribute to choose from")
-    site = candidates[best_attribute([gains_by_site[s][local[s]] for s in candidates])]
+    site = candidates[best_attribute([gains_by_site[s][local[s]] for s in candidates], tie)]
     return site, local[site]
 
 
@@ -103,7 +82,11 @@ class ID3Classifier(PlainTreeClassifier):
     * ``bins``: each continuous attribute is cut into this many equal-frequency bins, the cut
       points learned on the rows ``fit`` is given (:class:`~mpc.datasets.Discretizer`), so
       that under cross-validation every fold bins on its own training rows; ``None`` makes a
-      continuous attribute an error.
+      continuous attribute an error;
+    * ``criterion``: how a node's candidates are scored (:mod:`mpc.learners.criteria`):
+      ``"entropy"`` (the papers' information gain, the default), ``"gini"`` or
+      ``"entropy-fixed"`` (exact integer scores, as the learners that keep the counts
+      secret compute them).
 
     ``fit`` learns ``tree_``, ``classes_``, ``attributes_``, ``domains_`` and
     ``discretizer_`` (None when no attribute was binned); ``predict`` bins new rows with the
@@ -117,10 +100,12 @@ class ID3Classifier(PlainTreeClassifier):
         max_depth: int | None = None,
         min_samples_split: int | None = None,
         bins: int | None = 4,
+        criterion: str = "entropy",
     ):
         self.max_depth = max_depth
         self.min_samples_split = min_samples_split
         self.bins = bins
+        self.criterion = criterion
 
     def _validate(self) -> None:
         if self.max_depth is not None and (
@@ -137,6 +122,7 @@ class ID3Classifier(PlainTreeClassifier):
             isinstance(self.bins, bool) or not isinstance(self.bins, int) or self.bins < 2
         ):
             raise ConfigError(f"bins must be None or an int >= 2, got {self.bins!r}")
+        criterion(self.criterion)
 
     def _fit_table(
         self,
@@ -164,6 +150,7 @@ class ID3Classifier(PlainTreeClassifier):
                 )
         if table.n_rows == 0:
             raise ConfigError("cannot learn a tree from an empty table")
+        self._criterion = criterion(self.criterion)
         self.attributes_ = order
         self.sites_ = dict(sites or {})
         class_values, y = np.unique(np.asarray(table.target, dtype=str), return_inverse=True)
@@ -206,16 +193,17 @@ class ID3Classifier(PlainTreeClassifier):
                 self._codes[rows, j] * n_classes + self._y[rows],
                 minlength=len(self.domains_[j]) * n_classes,
             ).reshape(-1, n_classes)
-            gains.append(information_gain(joint))
+            gains.append(self._criterion.score(joint))
         if self.sites_:
             by_site: dict[Any, list[int]] = {}
             for i, jj in enumerate(remaining):
                 by_site.setdefault(self.sites_.get(self.attributes_[jj]), []).append(i)
             groups = list(by_site.values())
-            s, a = best_site_attribute([[gains[i] for i in g] for g in groups])
+            tie = self._criterion.tie
+            s, a = best_site_attribute([[gains[i] for i in g] for g in groups], tie)
             j = remaining[groups[s][a]]
         else:
-            j = remaining[best_attribute(gains)]
+            j = remaining[best_attribute(gains, self._criterion.tie)]
         rest = [r for r in remaining if r != j]
         attribute = self.attributes_[j]
         children: dict[str, Node] = {}

@@ -1,0 +1,107 @@
+"""The split criteria (mpc.learners.criteria): the fixed-point ``n log n`` is within its stated
+error of ``log2`` and exact where it must be, the exact scores order candidates as their
+definitions say, and the ID3 learner grows with each."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mpc.datasets import load_dataset, weather
+from mpc.errors import ConfigError
+from mpc.learners.criteria import (
+    NLOGN_ERROR_BITS,
+    NLOGN_SCALE_BITS,
+    NLOGN_W,
+    entropy_fixed_score,
+    gini_score,
+    information_gain,
+    log2_fixed,
+    nlogn_fixed,
+)
+from mpc.learners.id3 import ID3Classifier
+from mpc.learners.tree import depth, node_count, to_json
+
+SCALE = 2**NLOGN_SCALE_BITS
+
+
+def test_the_fixed_point_log_is_within_its_error_and_exact_at_powers_of_two() -> None:
+    ns = np.unique(np.concatenate([
+        np.arange(1, 2**17), np.random.default_rng(1).integers(2**17, 2**NLOGN_W, 20_000),
+        [2**NLOGN_W - 1],
+    ]))  # fmt: skip
+    values = [log2_fixed(int(n)) for n in ns]
+    errors = [abs(v / SCALE - math.log2(int(n))) for v, n in zip(values, ns, strict=True)]
+    assert max(errors) <= NLOGN_ERROR_BITS
+    assert all(b >= a for a, b in itertools.pairwise(values))  # never decreasing
+    for k in range(NLOGN_W):
+        assert log2_fixed(2**k) == k * SCALE
+    # the bound the private side's ring must hold: L(n) below 2^145 for every n < 2^24
+    assert 2**144 < nlogn_fixed(2**NLOGN_W - 1) < 2**145 and nlogn_fixed(0) == 0
+    with pytest.raises(ConfigError, match=r"\[1, 2\^24\)"):
+        log2_fixed(2**NLOGN_W)
+
+
+matrices = st.integers(1, 5).flatmap(
+    lambda p: st.lists(
+        st.lists(st.integers(0, 400), min_size=p, max_size=p), min_size=1, max_size=6
+    )
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(matrices)
+def test_the_gini_score_is_its_formula_in_exact_fractions(rows: list[list[int]]) -> None:
+    joint = np.array(rows)
+    expected = sum(
+        (Fraction(sum(c * c for c in r), 8 * sum(r) + 1) for r in rows), start=Fraction(0)
+    )
+    assert gini_score(joint) == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(matrices, st.data())
+def test_entropy_fixed_orders_candidates_as_the_gain_does_beyond_its_error(
+    rows: list[list[int]], data: st.DataObject
+) -> None:
+    """Two candidates at one node (the same class totals): unless their gains are within
+    ``4 ε`` of each other, the fixed-point scores put them in the gain's order; the score is
+    ``-N H(C | A)`` within ``2 N ε`` (``ε`` the log's error)."""
+    a = np.array(rows)
+    totals = a.sum(axis=0)
+    # another split of the same rows: a random matrix with the same column totals
+    cuts = [sorted(data.draw(st.lists(st.integers(0, int(t)), min_size=2, max_size=2)))
+            for t in totals]  # fmt: skip
+    b = np.array([[c[0] for c in cuts],
+                  [c[1] - c[0] for c in cuts],
+                  [int(t) - c[1] for t, c in zip(totals, cuts, strict=True)]])  # fmt: skip
+    n = int(totals.sum())
+    if n == 0:
+        return
+    h_c = -sum(t / n * math.log2(t / n) for t in totals if t)
+    for m in (a, b):  # score / N = -H(C | A) = gain - H(C), within 2 ε
+        approx = entropy_fixed_score(m) / SCALE / n
+        assert abs(approx - (information_gain(m) - h_c)) <= 2 * NLOGN_ERROR_BITS + 1e-9
+    gap = information_gain(a) - information_gain(b)
+    if abs(gap) > 4 * NLOGN_ERROR_BITS:
+        assert (entropy_fixed_score(a) > entropy_fixed_score(b)) == (gap > 0)
+
+
+def test_id3_grows_with_each_criterion_and_refuses_an_unknown_one() -> None:
+    car, _ = load_dataset("car", None)
+    gini = ID3Classifier(criterion="gini").fit(car)
+    # MPyC's np_id3gini -e 0 grows car's full tree with 406 nodes, depth 6 (its own output)
+    assert node_count(gini.tree_) == 406 and depth(gini.tree_) == 6
+    for name in ("car", "tic-tac-toe", "house-votes-84", "kr-vs-kp"):
+        table, _ = load_dataset(name, None)
+        assert to_json(ID3Classifier(criterion="entropy-fixed").fit(table).tree_) == to_json(
+            ID3Classifier().fit(table).tree_
+        ), name
+    with pytest.raises(ConfigError, match=r"criterion must be one of \['entropy', 'gini'"):
+        ID3Classifier(criterion="twoing").fit(weather())
