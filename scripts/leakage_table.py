@@ -164,6 +164,10 @@ VARIANTS: dict[str, Variant] = {
     "dot-product-paillier": Variant(
         "Secure dot products, Paillier", "dot-product", {"n": 20, "method": "paillier"}
     ),
+    "secure-argmax": Variant(
+        "Secure comparison and argmax on shares, commodity dealer", "secure-argmax",
+        {"rows": 20, "candidates": 6, "fractions": True},
+    ),
 }  # fmt: skip
 
 

@@ -16,6 +16,7 @@ from parties.systems.is_r_empty import IsREmpty
 from parties.systems.ppid3 import Ppid3
 from parties.systems.ppid3_classify import Ppid3Classify
 from parties.systems.psi_ca import PsiCa
+from parties.systems.secure_argmax import SecureArgmax
 from parties.systems.secure_sum import SecureSum
 
 __all__ = ["SYSTEMS", "get_system"]
@@ -30,6 +31,7 @@ SYSTEMS: dict[str, System] = {
         Ppid3(),
         Ppid3Classify(),
         DotProduct(),
+        SecureArgmax(),
         Hybrid(),
         HybridClassify(),
         Cdtl(),

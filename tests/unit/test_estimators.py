@@ -106,7 +106,7 @@ def test_clone_get_params_set_params() -> None:
     assert copy.get_params(deep=True)["max_depth"] == 3
     assert is_classifier(model) and is_classifier(ID3Classifier())
     assert ID3Classifier().set_params(bins=6, max_depth=2).get_params() == {
-        "max_depth": 2, "min_samples_split": None, "bins": 6,
+        "max_depth": 2, "min_samples_split": None, "bins": 6, "criterion": "entropy",
     }  # fmt: skip
     with pytest.raises(ConfigError, match=r"no parameter 'depth'.*max_depth"):
         ID3Classifier().set_params(depth=2)

@@ -1,0 +1,67 @@
+"""The party program of ``secure-argmax``: ``p0`` and ``p1`` hold additive shares of a
+``rows x candidates`` table of keys (their private input files) and find the first largest
+key of each row with :func:`protocols.primitives.secure_comparison.secure_argmax`, the
+``dealer`` dealing the randomness; the winners are opened to ``p0``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from mpc.errors import ConfigError
+from mpc.runtime.config import DeploymentConfig
+from mpc.runtime.party import Party
+from mpc.runtime.view import READY
+from parties.own_data import load_party_data
+from parties.own_party import OwnParty
+from parties.params import AtLeast, Params, option
+from protocols.primitives.secure_comparison import secure_argmax
+
+__all__ = ["TAG", "ArgmaxParams", "run"]
+
+TAG = "compare"
+
+
+@dataclass(frozen=True)
+class ArgmaxParams(Params):
+    """The public parameters of a run (deployment file): the table's shape, and whether the
+    keys are fractions (numerators and denominators)."""
+
+    rows: int = option(100, key="rows", check=AtLeast(1))
+    candidates: int = option(10, key="candidates", check=AtLeast(1))
+    fractions: bool = option(False, key="fractions")
+
+
+async def run(party: Party, cfg: DeploymentConfig, me: OwnParty) -> Any:
+    p = ArgmaxParams.from_deployment(cfg.params, str(cfg.path))
+    shape = (p.rows, p.candidates)
+    keys = denominators = None
+    if me.role in ("p0", "p1"):
+        data = load_party_data(me)
+        keys = _shares(data, "keys", shape, me)
+        if p.fractions:
+            denominators = _shares(data, "denominators", shape, me)
+    with party.phase(f"{TAG}/ready"):
+        await party.broadcast(f"{TAG}/ready", True)
+        await party.gather(party.peers, f"{TAG}/ready", READY)
+    with party.phase(TAG):
+        winners = await secure_argmax(
+            party, keys, shape=shape, p0="p0", p1="p1", helper="dealer", tag=TAG,
+            denominators=denominators, fractions=p.fractions, reveal_to=("p0",),
+        )  # fmt: skip
+    return None if winners is None else {"winners": winners.tolist()}
+
+
+def _shares(data: dict[str, Any], key: str, shape: tuple[int, int], me: OwnParty) -> np.ndarray:
+    try:
+        out = np.array(data[key], dtype=np.uint64)
+    except (KeyError, TypeError, ValueError, OverflowError):
+        raise ConfigError(
+            f"party {me.name!r}: data file {me.data} needs `{key}`, its shares (integers in "
+            "[0, 2^64)) of the table"
+        ) from None
+    if out.shape != shape:
+        raise ConfigError(f"party {me.name!r}: `{key}` has shape {out.shape}, expected {shape}")
+    return out

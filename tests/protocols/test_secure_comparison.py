@@ -1,0 +1,219 @@
+"""Secure comparison and argmax (protocols/primitives/secure_comparison.py): exact against the
+plain computation over random inputs and at the edges (ties, zero, the largest values the ring
+allows), each party's view only what is declared (the masked messages uniform whatever the
+inputs, the helper receiving nothing), and the run across processes (``mpc run
+secure-argmax``)."""
+
+from __future__ import annotations
+
+import asyncio
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.stats import chisquare
+
+from mpc.runtime.codec import decode
+from mpc.runtime.local import InMemoryNetwork, run_in_memory
+from mpc.runtime.view import ViewRecorder
+from protocols.primitives import secure_comparison as sc
+
+from ..conftest import run_mpc_json
+from ..views import canonical_view, differences, uniformity_failures
+
+LIMIT = 2**62 - 1
+NAMES = ["p0", "p1", "dealer"]
+
+
+def share(values: Any, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    x = np.asarray(values, dtype=np.int64).astype(np.uint64)
+    a = rng.integers(0, 2**64, size=x.shape, dtype=np.uint64)
+    return a, x - a
+
+
+def run_ltz(values: list[int], network: InMemoryNetwork | None = None) -> np.ndarray:
+    s0, s1 = share(values, np.random.default_rng(len(values)))
+    n = len(values)
+
+    def schedule(m: sc.Material) -> object:
+        return sc.ltz_material(m, n)
+
+    async def program(party: Any) -> Any:
+        if party.name == "dealer":
+            await sc.deal(party, "p0", "p1", "t", schedule)
+            return None
+        role, other = (0, "p1") if party.name == "p0" else (1, "p0")
+        mat = await sc.receive_material(party, "dealer", "t", role, schedule)
+        assert isinstance(mat, sc.LtzMaterial)
+        return await sc.less_than_zero(
+            party, s0 if role == 0 else s1, mat, role=role, other=other, tag="t"
+        )
+
+    results, _ = asyncio.run(run_in_memory(NAMES, program, network=network, timeout=30))
+    return (results["p0"] + results["p1"]).astype(np.int64)
+
+
+def run_argmax(
+    keys: Any, denominators: Any = None, network: InMemoryNetwork | None = None,
+    reveal_to: tuple[str, ...] | None = None,
+) -> tuple[dict[str, Any], dict[str, Any]]:  # fmt: skip
+    keys = np.asarray(keys, dtype=np.int64)
+    rng = np.random.default_rng(keys.size)
+    k = share(keys, rng)
+    d = share(denominators, rng) if denominators is not None else (None, None)
+    fractions = denominators is not None
+
+    async def program(party: Any) -> Any:
+        party.view = ViewRecorder()  # after the handshake: the protocol's messages only
+        i = {"p0": 0, "p1": 1}.get(party.name)
+        return await sc.secure_argmax(
+            party, None if i is None else k[i], shape=keys.shape, p0="p0", p1="p1",
+            helper="dealer", tag="cmp", denominators=None if i is None else d[i],
+            fractions=fractions, reveal_to=reveal_to,
+        )  # fmt: skip
+
+    return asyncio.run(run_in_memory(NAMES, program, network=network, timeout=30))
+
+
+signed = st.integers(-LIMIT, LIMIT)
+edges = st.sampled_from([0, 1, -1, LIMIT, -LIMIT, 2**32, -(2**32), 2**61, -(2**61)])
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.one_of(signed, edges), min_size=1, max_size=40))
+def test_less_than_zero_is_exact(values: list[int]) -> None:
+    assert run_ltz(values).tolist() == [int(v < 0) for v in values]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 4).flatmap(lambda rows: st.integers(1, 9).flatmap(
+    lambda count: st.lists(st.lists(st.one_of(st.integers(-5, 5), signed), min_size=count,
+                                    max_size=count), min_size=rows, max_size=rows))))  # fmt: skip
+def test_argmax_is_the_first_largest_key(keys: list[list[int]]) -> None:
+    results, _ = run_argmax(keys)
+    expected = np.asarray(keys).argmax(axis=1).tolist()  # numpy: the first largest
+    assert results["p0"].tolist() == expected and results["p1"].tolist() == expected
+    assert results["dealer"] is None
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 3).flatmap(lambda rows: st.integers(1, 7).flatmap(
+    lambda count: st.tuples(
+        st.lists(st.lists(st.integers(0, 2**20), min_size=count, max_size=count),
+                 min_size=rows, max_size=rows),
+        st.lists(st.lists(st.integers(1, 2**20), min_size=count, max_size=count),
+                 min_size=rows, max_size=rows),
+    ))))  # fmt: skip
+def test_argmax_of_fractions_compares_them_exactly(problem: Any) -> None:
+    nums, dens = problem
+    results, _ = run_argmax(nums, dens)
+    expected = []
+    for n_row, d_row in zip(nums, dens, strict=True):
+        values = [Fraction(n, d) for n, d in zip(n_row, d_row, strict=True)]
+        expected.append(values.index(max(values)))
+    assert results["p0"].tolist() == expected
+
+
+def test_ties_everywhere_and_one_candidate() -> None:
+    results, _ = run_argmax([[7, 7, 7, 7, 7, 7, 7], [0, 0, 0, 0, 0, 0, 1]])
+    assert results["p0"].tolist() == [0, 6]
+    results, _ = run_argmax([[3, 5, 5], [2, 1, 1]], [[1, 2, 2], [2, 1, 1]])  # 3, 5/2 ; 1, 1
+    assert results["p0"].tolist() == [0, 0]
+    results, _ = run_argmax([[-4], [LIMIT]])
+    assert results["p0"].tolist() == [0, 0]
+
+
+def test_ledgers_hold_the_shape_and_the_winners_only_where_revealed() -> None:
+    results, parties = run_argmax([[1, 9, 3], [4, 4, 2]], reveal_to=("p0",))
+    shape = {"label": "compare/shape", "value": [2, 3], "step": "cmp"}
+    winners = {"label": "compare/winners", "value": [1, 0], "step": "cmp"}
+    assert parties["p0"].ledger.to_list() == [shape, winners]
+    assert parties["p1"].ledger.to_list() == [shape] and results["p1"] is None
+    dealer = parties["dealer"]
+    assert dealer.ledger.to_list() == [shape]
+    assert sum(dealer.metrics.messages_received.values()) == 0
+
+
+def test_two_tables_with_the_same_winners_look_the_same_to_every_party() -> None:
+    """Each party's view (what it received, by receipt, and its ledger) is the same for two
+    different tables whose rows have the same winners: nothing but the outcome shows."""
+    rng = np.random.default_rng(11)
+    first = rng.integers(-(2**40), 2**40, size=(30, 9))
+    winners = first.argmax(axis=1)
+    second = rng.integers(-(2**40), 2**40, size=(30, 9))
+    second[np.arange(30), winners] = second.max(axis=1) + 1 + rng.integers(0, 9, 30)
+    assert (second.argmax(axis=1) == winners).all() and (second != first).any()
+    _, a = run_argmax(first)
+    _, b = run_argmax(second)
+    for name in NAMES:
+        ra, rb = a[name].report(), b[name].report()
+        assert differences(canonical_view(ra), canonical_view(rb)) == [], name
+        assert uniformity_failures(ra) == [] and uniformity_failures(rb) == [], name
+    # and a different outcome is seen, in the ledgers of the parties that learn it
+    third = first.copy()
+    third[0, (winners[0] + 1) % 9] = first[0].max() + 1
+    _, c = run_argmax(third)
+    assert differences(canonical_view(a["p0"].report()), canonical_view(c["p0"].report()))
+
+
+def _masked(keys: np.ndarray) -> dict[str, list[np.ndarray]]:
+    """Every masked message each party receives from the other, as bytes."""
+    network = InMemoryNetwork()
+    seen: dict[str, list[np.ndarray]] = {"p0": [], "p1": []}
+
+    def tap(sender: str, receiver: str, frames: list[bytes]) -> None:
+        env = decode(frames)
+        opening = env.tag.startswith("cmp/") and not env.tag.endswith(("/winners", "/dealt"))
+        if sender in ("p0", "p1") and receiver in seen and opening:
+            seen[receiver].append(np.concatenate(env.body["parts"]).view(np.uint8))
+
+    network.taps.append(tap)
+    run_argmax(keys, network=network)
+    return seen
+
+
+@pytest.mark.parametrize("fill", ["zeros", "equal", "increasing"])
+def test_what_p0_and_p1_receive_from_each_other_is_uniform_whatever_the_keys(fill: str) -> None:
+    """Every byte p0 and p1 send each other (openings of masked values and bits) is uniform:
+    the same chi-square bound for all-zero keys, all-equal keys and sorted keys."""
+    keys = {
+        "zeros": np.zeros((64, 8), dtype=np.int64),
+        "equal": np.full((64, 8), 12345, dtype=np.int64),
+        "increasing": np.tile(np.arange(8), (64, 1)),
+    }[fill]
+    seen = _masked(keys)
+    for party, chunks in seen.items():
+        data = np.concatenate(chunks)
+        observed = np.bincount(data, minlength=256)
+        # fair masks fail this with probability 1e-9 per party; a byte never masked fails it
+        assert chisquare(observed).pvalue > 1e-9, (party, fill)
+
+
+def test_a_bias_in_the_masks_would_be_seen() -> None:
+    """The uniformity check is able to fail: the openings with one mask bit forced to 0."""
+    data = np.random.default_rng(3).integers(0, 256, 200_000).astype(np.uint8) & np.uint8(0x7F)
+    assert chisquare(np.bincount(data, minlength=256)).pvalue < 1e-12
+
+
+@pytest.mark.processes
+@pytest.mark.timeout(120)
+def test_mpc_run_secure_argmax_across_processes() -> None:
+    code, out = run_mpc_json(
+        "run", "secure-argmax", "--rows", "50", "--candidates", "12", "--fractions", "--json",
+        deadline=90,
+    )  # fmt: skip
+    assert code == 0, out
+    result = out["result"]
+    assert result["correct"] is True and result["rows"] == 50 and result["candidates"] == 12
+    # the dealer receives the runtime's public messages only; p0 and p1 uniform ones, and p0
+    # the winners
+    kinds = {n: {r["receipt"]: r["kind"] for r in p["received"]}
+             for n, p in out["parties"].items()}  # fmt: skip
+    assert set(kinds["dealer"]) == {"runtime/hello", "runtime/ready", "runtime/bye"}
+    assert kinds["p1"]["compare/masked"] == kinds["p1"]["compare/dealt"] == "uniform"
+    assert kinds["p0"]["compare/winner-shares"] == "uniform"
+    assert "compare/winner-shares" not in kinds["p1"]
+    assert out["parties"]["p0"]["ledger"][-1]["label"] == "compare/winners"
