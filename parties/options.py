@@ -1,7 +1,7 @@
 """The options several systems share, declared once: where the joined table of a local run
 comes from (:class:`DataSource`), how a CSV file's columns and missing values are read
-(:class:`ColumnKinds`),
-and the check of every option that names a path the run writes (:func:`check_outputs`).
+(:class:`ColumnKinds`), and the check of every option that names a path the run writes
+(:func:`check_outputs`).
 
 A system's options (``parties/systems/*.py``) inherit the groups it takes; the command line,
 the Python API and the launcher then read them alike (:mod:`parties.params`).

@@ -168,13 +168,24 @@ VARIANTS: dict[str, Variant] = {
         "Secure comparison and argmax on shares, commodity dealer", "secure-argmax",
         {"rows": 20, "candidates": 6, "fractions": True},
     ),
+    "secure-argmax-sites": Variant(
+        "Secure comparison and argmax on shares, a third site dealing", "secure-argmax",
+        {"rows": 20, "candidates": 6, "fractions": True, "helper": "sites"},
+    ),
+    "secure-argmax-ot": Variant(
+        "Secure comparison and argmax on shares, by oblivious transfer", "secure-argmax",
+        {"rows": 20, "candidates": 6, "fractions": True, "helper": "ot"},
+    ),
 }  # fmt: skip
 
 
 def party_label(variant: str, name: str, run: RunResult) -> str:
-    """How the page names a party: its role, and for PPID3 the class site apart."""
+    """How the page names a party: its role, for PPID3 the class site apart, and for the
+    secure argmax each site by its name (two hold shares, the third deals)."""
     report = run.reports[name]
     role = str(report.get("role", name))
+    if variant.startswith("secure-argmax") and role == "site":
+        return name
     if variant.startswith("ppid3") and role == "site":
         sites = [n for n, r in run.reports.items() if r.get("role") == "site"]
         return "class site" if name == (run.class_site or sites[-1]) else "site"

@@ -179,7 +179,7 @@ def build_table(
         if j == class_index:
             if class_required:
                 _refuse_missing_class(values, markers, path, line_nos, col.name, j)
-            labels: Sequence[str] = values
+            labels: Sequence[str] = [MISSING if v in markers else v for v in values]
             if label_suffix:
                 cut = len(label_suffix)
                 labels = [v[:-cut] if v.endswith(label_suffix) else v for v in values]

@@ -18,6 +18,8 @@
 """
 
 from mpc.learners.c45 import C45Classifier
+from mpc.learners.criteria import CRITERIA
+from mpc.learners.estimator import EstimatorInputError, NotFittedError
 from mpc.learners.id3 import ID3Classifier
 
-__all__ = ["C45Classifier", "ID3Classifier"]
+__all__ = ["CRITERIA", "C45Classifier", "EstimatorInputError", "ID3Classifier", "NotFittedError"]

@@ -47,7 +47,7 @@ PROGRAMS: dict[str, Program] = {
     "is-r-empty": Program(frozenset({"site"}), is_r_empty.run),
     "psi-ca": Program(frozenset({"site"}), psi_ca.run),
     "dot-product": Program(frozenset({"alice", "bob", "dealer"}), dot_product.run),
-    "secure-argmax": Program(frozenset({"p0", "p1", "dealer"}), secure_argmax.run),
+    "secure-argmax": Program(frozenset({"p0", "p1", "dealer", "site"}), secure_argmax.run),
     "ppid3": Program(frozenset({"site", "dealer"}), ppid3.run),
     "ppid3-classify": Program(frozenset({"site"}), ppid3.run),
     "hybrid-id3": Program(frozenset({"alice", "bob", "dealer"}), hybrid.run),

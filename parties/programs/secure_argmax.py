@@ -1,7 +1,8 @@
-"""The party program of ``secure-argmax``: ``p0`` and ``p1`` hold additive shares of a
-``rows x candidates`` table of keys (their private input files) and find the first largest
-key of each row with :func:`protocols.primitives.secure_comparison.secure_argmax`, the
-``dealer`` dealing the randomness; the winners are opened to ``p0``."""
+"""The party program of ``secure-argmax``: two parties hold additive shares of a ``rows x
+candidates`` table of keys (their private input files) and find the first largest key of
+each row with :func:`protocols.primitives.secure_comparison.secure_argmax`; the winners are
+opened to the first. The triples come from the helper the deployment names
+(:func:`parties_of`): the ``dealer``, a third site, or oblivious transfer between the two."""
 
 from __future__ import annotations
 
@@ -17,9 +18,9 @@ from mpc.runtime.view import READY
 from parties.own_data import load_party_data
 from parties.own_party import OwnParty
 from parties.params import AtLeast, Params, option
-from protocols.primitives.secure_comparison import secure_argmax
+from protocols.primitives.secure_comparison import HELPERS, secure_argmax
 
-__all__ = ["TAG", "ArgmaxParams", "run"]
+__all__ = ["TAG", "ArgmaxParams", "parties_of", "run"]
 
 TAG = "compare"
 
@@ -32,13 +33,22 @@ class ArgmaxParams(Params):
     rows: int = option(100, key="rows", check=AtLeast(1))
     candidates: int = option(10, key="candidates", check=AtLeast(1))
     fractions: bool = option(False, key="fractions")
+    helper: str = option("dealer", key="helper", choices=HELPERS)
+
+
+def parties_of(helper: str) -> tuple[str, str, str | None]:
+    """The two parties that hold the shares and the one that deals (None: none deals)."""
+    if helper == "sites":
+        return "site1", "site2", "site3"
+    return "p0", "p1", "dealer" if helper == "dealer" else None
 
 
 async def run(party: Party, cfg: DeploymentConfig, me: OwnParty) -> Any:
     p = ArgmaxParams.from_deployment(cfg.params, str(cfg.path))
     shape = (p.rows, p.candidates)
+    p0, p1, helper = parties_of(p.helper)
     keys = denominators = None
-    if me.role in ("p0", "p1"):
+    if me.name in (p0, p1):
         data = load_party_data(me)
         keys = _shares(data, "keys", shape, me)
         if p.fractions:
@@ -48,8 +58,8 @@ async def run(party: Party, cfg: DeploymentConfig, me: OwnParty) -> Any:
         await party.gather(party.peers, f"{TAG}/ready", READY)
     with party.phase(TAG):
         winners = await secure_argmax(
-            party, keys, shape=shape, p0="p0", p1="p1", helper="dealer", tag=TAG,
-            denominators=denominators, fractions=p.fractions, reveal_to=("p0",),
+            party, keys, shape=shape, p0=p0, p1=p1, helper=helper, method=p.helper, tag=TAG,
+            denominators=denominators, fractions=p.fractions, reveal_to=(p0,),
         )  # fmt: skip
     return None if winners is None else {"winners": winners.tolist()}
 

@@ -4,8 +4,9 @@
 ``mpc run secure-argmax --rows R --candidates M [--fractions] [--seed S]`` draws a table of
 keys from the seed (demo input, which the launcher knows anyway; every mask comes from the
 parties' and the dealer's OS randomness, never from the seed), splits each key into two
-additive shares mod 2^64 and writes ``p0`` and ``p1`` only their own shares; the two find the
-first largest key of every row with the dealer's randomness, and ``p0`` learns the winners.
+additive shares mod 2^64 and writes the two parties that hold them only their own shares; the
+two find the first largest key of every row, with triples from the ``--helper`` (the dealer,
+a third site, or oblivious transfer between the two), and the first learns the winners.
 The launcher checks them against the plain argmax (``correct``); no party can.
 """
 
@@ -21,17 +22,14 @@ import numpy as np
 from mpc.deployment.launcher import PartySpec
 from mpc.errors import ProtocolError
 from parties.params import AtLeast, Params, option
-from parties.programs.secure_argmax import TAG, ArgmaxParams
+from parties.programs.secure_argmax import TAG, ArgmaxParams, parties_of
 from parties.systems.base import Audit, Plan, System
-from protocols.primitives.secure_comparison import tournament
+from protocols.primitives.secure_comparison import HELPERS, tournament
 
 __all__ = ["SecureArgmax", "SecureArgmaxOptions"]
 
 #: the costs a run reports per party
 COSTS = ("bytes_sent", "bytes_received", "messages_sent", "rounds")
-
-#: the trust of a run
-TRUST = "semi-honest p0 and p1; the dealer colludes with neither"
 
 
 @dataclass(frozen=True)
@@ -46,6 +44,11 @@ class SecureArgmaxOptions(Params):
     fractions: bool = option(
         False, flag="--fractions", flag_only=True,
         help="keys are fractions n/d (d > 0), compared exactly by cross products",
+    )  # fmt: skip
+    helper: str = option(
+        "dealer", flag="--helper", choices=HELPERS,
+        help="where the triples come from: dealer (a commodity server), sites (three sites, "
+        "the third deals), ot (no third party: oblivious transfer between the two) (dealer)",
     )  # fmt: skip
     seed: int = option(
         0, flag="--seed",
@@ -76,27 +79,30 @@ class SecureArgmax(System):
             keys = rng.integers(-(2**40), 2**40, size=shape)
             keys[:, -1] = keys[:, 0]  # a tie in every row: the first must win
             dens = None
-        inputs: dict[str, dict[str, Any]] = {"p0": {}, "p1": {}}
+        p0, p1, helper = parties_of(o.helper)
+        inputs: dict[str, dict[str, Any]] = {p0: {}, p1: {}}
         for name, table in (("keys", keys), ("denominators", dens)):
             if table is None:
                 continue
             mask = np.frombuffer(secrets.token_bytes(8 * table.size), dtype="<u8")
             mask = mask.astype(np.uint64).reshape(shape)
-            inputs["p0"][name] = mask.tolist()
-            inputs["p1"][name] = (table.astype(np.int64).astype(np.uint64) - mask).tolist()
-        parties = [
-            PartySpec("p0", "p0", inputs["p0"]),
-            PartySpec("p1", "p1", inputs["p1"]),
-            PartySpec("dealer", "dealer"),
-        ]
-        params = ArgmaxParams(rows=o.rows, candidates=o.candidates, fractions=o.fractions)
+            inputs[p0][name] = mask.tolist()
+            inputs[p1][name] = (table.astype(np.int64).astype(np.uint64) - mask).tolist()
+        role = "site" if o.helper == "sites" else None
+        parties = [PartySpec(p0, role or "p0", inputs[p0]), PartySpec(p1, role or "p1", inputs[p1])]
+        if helper is not None:
+            parties.append(PartySpec(helper, role or "dealer"))
+        params = ArgmaxParams(
+            rows=o.rows, candidates=o.candidates, fractions=o.fractions, helper=o.helper
+        )
         return Plan(parties, params.to_deployment(), {"keys": keys, "dens": dens})
 
     def finish(self, reports: dict[str, dict[str, Any]], plan: Plan) -> dict[str, Any]:
         keys, dens = plan.context["keys"], plan.context["dens"]
-        got = (reports["p0"].get("result") or {}).get("winners")
+        first = parties_of(plan.params["helper"])[0]
+        got = (reports[first].get("result") or {}).get("winners")
         if got is None:
-            raise ProtocolError("p0 reported no winners")
+            raise ProtocolError(f"{first} reported no winners")
         if dens is None:
             plain = keys.argmax(axis=1).tolist()
         else:
@@ -110,6 +116,7 @@ class SecureArgmax(System):
             "rows": rows,
             "candidates": count,
             "fractions": dens is not None,
+            "helper": plan.params["helper"],
             "winners": got[:10],
             "correct": got == plain,
             "rounds_per_level": 9 + (1 if dens is not None else 0),
@@ -120,11 +127,13 @@ class SecureArgmax(System):
 
     def summary(self, result: Any) -> list[str]:
         kind = "fractions" if result["fractions"] else "integers"
+        p0, p1, _ = parties_of(result["helper"])
         lines = [
             f"table:     {result['rows']} rows x {result['candidates']} candidate {kind}, "
-            "additive shares mod 2^64 at p0 and p1",
+            f"additive shares mod 2^64 at {p0} and {p1}",
+            f"triples:   {result['helper']} ({HELPERS[result['helper']]})",
             f"winners:   {result['winners']}{' ...' if result['rows'] > 10 else ''}  "
-            "(opened to p0; the first largest of each row)",
+            f"(opened to {p0}; the first largest of each row)",
             f"correct:   {result['correct']}  (the launcher's plain argmax; no party knows "
             "the keys)",
             f"rounds:    {result['levels']} tournament levels, {result['rounds_per_level']} "
@@ -140,4 +149,5 @@ class SecureArgmax(System):
         return lines
 
     def audit(self, result: Any) -> Audit:
-        return Audit(trust=TRUST)
+        helper = result.get("helper") if isinstance(result, dict) else None
+        return Audit(trust=HELPERS.get(str(helper), ""))

@@ -1,78 +1,86 @@
-"""Secure comparison and argmax on additive shares, with the correlated randomness dealt by a
-third party: the building block that lets a learner pick the best split without opening a
-count or a score.
+"""Secure comparison and argmax on additive shares: the building block that lets a learner
+pick the best split without opening a count or a score.
 
 Two parties ``p0`` and ``p1`` hold additive shares mod ``2^64`` of signed values (two's
-complement, ``|x| < 2^62``); a helper, who sees no share, deals the randomness: the commodity
-``dealer`` or, with ``k >= 3`` sites, a third site. Every message between ``p0`` and ``p1`` is
-a value masked by randomness that the receiver does not know, so uniform; the helper
-receives nothing.
+complement, ``|x| < 2^62``). They need correlated randomness, Beaver triples over ``Z_2``
+(AND triples) and over ``Z_{2^64}``, which comes from one of three *helpers*
+(:data:`HELPERS`):
 
-**Less than zero** (:func:`less_than_zero`: shares of ``[x < 0]``), the masked-opening
-comparison (Catrina and de Hoogh) with a logarithmic-depth bitwise less-than:
+* ``dealer``: a commodity server deals it (it draws two seeds from its OS generator, one per
+  party; ``p0`` expands its seed, ``p1`` its own and receives the corrections that complete
+  each triple). The dealer receives nothing; trusted to collude with neither party;
+* ``sites``: the same, dealt by a third site (``k >= 3`` sites, honest majority: no two
+  colluding);
+* ``ot``: no third party at all (any ``k >= 2``): ``p0`` and ``p1`` make the triples
+  themselves by oblivious transfer (IKNP extension, :mod:`protocols.ot.iknp`): an AND triple
+  from two random OTs, ``p0`` sending, whose random choice bits are ``p1``'s ``b_1`` and
+  ``a_1`` and whose message pairs define ``p0``'s ``a_0 = u_0 ⊕ u_1`` and ``b_0 = v_0 ⊕ v_1``
+  (``a_0 ∧ b_1 = u_0 ⊕ u_{b_1}``, ``a_1 ∧ b_0 = v_0 ⊕ v_{a_1}``); word triples by Gilboa's
+  products (:func:`protocols.ot.gilboa.beaver_triples`). Semi-honest parties.
 
-1. the helper deals ``r`` uniform mod ``2^64`` as additive shares, its bits as XOR shares,
-   AND triples over ``Z_2`` and a *double bit* (a random bit as XOR and as additive shares);
-2. ``p0`` and ``p1`` open ``c = x + r`` (uniform: ``r`` masks it);
-3. ``x = c - r``, so ``MSB(x) = c_63 ⊕ r_63 ⊕ [c' < r']``, ``c'`` and ``r'`` the low 63 bits.
-   With ``c`` public, the bits ``g_i = ¬c_i ∧ r_i`` (``r``'s bit is the larger) and
-   ``e_i = ¬(c_i ⊕ r_i)`` (equal) are local, and ``[c' < r']`` is the reduction, most
-   significant bits first, of the pairs ``(g, e)`` by ``(g, e) ∘ (g', e') = (g ⊕ (e ∧ g'),
-   e ∧ e')``: six levels, one round each (Beaver's AND on XOR shares, both inputs masked);
-4. the XOR-shared bit ``m = MSB(x)`` becomes additive with the double bit ``s``: open
-   ``t = m ⊕ s``, then ``m = t + s - 2ts``.
+**Less than zero** (:func:`less_than_zero`: shares of ``[x < 0]``): each party splits its
+own share into bits, so the bits of ``x_0`` and ``x_1`` are XOR shares of nothing yet; the
+sign of ``x = x_0 + x_1`` is ``x_{0,63} ⊕ x_{1,63} ⊕ carry_63``. The carry into bit 63 is the
+reduction, most significant first, of the pairs ``(g_i, p_i)`` (generate ``g_i = x_{0,i} ∧
+x_{1,i}``, one AND; propagate ``p_i = x_{0,i} ⊕ x_{1,i}``, local) by ``(g, p) ∘ (g', p') = (g ⊕
+(p ∧ g'), p ∧ p')``: six levels of two ANDs. The sign bit, XOR-shared, becomes additive with
+one product: ``m = m_0 + m_1 - 2 m_0 m_1``. Eight rounds (one for the generates, six, one)
+for any number of values at once; every opening is a value masked by a triple.
 
-Eight rounds for any number of values at once. **Products** (:func:`multiply`) are Beaver's,
-one round. **Argmax** (:func:`argmax`) is a tournament over the candidates of each row, the
-earlier candidate kept on a tie (the plain learners' rule: the first best in order wins):
-``⌈log2 m⌉`` comparisons deep, each followed by one round of products that carries the
-winner's key and index, so ``9 ⌈log2 m⌉`` rounds for all rows at once. Keys are integers, or
-fractions ``n/d`` (``d > 0``) compared by the sign of ``n d' - n' d`` (one more round of
-products per level); ``|n d'|`` must stay below ``2^62``. Only the winners' indices are
-opened, to the parties that should learn them.
-
-The helper draws every random value of a batch from two fresh seeds (OS randomness), one
-per party; ``p0`` expands its seed, ``p1`` expands its own and receives the *corrections*
-that complete the correlated values (``c = a ∧ b`` of a triple, the bits of ``r``, the
-additive half of the double bit). One schedule (:class:`Material`) is run by all three, so
-that they draw the same values in the same order.
+**Products** (:func:`multiply`) are Beaver's, one round. **Argmax** (:func:`argmax`) is a
+tournament over the candidates of each row, the earlier candidate kept on a tie (the plain
+learners' rule: the first best in order wins): ``⌈log2 m⌉`` comparisons deep, each followed
+by one round of products that carries the winner's key and index, so ``9 ⌈log2 m⌉`` rounds
+for every row at once. Keys are integers, or fractions ``n/d`` (``d > 0``) compared by the
+sign of ``n d' - n' d`` (one more round of products per level); ``|n d'|`` must stay below
+``2^62``. Only the winners are opened, to the parties that should learn them.
 
 What each party receives: ``p0`` and ``p1``, from the helper, a seed and corrections
-(uniform); from each other, masked values (uniform) and, to a party that learns the winners,
-the other's shares of them (uniform; with its own they open the winners, the outcome, which
-its ledger records as ``compare/winners``). The helper receives nothing. A helper that colludes with
-``p0`` or ``p1`` learns the other's values: the trust is the commodity server's.
+(uniform), or, with ``ot``, the messages of OT extension (uniform); from each other, masked
+values (uniform) and, to a party that learns the winners, the other's shares of them (uniform;
+with its own they open the winners, the outcome, which its ledger records as
+``compare/winners``). A dealing helper receives nothing.
 """
 
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
-from mpc.errors import ProtocolError
+from mpc.errors import ConfigError, ProtocolError
 from mpc.runtime.chunks import pack_array, unpack_array
 from mpc.runtime.party import Party
 from mpc.runtime.view import uniform
+from protocols.ot.gilboa import beaver_triples
+from protocols.ot.iknp import (
+    ExtensionReceiver,
+    ExtensionSender,
+    extension_receiver,
+    extension_sender,
+    random_ots_receive,
+    random_ots_send,
+)
 
 __all__ = [
     "BITS",
     "DEALT",
+    "HELPERS",
     "MASKED",
     "WINNERS",
-    "Material",
+    "Needs",
+    "Pool",
     "argmax",
-    "argmax_material",
-    "deal",
+    "argmax_needs",
+    "deal_pool",
     "less_than_zero",
-    "ltz_material",
+    "ltz_needs",
+    "make_pool",
     "multiply",
-    "multiply_material",
     "open_winners",
-    "receive_material",
+    "receive_pool",
     "secure_argmax",
     "tournament",
 ]
@@ -80,7 +88,13 @@ __all__ = [
 #: the ring: additive shares mod 2^64; values are signed, |x| < 2^62
 BITS = 64
 U64 = np.uint64
-DEALER_ROLE = 2
+
+#: where the correlated randomness comes from, and the trust each needs
+HELPERS = {
+    "dealer": "semi-honest p0 and p1; the dealer colludes with neither",
+    "sites": "semi-honest sites, no two colluding; a third site deals",
+    "ot": "semi-honest p0 and p1; no third party (oblivious transfer)",
+}
 
 #: what a party receives
 DEALT = uniform(
@@ -103,85 +117,61 @@ WINNERS = uniform(
 class Stream:
     """Uniform words and bits expanded from a 32-byte seed (AES-256-CTR), drawn in order."""
 
-    def __init__(self, seed: bytes) -> None:
+    def __init__(self, seed: object) -> None:
         if not isinstance(seed, bytes) or len(seed) != 32:
             raise ProtocolError("a seed of correlated randomness must be 32 bytes")
         self._enc = Cipher(algorithms.AES(seed), modes.CTR(bytes(16))).encryptor()
 
-    def words(self, shape: tuple[int, ...]) -> np.ndarray:
-        n = int(np.prod(shape))
-        data = self._enc.update(bytes(8 * n))
-        return np.frombuffer(data, dtype="<u8").astype(U64).reshape(shape)
+    def words(self, n: int) -> np.ndarray:
+        return np.frombuffer(self._enc.update(bytes(8 * n)), dtype="<u8").astype(U64)
 
-    def bits(self, shape: tuple[int, ...]) -> np.ndarray:
-        n = int(np.prod(shape))
+    def bits(self, n: int) -> np.ndarray:
         data = np.frombuffer(self._enc.update(bytes((n + 7) // 8)), dtype=np.uint8)
-        return np.unpackbits(data)[:n].reshape(shape)
+        return np.unpackbits(data)[:n]
 
 
-class Material:
-    """One batch's correlated randomness, as the helper (``role`` 2: the values, and the
-    corrections it will send) or a party (``role`` 0 or 1: its shares) sees it. Every
-    schedule (:func:`ltz_material`, ...) calls these methods in one order for all three."""
+#: a Beaver triple of a batch: ``a``, ``b`` and ``c = a b`` (words) or ``a ∧ b`` (bits)
+Triple = tuple[np.ndarray, np.ndarray, np.ndarray]
 
-    def __init__(self, role: int, streams: tuple[Stream | None, Stream | None],
-                 fixes: list[np.ndarray] | None = None) -> None:  # fmt: skip
-        self.role = role
-        self.streams = streams
-        self.fixes = list(fixes or [])  # the helper appends; p1 consumes
-        self._used = 0
 
-    def _draw(self, who: int, kind: str, shape: tuple[int, ...]) -> np.ndarray:
-        stream = self.streams[who]
-        assert stream is not None
-        return stream.words(shape) if kind == "w" else stream.bits(shape)
+@dataclass(frozen=True)
+class Needs:
+    """How many AND triples (``bits``) and word triples (``words``) a batch uses."""
 
-    def random(self, kind: str, shape: tuple[int, ...]) -> np.ndarray:
-        """A uniform value whose two shares the parties draw themselves ("w": additive
-        words, "b": XOR bits); the helper gets the value."""
-        if self.role != DEALER_ROLE:
-            return self._draw(self.role, kind, shape)
-        a, b = self._draw(0, kind, shape), self._draw(1, kind, shape)
-        return a + b if kind == "w" else a ^ b
+    bits: int = 0
+    words: int = 0
 
-    def given(
-        self, kind: str, shape: tuple[int, ...], value: Callable[[], np.ndarray]
-    ) -> np.ndarray:
-        """A value the helper computes (``value()``, from the values it drew), shared: ``p0``
-        draws its share, ``p1``'s comes as a correction."""
-        if self.role == 0:
-            return self._draw(0, kind, shape)
-        if self.role == 1:
-            if self._used >= len(self.fixes):
-                raise ProtocolError("the helper sent fewer corrections than the batch needs")
-            fix = self.fixes[self._used]
-            self._used += 1
-            if kind == "b":
-                bits = np.unpackbits(np.asarray(fix, dtype=np.uint8))
-                if bits.size < int(np.prod(shape)):
-                    raise ProtocolError("a correction of bits is shorter than its batch")
-                return bits[: int(np.prod(shape))].reshape(shape)
-            if fix.size != int(np.prod(shape)):
-                raise ProtocolError("a correction of words does not fit its batch")
-            return np.asarray(fix, dtype=U64).reshape(shape)
-        v = value()
-        share0 = self._draw(0, kind, shape)
-        self.fixes.append(v - share0 if kind == "w" else np.packbits(v ^ share0))
-        return v
+    def __add__(self, other: Needs) -> Needs:
+        return Needs(self.bits + other.bits, self.words + other.words)
+
+
+class Pool:
+    """One party's shares of a batch's triples, handed out in the order the protocol uses
+    them; :meth:`finished` checks that the batch used them all (the helper and the parties
+    planned the same batch)."""
+
+    def __init__(self, bits: Triple, words: Triple) -> None:
+        self._bits, self._words = bits, words
+        self._b = self._w = 0
+
+    def and_triple(self, shape: tuple[int, int]) -> Triple:
+        n = shape[0] * shape[1]
+        if self._b + n > len(self._bits[0]):
+            raise ProtocolError("the batch needs more AND triples than were made")
+        out = tuple(t[self._b : self._b + n].reshape(shape) for t in self._bits)
+        self._b += n
+        return out  # type: ignore[return-value]
+
+    def word_triple(self, n: int) -> Triple:
+        if self._w + n > len(self._words[0]):
+            raise ProtocolError("the batch needs more word triples than were made")
+        out = tuple(t[self._w : self._w + n] for t in self._words)
+        self._w += n
+        return out  # type: ignore[return-value]
 
     def finished(self) -> None:
-        """``p1`` used every correction it was sent."""
-        if self.role == 1 and self._used != len(self.fixes):
-            raise ProtocolError("the helper sent more corrections than the batch needs")
-
-
-@dataclass
-class LtzMaterial:
-    r: np.ndarray  # (n,) words
-    rbits: np.ndarray  # (n, 64) bits, least significant first
-    triples: list[tuple[np.ndarray, np.ndarray, np.ndarray]]  # per reduction level
-    s_bit: np.ndarray  # (n,) bits
-    s_word: np.ndarray  # (n,) words
+        if self._b != len(self._bits[0]) or self._w != len(self._words[0]):
+            raise ProtocolError("the batch used fewer triples than were made")
 
 
 def _reduction_widths() -> list[int]:
@@ -193,31 +183,9 @@ def _reduction_widths() -> list[int]:
     return widths
 
 
-def _bits_of(words: np.ndarray) -> np.ndarray:
-    return ((words[..., None] >> np.arange(BITS, dtype=U64)) & U64(1)).astype(np.uint8)
-
-
-def ltz_material(m: Material, n: int) -> LtzMaterial:
-    """The randomness of :func:`less_than_zero` on ``n`` values."""
-    r = m.random("w", (n,))
-    rbits = m.given("b", (n, BITS), lambda: _bits_of(r))
-    triples = []
-    for width in _reduction_widths():
-        a = m.random("b", (n, 2 * width))
-        b = m.random("b", (n, 2 * width))
-        c = m.given("b", (n, 2 * width), lambda a=a, b=b: a & b)  # type: ignore[misc]
-        triples.append((a, b, c))
-    s_bit = m.random("b", (n,))
-    s_word = m.given("w", (n,), lambda: s_bit.astype(U64))
-    return LtzMaterial(r, rbits, triples, s_bit, s_word)
-
-
-def multiply_material(m: Material, n: int) -> Triple:
-    """A Beaver triple per product: ``a``, ``b`` and ``c = a b``."""
-    a = m.random("w", (n,))
-    b = m.random("w", (n,))
-    c = m.given("w", (n,), lambda: a * b)
-    return a, b, c
+def ltz_needs(n: int) -> Needs:
+    """The triples of :func:`less_than_zero` on ``n`` values."""
+    return Needs(n * (BITS - 1) + n * sum(2 * w for w in _reduction_widths()), n)
 
 
 def tournament(count: int) -> list[int]:
@@ -229,71 +197,111 @@ def tournament(count: int) -> list[int]:
     return out
 
 
-#: a Beaver triple of a batch: ``a``, ``b`` and ``c = a b`` (words) or ``a ∧ b`` (bits)
-Triple = tuple[np.ndarray, np.ndarray, np.ndarray]
-
-
-@dataclass
-class ArgmaxMaterial:
-    levels: list[tuple[Triple | None, LtzMaterial, Triple]]
-
-
-def argmax_material(m: Material, rows: int, candidates: int, fractions: bool) -> ArgmaxMaterial:
-    """The randomness of :func:`argmax` over ``rows`` rows of ``candidates`` keys: per round,
-    the cross products (fractions), the comparisons, the products that select."""
-    levels = []
-    for pairs in tournament(candidates):
+def argmax_needs(rows: int, count: int, fractions: bool) -> Needs:
+    """The triples of :func:`argmax` over ``rows`` rows of ``count`` keys."""
+    total = Needs()
+    for pairs in tournament(count):
         n = rows * pairs
-        cross = multiply_material(m, 2 * n) if fractions else None
-        ltz = ltz_material(m, n)
-        select = multiply_material(m, (3 if fractions else 2) * n)
-        levels.append((cross, ltz, select))
-    return ArgmaxMaterial(levels)
+        total += Needs(words=2 * n) if fractions else Needs()
+        total += ltz_needs(n) + Needs(words=(3 if fractions else 2) * n)
+    return total
 
 
-# ------------------------------------------------------------------------------- dealing
-
-
-async def deal(
-    party: Party, p0: str, p1: str, tag: str, schedule: Callable[[Material], object]
-) -> None:
-    """The helper's part of a batch: draws two seeds, runs ``schedule`` as the helper and sends
-    ``p0`` its seed, ``p1`` its seed and the corrections."""
+async def deal_pool(party: Party, p0: str, p1: str, tag: str, needs: Needs) -> None:
+    """A dealing helper's part: two fresh seeds, ``p0``'s triples expanded from its seed,
+    ``p1``'s ``a, b`` from its own and its ``c`` sent as a correction. It receives nothing."""
     seeds = (secrets.token_bytes(32), secrets.token_bytes(32))
-    m = Material(DEALER_ROLE, (Stream(seeds[0]), Stream(seeds[1])))
-    schedule(m)
-    await party.send(p0, f"{tag}/dealt", {"seed": seeds[0], "fix": []})
-    await party.send(
-        p1, f"{tag}/dealt", {"seed": seeds[1], "fix": [pack_array(f) for f in m.fixes]}
-    )
+    s0, s1 = Stream(seeds[0]), Stream(seeds[1])
+    a0, b0, c0 = s0.bits(needs.bits), s0.bits(needs.bits), s0.bits(needs.bits)
+    wa0, wb0, wc0 = s0.words(needs.words), s0.words(needs.words), s0.words(needs.words)
+    a1, b1 = s1.bits(needs.bits), s1.bits(needs.bits)
+    wa1, wb1 = s1.words(needs.words), s1.words(needs.words)
+    c1 = ((a0 ^ a1) & (b0 ^ b1)) ^ c0
+    wc1 = (wa0 + wa1) * (wb0 + wb1) - wc0
+    await party.send(p0, f"{tag}/dealt", {"seed": seeds[0], "bits": None, "words": None})
+    await party.send(p1, f"{tag}/dealt", {
+        "seed": seeds[1],
+        "bits": pack_array(np.packbits(c1)) if needs.bits else None,
+        "words": pack_array(wc1) if needs.words else None,
+    })  # fmt: skip
 
 
-async def receive_material(
-    party: Party, helper: str, tag: str, role: int, schedule: Callable[[Material], object]
-) -> object:
-    """A party's part of a batch: its seed (and, ``p1``, the corrections) from ``helper``, and
-    ``schedule`` run as that party."""
+async def receive_pool(party: Party, helper: str, tag: str, role: int, needs: Needs) -> Pool:
+    """A party's triples from a dealing ``helper``: expanded from its seed (and, ``p1``,
+    completed by the corrections)."""
     body = await party.recv(helper, f"{tag}/dealt", DEALT)
-    if not isinstance(body, dict) or not isinstance(body.get("fix"), list):
+    if not isinstance(body, dict):
         raise ProtocolError(f"{party.name}: {helper} sent malformed randomness at {tag}")
-    fixes = body["fix"]
-    if role == 0 and fixes:
-        raise ProtocolError(f"{party.name}: {helper} sent p0 corrections at {tag}")
-    arrays = []
-    for i, f in enumerate(fixes):
-        dtype = np.uint8 if _packed_bytes(f) else U64
-        arrays.append(unpack_array(f, dtype, (None,), helper, f"correction {i} at {tag}"))
-    streams: list[Stream | None] = [None, None]
-    streams[role] = Stream(body.get("seed"))  # type: ignore[arg-type]
-    m = Material(role, (streams[0], streams[1]), arrays)
-    out = schedule(m)
-    m.finished()
-    return out
+    s = Stream(body.get("seed"))
+    if role == 0:
+        if body.get("bits") is not None or body.get("words") is not None:
+            raise ProtocolError(f"{party.name}: {helper} sent p0 corrections at {tag}")
+        bits = (s.bits(needs.bits), s.bits(needs.bits), s.bits(needs.bits))
+        words = (s.words(needs.words), s.words(needs.words), s.words(needs.words))
+        return Pool(bits, words)
+    packed = (
+        unpack_array(body.get("bits"), np.uint8, ((needs.bits + 7) // 8,), helper, "bits")
+        if needs.bits else np.zeros(0, np.uint8)
+    )  # fmt: skip
+    wc = (unpack_array(body.get("words"), U64, (needs.words,), helper, "words")
+          if needs.words else np.zeros(0, U64))  # fmt: skip
+    a, b = s.bits(needs.bits), s.bits(needs.bits)
+    wa, wb = s.words(needs.words), s.words(needs.words)
+    return Pool((a, b, np.unpackbits(packed)[: needs.bits]), (wa, wb, wc))
 
 
-def _packed_bytes(packed: object) -> bool:
-    parts = packed.get("parts") if isinstance(packed, dict) else None
-    return bool(parts) and getattr(parts[0], "dtype", None) == np.uint8  # type: ignore[index]
+async def ot_pool(party: Party, other: str, role: int, tag: str, needs: Needs) -> Pool:
+    """``p0``'s and ``p1``'s triples made between them by oblivious transfer (the module
+    docstring): ``p0`` sends, ``2 needs.bits`` random OTs and ``needs.words`` Gilboa
+    triples."""
+    n = needs.bits
+    bits: Triple
+    if role == 0:
+        session = await extension_sender(party, other, tag=f"{tag}/ot")
+        if n:
+            x0, x1 = await random_ots_send(party, session, 2 * n)
+            u0, u1 = x0[:n, 0] & 1, x1[:n, 0] & 1
+            v0, v1 = x0[n:, 0] & 1, x1[n:, 0] & 1
+            a, b = u0 ^ u1, v0 ^ v1
+            bits = (a, b, (a & b) ^ u0 ^ v0)
+        else:
+            bits = (np.zeros(0, np.uint8),) * 3
+        words = await _ot_words(party, other, needs.words, session, tag)
+    else:
+        session_r = await extension_receiver(party, other, tag=f"{tag}/ot")
+        if n:
+            choices, x = await random_ots_receive(party, session_r, 2 * n)
+            b, a = choices[:n].astype(np.uint8), choices[n:].astype(np.uint8)
+            bits = (a, b, (a & b) ^ (x[:n, 0] & 1) ^ (x[n:, 0] & 1))
+        else:
+            bits = (np.zeros(0, np.uint8),) * 3
+        words = await _ot_words(party, other, needs.words, session_r, tag)
+    return Pool(bits, words)
+
+
+async def _ot_words(
+    party: Party, other: str, n: int, session: ExtensionSender | ExtensionReceiver, tag: str
+) -> Triple:
+    if not n:
+        return (np.zeros(0, U64),) * 3
+    t = await beaver_triples(party, other, n, session=session, tag=f"{tag}/ot-words")
+    return t.a, t.b, t.c
+
+
+async def make_pool(
+    party: Party, *, helper: str, method: str, p0: str, p1: str, tag: str, needs: Needs
+) -> Pool | None:
+    """The batch's triples for any party: a dealing helper deals them (and gets None),
+    ``p0`` and ``p1`` receive them, or with ``method="ot"`` make them together."""
+    if method not in HELPERS:
+        raise ConfigError(f"the helper must be one of {list(HELPERS)}, got {method!r}")
+    if method == "ot":
+        role, other = (0, p1) if party.name == p0 else (1, p0)
+        return await ot_pool(party, other, role, tag, needs)
+    if party.name == helper:
+        await deal_pool(party, p0, p1, tag, needs)
+        return None
+    return await receive_pool(party, helper, tag, 0 if party.name == p0 else 1, needs)
 
 
 # --------------------------------------------------------------------------- the parties
@@ -313,61 +321,65 @@ async def _open(party: Party, other: str, tag: str, mine: np.ndarray) -> np.ndar
 
 
 async def _and(
-    party: Party, role: int, other: str, tag: str, x: np.ndarray, y: np.ndarray,
-    triple: tuple[np.ndarray, np.ndarray, np.ndarray],
-) -> np.ndarray:  # fmt: skip
+    party: Party, role: int, other: str, tag: str, x: np.ndarray, y: np.ndarray, pool: Pool
+) -> np.ndarray:
     """XOR shares of ``x ∧ y`` (Beaver's AND, one round)."""
-    a, b, c = triple
+    a, b, c = pool.and_triple(x.shape)
     opened = await _open(party, other, tag, np.concatenate([x ^ a, y ^ b], axis=1))
     d, e = opened[:, : x.shape[1]], opened[:, x.shape[1] :]
     z = c ^ (d & b) ^ (e & a)
     return z ^ (d & e) if role == 0 else z
 
 
-async def less_than_zero(
-    party: Party, x: np.ndarray, mat: LtzMaterial, *, role: int, other: str, tag: str
-) -> np.ndarray:
-    """Additive shares (uint64) of ``[x < 0]`` for each value of this party's shares ``x``
-    (the module docstring's steps 2-4)."""
-    n = x.shape[0]
-    c = await _open(party, other, f"{tag}/c", np.asarray(x, dtype=U64) + mat.r)
-    cbits = _bits_of(c)
-    low_c, low_r = cbits[:, BITS - 2 :: -1], mat.rbits[:, BITS - 2 :: -1]  # high first
-    g = (1 - low_c).astype(np.uint8) & low_r
-    e = low_r ^ (low_c ^ np.uint8(1)) if role == 0 else low_r  # ¬(c ⊕ r): c is p0's to add
-    for level, triple in enumerate(mat.triples):
-        width = g.shape[1] // 2
-        hi_g, hi_e = g[:, 0 : 2 * width : 2], e[:, 0 : 2 * width : 2]
-        lo_g, lo_e = g[:, 1 : 2 * width : 2], e[:, 1 : 2 * width : 2]
-        both = await _and(party, role, other, f"{tag}/and{level}",
-                          np.concatenate([hi_e, hi_e], axis=1),
-                          np.concatenate([lo_g, lo_e], axis=1), triple)  # fmt: skip
-        new_g, new_e = hi_g ^ both[:, :width], both[:, width:]
-        if g.shape[1] % 2:
-            new_g = np.concatenate([new_g, g[:, -1:]], axis=1)
-            new_e = np.concatenate([new_e, e[:, -1:]], axis=1)
-        g, e = new_g, new_e
-    top = mat.rbits[:, BITS - 1] ^ (cbits[:, BITS - 1] if role == 0 else np.uint8(0))
-    msb = g[:, 0] ^ top
-    t = (await _open(party, other, f"{tag}/b2a", msb ^ mat.s_bit)).astype(U64)
-    own_t = t if role == 0 else np.zeros(n, dtype=U64)
-    return own_t + mat.s_word - U64(2) * t * mat.s_word
-
-
 async def multiply(
-    party: Party, x: np.ndarray, y: np.ndarray, triple: tuple[np.ndarray, ...], *, role: int,
-    other: str, tag: str,
-) -> np.ndarray:  # fmt: skip
+    party: Party, x: np.ndarray, y: np.ndarray, pool: Pool, *, role: int, other: str, tag: str
+) -> np.ndarray:
     """Additive shares of ``x y``, element by element (Beaver, one round)."""
-    a, b, c = triple
+    a, b, c = pool.word_triple(x.size)
     opened = await _open(party, other, tag, np.concatenate([x - a, y - b]))
     d, e = opened[: x.size], opened[x.size :]
     z = c + d * b + e * a
     return z + d * e if role == 0 else z
 
 
+def _bits_of(words: np.ndarray) -> np.ndarray:
+    return ((words[..., None] >> np.arange(BITS, dtype=U64)) & U64(1)).astype(np.uint8)
+
+
+async def less_than_zero(
+    party: Party, x: np.ndarray, pool: Pool, *, role: int, other: str, tag: str
+) -> np.ndarray:
+    """Additive shares (uint64) of ``[x < 0]`` for each value of this party's shares ``x``
+    (the module docstring's sign by carry: eight rounds)."""
+    n = x.shape[0]
+    bits = _bits_of(np.asarray(x, dtype=U64))
+    low = bits[:, BITS - 2 :: -1]  # bits 62 .. 0, the most significant first
+    zero = np.zeros_like(low)
+    # generate: x0_i ∧ x1_i, the two parties' own bits as XOR shares of (x0_i) and (x1_i)
+    g = await _and(party, role, other, f"{tag}/gen", low if role == 0 else zero,
+                   zero if role == 0 else low, pool)  # fmt: skip
+    p = low  # propagate: x0_i ⊕ x1_i, XOR-shared as it is
+    for level, width in enumerate(_reduction_widths()):
+        hi_g, hi_p = g[:, 0 : 2 * width : 2], p[:, 0 : 2 * width : 2]
+        lo_g, lo_p = g[:, 1 : 2 * width : 2], p[:, 1 : 2 * width : 2]
+        both = await _and(party, role, other, f"{tag}/and{level}",
+                          np.concatenate([hi_p, hi_p], axis=1),
+                          np.concatenate([lo_g, lo_p], axis=1), pool)  # fmt: skip
+        new_g, new_p = hi_g ^ both[:, :width], both[:, width:]
+        if g.shape[1] % 2:
+            new_g = np.concatenate([new_g, g[:, -1:]], axis=1)
+            new_p = np.concatenate([new_p, p[:, -1:]], axis=1)
+        g, p = new_g, new_p
+    sign = (bits[:, BITS - 1] ^ g[:, 0]).astype(U64)  # XOR shares of the sign bit
+    zeros = np.zeros(n, dtype=U64)
+    both_bits = await multiply(party, sign if role == 0 else zeros,
+                               zeros if role == 0 else sign, pool, role=role, other=other,
+                               tag=f"{tag}/b2a")  # fmt: skip
+    return sign - U64(2) * both_bits
+
+
 async def argmax(
-    party: Party, keys: np.ndarray, mat: ArgmaxMaterial, *, role: int, other: str, tag: str,
+    party: Party, keys: np.ndarray, pool: Pool, *, role: int, other: str, tag: str,
     denominators: np.ndarray | None = None,
 ) -> np.ndarray:  # fmt: skip
     """Additive shares of the index of the largest key of each row of ``keys`` (``rows x
@@ -376,42 +388,39 @@ async def argmax(
     rows, count = keys.shape
     key = np.asarray(keys, dtype=U64)
     den = None if denominators is None else np.asarray(denominators, dtype=U64)
-    index = (
-        np.tile(np.arange(count, dtype=U64), (rows, 1))
-        if role == 0
-        else np.zeros((rows, count), dtype=U64)
-    )
-    for level, (cross, ltz, select) in enumerate(mat.levels):
-        pairs = key.shape[1] // 2
+    index = np.tile(np.arange(count, dtype=U64), (rows, 1))
+    if role == 1:
+        index = np.zeros_like(index)
+    for level, pairs in enumerate(tournament(count)):
         left, right = slice(0, 2 * pairs, 2), slice(1, 2 * pairs, 2)
         kl, kr = key[:, left].reshape(-1), key[:, right].reshape(-1)
         il, ir = index[:, left].reshape(-1), index[:, right].reshape(-1)
+        deltas = [kr - kl, ir - il]
         if den is not None:
             dl, dr = den[:, left].reshape(-1), den[:, right].reshape(-1)
-            assert cross is not None
             prods = await multiply(
-                party, np.concatenate([kl, kr]), np.concatenate([dr, dl]), cross, role=role,
+                party, np.concatenate([kl, kr]), np.concatenate([dr, dl]), pool, role=role,
                 other=other, tag=f"{tag}/cross{level}",
             )  # fmt: skip
             diff = prods[: kl.size] - prods[kl.size :]  # kl dr - kr dl
+            deltas.append(dr - dl)
         else:
             diff = kl - kr
-        beta = await less_than_zero(party, diff, ltz, role=role, other=other,
+        beta = await less_than_zero(party, diff, pool, role=role, other=other,
                                     tag=f"{tag}/cmp{level}")  # fmt: skip
         # the right one wins only when the left is strictly smaller: ties keep the earlier
-        deltas = [kr - kl, ir - il] + ([dr - dl] if den is not None else [])
-        moved = await multiply(party, np.tile(beta, len(deltas)), np.concatenate(deltas),
-                               select, role=role, other=other, tag=f"{tag}/sel{level}")  # fmt: skip
-        parts = np.split(moved, len(deltas))
-        new_key = (kl + parts[0]).reshape(rows, pairs)
-        new_index = (il + parts[1]).reshape(rows, pairs)
-        new_den = (dl + parts[2]).reshape(rows, pairs) if den is not None else None
-        if key.shape[1] % 2:
-            new_key = np.concatenate([new_key, key[:, -1:]], axis=1)
-            new_index = np.concatenate([new_index, index[:, -1:]], axis=1)
-            if den is not None and new_den is not None:
-                new_den = np.concatenate([new_den, den[:, -1:]], axis=1)
-        key, index, den = new_key, new_index, new_den
+        moved = np.split(
+            await multiply(party, np.tile(beta, len(deltas)), np.concatenate(deltas), pool,
+                           role=role, other=other, tag=f"{tag}/sel{level}"),
+            len(deltas),
+        )  # fmt: skip
+        arrays = [key, index, *([den] if den is not None else [])]
+        new = [(a[:, left].reshape(-1) + m).reshape(rows, pairs)
+               for a, m in zip(arrays, moved, strict=True)]  # fmt: skip
+        if key.shape[1] % 2:  # the odd one out goes on to the next round as it is
+            new = [np.concatenate([c, a[:, -1:]], axis=1) for c, a in zip(new, arrays, strict=True)]
+        key, index = new[0], new[1]
+        den = new[2] if den is not None else None
     return index[:, 0]
 
 
@@ -432,28 +441,30 @@ async def open_winners(
 
 async def secure_argmax(
     party: Party, keys: np.ndarray | None, *, shape: tuple[int, int], p0: str, p1: str,
-    helper: str, tag: str, denominators: np.ndarray | None = None,
-    fractions: bool = False, reveal_to: tuple[str, ...] | None = None,
+    helper: str | None, method: str = "dealer", tag: str,
+    denominators: np.ndarray | None = None, fractions: bool = False,
+    reveal_to: tuple[str, ...] | None = None,
 ) -> np.ndarray | None:  # fmt: skip
-    """The whole argmax for any of the three parties: the helper deals, ``p0`` and ``p1``
-    (holding additive shares ``keys``, and ``denominators`` when ``fractions``) find the
-    winner of each of the ``shape[0]`` rows of ``shape[1]`` candidates and open it to
-    ``reveal_to`` (default: both). Every party records the public shape in its ledger
-    (``compare/shape``), the parties that learn the winners record them
-    (``compare/winners``). Returns the winners (int64) to those, None to the others."""
+    """The whole argmax for any party: the triples from ``helper`` (``method`` ``"dealer"``
+    or ``"sites"``: it deals) or by oblivious transfer (``"ot"``: no helper); ``p0`` and
+    ``p1`` (holding additive shares ``keys``, and ``denominators`` when ``fractions``) find
+    the winner of each of the ``shape[0]`` rows of ``shape[1]`` candidates and open it to
+    ``reveal_to`` (default: both). Every party records the public shape (``compare/shape``),
+    those that learn the winners record them (``compare/winners``). Returns the winners
+    (int64) to those, None to the others."""
     rows, count = shape
-    schedule = lambda m: argmax_material(m, rows, count, fractions)  # noqa: E731
     party.ledger.record("compare/shape", [rows, count], step=tag)
-    if party.name == helper:
-        await deal(party, p0, p1, tag, schedule)
+    needs = argmax_needs(rows, count, fractions)
+    pool = await make_pool(party, helper=helper or "", method=method, p0=p0, p1=p1, tag=tag,
+                           needs=needs)  # fmt: skip
+    if pool is None:
         return None
     if keys is None or keys.shape != shape or (fractions and denominators is None):
         raise ProtocolError(f"{party.name}: its shares of the keys do not have the shape {shape}")
     role, other = (0, p1) if party.name == p0 else (1, p0)
-    material = await receive_material(party, helper, tag, role, schedule)
-    assert isinstance(material, ArgmaxMaterial)
-    index = await argmax(party, keys, material, role=role, other=other, tag=tag,
+    index = await argmax(party, keys, pool, role=role, other=other, tag=tag,
                          denominators=denominators if fractions else None)  # fmt: skip
+    pool.finished()
     winners = await open_winners(party, index, other=other, tag=tag,
                                  to=reveal_to if reveal_to is not None else (p0, p1))  # fmt: skip
     if winners is not None:

@@ -34,31 +34,30 @@ def share(values: Any, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray
     return a, x - a
 
 
-def run_ltz(values: list[int], network: InMemoryNetwork | None = None) -> np.ndarray:
+def run_ltz(values: list[int], method: str = "dealer") -> np.ndarray:
     s0, s1 = share(values, np.random.default_rng(len(values)))
-    n = len(values)
-
-    def schedule(m: sc.Material) -> object:
-        return sc.ltz_material(m, n)
+    needs = sc.ltz_needs(len(values))
+    names = NAMES if method != "ot" else NAMES[:2]
 
     async def program(party: Any) -> Any:
-        if party.name == "dealer":
-            await sc.deal(party, "p0", "p1", "t", schedule)
+        pool = await sc.make_pool(party, helper="dealer", method=method, p0="p0", p1="p1",
+                                  tag="t", needs=needs)  # fmt: skip
+        if pool is None:
             return None
         role, other = (0, "p1") if party.name == "p0" else (1, "p0")
-        mat = await sc.receive_material(party, "dealer", "t", role, schedule)
-        assert isinstance(mat, sc.LtzMaterial)
-        return await sc.less_than_zero(
-            party, s0 if role == 0 else s1, mat, role=role, other=other, tag="t"
+        out = await sc.less_than_zero(
+            party, s0 if role == 0 else s1, pool, role=role, other=other, tag="t"
         )
+        pool.finished()
+        return out
 
-    results, _ = asyncio.run(run_in_memory(NAMES, program, network=network, timeout=30))
+    results, _ = asyncio.run(run_in_memory(names, program, timeout=30))
     return (results["p0"] + results["p1"]).astype(np.int64)
 
 
 def run_argmax(
     keys: Any, denominators: Any = None, network: InMemoryNetwork | None = None,
-    reveal_to: tuple[str, ...] | None = None,
+    reveal_to: tuple[str, ...] | None = None, method: str = "dealer",
 ) -> tuple[dict[str, Any], dict[str, Any]]:  # fmt: skip
     keys = np.asarray(keys, dtype=np.int64)
     rng = np.random.default_rng(keys.size)
@@ -71,11 +70,12 @@ def run_argmax(
         i = {"p0": 0, "p1": 1}.get(party.name)
         return await sc.secure_argmax(
             party, None if i is None else k[i], shape=keys.shape, p0="p0", p1="p1",
-            helper="dealer", tag="cmp", denominators=None if i is None else d[i],
-            fractions=fractions, reveal_to=reveal_to,
+            helper=None if method == "ot" else "dealer", method=method, tag="cmp",
+            denominators=None if i is None else d[i], fractions=fractions, reveal_to=reveal_to,
         )  # fmt: skip
 
-    return asyncio.run(run_in_memory(NAMES, program, network=network, timeout=30))
+    names = NAMES if method != "ot" else NAMES[:2]
+    return asyncio.run(run_in_memory(names, program, network=network, timeout=30))
 
 
 signed = st.integers(-LIMIT, LIMIT)
@@ -115,6 +115,21 @@ def test_argmax_of_fractions_compares_them_exactly(problem: Any) -> None:
         values = [Fraction(n, d) for n, d in zip(n_row, d_row, strict=True)]
         expected.append(values.index(max(values)))
     assert results["p0"].tolist() == expected
+
+
+def test_without_a_third_party_by_oblivious_transfer() -> None:
+    """The triples made by p0 and p1 themselves (``ot``): the same results, no helper."""
+    rng = np.random.default_rng(5)
+    values = [0, 1, -1, LIMIT, -LIMIT, *rng.integers(-(2**62), 2**62, 60).tolist()]
+    assert run_ltz(values, "ot").tolist() == [int(v < 0) for v in values]
+    keys = rng.integers(-50, 50, size=(20, 11))
+    keys[:, 7] = keys.max(axis=1)  # a tie with an earlier one in some rows
+    results, parties = run_argmax(keys, method="ot")
+    assert results["p0"].tolist() == keys.argmax(axis=1).tolist()
+    nums, dens = rng.integers(0, 1000, (5, 4)), rng.integers(1, 1000, (5, 4))
+    results, _ = run_argmax(nums, dens, method="ot")
+    assert results["p0"].tolist() == (nums / dens).argmax(axis=1).tolist()
+    assert set(parties) == {"p0", "p1"}
 
 
 def test_ties_everywhere_and_one_candidate() -> None:
@@ -200,20 +215,30 @@ def test_a_bias_in_the_masks_would_be_seen() -> None:
 
 @pytest.mark.processes
 @pytest.mark.timeout(120)
-def test_mpc_run_secure_argmax_across_processes() -> None:
+@pytest.mark.parametrize(("helper", "holders", "dealer"), [
+    ("dealer", ("p0", "p1"), "dealer"), ("sites", ("site1", "site2"), "site3"),
+    ("ot", ("p0", "p1"), None),
+])  # fmt: skip
+def test_mpc_run_secure_argmax_across_processes(
+    helper: str, holders: tuple[str, str], dealer: str | None
+) -> None:
     code, out = run_mpc_json(
-        "run", "secure-argmax", "--rows", "50", "--candidates", "12", "--fractions", "--json",
-        deadline=90,
+        "run", "secure-argmax", "--rows", "30", "--candidates", "7", "--fractions",
+        "--helper", helper, "--json", deadline=90,
     )  # fmt: skip
     assert code == 0, out
     result = out["result"]
-    assert result["correct"] is True and result["rows"] == 50 and result["candidates"] == 12
-    # the dealer receives the runtime's public messages only; p0 and p1 uniform ones, and p0
-    # the winners
+    assert result["correct"] is True and result["rows"] == 30 and result["candidates"] == 7
+    # a dealing party receives the runtime's public messages only; the two holders uniform
+    # ones, and the first the winners
     kinds = {n: {r["receipt"]: r["kind"] for r in p["received"]}
              for n, p in out["parties"].items()}  # fmt: skip
-    assert set(kinds["dealer"]) == {"runtime/hello", "runtime/ready", "runtime/bye"}
-    assert kinds["p1"]["compare/masked"] == kinds["p1"]["compare/dealt"] == "uniform"
-    assert kinds["p0"]["compare/winner-shares"] == "uniform"
-    assert "compare/winner-shares" not in kinds["p1"]
-    assert out["parties"]["p0"]["ledger"][-1]["label"] == "compare/winners"
+    first, second = holders
+    assert set(kinds) == {*holders, *([dealer] if dealer else [])}
+    if dealer is not None:
+        assert set(kinds[dealer]) == {"runtime/hello", "runtime/ready", "runtime/bye"}
+        assert kinds[second]["compare/dealt"] == "uniform"
+    assert kinds[second]["compare/masked"] == kinds[first]["compare/winner-shares"] == "uniform"
+    assert "compare/winner-shares" not in kinds[second]
+    assert all(k in ("public", "uniform") for p in kinds.values() for k in p.values())
+    assert out["parties"][first]["ledger"][-1]["label"] == "compare/winners"

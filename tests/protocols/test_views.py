@@ -546,7 +546,15 @@ def test_ppid3_views_over_many_random_swaps_on_real_tables(
 
 @pytest.mark.parametrize(
     "variant",
-    ["hybrid-id3-paillier", "dot-product-paillier", "cdtl-classify", "cdbs-load", "secure-argmax"],
+    [
+        "hybrid-id3-paillier",
+        "dot-product-paillier",
+        "cdtl-classify",
+        "cdbs-load",
+        "secure-argmax",
+        "secure-argmax-sites",
+        "secure-argmax-ot",
+    ],
 )
 def test_the_other_configurations_receive_only_what_the_page_lists(
     variant: str, tmp_path: Path
