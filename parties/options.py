@@ -20,7 +20,19 @@ from mpc.learners.plot import check_plot_path, require_matplotlib
 from mpc.runtime.files import check_output
 from parties.params import Params, column_list, option
 
-__all__ = ["ColumnKinds", "DataSource", "check_outputs", "joined_table"]
+__all__ = ["ColumnKinds", "DataSource", "check_outputs", "joined_table", "missing_option"]
+
+
+#: what the --missing option says, wherever it is offered
+MISSING_HELP = "more cell values that mean missing, such as NA,n/a (a blank cell and ? always do)"
+
+
+def missing_option(about: str = "") -> Any:
+    """The ``--missing M,...`` option (a field of a :class:`~parties.params.Params`), its help
+    starting with ``about`` (``"with --csv: "``)."""
+    return option(
+        None, flag="--missing", metavar="M,...", parse=column_list, help=about + MISSING_HELP
+    )
 
 
 @dataclass(frozen=True)
@@ -77,13 +89,7 @@ class ColumnKinds(Params):
     delimiter: str | None = option(
         None, flag="--delimiter", metavar="C", help="the CSV's field delimiter (default ',')"
     )
-    missing: tuple[str, ...] | None = option(
-        None,
-        flag="--missing",
-        metavar="M,...",
-        parse=column_list,
-        help="more cell values that mean missing, such as NA,n/a (a blank cell and ? always do)",
-    )
+    missing: tuple[str, ...] | None = missing_option()
 
     def check(self) -> None:
         super().check()

@@ -40,6 +40,7 @@ import numpy as np
 from mpc.datasets import load_dataset, resolve_data_dir
 from mpc.deployment.launcher import PartySpec
 from mpc.errors import ConfigError, ProtocolError
+from parties.options import missing_option
 from parties.params import AtLeast, Params, column_list, option
 from parties.programs.cdtl import ANATOMY_SEED_KEY, METHODS
 from parties.programs.cdtl_tables import (
@@ -90,14 +91,7 @@ class ClientCsv(Params):
         help="with --csv: columns to read as numbers (kept continuous unless --bin-attributes "
         "bins them); other numeric columns are continuous too unless --nominal names them",
     )
-    missing: tuple[str, ...] | None = option(
-        None,
-        flag="--missing",
-        metavar="M,...",
-        parse=column_list,
-        help="with --csv: more cell values that mean missing, such as NA,n/a (a blank cell and ? "
-        "always do)",
-    )
+    missing: tuple[str, ...] | None = missing_option("with --csv: ")
 
     def check(self) -> None:
         super().check()

@@ -10,8 +10,9 @@ from typing import Any
 
 from mpc.deployment.launcher import PartySpec
 from mpc.errors import ConfigError, ProtocolError
+from parties.options import missing_option
 from parties.own_party import OwnParty
-from parties.params import AtLeast, Params, column_list, option
+from parties.params import AtLeast, Params, option
 from parties.programs.cdtl_sessions import (
     DB_FILE,
     MODEL_FILE,
@@ -110,13 +111,7 @@ class ClassifyOptions(Params):
     delimiter: str | None = option(
         None, flag="--delimiter", metavar="C", help="the field delimiter (,)"
     )
-    missing: tuple[str, ...] | None = option(
-        None,
-        flag="--missing",
-        metavar="M,...",
-        parse=column_list,
-        help="more cell values that mean missing, such as NA,n/a (a blank cell and ? always do)",
-    )
+    missing: tuple[str, ...] | None = missing_option()
     model: str = option(
         "",
         flag="--model",

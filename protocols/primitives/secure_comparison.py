@@ -175,12 +175,9 @@ class Pool:
 
 
 def _reduction_widths() -> list[int]:
-    """How many combinations each level of the reduction of 63 bit pairs makes."""
-    widths, m = [], BITS - 1
-    while m > 1:
-        widths.append(m // 2)
-        m = m // 2 + m % 2
-    return widths
+    """How many combinations each level of the reduction of 63 bit pairs makes: the
+    reduction pairs them off as a tournament does."""
+    return tournament(BITS - 1)
 
 
 def ltz_needs(n: int) -> Needs:
