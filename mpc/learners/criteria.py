@@ -6,8 +6,7 @@ criterion          a candidate's score (the largest wins)
 =================  ==========================================================================
 ``entropy``        Quinlan's information gain in bits, in floating point
                    (:func:`information_gain`); gains closer than :data:`GAIN_TIE`
-                   tie. The papers' criterion, and the
-                   default.
+                   tie. The papers' criterion, and the default.
 ``gini``           ``Σ_v S_v / (α n_v + 1)`` with ``S_v = Σ_c n_vc²``, ``n_v = Σ_c n_vc``
                    and ``α = 8`` (:data:`GINI_ALPHA`): the weighted Gini impurity's order
                    (``1 - Σ_v S_v / (n n_v)``, smallest first), with MPyC's denominators
