@@ -3,7 +3,9 @@ network: the PRG ``G`` (AES-128 in counter mode, one key per seed: :class:`Prg`,
 :func:`prg_rows`), the tweakable correlation-robust hash ``H`` of Guo, Katz, Wang & Yu
 (IEEE S&P 2020; :class:`CorrelationRobustHash`) and the bit-matrix transpose of IKNP
 (:func:`transpose_bits`). ``κ = 128`` (:data:`KAPPA`) matches the ~128-bit security of
-Curve25519. Keys and seeds come from the caller; nothing here draws randomness.
+Curve25519. :class:`SeedStream` expands a 32-byte seed into uniform words and bits, drawn in
+order (how correlated randomness travels as seeds). Keys and seeds come from the caller;
+nothing here draws randomness but :func:`os_random_words`.
 """
 
 from __future__ import annotations
@@ -17,7 +19,16 @@ from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
 from mpc.errors import ConfigError
 
-__all__ = ["BLOCK", "KAPPA", "CorrelationRobustHash", "Prg", "prg_rows", "transpose_bits"]
+__all__ = [
+    "BLOCK",
+    "KAPPA",
+    "CorrelationRobustHash",
+    "Prg",
+    "SeedStream",
+    "os_random_words",
+    "prg_rows",
+    "transpose_bits",
+]
 
 #: κ, the computational security parameter: 128 base OTs, 128-bit seeds and AES-128, matching
 #: the ~128-bit security of Curve25519.
@@ -223,3 +234,29 @@ def os_random_words(k: int) -> np.ndarray:
     out = bytearray(8 * k + 15)  # update_into wants room for a block more
     n = cipher.encryptor().update_into(bytes(8 * k), out)
     return np.frombuffer(out, dtype="<u8", count=n // 8).astype(np.uint64, copy=False)
+
+
+class SeedStream:
+    """The AES-256-CTR keystream of a 32-byte seed (zero nonce), read in order as uniform
+    little-endian integers (:meth:`array`, :meth:`words`) and bits (:meth:`bits`): two
+    holders of one seed draw the same values by making the same draws."""
+
+    def __init__(self, seed: object) -> None:
+        if not isinstance(seed, bytes) or len(seed) != 32:
+            raise ValueError("a seed must be 32 bytes")
+        self._enc = Cipher(algorithms.AES(seed), modes.CTR(bytes(16))).encryptor()
+
+    def array(self, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+        """The next uniform array of ``shape`` and unsigned integer ``dtype``."""
+        dt = np.dtype(dtype)
+        data = self._enc.update(bytes(int(np.prod(shape)) * dt.itemsize))
+        return np.frombuffer(data, dtype=dt.newbyteorder("<")).astype(dt).reshape(shape)
+
+    def words(self, n: int) -> np.ndarray:
+        """The next ``n`` uniform ``uint64`` values."""
+        return self.array((n,), np.uint64)
+
+    def bits(self, n: int) -> np.ndarray:
+        """The next ``n`` uniform bits, as ``uint8`` 0/1."""
+        data = np.frombuffer(self._enc.update(bytes((n + 7) // 8)), dtype=np.uint8)
+        return np.unpackbits(data)[:n]

@@ -70,7 +70,7 @@ from mpc.runtime.expect import Expect
 from mpc.runtime.health import MAX_PINGS_PER_S, HealthChecks
 from mpc.runtime.metrics import Ledger, Metrics
 from mpc.runtime.transport import Transport, is_monitor
-from mpc.runtime.view import Receipt, ViewRecorder, tag_pattern
+from mpc.runtime.view import READY, Receipt, ViewRecorder, tag_pattern
 
 __all__ = ["Fault", "Party"]
 
@@ -303,6 +303,12 @@ class Party(HealthChecks):
         targets = self.peers if peers is None else [p for p in peers if p != self.name]
         for peer in targets:
             await self.send(peer, tag, obj)
+
+    async def barrier(self, tag: str) -> None:
+        """Wait until every party is ready (one ``READY`` each way, no data), timed as ``tag``."""
+        with self.phase(tag):
+            await self.broadcast(tag, True)
+            await self.gather(self.peers, tag, READY)
 
     async def recv(
         self,

@@ -14,7 +14,6 @@ from mpc.crypto.paillier import PAILLIER_KEY_BITS
 from mpc.errors import ConfigError
 from mpc.runtime.config import DeploymentConfig
 from mpc.runtime.party import Party
-from mpc.runtime.view import READY
 from parties.own_data import load_party_data
 from parties.own_party import OwnParty
 from parties.params import AtLeast, Params, option
@@ -54,7 +53,7 @@ async def run(party: Party, cfg: DeploymentConfig, me: OwnParty) -> Any:
     if me.role in ("alice", "bob"):
         want = (p.m, p.n) if me.role == "alice" else (p.l, p.n)
         vectors = _vectors(load_party_data(me), want, me)
-    await _barrier(party)
+    await party.barrier(f"{TAG}/ready")  # every input loaded: the timed phase starts together
     if vectors is None:
         await dot_products(party, None, **options)
         return None
@@ -62,13 +61,6 @@ async def run(party: Party, cfg: DeploymentConfig, me: OwnParty) -> Any:
     if me.role == "alice" and out is not None:
         return {"product": out.tolist()}
     return None  # Bob holds a share of zero: he learns nothing
-
-
-async def _barrier(party: Party) -> None:
-    """Every party has loaded its input: the timed protocol phase starts together."""
-    with party.phase(f"{TAG}/ready"):
-        await party.broadcast(f"{TAG}/ready", True)
-        await party.gather(party.peers, f"{TAG}/ready", READY)
 
 
 def _vectors(data: dict[str, Any], shape: tuple[int, int], me: OwnParty) -> np.ndarray:

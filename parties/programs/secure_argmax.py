@@ -14,7 +14,6 @@ import numpy as np
 from mpc.errors import ConfigError
 from mpc.runtime.config import DeploymentConfig
 from mpc.runtime.party import Party
-from mpc.runtime.view import READY
 from parties.own_data import load_party_data
 from parties.own_party import OwnParty
 from parties.params import AtLeast, Params, option
@@ -53,9 +52,7 @@ async def run(party: Party, cfg: DeploymentConfig, me: OwnParty) -> Any:
         keys = _shares(data, "keys", shape, me)
         if p.fractions:
             denominators = _shares(data, "denominators", shape, me)
-    with party.phase(f"{TAG}/ready"):
-        await party.broadcast(f"{TAG}/ready", True)
-        await party.gather(party.peers, f"{TAG}/ready", READY)
+    await party.barrier(f"{TAG}/ready")  # every input loaded: the timed phase starts together
     with party.phase(TAG):
         winners = await secure_argmax(
             party, keys, shape=shape, p0=p0, p1=p1, helper=helper, method=p.helper, tag=TAG,

@@ -22,8 +22,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
+from mpc.crypto.prg import SeedStream
 from mpc.errors import ConfigError, ProtocolError
 from mpc.runtime.chunks import unpack_array
 
@@ -50,15 +50,12 @@ def ring_dtype(n_rows: int) -> type[np.unsignedinteger[Any]]:
 
 
 def ring_random(seed: bytes, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
-    """Uniform ring elements expanded from a 32-byte ``seed`` (AES-256-CTR keystream)."""
-    if not isinstance(seed, bytes) or len(seed) != 32:
-        raise ProtocolError("a mask seed must be 32 bytes")
-    size = int(np.prod(shape)) * np.dtype(dtype).itemsize
-    cipher = Cipher(algorithms.AES(seed), modes.CTR(bytes(16)))
-    out = bytearray(size + 15)
-    n = cipher.encryptor().update_into(bytes(size), out)
-    return np.frombuffer(out, dtype=np.dtype(dtype).newbyteorder("<"), count=n // np.dtype(
-        dtype).itemsize).astype(dtype, copy=False).reshape(shape)  # fmt: skip
+    """Uniform ring elements expanded from a 32-byte ``seed`` (AES-256-CTR keystream,
+    :class:`mpc.crypto.prg.SeedStream`)."""
+    try:
+        return SeedStream(seed).array(shape, dtype)
+    except ValueError:
+        raise ProtocolError("a mask seed must be 32 bytes") from None
 
 
 Left = tuple[Any, tuple[np.ndarray, ...]]  # (ring dtype, float64 16-bit limbs, or the array)

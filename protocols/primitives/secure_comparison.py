@@ -48,8 +48,8 @@ import secrets
 from dataclasses import dataclass
 
 import numpy as np
-from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
+from mpc.crypto.prg import SeedStream
 from mpc.errors import ConfigError, ProtocolError
 from mpc.runtime.chunks import pack_array, unpack_array
 from mpc.runtime.party import Party
@@ -114,20 +114,11 @@ WINNERS = uniform(
 # ----------------------------------------------------------------------------- randomness
 
 
-class Stream:
-    """Uniform words and bits expanded from a 32-byte seed (AES-256-CTR), drawn in order."""
-
-    def __init__(self, seed: object) -> None:
-        if not isinstance(seed, bytes) or len(seed) != 32:
-            raise ProtocolError("a seed of correlated randomness must be 32 bytes")
-        self._enc = Cipher(algorithms.AES(seed), modes.CTR(bytes(16))).encryptor()
-
-    def words(self, n: int) -> np.ndarray:
-        return np.frombuffer(self._enc.update(bytes(8 * n)), dtype="<u8").astype(U64)
-
-    def bits(self, n: int) -> np.ndarray:
-        data = np.frombuffer(self._enc.update(bytes((n + 7) // 8)), dtype=np.uint8)
-        return np.unpackbits(data)[:n]
+def _stream(seed: object) -> SeedStream:
+    try:
+        return SeedStream(seed)
+    except ValueError:
+        raise ProtocolError("a seed of correlated randomness must be 32 bytes") from None
 
 
 #: a Beaver triple of a batch: ``a``, ``b`` and ``c = a b`` (words) or ``a ∧ b`` (bits)
@@ -208,7 +199,7 @@ async def deal_pool(party: Party, p0: str, p1: str, tag: str, needs: Needs) -> N
     """A dealing helper's part: two fresh seeds, ``p0``'s triples expanded from its seed,
     ``p1``'s ``a, b`` from its own and its ``c`` sent as a correction. It receives nothing."""
     seeds = (secrets.token_bytes(32), secrets.token_bytes(32))
-    s0, s1 = Stream(seeds[0]), Stream(seeds[1])
+    s0, s1 = SeedStream(seeds[0]), SeedStream(seeds[1])
     a0, b0, c0 = s0.bits(needs.bits), s0.bits(needs.bits), s0.bits(needs.bits)
     wa0, wb0, wc0 = s0.words(needs.words), s0.words(needs.words), s0.words(needs.words)
     a1, b1 = s1.bits(needs.bits), s1.bits(needs.bits)
@@ -229,7 +220,7 @@ async def receive_pool(party: Party, helper: str, tag: str, role: int, needs: Ne
     body = await party.recv(helper, f"{tag}/dealt", DEALT)
     if not isinstance(body, dict):
         raise ProtocolError(f"{party.name}: {helper} sent malformed randomness at {tag}")
-    s = Stream(body.get("seed"))
+    s = _stream(body.get("seed"))
     if role == 0:
         if body.get("bits") is not None or body.get("words") is not None:
             raise ProtocolError(f"{party.name}: {helper} sent p0 corrections at {tag}")
