@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 import subprocess
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -119,6 +120,32 @@ def container_of(project: str, service: str) -> str:
     ids = proc.stdout.split()
     assert len(ids) == 1, f"{project}/{service}: containers {ids}"
     return ids[0]
+
+
+def wait_exits(containers: list[str], deadline: float) -> list[int]:
+    """Block until every container has exited (``docker wait``: Docker's own event, no
+    polling), at most ``deadline`` seconds; their exit codes, in order."""
+    proc = run(["docker", "wait", *containers], timeout=deadline)
+    return [int(code) for code in proc.stdout.split()]
+
+
+def wait_for_log(container: str, text: str, deadline: float) -> None:
+    """Follow a container's log (``docker logs -f``) until a line holds ``text``; fail after
+    ``deadline`` seconds, when the follower is stopped."""
+    follow = subprocess.Popen(["docker", "logs", "-f", container], stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True)  # fmt: skip
+    timer = threading.Timer(deadline, follow.kill)
+    timer.start()
+    try:
+        assert follow.stdout is not None
+        for line in follow.stdout:
+            if text in line:
+                return
+        raise AssertionError(f"{container}: no log line with {text!r} within {deadline} s")
+    finally:
+        timer.cancel()
+        follow.kill()
+        follow.wait()
 
 
 def read_volume(volume: str, path: str) -> tuple[str, str]:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import csv
 import json
 import os
-import time
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +27,8 @@ from ..containers import (
     report,
     require_docker,
     run,
+    wait_exits,
+    wait_for_log,
 )
 
 pytestmark = [pytest.mark.docker, pytest.mark.timeout(900)]
@@ -176,21 +177,10 @@ def test_a_killed_container_ends_the_others_within_the_deadline_naming_it() -> N
     try:
         compose(project, "--profile", "ppid3", "up", "--no-build", "-d", env=env)
         site2 = container_of(project, "site2")
-        started = time.monotonic()
-        while True:
-            logs = run(["docker", "logs", site2], check=False)
-            if "running ppid3" in logs.stdout + logs.stderr:
-                break
-            assert time.monotonic() - started < 120, "site2 never started its protocol"
-            time.sleep(0.5)  # polling its log, with a deadline
+        wait_for_log(site2, "running ppid3", deadline=120)
         run(["docker", "kill", site2])  # connected and running: the kill lands mid-protocol
-        killed = time.monotonic()
-        while True:
-            codes = container_exit_codes(project)
-            if codes.get("site1", -1) >= 0 and codes.get("site3", -1) >= 0:
-                break
-            assert time.monotonic() - killed < 60, codes
-            time.sleep(0.5)
+        others = [container_of(project, site) for site in ("site1", "site3")]
+        codes = dict(zip(("site1", "site3"), wait_exits(others, deadline=60), strict=True))
         assert codes["site1"] != 0 and codes["site3"] != 0, codes
         for site in ("site1", "site3"):
             _, doc = report(f"{project}_reports-{site}", "ppid3.json")
@@ -221,13 +211,9 @@ def _kit_up(org: Path, party: str, port: int, csv_file: Path, args: str, network
 
 
 def _kit_wait(orgs: list[Path], deadline: float = 300) -> dict[str, int]:
-    started = time.monotonic()
-    while True:
-        codes = {o.name: container_exit_codes(o.name).get("party", -2) for o in orgs}
-        if all(c >= 0 for c in codes.values()):
-            return codes
-        assert time.monotonic() - started < deadline, codes
-        time.sleep(1)
+    """Every organisation's party container's exit code, once all have exited."""
+    parties = [container_of(o.name, "party") for o in orgs]
+    return dict(zip([o.name for o in orgs], wait_exits(parties, deadline), strict=True))
 
 
 def test_three_organisations_train_and_classify_with_the_kit_each_holding_its_own_file(
