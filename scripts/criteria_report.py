@@ -15,8 +15,9 @@ given beside them (MPyC's criterion).
     python scripts/criteria_report.py --quick            # weather and car, a scratch folder
 
 It writes ``criteria.json`` (every dataset, every differing node) and ``criteria.md`` (the
-table of docs/datasets.md) into ``--out`` (default ``results/criteria``; ``--quick`` writes to
-a scratch folder unless ``--out`` says where).
+table of docs/datasets.md) into ``--out`` (default ``results/criteria``; ``--quick`` and
+``--datasets`` write to a scratch folder unless ``--out`` says where, so that a partial run
+never replaces the committed results).
 """
 
 from __future__ import annotations
@@ -166,8 +167,9 @@ def main(argv: list[str] | None = None) -> int:
         else list(QUICK) if args.quick
         else [d.name for d in available_datasets(data_dir)]
     )  # fmt: skip
+    partial = args.quick or args.datasets is not None  # never over the committed results
     out = args.out or (
-        Path(tempfile.mkdtemp(prefix="criteria-")) if args.quick else ROOT / "results" / "criteria"
+        Path(tempfile.mkdtemp(prefix="criteria-")) if partial else ROOT / "results" / "criteria"
     )
     out.mkdir(parents=True, exist_ok=True)
     doc: dict[str, Any] = {
