@@ -50,7 +50,7 @@ from protocols.ppid3.distribution_counts import PSICountOracle, SiteView
 from protocols.ppid3.fast_counts import Sites
 from protocols.ppid3.helpers import HELPERS
 from protocols.ppid3.level_dealing import DEALER
-from protocols.ppid3.levels import ppid3_levels, ring_dtype
+from protocols.ppid3.levels import REVEAL, ppid3_levels, ring_dtype
 from protocols.ppid3.ppid3 import DistributedTree, ppid3
 from protocols.primitives.record_alignment import align_records
 
@@ -106,10 +106,15 @@ class Ppid3Params(Params):
     bins: int = option(4, key="bins", check=AtLeast(2))
     helper: str | None = option(None, key="helper", choices=HELPERS)
     deliver_to: str | None = option(None, key="deliver_to")
+    reveal: str = option("counts", key="reveal", choices=REVEAL)
 
     def check(self) -> None:
         if self.counts not in COUNTS:
             raise ConfigError(f"protocol params 'counts' must be one of {list(COUNTS)}")
+        if self.reveal not in REVEAL:
+            raise ConfigError(f"protocol params 'reveal' must be one of {list(REVEAL)}")
+        if self.reveal == "tree" and self.counts != "fast":
+            raise ConfigError('protocol params: reveal = "tree" needs counts = "fast"')
         if self.helper is not None and self.helper not in HELPERS:
             raise ConfigError(
                 f"protocol params 'helper': expected one of {list(HELPERS)}, got {self.helper!r}"
@@ -285,6 +290,7 @@ async def _train_run(
             max_depth=params.max_depth,
             min_samples_split=params.min_samples_split,
             progress=progress,
+            reveal=params.reveal,
         )
     else:  # the paper's depth-first Algorithm 7 with set-intersection counts
         oracle = PSICountOracle()
@@ -306,7 +312,7 @@ async def _train_run(
         "columns": _columns_doc(own.table, edges),
         "rows": table.n_rows,
     }
-    if is_class:  # from the leaves' class counts: no record is classified again
+    if is_class and params.reveal != "tree":  # from the leaves' class counts
         out["train_accuracy"] = leaf_accuracy(tree, table.n_rows)
     if me.test is not None:
         out.update(await _classify_test(site, me, tree, edges, class_site, class_column))

@@ -50,6 +50,7 @@ from parties.programs.ppid3 import COUNTS, ID_COLUMN, Ppid3Params
 from parties.systems.base import SEMI_HONEST, Audit, Plan, System, number
 from parties.vertical_csv import fresh_id_column
 from protocols.ppid3.helpers import HELPERS, default_helper, helper_of
+from protocols.ppid3.levels import REVEAL
 from protocols.ppid3.ppid3 import assemble, check_tree_equal
 
 __all__ = [
@@ -241,6 +242,16 @@ class Ppid3Options(DataSource, ColumnKinds):
         "exchange, with correlated randomness from --helper",
     )
     helper: str | None = option(None, flag="--helper", choices=HELPERS, help=_helper_help())
+    reveal: str = option(
+        "counts",
+        flag="--reveal",
+        choices=REVEAL,
+        help="counts: the paper's PPID3, whose owners open their count matrices and whose "
+        "class site learns every node's class distribution and best gains (Theorem 1; "
+        "default); tree: only the tree is opened (which nodes are leaves, their labels, each "
+        "split's attribute), every count, Gini score and stopping test computed on shares; "
+        "implies --counts fast and --criterion gini",
+    )
 
     def site_count(self) -> int:
         """The number of sites: the groups of an explicit ``--partition 'a,b;c;d'``
@@ -264,9 +275,19 @@ class Ppid3Options(DataSource, ColumnKinds):
             raise ConfigError(f"--sites must be at least 2, got {k}")
         return k
 
+    @property
+    def criterion(self) -> str:
+        """The split criterion: the papers' information gain, or Gini with ``--reveal
+        tree`` (the criterion computed on shares)."""
+        return "gini" if self.reveal == "tree" else "entropy"
+
+    @property
+    def counts_mode(self) -> str:
+        return "fast" if self.reveal == "tree" else self.counts
+
     def helper_for(self, k: int) -> str | None:
         """Who makes the randomness of ``--counts fast`` with ``k`` sites (None for psi)."""
-        if self.counts != "fast":
+        if self.counts_mode != "fast":
             return None
         helper = self.helper or default_helper(k)
         helper_of(helper).check(k)
@@ -370,7 +391,8 @@ class Ppid3(System):
         specs = self._site_specs(o, train, test, part, names)
         started = time.perf_counter()
         site_of = {a: i for i, s in enumerate(part.sites) for a in s}
-        plain = ID3Classifier(max_depth=o.max_depth, min_samples_split=mss)
+        plain = ID3Classifier(max_depth=o.max_depth, min_samples_split=mss,
+                              criterion=o.criterion)  # fmt: skip
         plain.fit(binned, attribute_order=list(part.attributes), sites=site_of)
         context = {
             "dataset": train.name,
@@ -453,9 +475,10 @@ class Ppid3(System):
             attribute_counts=tuple(len(s) for s in part.sites),
             max_depth=o.max_depth,
             min_samples_split=mss,
-            counts=o.counts,
+            counts=o.counts_mode,
             bins=o.bins,
             helper=o.helper_for(part.k),
+            reveal=o.reveal,
         ).to_deployment()
 
     def _public_plan(self, o: Ppid3Options, k: int, class_site: int) -> Plan:
@@ -513,7 +536,10 @@ class Ppid3(System):
             "discretizer": ctx["discretizer"],
             "columns": {n: results[n].get("columns", []) for n in names},
             "models": {n: results[n]["model"] for n in names if "model" in results[n]},
-            "identical": check_tree_equal(view, plain_json),
+            "reveal": plan.params.get("reveal", "counts"),
+            "identical": check_tree_equal(
+                view, plain_json, counts=plan.params.get("reveal", "counts") != "tree"
+            ),
             "nodes": node_count(assembled),
             "depth": depth(assembled),
             "accuracy": acc,
@@ -539,10 +565,14 @@ class Ppid3(System):
             "(assembled from every site's own nodes for this audit; no site holds it)",
             f"identical: {result['identical']}  (PPID3 tree == plain ID3 on the joined data)",
             "accuracy:  "
-            + ", ".join(
-                f"{k} {v:.4f} (plain {result['plain_accuracy'][k]:.4f})"
-                for k, v in result["accuracy"].items()
-                if isinstance(v, float)
+            + (
+                ", ".join(
+                    f"{k} {v:.4f} (plain {result['plain_accuracy'][k]:.4f})"
+                    for k, v in result["accuracy"].items()
+                    if isinstance(v, float)
+                )
+                or "not computed: --reveal tree opens no count, and the training rows' "
+                "accuracy is one"
             ),
             _cost_line(result),
             f"trust:     {result.get('trust', 'semi-honest sites')}"

@@ -60,7 +60,7 @@ DEALER = "dealer"
 
 #: the fields of a request to a dealing party that describe the product (public); the rest
 #: is the requester's randomness for it (a mask seed, the class permutations)
-REQUEST_PUBLIC = ("shape", "parents", "blocks", "p", "context", "new")
+REQUEST_PUBLIC = ("shape", "parents", "blocks", "p", "context", "new", "transfer", "and", "words")
 
 #: what a party receives, here and in the level driver's products
 DEALT = uniform(

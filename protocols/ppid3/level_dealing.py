@@ -64,6 +64,8 @@ from protocols.ppid3.share_ring import (
     ring_matmul,
     ring_random,
 )
+from protocols.primitives.ring import Ring
+from protocols.primitives.secure_comparison import Needs, deal_pool
 
 __all__ = [
     "DEALER",
@@ -291,6 +293,10 @@ def _level_handler(party: Party, dtype: Any, who: str) -> Any:
             Rb = ring_random(seed_b, (cols, rows), dtype)
             ra = ring_random(seed_r, (m, cols), dtype)
             rb = ring_matmul(Ra_left, Rb.T) - ra
+            if req.get("transfer") is False:  # the product stays shared (--reveal tree)
+                await party.send(site, f"{tag}/dealer", {"seed": seed_r})
+                await party.send(peer, f"{tag}/dealer", {"seed": seed_b, "r": pack_array(rb)})
+                return
             # Beaver's OT precomputation: the holder gets R0, R1; the owner c and R_c
             R0R1 = ring_random(seed_ot, (2, m, cols), dtype)
             c = np.frombuffer(secrets.token_bytes(len(blocks) * (cols // n_cls)), np.uint8)
@@ -304,10 +310,28 @@ def _level_handler(party: Party, dtype: Any, who: str) -> Any:
             )
         elif kind == "perm" and len(shape) == 3:
             await deal_permuted_open(party, site, peer, tag, shape, req, dtype)
+        elif kind == "triples" and len(shape) == 1:
+            await deal_triples(party, site, peer, tag, shape, req)
         else:
             raise ProtocolError(f"{site} asked {who} for {kind!r} of shape {shape}")
 
     return handle
+
+
+async def deal_triples(
+    party: Party, site: str, peer: str, tag: str, shape: list[int], req: dict[str, Any]
+) -> None:
+    """The triples of a batch of secure comparisons between ``site`` (``p0``) and ``peer``
+    (``p1``) of ``--reveal tree``: ``req["and"]`` AND triples and ``req["words"]`` word
+    triples over ``Z_{2^K}``, ``K = shape[0]``
+    (:func:`protocols.primitives.secure_comparison.deal_pool`)."""
+    n_and, n_words = req.get("and"), req.get("words")
+    if not (
+        isinstance(n_and, int) and isinstance(n_words, int) and n_and >= 0 and n_words >= 0
+        and shape[0] % 64 == 0 and shape[0] <= 2**16
+    ):  # fmt: skip
+        raise ProtocolError(f"{site} asked for triples {n_and!r}, {n_words!r} of {shape}")
+    await deal_pool(party, site, peer, tag, Needs(n_and, n_words), Ring(shape[0]))
 
 
 async def serve_level_dealer(party: Party, sites: Sequence[str], *, dtype: Any) -> int:

@@ -29,7 +29,7 @@ import asyncio
 import hashlib
 import hmac
 import secrets
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -84,6 +84,7 @@ __all__ = [
     "child_shares",
     "pair_keys",
     "remaining_attribute_counts",
+    "shared_attribute_counts",
     "zero_share",
 ]
 
@@ -370,11 +371,15 @@ async def _xdot_owner(
     p: int,
     t: str,
     cost: dict[str, int],
+    *,
+    transfer: bool = True,
 ) -> None:
     """The owner's side of ``X^T Z_h`` for the nodes ``keys``: ``X^T + Ra`` once per run, then
     per chunk the holder's masked share and, by oblivious transfer, the holder's share of the
     result for the attributes that remain at each node (a zero block for the used ones), with
-    the holder's part of the holders' zero-sharing in it."""
+    the holder's part of the holders' zero-sharing in it. Without ``transfer`` the product
+    stays shared: the owner adds its share of ``X^T Z_h`` (every attribute) to ``totals`` and
+    the holder keeps its own (:func:`shared_attribute_counts`)."""
     names = list(party.parties)
     dealer = dealing.of(party.name, holder)
     direct = dealing if dealing.direct_products else None
@@ -384,6 +389,8 @@ async def _xdot_owner(
         cols = len(chunk) * p
         request: dict[str, Any] = {"kind": "xdot", "peer": holder, "tag": tag,
                                    "shape": [m, n, cols], "blocks": sizes, "p": p}  # fmt: skip
+        if not transfer:
+            request["transfer"] = False
         first = holder not in prepared
         if first and direct is None:
             seed = secrets.token_bytes(32)  # fresh every run, one per holder
@@ -399,6 +406,17 @@ async def _xdot_owner(
             prepared[holder] = ring_left(Ra)
             await party.send(holder, f"{tag}/Ahat", pack_array(xt + Ra))
         got = await dealing.receive(holder, tag)
+        if not transfer:
+            ra = dealt(got, "seed", (m, cols), xt.dtype, dealer, "ra")
+            b_hat = unpack_array(await party.recv(holder, f"{tag}/masked", MASKED), xt.dtype,
+                                 (cols, n), holder, "z+Rb")  # fmt: skip
+            part = ra - ring_matmul(prepared[holder], b_hat.T)
+            party.metrics.count("dot_products", m * cols)
+            cost["dot_batches"] += 1
+            for i, k in enumerate(chunk):
+                block = part[:, i * p : (i + 1) * p]
+                totals[k] = totals[k] + block if k in totals else block
+            continue
         bits = unpack_array(got.get("c"), np.bool_, (len(sizes), len(chunk)), dealer, "c")
         Rc = unpack_array(got.get("Rc"), xt.dtype, (m, cols), dealer, "Rc")
         # OT choice: b = 1 where the attribute remains at the node
@@ -435,13 +453,16 @@ async def _xdot_holder(
     t: str,
     *,
     mask: bool = False,
+    out: dict[int, np.ndarray] | None = None,
 ) -> np.ndarray | None:
     """The holder's side: send ``Z_h + Rb``; compute its share ``(X^T + Ra) Z_h + rb`` of
     every attribute's counts, add its part of the zero-sharing among the node's holders other
     than the owner (:func:`zero_share`), and hand it over by oblivious transfer (the owner's
     choice bits arrive xor-ed with the dealing party's, so they are uniform here). With
     ``mask`` (the class site) both transfer messages carry a fresh uniform ``-T`` too; returns
-    ``T`` (``m x len(keys)*p``), for the permuted opening."""
+    ``T`` (``m x len(keys)*p``), for the permuted opening. With ``out`` the product stays
+    shared: the holder keeps its share ``(X^T + Ra) Z_h + rb`` of each node's counts there
+    (every attribute; no zero-sharing, no transfer)."""
     names = list(party.parties)
     masks: list[np.ndarray] = []
     rows = shares[keys[0]].shape[1] if keys else 0
@@ -472,6 +493,10 @@ async def _xdot_holder(
             rb = dealt(got, "r", (m, cols), z.dtype, dealer, "rb")
             await party.send(owner, f"{tag}/masked", pack_array(z + Rb))
             v = ring_matmul(xt_hat[owner], z.T) + rb
+        if out is not None:
+            for i, k in enumerate(chunk):
+                out[k] = v[:, i * p : (i + 1) * p]
+            continue
         R0, R1 = dealt(got, "ot", (2, m, cols), z.dtype, dealer, "R0, R1")
         for i, k in enumerate(chunk):
             others = [h for h in nodes[k].holders if h not in (owner, party.name)]
@@ -497,6 +522,61 @@ async def _xdot_holder(
             y1 -= T
         await party.send(owner, f"{tag}/ot", pack_array(np.stack([y0, y1])))
     return np.concatenate(masks, axis=1) if mask and masks else None
+
+
+async def shared_attribute_counts(
+    party: Party,
+    nodes: list[LevelNode],
+    inner: list[LevelNode],
+    shares: dict[int, np.ndarray],
+    view: SiteView,
+    xt: np.ndarray,
+    dealing: Dealing,
+    prepared: dict[str, Left],
+    xt_hat: dict[str, Left],
+    xt_blocks: dict[str, list[int]],
+    p: int,
+    t: str,
+    cost: dict[str, int],
+) -> dict[tuple[int, str], np.ndarray]:
+    """Step 3 with nothing opened (``--reveal tree``): this site's additive shares, in the
+    share ring, of ``X_s^T Z^ν`` (every attribute of ``s``, ``m_s x p``) for every node ``ν``
+    of ``inner`` and every site ``s`` with attributes left there that this site is or holds
+    ``Z^ν`` for: as the owner, its own product locally plus its side of a commodity dot
+    product with each other holder; as a holder, its side. Returns ``{(node, s): share}``;
+    summed over the sites, the counts."""
+    names = list(party.parties)
+    me = names.index(party.name)
+    mine = [node for node in inner if node.left[me] > 0]
+    totals: dict[int, np.ndarray] = {}
+    local = [node for node in mine if party.name in node.holders]
+    for chunk in _chunks([node.key for node in local], lambda k: p, xt.shape[1]):
+        z = np.concatenate([shares[k] for k in chunk], axis=0)
+        prod = ring_matmul(xt, z.T, binary=True)
+        for i, k in enumerate(chunk):
+            totals[k] = prod[:, i * p : (i + 1) * p]
+    held: dict[str, dict[int, np.ndarray]] = {}
+    sizes = [int(b) for b in np.diff(np.concatenate([[0], np.cumsum([len(d) for d in
+                                                                     view.domains])]))]  # fmt: skip
+    tasks: list[Coroutine[Any, Any, Any]] = []
+    for h in names:
+        if h == party.name:
+            continue
+        owned = [node.key for node in mine if h in node.holders]
+        if owned:
+            tasks.append(_xdot_owner(party, nodes, owned, view, xt, sizes, h, dealing, prepared,
+                                     totals, p, t, cost, transfer=False))  # fmt: skip
+        s = names.index(h)
+        keys = [node.key for node in inner if node.left[s] > 0 and party.name in node.holders]
+        if keys:
+            held[h] = {}
+            tasks.append(_xdot_holder(party, nodes, keys, shares, h, xt_hat, xt_blocks, {}, p,
+                                      dealing, t, out=held[h]))  # fmt: skip
+    await asyncio.gather(*tasks)
+    result = {(k, party.name): v for k, v in totals.items()}
+    for h, got in held.items():
+        result.update({(k, h): v for k, v in got.items()})
+    return result
 
 
 async def pair_keys(party: Party, tag: str) -> dict[str, bytes]:

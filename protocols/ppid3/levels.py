@@ -192,8 +192,17 @@ from protocols.ppid3.ppid3 import (
     DistributedTree,
     check_sites,
 )
+from protocols.ppid3.reveal_tree import grow_tree
 from protocols.ppid3.share_ring import Left, ring_dtype, ring_matmul, ring_random
 from protocols.primitives.psi_ca import os_permutation
+
+#: what a run opens: ``counts``, the paper's PPID3 (Theorem 1's counts and gains); ``tree``,
+#: only the tree (:mod:`protocols.ppid3.reveal_tree`)
+REVEAL = {
+    "counts": "the paper's PPID3: owners open their count matrices, the class site every "
+    "node's class distribution and every site's best gain (Theorem 1)",
+    "tree": "only the tree: counts, scores and stopping tests stay on shares (Gini)",
+}
 
 #: what the class site receives besides the receipts of :mod:`protocols.ppid3.ppid3`
 DISTS = declared(
@@ -208,6 +217,7 @@ DISTS = declared(
 __all__ = [
     "DEALER",
     "DISTS",
+    "REVEAL",
     "ppid3_levels",
     "ring_dtype",
     "ring_matmul",
@@ -230,11 +240,13 @@ async def ppid3_levels(
     min_samples_split: int | None = None,
     tag: str = "ppid3",
     progress: Callable[[str], None] | None = None,
+    reveal: str = "counts",
 ) -> tuple[DistributedTree, dict[str, int]]:
-    """Algorithm 7 at one site, one tree level per exchange. ``party`` is the site view
-    (:class:`protocols.ppid3.fast_counts.Sites`) whose ``parties`` are the sites. ``helper`` says
-    who deals the correlated randomness: ``"dealer"``, the party ``dealer`` reached through
-    the view; ``"sites"`` (``k >= 3``), a third site per product, this one serving its share
+    """Algorithm 7 at one site, one tree level per exchange. ``reveal="tree"``: the mode of
+    :mod:`protocols.ppid3.reveal_tree` (Gini on shares; only the tree is opened). ``party`` is the
+    site view (:class:`protocols.ppid3.fast_counts.Sites`) whose ``parties`` are the sites.
+    ``helper`` says who deals the correlated randomness: ``"dealer"``, the party ``dealer`` reached
+    through the view; ``"sites"`` (``k >= 3``), a third site per product, this one serving its share
     of the requests beside its own program; ``"ot"`` (``k >= 2``), no one: each pair of sites
     computes its products by oblivious transfer and makes the rest of the randomness beside
     the program (the pair's OT sessions set up here, once). ``attribute_counts`` and the
@@ -246,7 +258,18 @@ async def ppid3_levels(
     how = helper_of(helper)
     how.check(len(party.parties))
 
+    if reveal not in REVEAL:
+        raise ConfigError(f"reveal must be one of {list(REVEAL)}, got {reveal!r}")
+    if reveal == "tree" and how.name == "ot":
+        raise ConfigError(
+            "--reveal tree compares on shares in rings wider than 64 bits, whose triples a "
+            "dealing helper makes: use --helper sites (3 or more sites) or --helper dealer"
+        )
+
     def grow(dealing: Dealing) -> Coroutine[Any, Any, tuple[DistributedTree, dict[str, int]]]:
+        if reveal == "tree":
+            return grow_tree(party, view, dealing, class_site, attribute_counts, max_depth,
+                             min_samples_split, tag, progress, _finish)  # fmt: skip
         return _grow(party, view, dealing, class_site, attribute_counts, max_depth,
                      min_samples_split, tag, progress)  # fmt: skip
 
@@ -530,7 +553,10 @@ async def _finish(
     is_class = party.name == class_site
     for k in order:
         node = nodes[k]
-        if is_class:
+        if is_class and node.counts is None:  # --reveal tree: no count is known
+            if node.leaf:
+                tree.leaves[ids[k]] = {"number": number[k], "counts": {}, "class": node.label}
+        elif is_class:
             assert node.counts is not None and view.classes is not None
             named = {c: int(x) for c, x in zip(view.classes, node.counts, strict=True)}
             tree.node_counts[number[k]] = named

@@ -378,18 +378,22 @@ def assemble(trees: dict[str, dict[str, Any]], site_index: dict[str, int]) -> di
     return build(root[0], root[1])
 
 
-def check_tree_equal(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    """Structural equality of two JSON trees (counts compared as numbers)."""
+def check_tree_equal(a: dict[str, Any], b: dict[str, Any], *, counts: bool = True) -> bool:
+    """Structural equality of two JSON trees (counts compared as numbers; without
+    ``counts``, the structure, splits and labels only: a tree that opened no count)."""
     if ("children" in a) != ("children" in b):
         return False
     if "children" not in a:
-        return a["class"] == b["class"] and _same_counts(a["counts"], b["counts"])
+        return a["class"] == b["class"] and (not counts or _same_counts(a["counts"], b["counts"]))
     return (
         a["attribute"] == b["attribute"]
         and a.get("site") == b.get("site")
-        and _same_counts(a.get("counts", {}), b.get("counts", {}))
+        and (not counts or _same_counts(a.get("counts", {}), b.get("counts", {})))
         and list(a["children"]) == list(b["children"])
-        and all(check_tree_equal(a["children"][k], b["children"][k]) for k in a["children"])
+        and all(
+            check_tree_equal(a["children"][k], b["children"][k], counts=counts)
+            for k in a["children"]
+        )
     )
 
 

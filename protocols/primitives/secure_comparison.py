@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -63,6 +64,7 @@ from protocols.ot.iknp import (
     random_ots_receive,
     random_ots_send,
 )
+from protocols.primitives.ring import RING64, Ring
 
 __all__ = [
     "BITS",
@@ -165,15 +167,25 @@ class Pool:
             raise ProtocolError("the batch used fewer triples than were made")
 
 
-def _reduction_widths() -> list[int]:
-    """How many combinations each level of the reduction of 63 bit pairs makes: the
+def _reduction_widths(width: int) -> list[int]:
+    """How many combinations each level of the reduction of ``width`` bit pairs makes: the
     reduction pairs them off as a tournament does."""
-    return tournament(BITS - 1)
+    return tournament(width)
 
 
-def ltz_needs(n: int) -> Needs:
+def carry_needs(n: int, width: int) -> Needs:
+    """The AND triples of :func:`carry_out` on ``n`` values of ``width`` bits."""
+    return Needs(n * width + n * sum(2 * w for w in _reduction_widths(width)))
+
+
+def ltz_needs(n: int, ring: Ring = RING64) -> Needs:
     """The triples of :func:`less_than_zero` on ``n`` values."""
-    return Needs(n * (BITS - 1) + n * sum(2 * w for w in _reduction_widths()), n)
+    return carry_needs(n, ring.bits - 1) + Needs(words=n)
+
+
+def lift_needs(n: int, width: int) -> Needs:
+    """The triples of :func:`lift` on ``n`` values of ``width`` bits."""
+    return carry_needs(n, width) + Needs(words=n)
 
 
 def tournament(count: int) -> list[int]:
@@ -185,36 +197,41 @@ def tournament(count: int) -> list[int]:
     return out
 
 
-def argmax_needs(rows: int, count: int, fractions: bool) -> Needs:
+def argmax_needs(rows: int, count: int, fractions: bool, ring: Ring = RING64) -> Needs:
     """The triples of :func:`argmax` over ``rows`` rows of ``count`` keys."""
     total = Needs()
     for pairs in tournament(count):
         n = rows * pairs
         total += Needs(words=2 * n) if fractions else Needs()
-        total += ltz_needs(n) + Needs(words=(3 if fractions else 2) * n)
+        total += ltz_needs(n, ring) + Needs(words=(3 if fractions else 2) * n)
     return total
 
 
-async def deal_pool(party: Party, p0: str, p1: str, tag: str, needs: Needs) -> None:
+async def deal_pool(
+    party: Party, p0: str, p1: str, tag: str, needs: Needs, ring: Ring = RING64
+) -> None:
     """A dealing helper's part: two fresh seeds, ``p0``'s triples expanded from its seed,
     ``p1``'s ``a, b`` from its own and its ``c`` sent as a correction. It receives nothing."""
     seeds = (secrets.token_bytes(32), secrets.token_bytes(32))
     s0, s1 = SeedStream(seeds[0]), SeedStream(seeds[1])
+    w = needs.words
     a0, b0, c0 = s0.bits(needs.bits), s0.bits(needs.bits), s0.bits(needs.bits)
-    wa0, wb0, wc0 = s0.words(needs.words), s0.words(needs.words), s0.words(needs.words)
+    wa0, wb0, wc0 = ring.random(s0, w), ring.random(s0, w), ring.random(s0, w)
     a1, b1 = s1.bits(needs.bits), s1.bits(needs.bits)
-    wa1, wb1 = s1.words(needs.words), s1.words(needs.words)
+    wa1, wb1 = ring.random(s1, w), ring.random(s1, w)
     c1 = ((a0 ^ a1) & (b0 ^ b1)) ^ c0
-    wc1 = (wa0 + wa1) * (wb0 + wb1) - wc0
+    wc1 = ring.reduce((wa0 + wa1) * (wb0 + wb1) - wc0)
     await party.send(p0, f"{tag}/dealt", {"seed": seeds[0], "bits": None, "words": None})
     await party.send(p1, f"{tag}/dealt", {
         "seed": seeds[1],
         "bits": pack_array(np.packbits(c1)) if needs.bits else None,
-        "words": pack_array(wc1) if needs.words else None,
+        "words": ring.pack(wc1) if needs.words else None,
     })  # fmt: skip
 
 
-async def receive_pool(party: Party, helper: str, tag: str, role: int, needs: Needs) -> Pool:
+async def receive_pool(
+    party: Party, helper: str, tag: str, role: int, needs: Needs, ring: Ring = RING64
+) -> Pool:
     """A party's triples from a dealing ``helper``: expanded from its seed (and, ``p1``,
     completed by the corrections)."""
     body = await party.recv(helper, f"{tag}/dealt", DEALT)
@@ -225,16 +242,17 @@ async def receive_pool(party: Party, helper: str, tag: str, role: int, needs: Ne
         if body.get("bits") is not None or body.get("words") is not None:
             raise ProtocolError(f"{party.name}: {helper} sent p0 corrections at {tag}")
         bits = (s.bits(needs.bits), s.bits(needs.bits), s.bits(needs.bits))
-        words = (s.words(needs.words), s.words(needs.words), s.words(needs.words))
+        w = needs.words
+        words = (ring.random(s, w), ring.random(s, w), ring.random(s, w))
         return Pool(bits, words)
     packed = (
         unpack_array(body.get("bits"), np.uint8, ((needs.bits + 7) // 8,), helper, "bits")
         if needs.bits else np.zeros(0, np.uint8)
     )  # fmt: skip
-    wc = (unpack_array(body.get("words"), U64, (needs.words,), helper, "words")
-          if needs.words else np.zeros(0, U64))  # fmt: skip
+    wc = (ring.unpack(body.get("words"), (needs.words,), helper, "words")
+          if needs.words else ring.zeros(0))  # fmt: skip
     a, b = s.bits(needs.bits), s.bits(needs.bits)
-    wa, wb = s.words(needs.words), s.words(needs.words)
+    wa, wb = ring.random(s, needs.words), ring.random(s, needs.words)
     return Pool((a, b, np.unpackbits(packed)[: needs.bits]), (wa, wb, wc))
 
 
@@ -277,35 +295,46 @@ async def _ot_words(
 
 
 async def make_pool(
-    party: Party, *, helper: str, method: str, p0: str, p1: str, tag: str, needs: Needs
-) -> Pool | None:
+    party: Party, *, helper: str, method: str, p0: str, p1: str, tag: str, needs: Needs,
+    ring: Ring = RING64,
+) -> Pool | None:  # fmt: skip
     """The batch's triples for any party: a dealing helper deals them (and gets None),
-    ``p0`` and ``p1`` receive them, or with ``method="ot"`` make them together."""
+    ``p0`` and ``p1`` receive them, or with ``method="ot"`` make them together (``Z_{2^64}``
+    only)."""
     if method not in HELPERS:
         raise ConfigError(f"the helper must be one of {list(HELPERS)}, got {method!r}")
+    if method == "ot" and ring.wide:
+        raise ConfigError(
+            f"triples over Z_2^{ring.bits} are made by a dealing helper (dealer or sites); "
+            "oblivious transfer makes them over Z_2^64 only"
+        )
     if method == "ot":
         role, other = (0, p1) if party.name == p0 else (1, p0)
         return await ot_pool(party, other, role, tag, needs)
     if party.name == helper:
-        await deal_pool(party, p0, p1, tag, needs)
+        await deal_pool(party, p0, p1, tag, needs, ring)
         return None
-    return await receive_pool(party, helper, tag, 0 if party.name == p0 else 1, needs)
+    return await receive_pool(party, helper, tag, 0 if party.name == p0 else 1, needs, ring)
 
 
 # --------------------------------------------------------------------------- the parties
 
 
-async def _open(party: Party, other: str, tag: str, mine: np.ndarray) -> np.ndarray:
+async def _open(
+    party: Party, other: str, tag: str, mine: np.ndarray, ring: Ring = RING64
+) -> np.ndarray:
     """Send this party's masked share, receive the other's: the opened value (``+`` for
-    words, ``⊕`` for bits)."""
-    packed = np.packbits(mine) if mine.dtype == np.uint8 else mine
-    await party.send(other, tag, pack_array(packed))
-    theirs = unpack_array(
-        await party.recv(other, tag, MASKED), packed.dtype.type, packed.shape, other, tag
-    )
+    ring words, ``⊕`` for bits, ``uint8``)."""
     if mine.dtype == np.uint8:
+        packed = np.packbits(mine)
+        await party.send(other, tag, pack_array(packed))
+        theirs = unpack_array(
+            await party.recv(other, tag, MASKED), np.uint8, packed.shape, other, tag
+        )
         return mine ^ np.unpackbits(theirs)[: mine.size].reshape(mine.shape)
-    return mine + theirs
+    await party.send(other, tag, ring.pack(mine))
+    theirs = ring.unpack(await party.recv(other, tag, MASKED), mine.shape, other, tag)
+    return ring.reduce(mine + theirs)
 
 
 async def _and(
@@ -320,34 +349,29 @@ async def _and(
 
 
 async def multiply(
-    party: Party, x: np.ndarray, y: np.ndarray, pool: Pool, *, role: int, other: str, tag: str
-) -> np.ndarray:
+    party: Party, x: np.ndarray, y: np.ndarray, pool: Pool, *, role: int, other: str, tag: str,
+    ring: Ring = RING64,
+) -> np.ndarray:  # fmt: skip
     """Additive shares of ``x y``, element by element (Beaver, one round)."""
     a, b, c = pool.word_triple(x.size)
-    opened = await _open(party, other, tag, np.concatenate([x - a, y - b]))
+    opened = await _open(party, other, tag, ring.reduce(np.concatenate([x - a, y - b])), ring)
     d, e = opened[: x.size], opened[x.size :]
     z = c + d * b + e * a
-    return z + d * e if role == 0 else z
+    return ring.reduce(z + d * e if role == 0 else z)
 
 
-def _bits_of(words: np.ndarray) -> np.ndarray:
-    return ((words[..., None] >> np.arange(BITS, dtype=U64)) & U64(1)).astype(np.uint8)
-
-
-async def less_than_zero(
-    party: Party, x: np.ndarray, pool: Pool, *, role: int, other: str, tag: str
+async def carry_out(
+    party: Party, low: np.ndarray, pool: Pool, *, role: int, other: str, tag: str
 ) -> np.ndarray:
-    """Additive shares (uint64) of ``[x < 0]`` for each value of this party's shares ``x``
-    (the module docstring's sign by carry: eight rounds)."""
-    n = x.shape[0]
-    bits = _bits_of(np.asarray(x, dtype=U64))
-    low = bits[:, BITS - 2 :: -1]  # bits 62 .. 0, the most significant first
+    """XOR shares (``uint8``) of the carry out of ``x_0 + x_1`` for each row of ``low``: this
+    party's own bits of its summand, ``n x width``, the most significant first (the module
+    docstring's reduction of generate/propagate pairs; ``1 + ⌈log2 width⌉`` rounds)."""
     zero = np.zeros_like(low)
     # generate: x0_i ∧ x1_i, the two parties' own bits as XOR shares of (x0_i) and (x1_i)
     g = await _and(party, role, other, f"{tag}/gen", low if role == 0 else zero,
                    zero if role == 0 else low, pool)  # fmt: skip
     p = low  # propagate: x0_i ⊕ x1_i, XOR-shared as it is
-    for level, width in enumerate(_reduction_widths()):
+    for level, width in enumerate(_reduction_widths(low.shape[1])):
         hi_g, hi_p = g[:, 0 : 2 * width : 2], p[:, 0 : 2 * width : 2]
         lo_g, lo_p = g[:, 1 : 2 * width : 2], p[:, 1 : 2 * width : 2]
         both = await _and(party, role, other, f"{tag}/and{level}",
@@ -358,27 +382,63 @@ async def less_than_zero(
             new_g = np.concatenate([new_g, g[:, -1:]], axis=1)
             new_p = np.concatenate([new_p, p[:, -1:]], axis=1)
         g, p = new_g, new_p
-    sign = (bits[:, BITS - 1] ^ g[:, 0]).astype(U64)  # XOR shares of the sign bit
-    zeros = np.zeros(n, dtype=U64)
-    both_bits = await multiply(party, sign if role == 0 else zeros,
-                               zeros if role == 0 else sign, pool, role=role, other=other,
-                               tag=f"{tag}/b2a")  # fmt: skip
-    return sign - U64(2) * both_bits
+    return g[:, 0]
+
+
+async def _bit_to_ring(
+    party: Party, bit: np.ndarray, pool: Pool, *, role: int, other: str, tag: str, ring: Ring
+) -> np.ndarray:
+    """Additive shares in ``ring`` of an XOR-shared bit: ``m_0 + m_1 - 2 m_0 m_1``."""
+    mine = ring.array(bit.astype(np.int64))
+    zeros = ring.zeros(len(bit))
+    both = await multiply(party, mine if role == 0 else zeros, zeros if role == 0 else mine,
+                          pool, role=role, other=other, tag=tag, ring=ring)  # fmt: skip
+    return ring.reduce(mine - 2 * both)
+
+
+async def less_than_zero(
+    party: Party, x: np.ndarray, pool: Pool, *, role: int, other: str, tag: str,
+    ring: Ring = RING64,
+) -> np.ndarray:  # fmt: skip
+    """Additive shares of ``[x < 0]`` for each value of this party's shares ``x`` (the
+    module docstring's sign by carry: ``2 + ⌈log2 (K - 1)⌉`` rounds, eight for ``K = 64``)."""
+    bits = ring.bits_of(ring.array(x) if not ring.wide else x)
+    top = ring.bits - 1
+    carry = await carry_out(party, bits[:, top - 1 :: -1], pool, role=role, other=other, tag=tag)
+    sign = bits[:, top] ^ carry  # XOR shares of the sign bit
+    return await _bit_to_ring(party, sign, pool, role=role, other=other, tag=f"{tag}/b2a",
+                              ring=ring)  # fmt: skip
+
+
+async def lift(
+    party: Party, x: np.ndarray, width: int, pool: Pool, *, role: int, other: str, tag: str,
+    ring: Ring,
+) -> np.ndarray:  # fmt: skip
+    """Shares in ``ring`` of the integers whose shares mod ``2^width`` this party holds in
+    ``x`` (unsigned, ``width`` < the ring's bits): ``x_0 + x_1 - 2^width c`` with ``c`` the
+    carry out of the ``width``-bit sum (:func:`carry_out`), made additive in the ring."""
+    words = np.asarray(x, dtype=np.uint64)
+    bits = (words[:, None] >> np.arange(width - 1, -1, -1, dtype=np.uint64)) & np.uint64(1)
+    carry = await carry_out(party, bits.astype(np.uint8), pool, role=role, other=other, tag=tag)
+    c = await _bit_to_ring(party, carry, pool, role=role, other=other, tag=f"{tag}/b2a",
+                           ring=ring)  # fmt: skip
+    return ring.reduce(ring.array(words) - (c << width if ring.wide else c << np.uint64(width)))
 
 
 async def argmax(
     party: Party, keys: np.ndarray, pool: Pool, *, role: int, other: str, tag: str,
-    denominators: np.ndarray | None = None,
-) -> np.ndarray:  # fmt: skip
+    denominators: np.ndarray | None = None, ring: Ring = RING64, with_key: bool = False,
+) -> Any:  # fmt: skip
     """Additive shares of the index of the largest key of each row of ``keys`` (``rows x
     candidates``, this party's shares), the first on a tie; with ``denominators`` the keys
-    are the fractions ``keys / denominators``. Nothing is opened: :func:`open_winners`."""
+    are the fractions ``keys / denominators``; with ``with_key`` also the shares of the
+    largest key (``(index, key)``). Nothing is opened: :func:`open_winners`."""
     rows, count = keys.shape
-    key = np.asarray(keys, dtype=U64)
-    den = None if denominators is None else np.asarray(denominators, dtype=U64)
-    index = np.tile(np.arange(count, dtype=U64), (rows, 1))
+    key = ring.array(keys)
+    den = None if denominators is None else ring.array(denominators)
+    index = np.tile(ring.array(np.arange(count)), (rows, 1))
     if role == 1:
-        index = np.zeros_like(index)
+        index = ring.zeros(index.shape)
     for level, pairs in enumerate(tournament(count)):
         left, right = slice(0, 2 * pairs, 2), slice(1, 2 * pairs, 2)
         kl, kr = key[:, left].reshape(-1), key[:, right].reshape(-1)
@@ -388,50 +448,52 @@ async def argmax(
             dl, dr = den[:, left].reshape(-1), den[:, right].reshape(-1)
             prods = await multiply(
                 party, np.concatenate([kl, kr]), np.concatenate([dr, dl]), pool, role=role,
-                other=other, tag=f"{tag}/cross{level}",
+                other=other, tag=f"{tag}/cross{level}", ring=ring,
             )  # fmt: skip
             diff = prods[: kl.size] - prods[kl.size :]  # kl dr - kr dl
             deltas.append(dr - dl)
         else:
             diff = kl - kr
-        beta = await less_than_zero(party, diff, pool, role=role, other=other,
-                                    tag=f"{tag}/cmp{level}")  # fmt: skip
+        deltas = [ring.reduce(d) for d in deltas]
+        beta = await less_than_zero(party, ring.reduce(diff), pool, role=role, other=other,
+                                    tag=f"{tag}/cmp{level}", ring=ring)  # fmt: skip
         # the right one wins only when the left is strictly smaller: ties keep the earlier
         moved = np.split(
             await multiply(party, np.tile(beta, len(deltas)), np.concatenate(deltas), pool,
-                           role=role, other=other, tag=f"{tag}/sel{level}"),
+                           role=role, other=other, tag=f"{tag}/sel{level}", ring=ring),
             len(deltas),
         )  # fmt: skip
         arrays = [key, index, *([den] if den is not None else [])]
-        new = [(a[:, left].reshape(-1) + m).reshape(rows, pairs)
+        new = [ring.reduce(a[:, left].reshape(-1) + m).reshape(rows, pairs)
                for a, m in zip(arrays, moved, strict=True)]  # fmt: skip
         if key.shape[1] % 2:  # the odd one out goes on to the next round as it is
             new = [np.concatenate([c, a[:, -1:]], axis=1) for c, a in zip(new, arrays, strict=True)]
         key, index = new[0], new[1]
         den = new[2] if den is not None else None
-    return index[:, 0]
+    return (index[:, 0], key[:, 0]) if with_key else index[:, 0]
 
 
 async def open_winners(
-    party: Party, index: np.ndarray, *, other: str, tag: str, to: tuple[str, ...]
-) -> np.ndarray | None:
+    party: Party, index: np.ndarray, *, other: str, tag: str, to: tuple[str, ...],
+    ring: Ring = RING64,
+) -> np.ndarray | None:  # fmt: skip
     """Open the shared winners to the parties named in ``to`` (of ``p0`` and ``p1``): each
     sends its share to the other if the other is to learn them."""
     if other in to:
-        await party.send(other, f"{tag}/winners", pack_array(index))
+        await party.send(other, f"{tag}/winners", ring.pack(index))
     if party.name not in to:
         return None
-    theirs = unpack_array(
-        await party.recv(other, f"{tag}/winners", WINNERS), U64, index.shape, other, "winners"
+    theirs = ring.unpack(
+        await party.recv(other, f"{tag}/winners", WINNERS), index.shape, other, "winners"
     )
-    return (index + theirs).astype(np.int64)
+    return np.asarray(ring.signed(ring.reduce(index + theirs)), dtype=np.int64)
 
 
 async def secure_argmax(
     party: Party, keys: np.ndarray | None, *, shape: tuple[int, int], p0: str, p1: str,
     helper: str | None, method: str = "dealer", tag: str,
     denominators: np.ndarray | None = None, fractions: bool = False,
-    reveal_to: tuple[str, ...] | None = None,
+    reveal_to: tuple[str, ...] | None = None, ring: Ring = RING64,
 ) -> np.ndarray | None:  # fmt: skip
     """The whole argmax for any party: the triples from ``helper`` (``method`` ``"dealer"``
     or ``"sites"``: it deals) or by oblivious transfer (``"ot"``: no helper); ``p0`` and
@@ -442,18 +504,18 @@ async def secure_argmax(
     (int64) to those, None to the others."""
     rows, count = shape
     party.ledger.record("compare/shape", [rows, count], step=tag)
-    needs = argmax_needs(rows, count, fractions)
+    needs = argmax_needs(rows, count, fractions, ring)
     pool = await make_pool(party, helper=helper or "", method=method, p0=p0, p1=p1, tag=tag,
-                           needs=needs)  # fmt: skip
+                           needs=needs, ring=ring)  # fmt: skip
     if pool is None:
         return None
     if keys is None or keys.shape != shape or (fractions and denominators is None):
         raise ProtocolError(f"{party.name}: its shares of the keys do not have the shape {shape}")
     role, other = (0, p1) if party.name == p0 else (1, p0)
     index = await argmax(party, keys, pool, role=role, other=other, tag=tag,
-                         denominators=denominators if fractions else None)  # fmt: skip
+                         denominators=denominators if fractions else None, ring=ring)  # fmt: skip
     pool.finished()
-    winners = await open_winners(party, index, other=other, tag=tag,
+    winners = await open_winners(party, index, other=other, tag=tag, ring=ring,
                                  to=reveal_to if reveal_to is not None else (p0, p1))  # fmt: skip
     if winners is not None:
         party.ledger.record("compare/winners", winners.tolist(), step=tag)

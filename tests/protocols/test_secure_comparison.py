@@ -20,6 +20,7 @@ from mpc.runtime.codec import decode
 from mpc.runtime.local import InMemoryNetwork, run_in_memory
 from mpc.runtime.view import ViewRecorder
 from protocols.primitives import secure_comparison as sc
+from protocols.primitives.ring import Ring
 
 from ..conftest import run_mpc_json
 from ..views import canonical_view, differences, uniformity_failures
@@ -242,3 +243,94 @@ def test_mpc_run_secure_argmax_across_processes(
     assert "compare/winner-shares" not in kinds[second]
     assert all(k in ("public", "uniform") for p in kinds.values() for k in p.values())
     assert out["parties"][first]["ledger"][-1]["label"] == "compare/winners"
+
+
+# ----------------------------------------------------------------------------- wide rings
+
+
+def share_wide(values: Any, ring: Ring, rng: np.random.Generator) -> tuple[Any, Any]:
+    x = ring.array(np.asarray([int(v) for v in values], dtype=object))
+    top = ring.bits - 62
+    a = ring.array(np.asarray([int(rng.integers(0, 2**62)) << top ^ int(rng.integers(0, 2**62))
+                               for _ in values], dtype=object))  # fmt: skip
+    return a, ring.reduce(x - a)
+
+
+def run_pair(names: list[str], body: Any, needs: Any, ring: Ring) -> dict[str, Any]:
+    async def program(party: Any) -> Any:
+        pool = await sc.make_pool(party, helper="dealer", method="dealer", p0="p0", p1="p1",
+                                  tag="t", needs=needs, ring=ring)  # fmt: skip
+        if pool is None:
+            return None
+        role, other = (0, "p1") if party.name == "p0" else (1, "p0")
+        out = await body(party, pool, role, other)
+        pool.finished()
+        return out
+
+    results, _ = asyncio.run(run_in_memory(names, program, timeout=30))
+    return results
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.sampled_from([128, 192, 1024]), st.data())
+def test_wide_less_than_zero_and_argmax_are_exact(bits: int, data: Any) -> None:
+    ring = Ring(bits)
+    limit = 2 ** (bits - 2) - 1
+    values = data.draw(st.lists(st.one_of(st.integers(-limit, limit),
+                                          st.sampled_from([0, 1, -1, limit, -limit])),
+                                min_size=1, max_size=12))  # fmt: skip
+    s0, s1 = share_wide(values, ring, np.random.default_rng(len(values)))
+
+    async def ltz(party: Any, pool: Any, role: int, other: str) -> Any:
+        return await sc.less_than_zero(party, s0 if role == 0 else s1, pool, role=role,
+                                       other=other, tag="t", ring=ring)  # fmt: skip
+
+    out = run_pair(NAMES, ltz, sc.ltz_needs(len(values), ring), ring)
+    assert ring.signed(ring.reduce(out["p0"] + out["p1"])) == [int(v < 0) for v in values]
+    # fractions past 64 bits: n/d with d > 0, |n d'| within the ring
+    half = 2 ** ((bits - 4) // 2)
+    nums = data.draw(st.lists(st.integers(0, half), min_size=2, max_size=6))
+    dens = data.draw(st.lists(st.integers(1, half), min_size=len(nums), max_size=len(nums)))
+    n0, n1 = share_wide(nums, ring, np.random.default_rng(1))
+    d0, d1 = share_wide(dens, ring, np.random.default_rng(2))
+
+    async def amax(party: Any, pool: Any, role: int, other: str) -> Any:
+        k, d = (n0, d0) if role == 0 else (n1, d1)
+        index = await sc.argmax(party, k.reshape(1, -1), pool, role=role, other=other, tag="a",
+                                denominators=d.reshape(1, -1), ring=ring)  # fmt: skip
+        return await sc.open_winners(party, index, other=other, tag="a", to=("p0", "p1"),
+                                     ring=ring)  # fmt: skip
+
+    out = run_pair(NAMES, amax, sc.argmax_needs(1, len(nums), True, ring), ring)
+    values_f = [Fraction(a, b) for a, b in zip(nums, dens, strict=True)]
+    assert out["p0"].tolist() == [values_f.index(max(values_f))] == out["p1"].tolist()
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.sampled_from([16, 32]), st.sampled_from([64, 128]), st.data())
+def test_lift_turns_shares_mod_2_to_the_width_into_ring_shares(
+    width: int, bits: int, data: Any
+) -> None:
+    ring = Ring(bits)
+    values = data.draw(st.lists(st.integers(0, 2**width - 1), min_size=1, max_size=20))
+    rng = np.random.default_rng(len(values))
+    dtype = np.uint16 if width == 16 else np.uint32
+    x = np.asarray(values, dtype=dtype)
+    a = rng.integers(0, 2**width, size=x.shape).astype(dtype)
+    shares = (a, (x - a).astype(dtype))
+
+    async def body(party: Any, pool: Any, role: int, other: str) -> Any:
+        return await sc.lift(party, shares[role], width, pool, role=role, other=other, tag="l",
+                             ring=ring)  # fmt: skip
+
+    out = run_pair(NAMES, body, sc.lift_needs(len(values), width), ring)
+    assert ring.signed(ring.reduce(out["p0"] + out["p1"])) == values
+
+
+def test_ot_refuses_a_wide_ring_in_one_line() -> None:
+    async def program(party: Any) -> Any:
+        return await sc.make_pool(party, helper="", method="ot", p0="p0", p1="p1", tag="t",
+                                  needs=sc.Needs(1, 1), ring=Ring(128))  # fmt: skip
+
+    with pytest.raises(Exception, match="dealing helper"):
+        asyncio.run(run_in_memory(NAMES[:2], program, timeout=30))

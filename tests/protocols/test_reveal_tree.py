@@ -1,0 +1,255 @@
+"""PPID3 revealing only the tree (``protocols.ppid3.reveal_tree``, ``--reveal tree``): the tree
+equals plain ID3 with Gini for every helper and 2-5 sites; every ledger holds the tree's
+decisions only; two tables with the same tree but different counts look the same to every
+party; the Gini fractions on shares equal the plain scores."""
+
+from __future__ import annotations
+
+import asyncio
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from mpc.datasets import Partition, Table, load_dataset, partition, resolve_data_dir, weather
+from mpc.errors import ConfigError
+from mpc.learners.criteria import gini_score
+from mpc.learners.id3 import ID3Classifier
+from mpc.learners.tree import to_json
+from mpc.runtime.codec import decode
+from mpc.runtime.local import run_in_memory
+from mpc.runtime.transport import InMemoryNetwork
+from mpc.runtime.view import ViewRecorder, public
+from protocols.ppid3.fast_counts import Sites
+from protocols.ppid3.levels import DEALER, ppid3_levels, ring_dtype, serve_level_dealer
+from protocols.ppid3.ppid3 import assemble, check_tree_equal
+from protocols.ppid3.shared_scores import Duo, best_splits, gini_fractions, gini_needs, gini_ring
+from protocols.primitives.secure_comparison import argmax_needs, deal_pool
+
+from ..views import canonical_view, differences, uniformity_failures
+from .test_ppid3 import _views, tables
+
+REQUEST = public("test/request", "a request for triples")
+
+#: what a site's ledger may hold in this mode: the tree's decisions and public structure
+SITE_LABELS = {"ppid3/structure", "reveal/stops", "reveal/labels", "reveal/splits",
+               "fast-counts/helped", "fast-counts/done"}  # fmt: skip
+
+
+def run_reveal(
+    table: Table, part: Partition, *, helper: str = "dealer", max_depth: int | None = None,
+    mss: int | None = None, record: bool = False,
+) -> dict[str, Any]:  # fmt: skip
+    """``--reveal tree`` in memory; the plain Gini tree beside it; ``opened``: what every
+    party other than the first two sites could open by adding the two messages they send
+    it under one tag (:func:`_tap_openings`)."""
+    views = _views(table, part)
+    names = [v.name for v in views]
+    class_site = names[part.class_site]
+    parties = [*names, DEALER] if helper == "dealer" else names
+
+    async def program(p: Any) -> Any:
+        if record:
+            p.view = ViewRecorder()
+        if p.name == DEALER:
+            return await serve_level_dealer(p, names, dtype=ring_dtype(table.n_rows))
+        view = views[names.index(p.name)]
+        tree, _ = await ppid3_levels(
+            Sites(p, names).as_party(), view, class_site=class_site,
+            attribute_counts=[len(s) for s in part.sites], helper=helper, max_depth=max_depth,
+            min_samples_split=mss, reveal="tree",
+        )  # fmt: skip
+        return tree
+
+    network = InMemoryNetwork()
+    opened = _tap_openings(network, names[0], names[1])
+    results, by_name = asyncio.run(run_in_memory(parties, program, timeout=120, network=network))
+    results.pop(DEALER, None)
+    view = assemble(
+        {n: r.to_dict() for n, r in results.items()}, {n: i for i, n in enumerate(names)}
+    )
+    site_of = {a: i for i, s in enumerate(part.sites) for a in s}
+    plain = ID3Classifier(max_depth=max_depth, min_samples_split=mss, criterion="gini").fit(
+        table, attribute_order=list(part.attributes), sites=site_of
+    )
+    return {"view": view, "plain": to_json(plain.tree_), "parties": by_name, "names": names,
+            "opened": opened}  # fmt: skip
+
+
+def _tap_openings(network: InMemoryNetwork, p0: str, p1: str) -> dict[tuple[str, str], Any]:
+    """Every value a party other than ``p0`` and ``p1`` can open: for each (receiver, tag)
+    under which it receives an array from both, their sum as integers mod ``2^(64 limbs)``
+    (both hold additive shares in a ring of 64-bit limbs)."""
+    got: dict[tuple[str, str], dict[str, Any]] = {}
+    opened: dict[tuple[str, str], Any] = {}
+
+    def tap(sender: str, receiver: str, frames: list[bytes]) -> None:
+        env = decode(frames)
+        body = env.body
+        if sender not in (p0, p1) or receiver in (p0, p1) or not isinstance(body, dict):
+            return
+        if not isinstance(body.get("parts"), list) or len(body.get("shape", [])) != 2:
+            return
+        words = np.concatenate(body["parts"]).reshape(body["shape"])
+        ints = [sum(int(w) << (64 * i) for i, w in enumerate(row)) for row in words]
+        seen = got.setdefault((receiver, env.tag), {})
+        seen[sender] = ints
+        if len(seen) == 2:
+            bits = 64 * words.shape[1]
+            opened[(receiver, env.tag)] = [(a + b) % 2**bits for a, b in
+                                           zip(seen[p0], seen[p1], strict=True)]  # fmt: skip
+
+    network.taps.append(tap)
+    return opened
+
+
+def _assert_same_tree(out: dict[str, Any]) -> None:
+    assert check_tree_equal(out["view"], out["plain"], counts=False), (out["view"], out["plain"])
+
+
+def _assert_ledgers(out: dict[str, Any]) -> None:
+    """Every site's ledger holds the tree's decisions only, the same at every site; the
+    dealer's, requests."""
+    decisions = None
+    for name, party in out["parties"].items():
+        labels = set(party.ledger.labels())
+        if name == DEALER:
+            assert labels <= {"fast-counts/request", "fast-counts/done"}, labels
+            continue
+        assert labels <= SITE_LABELS, labels - SITE_LABELS
+        mine = [(e["label"], e["value"]) for e in party.ledger.to_list()
+                if e["label"].startswith("reveal/")]  # fmt: skip
+        assert decisions is None or mine == decisions, name
+        decisions = mine
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tables(), st.sampled_from([None, 1, 2]), st.sampled_from([None, 3]))
+def test_reveal_tree_equals_plain_gini_on_random_tables(
+    case: tuple[Table, Partition], max_depth: int | None, mss: int | None
+) -> None:
+    table, part = case
+    helper = "sites" if part.k >= 3 else "dealer"
+    out = run_reveal(table, part, helper=helper, max_depth=max_depth, mss=mss)
+    _assert_same_tree(out)
+    _assert_ledgers(out)
+
+
+@pytest.mark.parametrize(("k", "helper"), [(2, "dealer"), (3, "dealer"), (3, "sites"),
+                                           (4, "sites"), (5, "sites")])  # fmt: skip
+def test_reveal_tree_on_car_for_each_helper_and_2_to_5_sites(k: int, helper: str) -> None:
+    data_dir = resolve_data_dir(None)
+    if data_dir is None:
+        pytest.skip("no data directory (set MPC_DATA_DIR or put ../shared/datasets beside)")
+    t, _ = load_dataset("car", data_dir)
+    part = partition(t.attributes, k, "random:3", class_site=k - 1)
+    out = run_reveal(t, part, helper=helper, max_depth=3, mss=87)
+    _assert_same_tree(out)
+    _assert_ledgers(out)
+
+
+def test_reveal_tree_full_weather_tree_with_a_middle_class_site() -> None:
+    t = weather()
+    part = partition(t.attributes, 3, class_site=1)
+    out = run_reveal(t, part, helper="sites")
+    _assert_same_tree(out)
+    _assert_ledgers(out)
+
+
+def test_reveal_tree_refuses_helper_ot_in_one_line() -> None:
+    t = weather()
+    part = partition(t.attributes, 2)
+    with pytest.raises(ConfigError, match="dealing helper"):
+        run_reveal(t, part, helper="ot")
+
+
+def _same_tree_twin(seed: int) -> tuple[Table, Table, Partition]:
+    """Two random tables with different counts at the root but the same Gini tree."""
+    rng = np.random.default_rng(seed)
+    attrs = ["a0", "a1", "a2"]
+    for _ in range(500):
+        cols = [rng.choice(["u", "v", "w"], size=40).astype(object) for _ in attrs]
+        y = rng.choice(["no", "yes"], size=40).astype(object)
+        first = Table("twin", attrs, ["nominal"] * 3, cols, y, "class", "test")
+        y2 = y.copy()
+        flip = rng.integers(0, 40, size=3)
+        y2[flip] = np.where(y2[flip] == "yes", "no", "yes")
+        second = Table("twin", attrs, ["nominal"] * 3, [c.copy() for c in cols], y2, "class", "t")
+        part = partition(attrs, 3, class_site=2)
+        site_of = {a: i for i, s in enumerate(part.sites) for a in s}
+        learner = ID3Classifier(max_depth=2, criterion="gini")
+        trees = [to_json(learner.fit(tab, attribute_order=attrs, sites=site_of).tree_)
+                 for tab in (first, second)]  # fmt: skip
+        if check_tree_equal(trees[0], trees[1], counts=False) and (y2 != y).any():
+            return first, second, part
+    raise AssertionError("no twin found")
+
+
+@pytest.mark.parametrize("helper", ["dealer", "sites"])
+def test_two_tables_with_the_same_tree_look_the_same_to_every_party(helper: str) -> None:
+    """Different class counts everywhere, the same tree: every party's public and declared
+    messages, uniform skeletons and ledger are the same, and every uniform payload passes
+    the chi-square test (the view of a party is the tree, and nothing of the counts)."""
+    first, second, part = _same_tree_twin(5)
+    a = run_reveal(first, part, helper=helper, max_depth=2, record=True)
+    b = run_reveal(second, part, helper=helper, max_depth=2, record=True)
+    _assert_same_tree(a)
+    for name in a["parties"]:
+        ra, rb = a["parties"][name].report(), b["parties"][name].report()
+        assert differences(canonical_view(ra), canonical_view(rb)) == [], name
+        assert uniformity_failures(ra) == [] and uniformity_failures(rb) == [], name
+        assert a["parties"][name].ledger.to_list() == b["parties"][name].ledger.to_list()
+    # what a third party can open from p0's and p1's messages is the tree's decisions
+    assert a["opened"] and a["opened"] == b["opened"]
+    assert {tag.rsplit("/", 1)[1] for _, tag in a["opened"]} <= {"stops", "labels", "splits"}
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.lists(st.lists(st.integers(0, 300), min_size=2, max_size=2), min_size=1,
+                         max_size=4), min_size=2, max_size=5))  # fmt: skip
+def test_gini_fractions_on_shares_order_candidates_as_the_plain_scores(
+    candidates: list[list[list[int]]],
+) -> None:
+    """The argmax over the shared fractions picks the plain learner's first best score."""
+    widest = max(len(c) for c in candidates)
+    rows = max(sum(sum(r) for r in c) for c in candidates)
+    ring = gini_ring(rows, widest)
+    blocks = np.zeros((len(candidates), widest, 2), dtype=object)
+    for i, c in enumerate(candidates):
+        blocks[i, : len(c)] = c
+    rng = np.random.default_rng(0)
+    mask = ring.array(np.asarray([int(rng.integers(0, 2**62)) for _ in range(blocks.size)],
+                                 dtype=object)).reshape(blocks.shape)  # fmt: skip
+    shares = (mask, ring.reduce(ring.array(blocks) - mask))
+
+    class _Dealing:
+        def __init__(self, party: Any) -> None:
+            self.party = party
+
+        def of(self, a: str, b: str) -> str:
+            return "h"
+
+        async def ask(self, request: Any) -> None:
+            await self.party.send("h", "req", request)
+
+    async def program(party: Any) -> Any:
+        needs = gini_needs(len(candidates), widest, 2) + argmax_needs(1, len(candidates), True,
+                                                                      ring)  # fmt: skip
+        if party.name == "h":
+            await party.recv("s0", "req", REQUEST)
+            await deal_pool(party, "s0", "s1", "t", needs, ring)
+            return None
+        duo = Duo(Sites(party, ["s0", "s1"]).as_party(), _Dealing(party), ring)  # type: ignore[arg-type]
+        pool = await duo.pool("t", needs)
+        num, den = await gini_fractions(duo, shares[duo.role], pool, "g")
+        best = await best_splits(duo, num.reshape(1, -1), den.reshape(1, -1), pool, "b")
+        pool.finished()
+        return ring.signed(best)
+
+    results, _ = asyncio.run(run_in_memory(["s0", "s1", "h"], program, timeout=60))
+    got = ring.signed(ring.reduce(ring.array(results["s0"]) + ring.array(results["s1"])))[0]
+    scores: list[Fraction] = [gini_score(np.asarray(c)) for c in candidates]
+    assert got == scores.index(max(scores))
