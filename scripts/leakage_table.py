@@ -121,6 +121,16 @@ VARIANTS: dict[str, Variant] = {
         {**_PPID3, "partition": "outlook;temperature;humidity,windy", "counts": "fast",
          "helper": "sites"},
     ),
+    "ppid3-reveal-tree-dealer": Variant(
+        "PPID3 revealing only the tree (`--reveal tree`), `--helper dealer`", "ppid3",
+        {**_PPID3, "reveal": "tree", "helper": "dealer"},
+    ),
+    "ppid3-reveal-tree-sites": Variant(
+        "PPID3 revealing only the tree (`--reveal tree`), `--helper sites` (three sites)",
+        "ppid3",
+        {**_PPID3, "partition": "outlook;temperature;humidity,windy", "reveal": "tree",
+         "helper": "sites"},
+    ),
     "ppid3-classify": Variant(
         "PPID3's classification of new records with saved parts (`ppid3-classify`)",
         "ppid3-classify", {}, _ppid3_model,

@@ -153,7 +153,7 @@ class Ppid3Options(DataSource, ColumnKinds):
         metavar="ROWS,ATTRS,SEED",
         group="source",
         help="a generated table: ROWS rows of ATTRS nominal attributes of 2 to 8 values each, "
-        "labelled by a planted random tree of depth 4 (2 classes, 5% of the labels flipped); "
+        "labelled by a planted random tree of depth 4 (2 classes, 5%% of the labels flipped); "
         "SEED seeds that generator only (the table is public test data, no party's secret)",
     )
     sites: int | None = option(
@@ -291,6 +291,11 @@ class Ppid3Options(DataSource, ColumnKinds):
             return None
         helper = self.helper or default_helper(k)
         helper_of(helper).check(k)
+        if self.reveal == "tree" and helper == "ot":
+            raise ConfigError(
+                "--reveal tree compares on shares in rings wider than 64 bits, whose triples "
+                "a dealing helper makes: use --helper sites (3 or more sites) or --helper dealer"
+            )
         return helper
 
 

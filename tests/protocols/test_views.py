@@ -40,6 +40,8 @@ PPID3_CASES = {
     "fast-ot": ("fast", "ot", "outlook,temperature;humidity,windy"),
     "fast-dealer": ("fast", "dealer", "outlook,temperature;humidity,windy"),
     "fast-sites": ("fast", "sites", "outlook;temperature;humidity,windy"),
+    "tree-dealer": ("fast", "dealer", "outlook,temperature;humidity,windy"),
+    "tree-sites": ("fast", "sites", "outlook;temperature;humidity,windy"),
 }
 #: the sections of docs/leakage.md that list what the parties of each case receive
 PPID3_VARIANTS = {
@@ -47,6 +49,8 @@ PPID3_VARIANTS = {
     "fast-ot": "ppid3-fast-ot",
     "fast-dealer": "ppid3-fast-dealer",
     "fast-sites": "ppid3-fast-sites",
+    "tree-dealer": "ppid3-reveal-tree-dealer",
+    "tree-sites": "ppid3-reveal-tree-sites",
 }
 
 
@@ -71,6 +75,8 @@ def test_ppid3_views_do_not_change_when_records_a_site_cannot_tell_apart_swap(
         options: dict[str, Any] = {"counts": counts}
         if helper is not None:
             options["helper"] = helper
+        if case.startswith("tree"):
+            options["reveal"] = "tree"
         return run_system(
             "ppid3", csv=str(table), class_column="play", partition=partition, timeout=30,
             **options,

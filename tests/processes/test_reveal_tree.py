@@ -1,0 +1,53 @@
+"""``mpc run ppid3 --reveal tree`` across processes over TCP: the tree equals plain ID3 with
+Gini (MPyC's tree sizes at its stopping rule), every site's ledger holds the tree's
+decisions and record alignment only, and no count or gain is on any ledger."""
+
+from __future__ import annotations
+
+import pytest
+
+from ..conftest import run_mpc_json
+
+pytestmark = pytest.mark.processes
+
+#: the ledger labels of a site in this mode (record alignment's, the tree's decisions, and a
+#: helping site's requests)
+ALLOWED = {
+    "ppid3/structure", "reveal/stops", "reveal/labels", "reveal/splits", "fast-counts/helped",
+    "fast-counts/done", "record-alignment/sizes", "record-alignment/common",
+    "record-alignment/order", "psi-ca/set-sizes", "psi-ca/counts",
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("dataset", "nodes"), [("car", 25), ("house-votes-84", 25), ("tic-tac-toe", 64)]
+)
+def test_reveal_tree_equals_plain_gini_with_mpycs_stopping_rule(dataset: str, nodes: int) -> None:
+    code, doc = run_mpc_json(
+        "run", "ppid3", "--dataset", dataset, "--sites", "3", "--reveal", "tree", "--helper",
+        "sites", "--min-samples-split", "0.05", deadline=120,
+    )  # fmt: skip
+    assert code == 0, doc
+    result = doc["result"]
+    assert result["identical"] is True and result["reveal"] == "tree"
+    assert result["nodes"] == nodes  # MPyC's np_id3gini -e 0.05 grows the same tree
+    for name, report in doc["parties"].items():
+        labels = {e["label"] for e in report["ledger"]}
+        assert labels <= ALLOWED, (name, labels - ALLOWED)
+        assert {"reveal/stops", "reveal/splits", "reveal/labels"} <= labels
+
+
+def test_reveal_tree_with_a_dealer_and_two_sites_and_its_refusals() -> None:
+    code, doc = run_mpc_json(
+        "run", "ppid3", "--dataset", "weather", "--sites", "2", "--reveal", "tree", "--helper",
+        "dealer", deadline=60,
+    )  # fmt: skip
+    assert code == 0, doc
+    assert doc["result"]["identical"] is True
+    dealer = {e["label"] for e in doc["parties"]["dealer"]["ledger"]}
+    assert dealer <= {"fast-counts/request", "fast-counts/done"}
+    code, doc = run_mpc_json(
+        "run", "ppid3", "--dataset", "weather", "--sites", "2", "--reveal", "tree", "--helper",
+        "ot", deadline=60,
+    )  # fmt: skip
+    assert code != 0 and "dealing helper" in str(doc)
