@@ -74,9 +74,12 @@ from protocols.ppid3.shared_scores import (
     decision_needs,
     gini_fractions,
     gini_ring,
-    lift_and_score_needs,
+    gini_terms,
     node_decisions,
+    score_needs,
+    split_needs,
 )
+from protocols.primitives.ring import RING64, Ring
 
 __all__ = ["SEED", "SHARE", "grow_tree"]
 
@@ -196,7 +199,7 @@ class _Tree:
             onehot = np.zeros((self.p, n), dtype=self.dtype)
             onehot[view.y, np.arange(n)] = 1
             self.shares[0] = onehot
-            counts = self.duo.ring.array(np.bincount(view.y, minlength=self.p))
+            counts = RING64.array(np.bincount(view.y, minlength=self.p))
         root_counts = await self._deal_in(class_site, counts, self.p, f"{tag}/root")
         if self.duo.active:
             assert root_counts is not None
@@ -208,9 +211,9 @@ class _Tree:
     async def _deal_in(
         self, owner: str, values: np.ndarray | None, n: int, tag: str
     ) -> np.ndarray | None:
-        """``owner``'s values (ring elements) as shares of ``p0`` and ``p1``: a fresh seed's
+        """``owner``'s values (``Z_{2^64}``) as shares of ``p0`` and ``p1``: a fresh seed's
         expansion to one, the rest to the other."""
-        duo, party, ring = self.duo, self.party, self.duo.ring
+        duo, party, ring = self.duo, self.party, RING64
         if party.name == owner:
             assert values is not None
             seed = secrets.token_bytes(32)
@@ -252,9 +255,11 @@ class _Tree:
                                       x.shape, s, "shares")  # fmt: skip
         return total
 
-    async def _open(self, values: np.ndarray | None, n: int, tag: str, receipt: Any) -> list[int]:
-        """Open ``n`` shared values of ``p0`` and ``p1`` to every site."""
-        duo, party, ring = self.duo, self.party, self.duo.ring
+    async def _open(
+        self, values: np.ndarray | None, n: int, tag: str, receipt: Any, ring: Ring = RING64
+    ) -> list[int]:
+        """Open ``n`` shared values of ``p0`` and ``p1`` (in ``ring``) to every site."""
+        duo, party = self.duo, self.party
         if n == 0:
             return []
         if duo.active:
@@ -271,7 +276,7 @@ class _Tree:
     async def decide(self, level: list[LevelNode], t: str) -> list[LevelNode]:
         """Stop bits and labels on shares; open the stop bits of the nodes the public rules
         do not stop, and the labels of the leaves. Returns the interior nodes."""
-        duo, ring = self.duo, self.duo.ring
+        duo, ring = self.duo, RING64
         public_stop = [
             (self.max_depth is not None and node.depth >= self.max_depth) or sum(node.left) == 0
             for node in level
@@ -284,7 +289,8 @@ class _Tree:
                 self.labels[node.parent] if node.parent is not None else ring.zeros(1)
                 for node in level
             ])  # fmt: skip
-            pool = await duo.pool(f"{t}/dec", decision_needs(m, self.p, ring, self.mss is not None))
+            needs = decision_needs(m, self.p, self.mss is not None)
+            pool = await duo.pool(f"{t}/dec", needs, RING64)
             stop, label = await node_decisions(duo, counts, parent, self.mss, pool, f"{t}/dec")
             pool.finished()
             for i, node in enumerate(level):
@@ -358,29 +364,36 @@ class _Tree:
         widest = max(self.domains[s][j] for c in cands for s, j in c)
         if duo.active:
             assert folded is not None
-            needs = lift_and_score_needs(len(local), self.width, count, widest, p, len(inner),
-                                         per_node, ring)  # fmt: skip
-            pool = await duo.pool(f"{t}/score", needs)
-            lifted = await duo.lift(folded, self.width, pool, f"{t}/lift")
-            blocks = ring.zeros((count, widest, p))
+            small = await duo.pool(f"{t}/score", score_needs(len(local), self.width, count,
+                                                             widest, p), RING64)  # fmt: skip
+            lengths = [self.domains[s][j] for c in cands for s, j in c]
+            wide = await duo.pool(f"{t}/split", split_needs(lengths, len(inner), per_node, ring))
+            lifted = await duo.lift(folded, self.width, small, f"{t}/lift", RING64)
+            blocks = RING64.zeros((count, widest, p))
             at = 0
             flat = [(s, j) for c in cands for s, j in c]
             for c, (s, j) in enumerate(flat):
                 size = self.domains[s][j]
                 blocks[c, :size] = lifted[at : at + size * p].reshape(size, p)
                 at += size * p
-            num, den = await gini_fractions(duo, blocks, pool, f"{t}/gini")
+            s_v, y_v = await gini_terms(duo, blocks, small, f"{t}/gini")
+            small.finished()
+            real = np.arange(widest)[None, :] < np.asarray(lengths)[:, None]
+            up = await duo.lift(np.concatenate([s_v[real], y_v[real]]), 64, wide, f"{t}/up")
+            half = int(real.sum())
+            num, den = await gini_fractions(duo, up[:half], up[half:], lengths, wide,
+                                            f"{t}/sum")  # fmt: skip
             keys, dens = duo.const(-1, (len(inner), per_node)), duo.const(1, (len(inner), per_node))
             c = 0
             for i, cs in enumerate(cands):
                 keys[i, : len(cs)] = num[c : c + len(cs)]
                 dens[i, : len(cs)] = den[c : c + len(cs)]
                 c += len(cs)
-            best = await best_splits(duo, keys, dens, pool, f"{t}/best")
-            pool.finished()
-            winners = await self._open(best, len(inner), f"{t}/splits", SPLIT_SHARE)
+            best = await best_splits(duo, keys, dens, wide, f"{t}/best")
+            wide.finished()
+            winners = await self._open(best, len(inner), f"{t}/splits", SPLIT_SHARE, ring)
         else:
-            winners = await self._open(None, len(inner), f"{t}/splits", SPLIT_SHARE)
+            winners = await self._open(None, len(inner), f"{t}/splits", SPLIT_SHARE, ring)
         if any(not 0 <= w < len(cs) for w, cs in zip(winners, cands, strict=True)):
             raise ProtocolError(f"the splits opened to {winners}")
         chosen = [cs[w] for w, cs in zip(winners, cands, strict=True)]

@@ -6,14 +6,19 @@ the plain learner decides from the counts — and open only the decision.
 * :func:`node_decisions`: per node, shares of ``[stop]`` (one class left, which includes no
   rows, or fewer than ``min_samples_split``) and of the leaf label (the first largest class
   count, or the parent's label when the node is empty: the plain learner's rule);
-* :func:`gini_fractions`: per candidate attribute, shares of the numerator and denominator
-  of ``Σ_v S_v / (8 n_v + 1)`` (:func:`mpc.learners.criteria.gini_score`, the plain
-  learner's ``gini``), as MPyC's ``GI``: ``S_v = Σ_c n_vc²`` by one round of products, the
-  sum of fractions by a tree of ``(a d + c b) / (b d)``, ``⌈log2 |V|⌉`` rounds;
+* :func:`gini_terms` and :func:`gini_fractions`: per candidate attribute, shares of the
+  numerator and denominator of ``Σ_v S_v / (8 n_v + 1)``
+  (:func:`mpc.learners.criteria.gini_score`, the plain learner's ``gini``), as MPyC's
+  ``GI``: ``S_v = Σ_c n_vc²`` by one round of products in ``Z_{2^64}``, the terms lifted to
+  the wide ring, the sum of fractions by a tree of ``(a d + c b) / (b d)``, ``⌈log2 |V|⌉``
+  rounds;
 * the split is :func:`protocols.primitives.secure_comparison.argmax` over the candidates'
   fractions, cross-multiplied, ties to the first candidate (the plain learner's order);
-* :func:`gini_ring`: the ring wide enough for every value these compute (a public bound
-  from the number of rows and the largest domain), so that nothing wraps.
+* :func:`gini_ring`: the ring wide enough for the fractions (a public bound from the number
+  of rows and the largest domain), so that nothing wraps. Everything per count (the lift of
+  the folded counts, the squares, the stopping tests) is in ``Z_{2^64}``, whose uint64
+  arithmetic numpy does at once; only the ``2 |V|`` terms of each candidate and its fraction
+  go to the wide ring, whose Python integers cost per element.
 
 What ``p0`` and ``p1`` receive here: triples from the dealing party (uniform seeds and
 corrections) and each other's masked values (uniform): ``compare/dealt``,
@@ -29,7 +34,7 @@ import numpy as np
 from mpc.learners.criteria import GINI_ALPHA
 from mpc.runtime.party import Party
 from protocols.ppid3.level_dealing import Dealing
-from protocols.primitives.ring import Ring, ring_for_bits
+from protocols.primitives.ring import RING64, Ring, ring_for_bits
 from protocols.primitives.secure_comparison import (
     Needs,
     Pool,
@@ -41,10 +46,19 @@ from protocols.primitives.secure_comparison import (
     ltz_needs,
     multiply,
     receive_pool,
-    tournament,
 )
 
-__all__ = ["Duo", "gini_fractions", "gini_needs", "gini_ring", "node_decisions"]
+__all__ = [
+    "Duo",
+    "decision_needs",
+    "gini_fractions",
+    "gini_needs",
+    "gini_ring",
+    "gini_terms",
+    "node_decisions",
+    "score_needs",
+    "split_needs",
+]
 
 
 def gini_ring(rows: int, values: int) -> Ring:
@@ -76,33 +90,44 @@ class Duo:
         self.other = self.p1 if self.role == 0 else self.p0
 
     def const(self, value: int, shape: int | tuple[int, ...]) -> np.ndarray:
-        """Shares of a public constant: ``p0`` holds it, ``p1`` zero."""
+        """Shares of a public constant in the wide ring: ``p0`` holds it, ``p1`` zero."""
         return self.ring.constant(value if self.role == 0 else 0, shape)
 
-    async def pool(self, tag: str, needs: Needs) -> Pool:
-        """The batch's triples: ``p0`` asks the dealing party, both receive."""
+    def const64(self, value: int, shape: int | tuple[int, ...]) -> np.ndarray:
+        """The same in ``Z_{2^64}``."""
+        return RING64.constant(value if self.role == 0 else 0, shape)
+
+    async def pool(self, tag: str, needs: Needs, ring: Ring | None = None) -> Pool:
+        """The batch's triples (over ``ring``, by default the wide one): ``p0`` asks the
+        dealing party, both receive."""
+        ring = ring or self.ring
         if self.role == 0:
             await self.dealing.ask({"kind": "triples", "peer": self.p1, "tag": tag,
-                                    "shape": [self.ring.bits], "and": needs.bits,
+                                    "shape": [ring.bits], "and": needs.bits,
                                     "words": needs.words})  # fmt: skip
         helper = self.dealing.of(self.p0, self.p1)
-        return await receive_pool(self.party, helper, tag, self.role, needs, self.ring)
+        return await receive_pool(self.party, helper, tag, self.role, needs, ring)
 
-    async def mul(self, x: np.ndarray, y: np.ndarray, pool: Pool, tag: str) -> np.ndarray:
+    async def mul(
+        self, x: np.ndarray, y: np.ndarray, pool: Pool, tag: str, ring: Ring | None = None
+    ) -> np.ndarray:
         shape = x.shape
         out = await multiply(self.party, x.reshape(-1), y.reshape(-1), pool, role=self.role,
-                             other=self.other, tag=tag, ring=self.ring)  # fmt: skip
+                             other=self.other, tag=tag, ring=ring or self.ring)  # fmt: skip
         return out.reshape(shape)
 
-    async def lift(self, x: np.ndarray, width: int, pool: Pool, tag: str) -> np.ndarray:
+    async def lift(
+        self, x: np.ndarray, width: int, pool: Pool, tag: str, ring: Ring | None = None
+    ) -> np.ndarray:
         return await lift(self.party, x, width, pool, role=self.role, other=self.other, tag=tag,
-                          ring=self.ring)  # fmt: skip
+                          ring=ring or self.ring)  # fmt: skip
 
 
-def decision_needs(nodes: int, p: int, ring: Ring, small: bool) -> Needs:
-    """The triples of :func:`node_decisions` on ``nodes`` nodes of ``p`` classes."""
+def decision_needs(nodes: int, p: int, small: bool) -> Needs:
+    """The triples (over ``Z_{2^64}``) of :func:`node_decisions` on ``nodes`` nodes of ``p``
+    classes."""
     tests = nodes * (3 if small else 2)
-    return argmax_needs(nodes, p, False, ring) + ltz_needs(tests, ring) + Needs(words=2 * nodes)
+    return argmax_needs(nodes, p, False) + ltz_needs(tests) + Needs(words=2 * nodes)
 
 
 async def node_decisions(
@@ -114,72 +139,108 @@ async def node_decisions(
     largest class count is the node's size (one class, or no rows) or the size is below
     ``min_samples_split``; the label is the first largest class, the parent's when the node
     has no rows."""
-    ring, role = duo.ring, duo.role
+    ring, role = RING64, duo.role
     m = counts.shape[0]
     index, top = await argmax(duo.party, counts, pool, role=role, other=duo.other,
                               tag=f"{tag}/class", ring=ring, with_key=True)  # fmt: skip
-    size = ring.reduce(counts.sum(axis=1))
-    tests = [size - top - duo.const(1, m), size - duo.const(1, m)]
+    size = counts.sum(axis=1, dtype=np.uint64)
+    one = duo.const64(1, m)
+    tests = [size - top - one, size - one]
     if min_samples_split is not None:
-        tests.append(size - duo.const(min_samples_split, m))
+        tests.append(size - duo.const64(min_samples_split, m))
     below = await less_than_zero(duo.party, ring.reduce(np.concatenate(tests)), pool, role=role,
                                  other=duo.other, tag=f"{tag}/tests", ring=ring)  # fmt: skip
     one_class, empty = below[:m], below[m : 2 * m]
     small = below[2 * m :] if min_samples_split is not None else ring.zeros(m)
     both = await duo.mul(np.concatenate([one_class, empty]),
                          np.concatenate([small, ring.reduce(parent_label - index)]), pool,
-                         f"{tag}/or")  # fmt: skip
+                         f"{tag}/or", ring)  # fmt: skip
     stop = ring.reduce(one_class + small - both[:m])
     label = ring.reduce(index + both[m:])
     return stop, label
 
 
-def gini_needs(candidates: int, values: int, p: int) -> Needs:
-    """The word triples of :func:`gini_fractions`."""
-    words = candidates * values * p
-    for pairs in tournament(values):
-        words += 3 * candidates * pairs
-    return Needs(words=words)
+def _pairing(lengths: list[int]) -> list[tuple[list[int], list[int], list[int], list[int]]]:
+    """The rounds of the sums of fractions over candidates of ``lengths`` terms each, laid
+    end to end: per round the positions of the left and right terms of each pair, the
+    positions carried over (a candidate's odd last term), and the new lengths."""
+    rounds = []
+    while max(lengths, default=1) > 1:
+        left, right, carried, order = [], [], [], []
+        at = 0
+        new = []
+        for n in lengths:
+            pairs = n // 2
+            left += [at + 2 * i for i in range(pairs)]
+            right += [at + 2 * i + 1 for i in range(pairs)]
+            order += [-(len(left) - pairs + i) - 1 for i in range(pairs)]  # the i-th pair
+            if n % 2:
+                carried.append(at + n - 1)
+                order.append(at + n - 1)
+            new.append(pairs + n % 2)
+            at += n
+        rounds.append((left, right, order, new))
+        lengths = new
+    return rounds
+
+
+def gini_needs(lengths: list[int]) -> Needs:
+    """The wide ring's word triples of :func:`gini_fractions` over candidates of ``lengths``
+    terms."""
+    return Needs(words=sum(3 * len(left) for left, _, _, _ in _pairing(lengths)))
+
+
+async def gini_terms(
+    duo: Duo, counts: np.ndarray, pool: Pool, tag: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """Shares in ``Z_{2^64}`` of each candidate's ``S_v = Σ_c n_vc²`` and ``8 n_v + 1`` from
+    the shares of its counts (``candidates x values x p``, ``Z_{2^64}``; a shorter domain
+    padded with zero rows, which add ``0 / 1``). Counts below ``2^32`` keep both exact."""
+    c, v, _ = counts.shape
+    squares = await duo.mul(counts, counts, pool, f"{tag}/sq", RING64)
+    num = squares.sum(axis=2, dtype=np.uint64)
+    den = np.uint64(GINI_ALPHA) * counts.sum(axis=2, dtype=np.uint64) + duo.const64(1, (c, v))
+    return num, den
 
 
 async def gini_fractions(
-    duo: Duo, counts: np.ndarray, pool: Pool, tag: str
+    duo: Duo, num: np.ndarray, den: np.ndarray, lengths: list[int], pool: Pool, tag: str
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Shares of the numerator and denominator of each candidate's Gini score from the
-    shares of its counts (``candidates x values x p``, a shorter domain padded with zero
-    rows, which add ``0 / 1``)."""
+    """Shares (wide ring) of the numerator and denominator of each candidate's Gini score,
+    ``Σ_v num_v / den_v``, from the shares (wide ring) of its terms, the candidates' terms
+    laid end to end (``lengths[c]`` each): a tree of ``(a d + c b) / (b d)``, all
+    candidates' pairs of a round in one product."""
     ring = duo.ring
-    c, v, _ = counts.shape
-    squares = await duo.mul(counts, counts, pool, f"{tag}/sq")
-    num = ring.reduce(squares.sum(axis=2))
-    den = ring.reduce(GINI_ALPHA * counts.sum(axis=2) + duo.const(1, (c, v)))
-    level = 0
-    while num.shape[1] > 1:
-        pairs = num.shape[1] // 2
-        a, b = num[:, 0 : 2 * pairs : 2], den[:, 0 : 2 * pairs : 2]
-        x, d = num[:, 1 : 2 * pairs : 2], den[:, 1 : 2 * pairs : 2]
+    for level, (left, right, order, _) in enumerate(_pairing(lengths)):
+        a, b, x, d = num[left], den[left], num[right], den[right]
         prods = await duo.mul(np.concatenate([a, x, b]), np.concatenate([d, b, d]), pool,
                               f"{tag}/sum{level}")  # fmt: skip
-        new_num = ring.reduce(prods[:c] + prods[c : 2 * c])
-        new_den = prods[2 * c :]
-        if num.shape[1] % 2:
-            new_num = np.concatenate([new_num, num[:, -1:]], axis=1)
-            new_den = np.concatenate([new_den, den[:, -1:]], axis=1)
+        n = len(left)
+        pair_num = ring.reduce(prods[:n] + prods[n : 2 * n])
+        pair_den = prods[2 * n :]
+        pick = np.asarray(order, dtype=np.int64)
+        from_pair = pick < 0
+        new_num, new_den = ring.zeros(len(pick)), ring.zeros(len(pick))
+        new_num[from_pair], new_den[from_pair] = pair_num[-pick[from_pair] - 1], pair_den[
+            -pick[from_pair] - 1]  # fmt: skip
+        new_num[~from_pair], new_den[~from_pair] = num[pick[~from_pair]], den[pick[~from_pair]]
         num, den = new_num, new_den
-        level += 1
-    return num[:, 0], den[:, 0]
+    return num, den
 
 
-def lift_and_score_needs(
-    values: int, width: int, candidates: int, max_values: int, p: int, nodes: int,
-    per_node: int, ring: Ring,
-) -> Needs:  # fmt: skip
-    """The triples of a level's lift of ``values`` shares of ``width`` bits, the Gini
-    fractions of ``candidates`` candidates and the argmax over ``per_node`` of them for each
-    of ``nodes`` nodes."""
+def score_needs(values: int, width: int, candidates: int, max_values: int, p: int) -> Needs:
+    """The ``Z_{2^64}`` triples of a level: the lift of ``values`` shares of ``width`` bits
+    and the squares of the counts."""
+    return lift_needs(values, width) + Needs(words=candidates * max_values * p)
+
+
+def split_needs(lengths: list[int], nodes: int, per_node: int, ring: Ring) -> Needs:
+    """The wide ring's triples of a level: the lift of the Gini terms of candidates of
+    ``lengths`` values, the sums of fractions and the argmax over ``per_node`` candidates of
+    each of ``nodes`` nodes."""
     return (
-        lift_needs(values, width)
-        + gini_needs(candidates, max_values, p)
+        lift_needs(2 * sum(lengths), 64)
+        + gini_needs(lengths)
         + argmax_needs(nodes, per_node, True, ring)
     )
 

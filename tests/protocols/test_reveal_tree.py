@@ -26,8 +26,17 @@ from mpc.runtime.view import ViewRecorder, public
 from protocols.ppid3.fast_counts import Sites
 from protocols.ppid3.levels import DEALER, ppid3_levels, ring_dtype, serve_level_dealer
 from protocols.ppid3.ppid3 import assemble, check_tree_equal
-from protocols.ppid3.shared_scores import Duo, best_splits, gini_fractions, gini_needs, gini_ring
-from protocols.primitives.secure_comparison import argmax_needs, deal_pool
+from protocols.ppid3.shared_scores import (
+    Duo,
+    best_splits,
+    gini_fractions,
+    gini_ring,
+    gini_terms,
+    score_needs,
+    split_needs,
+)
+from protocols.primitives.ring import RING64
+from protocols.primitives.secure_comparison import deal_pool
 
 from ..views import canonical_view, differences, uniformity_failures
 from .test_ppid3 import _views, tables
@@ -217,13 +226,15 @@ def test_gini_fractions_on_shares_order_candidates_as_the_plain_scores(
     widest = max(len(c) for c in candidates)
     rows = max(sum(sum(r) for r in c) for c in candidates)
     ring = gini_ring(rows, widest)
-    blocks = np.zeros((len(candidates), widest, 2), dtype=object)
+    blocks = np.zeros((len(candidates), widest, 2), dtype=np.uint64)
     for i, c in enumerate(candidates):
         blocks[i, : len(c)] = c
-    rng = np.random.default_rng(0)
-    mask = ring.array(np.asarray([int(rng.integers(0, 2**62)) for _ in range(blocks.size)],
-                                 dtype=object)).reshape(blocks.shape)  # fmt: skip
-    shares = (mask, ring.reduce(ring.array(blocks) - mask))
+    mask = np.random.default_rng(0).integers(0, 2**64, size=blocks.shape, dtype=np.uint64)
+    shares = (mask, blocks - mask)
+    c = len(candidates)
+    small = score_needs(0, 16, c, widest, 2)
+    lengths = [len(x) for x in candidates]
+    wide = split_needs(lengths, 1, c, ring)
 
     class _Dealing:
         def __init__(self, party: Any) -> None:
@@ -233,20 +244,25 @@ def test_gini_fractions_on_shares_order_candidates_as_the_plain_scores(
             return "h"
 
         async def ask(self, request: Any) -> None:
-            await self.party.send("h", "req", request)
+            await self.party.send("h", request["tag"], request)
 
     async def program(party: Any) -> Any:
-        needs = gini_needs(len(candidates), widest, 2) + argmax_needs(1, len(candidates), True,
-                                                                      ring)  # fmt: skip
         if party.name == "h":
-            await party.recv("s0", "req", REQUEST)
-            await deal_pool(party, "s0", "s1", "t", needs, ring)
+            for tag, needs, r in (("s", small, RING64), ("w", wide, ring)):
+                await party.recv("s0", tag, REQUEST)
+                await deal_pool(party, "s0", "s1", tag, needs, r)
             return None
         duo = Duo(Sites(party, ["s0", "s1"]).as_party(), _Dealing(party), ring)  # type: ignore[arg-type]
-        pool = await duo.pool("t", needs)
-        num, den = await gini_fractions(duo, shares[duo.role], pool, "g")
-        best = await best_splits(duo, num.reshape(1, -1), den.reshape(1, -1), pool, "b")
-        pool.finished()
+        pool64 = await duo.pool("s", small, RING64)
+        poolk = await duo.pool("w", wide)
+        s_v, y_v = await gini_terms(duo, shares[duo.role], pool64, "g")
+        real = np.arange(widest)[None, :] < np.asarray(lengths)[:, None]
+        up = await duo.lift(np.concatenate([s_v[real], y_v[real]]), 64, poolk, "u")
+        half = int(real.sum())
+        num, den = await gini_fractions(duo, up[:half], up[half:], lengths, poolk, "f")
+        best = await best_splits(duo, num.reshape(1, -1), den.reshape(1, -1), poolk, "b")
+        pool64.finished()
+        poolk.finished()
         return ring.signed(best)
 
     results, _ = asyncio.run(run_in_memory(["s0", "s1", "h"], program, timeout=60))
