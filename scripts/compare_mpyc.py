@@ -1,0 +1,217 @@
+#!/usr/bin/env python3
+"""PPID3 revealing only the tree side by side with MPyC's ``np_id3gini`` demo: the same tables,
+the same stopping rule, the same trust and the same leakage (three parties, an honest
+majority, only the tree opened), the same trees, and the time of each.
+
+MPyC's demo and its tables are in ``../shared/peers/mpyc`` (``--peers``); it runs in a Python
+of its own that has ``mpyc`` (``--mpyc-python``, e.g. a venv made with ``pip install mpyc numpy
+gmpy2``). For each case both run ``--runs`` times, one after the other:
+
+* MPyC: ``python np_id3gini.py -M3 -i I -e E --no-pretty-tree`` (three local processes);
+* ours: ``mpc run ppid3 --csv <the same file> --sites 3 --reveal tree --helper sites
+  --min-samples-split floor(E n) + 1`` (MPyC stops at ``size <= int(E n)``; ``E = 0``: no
+  rule, the full tree), three site processes over TCP with CurveZMQ.
+
+Times are each command's whole wall time (interpreter start, key generation, process start,
+handshake, record alignment, training, shutdown); ours also gives the protocol's own wall
+time (``protocol s``, from the start of the parties to the end of the run). The trees are
+compared node by node: MPyC's raw tree (attribute index, subtrees in sorted value order,
+leaves as sorted class indices) against ours in the same form.
+
+    python scripts/compare_mpyc.py --mpyc-python /path/to/venv/bin/python    # 3 runs, results/mpyc
+    python scripts/compare_mpyc.py --mpyc-python ... --quick                 # car, 1 run, scratch
+
+It writes ``mpyc.json`` and ``mpyc.md`` (the table of docs/ppid3.md) into ``--out`` (default
+``results/mpyc``; ``--quick`` writes to a scratch folder unless ``--out`` says where, so that
+a smoke run never replaces the committed results).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import contextlib
+import csv
+import json
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+PEERS = ROOT.parent / "shared" / "peers" / "mpyc"
+
+#: (name on the page, MPyC's file, MPyC's -i, E)
+CASES = [
+    ("car", "car", 2, 0.05),
+    ("kr-vs-kp", "KRKPA7", 4, 0.05),
+    ("tic-tac-toe", "tic-tac-toe", 5, 0.05),
+    ("house-votes-84", "house-votes-84", 6, 0.05),
+    ("car (full tree)", "car", 2, 0.0),
+]
+QUICK = CASES[:1]
+
+
+def read_csv(path: Path) -> tuple[list[str], list[list[str]]]:
+    with path.open(newline="") as f:
+        rows = list(csv.reader(f))
+    return rows[0], rows[1:]
+
+
+def class_index(header: list[str]) -> int:
+    """MPyC's rule: the first column if its name starts with 'class', else the last."""
+    return 0 if header[0].lower().startswith("class") else len(header) - 1
+
+
+def as_raw(tree: dict[str, Any], header: list[str], rows: list[list[str]], c: int) -> Any:
+    """Our JSON tree in MPyC's raw form: ``(attribute index, [subtrees in sorted value
+    order])``, a leaf as the index of its class among the sorted classes."""
+    classes = sorted({r[c] for r in rows})
+    if "children" not in tree:
+        return classes.index(tree["class"])
+    a = header.index(tree["attribute"])
+    values = sorted({r[a] for r in rows})
+    return (a, [as_raw(tree["children"][v], header, rows, c) for v in values])
+
+
+def timed(cmd: list[str], cwd: Path, deadline: float) -> tuple[float, str]:
+    started = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=deadline,
+                          stdin=subprocess.DEVNULL)  # fmt: skip
+    elapsed = time.perf_counter() - started
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
+    return elapsed, proc.stdout
+
+
+def run_mpyc(python: str, peers: Path, index: int, eps: float) -> tuple[float, Any]:
+    seconds, out = timed([python, "np_id3gini.py", "-M3", "-i", str(index), "-e", str(eps),
+                          "--no-pretty-tree"], peers, 900)  # fmt: skip
+    m = re.search(r"Decision tree of depth \d+ and size \d+: (.*)$", out, re.S)
+    if m is None:
+        raise SystemExit(f"MPyC printed no tree:\n{out[-2000:]}")
+    return seconds, ast.literal_eval(m.group(1).strip())
+
+
+def run_ours(path: Path, header: list[str], rows: list[list[str]], eps: float) -> dict[str, Any]:
+    c = class_index(header)
+    cmd = [sys.executable, "-m", "mpc", "run", "ppid3", "--csv", str(path), "--class", header[c],
+           "--sites", "3", "--reveal", "tree", "--helper", "sites", "--json"]  # fmt: skip
+    if eps > 0:
+        cmd += ["--min-samples-split", str(int(eps * len(rows)) + 1)]
+    seconds, out = timed(cmd, ROOT, 900)
+    doc = json.loads(out)
+    result = doc["result"]
+    sent = {n: p["metrics"].get("bytes_sent") for n, p in doc["parties"].items()}
+    return {"seconds": seconds, "protocol_s": doc["wall_s"], "identical": result["identical"],
+            "nodes": result["nodes"], "raw": as_raw(result["tree"], header, rows, c),
+            "sent": sent}  # fmt: skip
+
+
+def size(raw: Any) -> int:
+    return 1 if isinstance(raw, int) else 1 + sum(size(t) for t in raw[1])
+
+
+def spread(xs: list[float]) -> dict[str, float]:
+    return {"median": round(statistics.median(xs), 3), "min": round(min(xs), 3),
+            "max": round(max(xs), 3)}  # fmt: skip
+
+
+def machine() -> dict[str, Any]:
+    cpu = ""
+    with contextlib.suppress(OSError):
+        names = [line.split(":", 1)[1].strip()
+                 for line in Path("/proc/cpuinfo").read_text().splitlines()
+                 if line.startswith("model name")]  # fmt: skip
+        cpu = names[0] if names else ""
+    return {"cpu": cpu or platform.processor(), "cores": os.cpu_count(),
+            "python": platform.python_version(), "load_before": list(os.getloadavg())}  # fmt: skip
+
+
+def compare(cases: list[tuple[str, str, int, float]], runs: int, python: str,
+            peers: Path) -> dict[str, Any]:  # fmt: skip
+    report: dict[str, Any] = {"date": time.strftime("%Y-%m-%d"), "machine": machine(),
+                              "runs": runs, "cases": []}  # fmt: skip
+    for name, file, index, eps in cases:
+        path = peers / "data" / "id3" / f"{file}.csv"
+        header, rows = read_csv(path)
+        mpyc_s, ours_s, protocol_s = [], [], []
+        mpyc_tree = ours = None
+        for r in range(runs):
+            print(f"[compare] {name}: run {r + 1}/{runs}", file=sys.stderr, flush=True)
+            seconds, mpyc_tree = run_mpyc(python, peers, index, eps)
+            mpyc_s.append(seconds)
+            ours = run_ours(path, header, rows, eps)
+            ours_s.append(ours["seconds"])
+            protocol_s.append(ours["protocol_s"])
+        assert ours is not None
+        report["cases"].append({
+            "case": name, "file": f"{file}.csv", "rows": len(rows), "epsilon": eps,
+            "min_samples_split": int(eps * len(rows)) + 1 if eps > 0 else None,
+            "nodes": {"ours": ours["nodes"], "mpyc": size(mpyc_tree)},
+            "same_tree": ours["raw"] == mpyc_tree, "identical_to_plain": ours["identical"],
+            "mpyc_s": spread(mpyc_s), "ours_s": spread(ours_s), "protocol_s": spread(protocol_s),
+            "speedup": round(statistics.median(mpyc_s) / statistics.median(ours_s), 2),
+            "bytes_sent": ours["sent"],
+        })  # fmt: skip
+    return report
+
+
+def markdown(report: dict[str, Any]) -> str:
+    m = report["machine"]
+    lines = [
+        f"Measured {report['date']} on {m['cores']} cores ({m['cpu']}), Python {m['python']}, "
+        f"load {m['load_before'][0]:.2f} before the runs; median of {report['runs']} runs "
+        "(min-max), each command's whole wall time.",
+        "",
+        "| table | rows | rule | nodes (ours / MPyC) | same tree | MPyC s | ours s | ours: "
+        "protocol s | speed-up |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for c in report["cases"]:
+        rule = f"min_samples_split {c['min_samples_split']}" if c["epsilon"] else "full tree"
+
+        def s(k: str, c: dict[str, Any] = c) -> str:
+            return f"{c[k]['median']:.2f} ({c[k]['min']:.2f}-{c[k]['max']:.2f})"
+
+        lines.append(
+            f"| {c['case']} | {c['rows']:,} | {rule} | {c['nodes']['ours']} / "
+            f"{c['nodes']['mpyc']} | {'yes' if c['same_tree'] else 'NO'} | {s('mpyc_s')} | "
+            f"{s('ours_s')} | {s('protocol_s')} | {c['speedup']:.1f}x |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument(
+        "--mpyc-python", required=True, metavar="PYTHON",
+        help="a Python that can import mpyc (MPyC runs in its own environment)",
+    )  # fmt: skip
+    p.add_argument("--peers", type=Path, default=PEERS, help="MPyC's demo folder")
+    p.add_argument("--runs", type=int, default=3, help="runs of each side per case (3)")
+    p.add_argument("--quick", action="store_true", help="car only, one run, a scratch folder")
+    p.add_argument("--out", type=Path, default=None, help="where the results go")
+    args = p.parse_args(argv)
+    if not (args.peers / "np_id3gini.py").is_file():
+        p.error(f"no np_id3gini.py in {args.peers} (--peers)")
+    cases, runs = (QUICK, 1) if args.quick else (CASES, args.runs)
+    out = args.out or (Path(tempfile.mkdtemp(prefix="mpyc-")) if args.quick
+                       else ROOT / "results" / "mpyc")  # fmt: skip
+    report = compare(cases, runs, args.mpyc_python, args.peers)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "mpyc.json").write_text(json.dumps(report, indent=1) + "\n")
+    (out / "mpyc.md").write_text(markdown(report))
+    print(markdown(report))
+    print(f"written to {out}", file=sys.stderr)
+    return 0 if all(c["same_tree"] for c in report["cases"]) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
