@@ -84,8 +84,9 @@ def as_raw(
         return classes.index(tree["class"])
     a = header.index(tree["attribute"])
     values = sorted({r[a] for r in rows})
-    return (a, [as_raw(tree["children"][v], header, rows, c,
-                       None if counts is None else counts["children"][v]) for v in values])  # fmt: skip
+    below = [None if counts is None else counts["children"][v] for v in values]
+    return (a, [as_raw(tree["children"][v], header, rows, c, below[i])
+                for i, v in enumerate(values)])  # fmt: skip
 
 
 def same(ours: Any, theirs: Any) -> bool:
