@@ -316,7 +316,7 @@ async def _train_run(
         out["train_accuracy"] = leaf_accuracy(tree, table.n_rows)
     if me.test is not None:
         out.update(await _classify_test(site, me, tree, edges, class_site, class_column))
-    await _save_part(site, me, tree, edges, own, class_site, class_column, out)
+    await _save_part(site, me, tree, edges, own, class_site, class_column, out, params.reveal)
     log.info(
         "%s: trained on %d aligned records in %.2f s: %d nodes, depth %d, %d of them mine%s%s",
         party.name,
@@ -394,6 +394,7 @@ async def _save_part(
     class_site: str,
     class_column: str | None,
     out: dict[str, Any],
+    reveal: str = "counts",
 ) -> None:
     """Bind the parts of the tree (:func:`_bind_parts`) and, with ``me.model_out``, write this
     site's part."""
@@ -406,6 +407,7 @@ async def _save_part(
         "columns": _columns_doc(own.table, edges),
         "tree": tree.to_dict(),
         "depth": tree_depth(tree.structure),
+        "reveal": reveal,
     }
     model_id, parts, opening = await _bind_parts(site, body)
     if me.model_out is not None:
@@ -472,6 +474,12 @@ async def _classify_run(
     """Algorithm 8 on new, unlabelled records with this site's saved model part."""
     model = _read_part(site, me, class_site)
     body = model.body
+    if body.get("reveal") == "tree":
+        raise ConfigError(
+            f"{site.name}: this model was trained with --reveal tree, whose parts hold no "
+            "count; classifying with it needs classification without a path (the leaf chosen "
+            "on shares), which is not built yet"
+        )
     await site.broadcast("ppid3/model", [model.model_id, model.parts])
     for peer in site.peers:
         got = await site.recv(peer, "ppid3/model", MODEL_CHECK)

@@ -4,9 +4,13 @@ decisions and record alignment only, and no count or gain is on any ledger."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from ..conftest import run_mpc_json
+from ..conftest import ROOT, run_mpc, run_mpc_json
+
+WEATHER = ROOT / "mpc" / "datasets" / "data" / "weather.csv"
 
 pytestmark = pytest.mark.processes
 
@@ -46,8 +50,31 @@ def test_reveal_tree_with_a_dealer_and_two_sites_and_its_refusals() -> None:
     assert doc["result"]["identical"] is True
     dealer = {e["label"] for e in doc["parties"]["dealer"]["ledger"]}
     assert dealer <= {"fast-counts/request", "fast-counts/done"}
-    code, doc = run_mpc_json(
+    code, _, err = run_mpc(
         "run", "ppid3", "--dataset", "weather", "--sites", "2", "--reveal", "tree", "--helper",
         "ot", deadline=60,
     )  # fmt: skip
-    assert code != 0 and "dealing helper" in str(doc)
+    assert code == 2 and "dealing helper" in err and "Traceback" not in err
+
+
+def test_reveal_tree_parts_are_saved_and_refused_for_classification_until_it_hides_the_path(
+    tmp_path: Path,
+) -> None:
+    """Classification that opens a path (Algorithm 8) would tell the sites which branches a
+    record took, more than this mode reveals: a held-out split is refused before anything
+    starts, and saved parts of this mode are refused by ppid3-classify in one line."""
+    code, _, err = run_mpc("run", "ppid3", "--dataset", "weather", "--reveal", "tree",
+                           "--test-split", "0.3", deadline=60)  # fmt: skip
+    assert code == 2 and "classifies no records yet" in err and "Traceback" not in err
+    models = tmp_path / "models"
+    code, doc = run_mpc_json(
+        "run", "ppid3", "--dataset", "weather", "--sites", "3", "--reveal", "tree",
+        "--model-out", str(models), deadline=60,
+    )  # fmt: skip
+    assert code == 0, doc
+    assert sorted(p.name for p in models.iterdir()) == [f"site{i}.model.json" for i in (1, 2, 3)]
+    code, doc = run_mpc_json(
+        "run", "ppid3-classify", "--model", str(models), "--csv", str(WEATHER),
+        deadline=60,
+    )  # fmt: skip
+    assert code != 0 and "trained with --reveal tree" in str(doc)
