@@ -30,10 +30,11 @@ A level, at every site:
    ``Z_{2^32}``) go to the first two sites, ``p0`` and ``p1``, re-randomised: a site other
    than those draws a fresh seed (OS generator), sends it to ``p0`` and its shares less the
    seed's expansion to ``p1``; each receives a uniform message. ``p0`` and ``p1`` lift the
-   sums to ``Z_{2^K}`` (:func:`protocols.primitives.secure_comparison.lift`), ``K`` from
-   :func:`protocols.ppid3.shared_scores.gini_ring`.
+   sums to ``Z_{2^64}`` (:func:`protocols.primitives.secure_comparison.lift`).
 4. **Decisions on shares** (``p0`` and ``p1``, triples dealt by the party that deals their
-   products: :mod:`protocols.ppid3.shared_scores`): Gini fractions of every candidate, the
+   products: :mod:`protocols.ppid3.shared_scores`): each candidate's Gini terms in
+   ``Z_{2^64}``, lifted to ``Z_{2^K}`` (``K`` from
+   :func:`protocols.ppid3.shared_scores.gini_ring`) for its fraction; the
    argmax over each node's candidates (the first best in site and column order, the plain
    learner's tie rule), opened to every site; the children's class counts are the winning
    candidate's rows, still shared; their stop bits and labels at the next level.
