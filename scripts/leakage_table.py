@@ -48,10 +48,11 @@ class Variant:
     prepare: Callable[[Path], dict[str, Any]] | None = field(default=None, compare=False)
 
 
-def _ppid3_model(folder: Path) -> dict[str, Any]:
+def _ppid3_model(folder: Path, **options: Any) -> dict[str, Any]:
     run = run_system(
         "ppid3", csv=str(WEATHER), class_column="play",
-        partition="outlook,temperature;humidity,windy", model_out=str(folder / "model"),
+        partition=options.pop("partition", "outlook,temperature;humidity,windy"),
+        model_out=str(folder / "model"), **options,
     )  # fmt: skip
     if not run.ok:
         raise SystemExit(f"training for ppid3-classify failed: {run.error}")
@@ -130,6 +131,13 @@ VARIANTS: dict[str, Variant] = {
         "ppid3",
         {**_PPID3, "partition": "outlook;temperature;humidity,windy", "reveal": "tree",
          "helper": "sites"},
+    ),
+    "ppid3-reveal-tree-classify": Variant(
+        "PPID3's classification without a path of new records with parts trained with "
+        "`--reveal tree` (three sites)",
+        "ppid3-classify", {},
+        lambda folder: _ppid3_model(folder, reveal="tree", helper="sites",
+                                    partition="outlook;temperature;humidity,windy"),
     ),
     "ppid3-classify": Variant(
         "PPID3's classification of new records with saved parts (`ppid3-classify`)",

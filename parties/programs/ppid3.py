@@ -51,6 +51,7 @@ from protocols.ppid3.fast_counts import Sites
 from protocols.ppid3.helpers import HELPERS
 from protocols.ppid3.level_dealing import DEALER
 from protocols.ppid3.levels import REVEAL, ppid3_levels, ring_dtype
+from protocols.ppid3.oblivious_classify import classify_obliviously
 from protocols.ppid3.ppid3 import DistributedTree, ppid3
 from protocols.primitives.record_alignment import align_records
 
@@ -306,8 +307,9 @@ async def _train_run(
         )
         cost = {}
     train_s = time.perf_counter() - started
+    report = {k: v for k, v in tree.to_dict().items() if k != "label_shares"}  # stay private
     out: dict[str, Any] = {
-        "tree": tree.to_dict(),
+        "tree": report,
         "train_s": round(train_s, 3),
         "columns": _columns_doc(own.table, edges),
         "rows": table.n_rows,
@@ -315,7 +317,9 @@ async def _train_run(
     if is_class and params.reveal != "tree":  # from the leaves' class counts
         out["train_accuracy"] = leaf_accuracy(tree, table.n_rows)
     if me.test is not None:
-        out.update(await _classify_test(site, me, tree, edges, class_site, class_column))
+        out.update(
+            await _classify_test(site, me, tree, edges, class_site, class_column, params.reveal)
+        )
     await _save_part(site, me, tree, edges, own, class_site, class_column, out, params.reveal)
     log.info(
         "%s: trained on %d aligned records in %.2f s: %d nodes, depth %d, %d of them mine%s%s",
@@ -355,6 +359,7 @@ async def _classify_test(
     edges: dict[str, list[float]],
     class_site: str,
     class_column: str | None,
+    reveal: str = "counts",
 ) -> dict[str, Any]:
     """Algorithm 8 on the held-out records (``me.test``): the class site's test accuracy and
     predictions."""
@@ -368,15 +373,20 @@ async def _classify_test(
         a: [str(v) for v in c] for a, c in zip(ttable.attributes, ttable.columns, strict=True)
     }
     ttids = list(range(ttable.n_rows))
-    pred = await classify_instances(
-        site,
-        tree,
-        tcols,
-        ttids,
-        class_site=class_site,
-        depth=tree_depth(tree.structure),
-        tag="classify/test",
-    )
+    if reveal == "tree":  # no path opened: the leaf is chosen on shares
+        got = await classify_obliviously(site, tree, tcols, len(ttids), class_site=class_site,
+                                         deliver_to=class_site, tag="classify/test")  # fmt: skip
+        pred = None if got is None else dict(enumerate(got))
+    else:
+        pred = await classify_instances(
+            site,
+            tree,
+            tcols,
+            ttids,
+            class_site=class_site,
+            depth=tree_depth(tree.structure),
+            tag="classify/test",
+        )
     if pred is None:
         return {}
     return {
@@ -474,12 +484,6 @@ async def _classify_run(
     """Algorithm 8 on new, unlabelled records with this site's saved model part."""
     model = _read_part(site, me, class_site)
     body = model.body
-    if body.get("reveal") == "tree":
-        raise ConfigError(
-            f"{site.name}: this model was trained with --reveal tree, whose parts hold no "
-            "count; classifying with it needs classification without a path (the leaf chosen "
-            "on shares), which is not built yet"
-        )
     await site.broadcast("ppid3/model", [model.model_id, model.parts])
     for peer in site.peers:
         got = await site.recv(peer, "ppid3/model", MODEL_CHECK)
@@ -507,20 +511,28 @@ async def _classify_run(
     }
     tids = list(range(table.n_rows))
     started = time.perf_counter()
-    pred = await classify_instances(
-        site, tree, cols, tids, class_site=class_site, depth=int(body["depth"]), tag="classify"
-    )
     deliver_to = params.deliver_to or class_site
     if deliver_to not in site.parties:
         raise ConfigError(f"deliver_to {deliver_to!r} is not one of the sites {site.parties}")
-    if site.name == class_site and deliver_to != class_site:
+    oblivious = body.get("reveal") == "tree"
+    if oblivious:  # no path opened: the leaf is chosen on shares, the class opened to one
+        got = await classify_obliviously(site, tree, cols, len(tids), class_site=class_site,
+                                         deliver_to=deliver_to, tag="classify")  # fmt: skip
+        pred = None if got is None else dict(enumerate(got))
+    else:
+        pred = await classify_instances(
+            site, tree, cols, tids, class_site=class_site, depth=int(body["depth"]),
+            tag="classify",
+        )  # fmt: skip
+    if not oblivious and site.name == class_site and deliver_to != class_site:
         assert pred is not None
         await site.send(deliver_to, "ppid3/predictions", [pred[t] for t in tids])
     log.info(
-        "%s: classified %d records with model %s (Algorithm 8)",
+        "%s: classified %d records with model %s (%s)",
         site.name,
         len(tids),
         model.model_id[:12],
+        "no path opened" if oblivious else "Algorithm 8",
     )
     out: dict[str, Any] = {
         "classified": len(tids),

@@ -380,20 +380,8 @@ class Ppid3(System):
         class_site = class_site_index(o.class_site, k)
         if deploy and not o.split_demo:
             return self._public_plan(o, k, class_site)
-        if o.reveal == "tree" and (o.test_split is not None or o.test is not None):
-            raise ConfigError(
-                "--reveal tree classifies no records yet: classifying without opening a path "
-                "(the leaf chosen on shares) is not built; drop --test-split/--test"
-            )
         train, test = self._tables(o)
-        notes = [kinds_warning(train)]
-        if o.reveal == "tree" and test is not None:
-            notes.append(
-                f"--reveal tree: {train.name}'s {test.n_rows} test rows are not classified "
-                "(classifying without opening a path is not built yet)"
-            )
-            test = None
-        warning = "\n".join(n for n in notes if n)
+        warning = kinds_warning(train)
         discretizer = Discretizer.fit(train, o.bins) if "continuous" in train.kinds else None
         binned = discretizer.transform(train) if discretizer else train
         if k > len(train.attributes):

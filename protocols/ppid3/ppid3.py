@@ -104,6 +104,11 @@ class DistributedTree:
     node_counts: dict[int, dict[str, int]] = field(default_factory=dict)
     #: public: one record per node in depth-first order
     structure: list[dict[str, Any]] = field(default_factory=list)
+    #: ``--reveal tree``: the class names in the order of the opened labels (class site)
+    classes: list[str] = field(default_factory=list)
+    #: ``--reveal tree``: this site's share (``Z_2^64``) of each interior node's majority
+    #: class, by node number (the first two sites; for records with an unseen value)
+    label_shares: dict[int, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -113,7 +118,10 @@ class DistributedTree:
             "leaves": self.leaves,
             "node_counts": {str(k): v for k, v in self.node_counts.items()},
             "structure": self.structure,
-        }
+            **({"classes": self.classes} if self.classes else {}),
+            **({"label_shares": {str(k): v for k, v in self.label_shares.items()}}
+               if self.label_shares else {}),
+        }  # fmt: skip
 
     @classmethod
     def from_dict(cls, doc: dict[str, Any]) -> DistributedTree:
@@ -127,6 +135,8 @@ class DistributedTree:
                 leaves=dict(doc["leaves"]),
                 node_counts={int(k): dict(v) for k, v in doc["node_counts"].items()},
                 structure=list(doc["structure"]),
+                classes=[str(c) for c in doc.get("classes", [])],
+                label_shares={int(k): int(v) for k, v in doc.get("label_shares", {}).items()},
             )
         except (KeyError, TypeError, ValueError, IndexError) as exc:
             raise ProtocolError(f"a malformed tree part: {type(exc).__name__}: {exc}") from None

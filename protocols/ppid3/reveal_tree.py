@@ -127,6 +127,17 @@ async def grow_tree(
         frontier = await grower.split(inner, t)
     await dealing.close()
     tree = await finish(party, grower.nodes, view, class_site, tag)
+    if view.classes is not None:
+        tree.classes = list(view.classes)
+    if grower.duo.active:  # each interior node's majority class stays shared
+        order: list[int] = []
+        stack = [0]
+        while stack:
+            k = stack.pop()
+            order.append(k)
+            stack += reversed(grower.nodes[k].children)
+        tree.label_shares = {number: int(grower.labels[k][0]) for number, k in enumerate(order)
+                             if not grower.nodes[k].leaf}  # fmt: skip
     return tree, grower.cost
 
 

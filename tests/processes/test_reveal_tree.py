@@ -57,15 +57,22 @@ def test_reveal_tree_with_a_dealer_and_two_sites_and_its_refusals() -> None:
     assert code == 2 and "dealing helper" in err and "Traceback" not in err
 
 
-def test_reveal_tree_parts_are_saved_and_refused_for_classification_until_it_hides_the_path(
+def test_reveal_tree_classifies_held_out_and_new_records_without_opening_a_path(
     tmp_path: Path,
 ) -> None:
-    """Classification that opens a path (Algorithm 8) would tell the sites which branches a
-    record took, more than this mode reveals: a held-out split is refused before anything
-    starts, and saved parts of this mode are refused by ppid3-classify in one line."""
-    code, _, err = run_mpc("run", "ppid3", "--dataset", "weather", "--reveal", "tree",
-                           "--test-split", "0.3", deadline=60)  # fmt: skip
-    assert code == 2 and "classifies no records yet" in err and "Traceback" not in err
+    """Held-out records and new records with saved parts are classified as plain Gini ID3
+    does; only the party the predictions go to has them on its ledger, and no site's ledger
+    holds a record's node or path (Algorithm 8's ``classify/instances``)."""
+    code, doc = run_mpc_json(
+        "run", "ppid3", "--dataset", "car", "--sites", "3", "--reveal", "tree", "--helper",
+        "sites", "--test-split", "0.3", deadline=120,
+    )  # fmt: skip
+    assert code == 0, doc
+    assert doc["result"]["accuracy"]["test_predictions_equal_plain"] is True
+    for name, report in doc["parties"].items():
+        labels = {e["label"] for e in report["ledger"]}
+        assert "classify/instances" not in labels
+        assert ("classify/predictions" in labels) == (name == "site3"), name
     models = tmp_path / "models"
     code, doc = run_mpc_json(
         "run", "ppid3", "--dataset", "weather", "--sites", "3", "--reveal", "tree",
@@ -75,6 +82,12 @@ def test_reveal_tree_parts_are_saved_and_refused_for_classification_until_it_hid
     assert sorted(p.name for p in models.iterdir()) == [f"site{i}.model.json" for i in (1, 2, 3)]
     code, doc = run_mpc_json(
         "run", "ppid3-classify", "--model", str(models), "--csv", str(WEATHER),
+        "--predictions-out", str(tmp_path / "predictions.csv"), "--deliver-to", "site1",
         deadline=60,
     )  # fmt: skip
-    assert code != 0 and "trained with --reveal tree" in str(doc)
+    assert code == 0, doc
+    assert doc["result"]["equal_to_plain_tree"] is True
+    for name, report in doc["parties"].items():
+        labels = {e["label"] for e in report["ledger"]}
+        assert "classify/instances" not in labels
+        assert ("classify/predictions" in labels) == (name == "site1"), name

@@ -18,13 +18,14 @@ from mpc.datasets import Partition, Table, load_dataset, partition, resolve_data
 from mpc.errors import ConfigError
 from mpc.learners.criteria import gini_score
 from mpc.learners.id3 import ID3Classifier
-from mpc.learners.tree import to_json
+from mpc.learners.tree import Split, to_json
 from mpc.runtime.codec import decode
 from mpc.runtime.local import run_in_memory
 from mpc.runtime.transport import InMemoryNetwork
 from mpc.runtime.view import ViewRecorder, public
 from protocols.ppid3.fast_counts import Sites
 from protocols.ppid3.levels import DEALER, ppid3_levels, ring_dtype, serve_level_dealer
+from protocols.ppid3.oblivious_classify import classify_obliviously
 from protocols.ppid3.ppid3 import assemble, check_tree_equal
 from protocols.ppid3.shared_scores import (
     Duo,
@@ -269,3 +270,104 @@ def test_gini_fractions_on_shares_order_candidates_as_the_plain_scores(
     got = ring.signed(ring.reduce(ring.array(results["s0"]) + ring.array(results["s1"])))[0]
     scores: list[Fraction] = [gini_score(np.asarray(c)) for c in candidates]
     assert got == scores.index(max(scores))
+
+
+# ----------------------------------------------------------------------------- classification
+
+
+def run_classify(
+    table: Table, part: Partition, new: Table, *, helper: str = "sites",
+    max_depth: int | None = None, record: bool = False,
+) -> dict[str, Any]:  # fmt: skip
+    """Train with ``--reveal tree`` in memory, then classify the rows of ``new`` without a
+    path, delivered to the last site."""
+    views = _views(table, part)
+    new_views = _views(new, part)
+    names = [v.name for v in views]
+    class_site = names[part.class_site]
+    deliver_to = names[-1]
+
+    async def program(p: Any) -> Any:
+        if p.name == DEALER:
+            return await serve_level_dealer(p, names, dtype=ring_dtype(table.n_rows))
+        i = names.index(p.name)
+        site = Sites(p, names).as_party()
+        tree, _ = await ppid3_levels(
+            site, views[i], class_site=class_site, attribute_counts=[len(s) for s in part.sites],
+            helper=helper, max_depth=max_depth, reveal="tree",
+        )  # fmt: skip
+        if record:
+            p.view = ViewRecorder()
+        v = new_views[i]
+        cols = {a: [v.domains[j][c] for c in v.codes[:, j]] for j, a in enumerate(v.attributes)}
+        return await classify_obliviously(site, tree, cols, new.n_rows, class_site=class_site,
+                                          deliver_to=deliver_to)  # fmt: skip
+
+    parties = [*names, DEALER] if helper == "dealer" else names
+    results, by_name = asyncio.run(run_in_memory(parties, program, timeout=120))
+    site_of = {a: i for i, s in enumerate(part.sites) for a in s}
+    plain = ID3Classifier(max_depth=max_depth, criterion="gini").fit(
+        table, attribute_order=list(part.attributes), sites=site_of
+    )
+    others = [results[n] for n in names if n != deliver_to]
+    return {"predictions": results[deliver_to], "plain": [str(v) for v in plain.predict(new)],
+            "others": others, "parties": by_name}  # fmt: skip
+
+
+def _with_unseen(table: Table, rng: np.random.Generator) -> Table:
+    """``table``'s rows in another order, a third of their values replaced by values never
+    seen in training (such a record stops at the node that tests it)."""
+    cols = []
+    for col in table.columns:
+        c = np.asarray(col, dtype=object)[rng.permutation(table.n_rows)]
+        c[rng.random(len(c)) < 0.3] = "never-seen"
+        cols.append(c)
+    return Table("new", table.attributes, table.kinds, cols, table.target, table.class_name, "t")
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tables(), st.sampled_from([None, 2]))
+def test_classification_without_a_path_equals_plain_prediction(
+    case: tuple[Table, Partition], max_depth: int | None
+) -> None:
+    table, part = case
+    new = _with_unseen(table, np.random.default_rng(table.n_rows))
+    out = run_classify(table, part, new, helper="sites" if part.k >= 3 else "dealer",
+                       max_depth=max_depth)  # fmt: skip
+    assert out["predictions"] == out["plain"]
+    assert all(o is None for o in out["others"])  # only the asking party learns them
+
+
+def test_classifying_two_records_with_the_same_prediction_looks_the_same_to_every_site() -> None:
+    """Two different records (different paths) with the same predicted class: every site's
+    view of their classification is the same, and only the asking site's ledger has the
+    predictions."""
+    t = weather()
+    part = partition(t.attributes, 3, class_site=2)
+    plain = ID3Classifier(criterion="gini").fit(
+        t, attribute_order=list(part.attributes),
+        sites={a: i for i, s in enumerate(part.sites) for a in s},
+    )  # fmt: skip
+    pred = [str(v) for v in plain.predict(t)]
+    first = next(i for i in range(t.n_rows) if pred[i] == "yes")
+    second = next(i for i in range(t.n_rows) if pred[i] == "yes"
+                  and _path(plain.tree_, t, i) != _path(plain.tree_, t, first))  # fmt: skip
+    views = []
+    for i in (first, second):
+        out = run_classify(t, part, t.subset([i]), record=True)
+        assert out["predictions"] == ["yes"]
+        views.append({n: p.report() for n, p in out["parties"].items()})
+    for name in views[0]:
+        assert differences(canonical_view(views[0][name]), canonical_view(views[1][name])) == []
+        assert uniformity_failures(views[0][name]) == []
+
+
+def _path(tree: Any, table: Table, i: int) -> list[str]:
+    """The branches record ``i`` takes in a plain tree."""
+    out = []
+    node = tree
+    while isinstance(node, Split):
+        value = str(table.column(node.attribute)[i])
+        out.append(f"{node.attribute}={value}")
+        node = node.children[value]
+    return out

@@ -560,6 +560,7 @@ def test_ppid3_views_over_many_random_swaps_on_real_tables(
         "secure-argmax",
         "secure-argmax-sites",
         "secure-argmax-ot",
+        "ppid3-reveal-tree-classify",
     ],
 )
 def test_the_other_configurations_receive_only_what_the_page_lists(

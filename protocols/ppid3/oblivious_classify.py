@@ -1,0 +1,212 @@
+"""Classification without a path, for trees learnt with ``--reveal tree``
+(:mod:`protocols.ppid3.reveal_tree`): no party learns which branches a record takes; only
+the predicted class is opened, to the party that asks for it.
+
+Algorithm 8 of the paper (:mod:`protocols.ppid3.classify_instance`) hands each record from
+site to site down its path: every site learns which records reach its nodes (Theorem 2).
+Here every node of the public tree is a *terminal* (a leaf; or an interior node, where a
+record stops when its value there was never seen in training, as plain prediction does),
+and each record selects exactly one terminal:
+
+1. **Local tests** (each site, no message): for every record ``r`` and terminal ``τ``, the
+   product ``b_s[r, τ]`` of this site's tests on the path to ``τ``: ``[value = branch]`` at
+   each of its nodes above ``τ``, and ``[value unseen]`` when ``τ`` is one of its interior
+   nodes (1 where it owns no node of the path).
+2. **Shares**: every site deals its bits to the first two sites, ``p0`` and ``p1``, as
+   additive shares in ``Z_{2^64}`` (a fresh seed to one, the rest to the other).
+3. **Selection** (``p0`` and ``p1``, Beaver products, triples dealt by the third site with
+   three or more sites, made by oblivious transfer with two): the indicator ``Π_s b_s[r,
+   τ]``, one product per further site, then the class ``Σ_τ label_τ ind[r, τ]``. A leaf's
+   label is public in this mode (the training opened it); an interior node's majority class
+   is not, and stays as ``p0``'s and ``p1``'s shares from the training (saved in their model
+   parts), multiplied in on shares.
+4. **Delivery**: ``p0`` and ``p1`` send their shares of the classes to the party that asks
+   (``deliver_to``), which adds them; the class site sends it the names of the classes.
+
+What each party receives: ``p0`` and ``p1`` the other sites' bits as seeds or shares, each
+other's masked values, triples (uniform); ``deliver_to`` two uniform shares of each
+prediction (they open ``classify/predictions``) and the class names (public). A site's view
+of classifying two records with the same prediction is the same.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from mpc.crypto.prg import SeedStream
+from mpc.errors import ProtocolError
+from mpc.runtime.expect import integer, list_of, raw, text
+from mpc.runtime.party import Party
+from mpc.runtime.view import public, uniform
+from protocols.ppid3.level_dealing import third_site
+from protocols.ppid3.ppid3 import DistributedTree
+from protocols.primitives.ring import RING64
+from protocols.primitives.secure_comparison import Needs, make_pool, multiply
+
+__all__ = ["CLASS_NAMES", "PREDICTION_SHARE", "classify_obliviously", "terminal_bits"]
+
+U64 = np.uint64
+
+BIT_SEED = uniform("oblivious/bit-seed", "a site's fresh seed of the part of its test bits")
+BIT_SHARE = uniform("oblivious/bit-share", "a site's test bits less a part from a seed")
+LEAF_LABELS = public("oblivious/leaf-labels", "the leaves' labels (public in --reveal tree)")
+PREDICTION_SHARE = uniform(
+    "oblivious/prediction-share",
+    "p0's or p1's share of the predicted class of every record",
+    opens="classify/predictions",
+)
+CLASS_NAMES = public("oblivious/class-names", "the names of the classes, in the class site's order")
+
+
+def _walk(structure: Sequence[dict[str, Any]]) -> tuple[list[int | None], list[list[int]]]:
+    """Each node's parent and children (by depth-first number) from the public structure."""
+    parent: list[int | None] = [None] * len(structure)
+    children: list[list[int]] = [[] for _ in structure]
+    stack: list[tuple[int, int]] = []  # (node, children still to come)
+    for rec in structure:
+        n = int(rec["node"])
+        if stack:
+            p, left = stack[-1]
+            parent[n] = p
+            children[p].append(n)
+            stack[-1] = (p, left - 1)
+            while stack and stack[-1][1] == 0:
+                stack.pop()
+        if not rec["leaf"]:
+            stack.append((n, int(rec["children"])))
+    return parent, children
+
+
+def terminal_bits(tree: DistributedTree, columns: dict[str, Sequence[str]], n: int) -> np.ndarray:
+    """This site's ``b_s`` (``n`` records x every node of the tree, ``uint64`` 0/1): the
+    product of its own tests on the path to each terminal (the module docstring, step 1)."""
+    structure = tree.structure
+    _, children = _walk(structure)
+    mine = {int(node["number"]): node for node in tree.interior.values()}
+    bits = np.zeros((n, len(structure)), dtype=U64)
+    stack = [(0, np.ones(n, dtype=bool))]
+    while stack:
+        u, reach = stack.pop()
+        node = mine.get(u)
+        if node is None:  # a leaf, or another site's node: nothing of mine to test here
+            bits[:, u] = reach
+            for c in children[u]:
+                stack.append((c, reach))
+            continue
+        values = np.asarray(columns[node["attribute"]], dtype=object)
+        branch = list(node["children"])
+        if len(branch) != len(children[u]):
+            raise ProtocolError(f"node {u} has {len(branch)} branches, the structure "
+                                f"{len(children[u])}")  # fmt: skip
+        seen = np.zeros(n, dtype=bool)
+        for value, c in zip(branch, children[u], strict=True):
+            hit = values == value
+            seen |= hit
+            stack.append((c, reach & hit))
+        bits[:, u] = reach & ~seen
+    return bits
+
+
+async def classify_obliviously(
+    party: Party,
+    tree: DistributedTree,
+    columns: dict[str, Sequence[str]],
+    n: int,
+    *,
+    class_site: str,
+    deliver_to: str,
+    tag: str = "oblivious",
+) -> list[str] | None:
+    """The predicted class of each of the ``n`` aligned records (``columns``: this site's
+    values of them), opened to ``deliver_to`` only (the module docstring). Returns the
+    classes at ``deliver_to``, None elsewhere."""
+    names = list(party.parties)
+    p0, p1 = names[0], names[1]
+    me = party.name
+    active = me in (p0, p1)
+    role = 0 if me == p0 else 1
+    other = p1 if role == 0 else p0
+    structure = tree.structure
+    t = len(structure)
+    leaves = [int(rec["node"]) for rec in structure if rec["leaf"]]
+    inner = [int(rec["node"]) for rec in structure if not rec["leaf"]]
+    # the leaves' labels (public in this mode) from the class site
+    if me == class_site:
+        by_number = {int(leaf["number"]): leaf["class"] for leaf in tree.leaves.values()}
+        labels = [tree.classes.index(by_number[u]) for u in leaves]
+        await party.broadcast(f"{tag}/labels", labels)
+    else:
+        labels = await party.recv(class_site, f"{tag}/labels", LEAF_LABELS,
+                                  expect=list_of(integer(lo=0), len(leaves)))  # fmt: skip
+    mine = terminal_bits(tree, columns, n).reshape(-1)
+    # every site's bits as shares of p0 and p1: theirs are (own bits, 0), another site's a
+    # seed's expansion to p0 and the rest to p1
+    shares: list[np.ndarray] = []
+    if active:
+        for s in names:
+            if s == me:
+                shares.append(mine)
+            elif s in (p0, p1):
+                shares.append(np.zeros_like(mine))
+            elif role == 0:
+                seed = await party.recv(s, f"{tag}/seed", BIT_SEED, expect=raw(32))
+                shares.append(RING64.random(SeedStream(seed), mine.size))
+            else:
+                got = await party.recv(s, f"{tag}/bits", BIT_SHARE)
+                shares.append(RING64.unpack(got, mine.shape, s, "bits"))
+    else:
+        seed = secrets.token_bytes(32)
+        await party.send(p0, f"{tag}/seed", seed)
+        rest = mine - RING64.random(SeedStream(seed), mine.size)
+        await party.send(p1, f"{tag}/bits", RING64.pack(rest))
+    # the selection, at p0 and p1
+    k = len(names)
+    helper = third_site(p0, p1, names) if k >= 3 else ""
+    method = "sites" if k >= 3 else "ot"
+    needs = Needs(words=(k - 1) * n * t + n * len(inner))
+    pool = None
+    if me in (p0, p1, helper):  # the third site deals; any other site has no part here
+        pool = await make_pool(party, helper=helper, method=method, p0=p0, p1=p1,
+                               tag=f"{tag}/triples", needs=needs)  # fmt: skip
+    prediction = None
+    if active:
+        assert pool is not None
+        ind = shares[0]
+        for i, other_bits in enumerate(shares[1:]):
+            if ind.size:
+                ind = await multiply(party, ind, other_bits, pool, role=role, other=other,
+                                     tag=f"{tag}/and{i}")  # fmt: skip
+        ind = ind.reshape(n, t)
+        lab = np.zeros(t, dtype=U64)
+        lab[leaves] = np.asarray(labels, dtype=U64)  # public: both scale their shares
+        kept = np.asarray([tree.label_shares[u] for u in inner], dtype=U64)
+        inner_part = np.zeros(0, dtype=U64)
+        if inner and n:  # a root that is a leaf has no interior label to multiply in
+            inner_part = await multiply(party, ind[:, inner].reshape(-1), np.tile(kept, n), pool,
+                                        role=role, other=other, tag=f"{tag}/labels")  # fmt: skip
+        prediction = (ind * lab[None, :]).sum(axis=1, dtype=U64)
+        if inner_part.size:
+            prediction += inner_part.reshape(n, len(inner)).sum(axis=1, dtype=U64)
+        pool.finished()
+        if deliver_to != me:
+            await party.send(deliver_to, f"{tag}/prediction", RING64.pack(prediction))
+    if me == class_site and deliver_to != me:
+        await party.send(deliver_to, f"{tag}/classes", list(tree.classes))
+    if me != deliver_to:
+        return None
+    classes = (tree.classes if me == class_site else await party.recv(
+        class_site, f"{tag}/classes", CLASS_NAMES, expect=list_of(text())))  # fmt: skip
+    total = np.zeros(n, dtype=U64) if prediction is None else prediction
+    for s in (p0, p1):
+        if s != me:
+            got = await party.recv(s, f"{tag}/prediction", PREDICTION_SHARE)
+            total = total + RING64.unpack(got, (n,), s, "predictions")
+    index = total.astype(np.int64)
+    if ((index < 0) | (index >= len(classes))).any():
+        raise ProtocolError(f"{me}: the predictions opened outside the {len(classes)} classes")
+    party.ledger.record("classify/predictions", n, step=tag)
+    return [classes[i] for i in index]
