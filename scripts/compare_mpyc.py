@@ -10,7 +10,8 @@ gmpy2``). For each case both run ``--runs`` times, one after the other:
 * MPyC: ``python np_id3gini.py -M3 -i I -e E --no-pretty-tree`` (three local processes);
 * ours: ``mpc run ppid3 --csv <the same file> --sites 3 --reveal tree --helper sites
   --min-samples-split floor(E n) + 1`` (MPyC stops at ``size <= int(E n)``; ``E = 0``: no
-  rule, the full tree), three site processes over TCP with CurveZMQ.
+  rule, the full tree), three site processes over TCP with CurveZMQ; and the same with two
+  sites and ``--helper ot``, which MPyC cannot run (no honest majority).
 
 Times are each command's whole wall time (interpreter start, key generation, process start,
 handshake, record alignment, training, shutdown); ours also gives the protocol's own wall
@@ -118,10 +119,13 @@ def run_mpyc(python: str, peers: Path, index: int, eps: float) -> tuple[float, A
     return seconds, ast.literal_eval(m.group(1).strip())
 
 
-def run_ours(path: Path, header: list[str], rows: list[list[str]], eps: float) -> dict[str, Any]:
+def run_ours(
+    path: Path, header: list[str], rows: list[list[str]], eps: float, *, sites: int = 3,
+    helper: str = "sites",
+) -> dict[str, Any]:  # fmt: skip
     c = class_index(header)
     cmd = [sys.executable, "-m", "mpc", "run", "ppid3", "--csv", str(path), "--class", header[c],
-           "--sites", "3", "--reveal", "tree", "--helper", "sites", "--json"]  # fmt: skip
+           "--sites", str(sites), "--reveal", "tree", "--helper", helper, "--json"]  # fmt: skip
     if eps > 0:
         cmd += ["--min-samples-split", str(int(eps * len(rows)) + 1)]
     seconds, out = timed(cmd, ROOT, 900)
@@ -161,7 +165,7 @@ def compare(cases: list[tuple[str, str, int, float]], runs: int, python: str,
     for name, file, index, eps in cases:
         path = peers / "data" / "id3" / f"{file}.csv"
         header, rows = read_csv(path)
-        mpyc_s, ours_s, protocol_s = [], [], []
+        mpyc_s, ours_s, protocol_s, two_s = [], [], [], []
         mpyc_tree = ours = None
         for r in range(runs):
             print(f"[compare] {name}: run {r + 1}/{runs}", file=sys.stderr, flush=True)
@@ -170,6 +174,8 @@ def compare(cases: list[tuple[str, str, int, float]], runs: int, python: str,
             ours = run_ours(path, header, rows, eps)
             ours_s.append(ours["seconds"])
             protocol_s.append(ours["protocol_s"])
+            two = run_ours(path, header, rows, eps, sites=2, helper="ot")
+            two_s.append(two["seconds"])
         assert ours is not None
         report["cases"].append({
             "case": name, "file": f"{file}.csv", "rows": len(rows), "epsilon": eps,
@@ -180,6 +186,8 @@ def compare(cases: list[tuple[str, str, int, float]], runs: int, python: str,
             "identical_to_plain": ours["identical"],
             "mpyc_s": spread(mpyc_s), "ours_s": spread(ours_s), "protocol_s": spread(protocol_s),
             "speedup": round(statistics.median(mpyc_s) / statistics.median(ours_s), 2),
+            "two_sites_ot_s": spread(two_s),
+            "two_sites_same_tree": two["raw"] == ours["raw"],
             "bytes_sent": ours["sent"],
         })  # fmt: skip
     return report
@@ -201,8 +209,8 @@ def markdown(report: dict[str, Any]) -> str:
         "(min-max), each command's whole wall time.",
         "",
         "| table | rows | rule | nodes (ours / MPyC) | same tree | MPyC s | ours s | ours: "
-        "protocol s | speed-up |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "protocol s | speed-up | ours, 2 sites, `ot` s |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for c in report["cases"]:
         rule = f"min_samples_split {c['min_samples_split']}" if c["epsilon"] else "full tree"
@@ -213,7 +221,7 @@ def markdown(report: dict[str, Any]) -> str:
         lines.append(
             f"| {c['case']} | {c['rows']:,} | {rule} | {c['nodes']['ours']} / "
             f"{c['nodes']['mpyc']} | {_same(c)} | {s('mpyc_s')} | "
-            f"{s('ours_s')} | {s('protocol_s')} | {c['speedup']:.1f}x |"
+            f"{s('ours_s')} | {s('protocol_s')} | {c['speedup']:.1f}x | {s('two_sites_ot_s')} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -240,7 +248,8 @@ def main(argv: list[str] | None = None) -> int:
     (out / "mpyc.md").write_text(markdown(report))
     print(markdown(report))
     print(f"written to {out}", file=sys.stderr)
-    return 0 if all(c["same_splits"] for c in report["cases"]) else 1
+    same = all(c["same_splits"] and c["two_sites_same_tree"] for c in report["cases"])
+    return 0 if same else 1
 
 
 if __name__ == "__main__":

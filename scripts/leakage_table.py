@@ -132,6 +132,11 @@ VARIANTS: dict[str, Variant] = {
         {**_PPID3, "partition": "outlook;temperature;humidity,windy", "reveal": "tree",
          "helper": "sites"},
     ),
+    "ppid3-reveal-tree-ot": Variant(
+        "PPID3 revealing only the tree (`--reveal tree`), `--helper ot` (two sites, no third "
+        "party)",
+        "ppid3", {**_PPID3, "reveal": "tree", "helper": "ot"},
+    ),
     "ppid3-reveal-tree-classify": Variant(
         "PPID3's classification without a path of new records with parts trained with "
         "`--reveal tree` (three sites)",

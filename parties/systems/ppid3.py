@@ -291,11 +291,6 @@ class Ppid3Options(DataSource, ColumnKinds):
             return None
         helper = self.helper or default_helper(k)
         helper_of(helper).check(k)
-        if self.reveal == "tree" and helper == "ot":
-            raise ConfigError(
-                "--reveal tree compares on shares in rings wider than 64 bits, whose triples "
-                "a dealing helper makes: use --helper sites (3 or more sites) or --helper dealer"
-            )
         return helper
 
 

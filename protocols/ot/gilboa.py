@@ -22,9 +22,10 @@ import numpy as np
 from mpc.crypto.prg import os_random_words
 from mpc.errors import ConfigError
 from mpc.runtime.party import Party
-from protocols.ot.checks import check_count
+from protocols.ot.checks import check_array, check_count
 from protocols.ot.iknp import (
     CHUNK_OTS,
+    PAD_BLOCKS,
     ExtensionReceiver,
     ExtensionSender,
     Role,
@@ -149,3 +150,119 @@ async def beaver_triples(
     party.metrics.count("beaver_triples", n)
     party.ledger.record("ot/beaver", {"peer": peer, "role": role, "triples": n}, step=tag)
     return BeaverTriples(a, b, c)
+
+
+# ----------------------------------------------------------------------------- wider rings
+
+
+def _limb_add(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a + b`` mod ``2^(64 L)`` for ``(m, L)`` little-endian ``uint64`` limbs."""
+    out = a + b
+    carry = out < a
+    for j in range(1, a.shape[1]):
+        cin = carry[:, j - 1]
+        out[:, j] += cin.astype(np.uint64)
+        carry[:, j] |= cin & (out[:, j] == 0)
+    return out
+
+
+def _limb_neg(a: np.ndarray) -> np.ndarray:
+    one = np.zeros_like(a)
+    one[:, 0] = 1
+    return _limb_add(~a, one)
+
+
+def _limb_shl(a: np.ndarray, k: int) -> np.ndarray:
+    """``a · 2^k`` mod ``2^(64 L)``."""
+    q, r = divmod(k, 64)
+    L = a.shape[1]
+    out = np.zeros_like(a)
+    if q >= L:
+        return out
+    out[:, q:] = a[:, : L - q] << np.uint64(r)
+    if r and q + 1 < L:
+        out[:, q + 1 :] |= a[:, : L - q - 1] >> np.uint64(64 - r)
+    return out
+
+
+def _limb_sums(x: np.ndarray, k: int) -> np.ndarray:
+    """The sums of every ``k`` consecutive rows of ``x`` (``(p k, L)`` limbs): ``(p, L)``."""
+    rows = x.reshape(-1, k, x.shape[1])
+    acc = rows[:, 0].copy()
+    for i in range(1, k):
+        acc = _limb_add(acc, rows[:, i])
+    return acc
+
+
+async def wide_ot_multiply(
+    party: Party, peer: str, values: np.ndarray, role: Role, *, bits: int,
+    session: ExtensionSender | ExtensionReceiver,
+) -> np.ndarray:  # fmt: skip
+    """:func:`ot_multiply` over ``Z_{2^bits}`` (``bits`` a multiple of 64): ``values`` are
+    ``n x bits/64`` little-endian ``uint64`` limbs, as are the returned shares. Each product
+    takes ``bits`` correlated OTs of ``bits``-bit pads (one IKNP OT stretched to
+    ``⌈bits/128⌉`` hash blocks), the correction ``τ = x^1 - x^0 - a 2^k`` computed in the ring: the
+    receiver's ``x^b - b τ`` is ``x^0 + b a 2^k``."""
+    limbs = bits // 64
+    if bits % 64 or values.ndim != 2 or values.shape[1] != limbs:
+        raise ConfigError(f"wide products need n x {limbs} limbs of a ring of 64 k bits")
+    n = len(values)
+    blocks = -(-bits // 128)
+    per = max(1, min(CHUNK_OTS, PAD_BLOCKS // blocks) // bits)  # products per batch
+    counts = split_batches(n, per)
+    shares = np.empty_like(values)
+
+    def part(c: int) -> slice:
+        return slice(c * per, c * per + counts[c])
+
+    def pads(h: np.ndarray) -> np.ndarray:
+        return np.ascontiguousarray(np.ascontiguousarray(h).view("<u8")[:, :limbs], np.uint64)
+
+    sizes = [bits * m for m in counts]
+    if role == "A":
+        if not isinstance(session, ExtensionSender):
+            raise ConfigError("role A sends: it needs an ExtensionSender session")
+
+        def answer(c: int, h0: np.ndarray, h1: np.ndarray) -> np.ndarray:
+            a = values[part(c)]
+            delta = np.stack([_limb_shl(a, k) for k in range(bits)], axis=1).reshape(-1, limbs)
+            x0 = pads(h0)
+            shares[part(c)] = _limb_neg(_limb_sums(x0, bits))
+            return _limb_add(_limb_add(pads(h1), _limb_neg(x0)), _limb_neg(delta))
+
+        await extend_as_sender(party, session, sizes, answer, blocks=blocks)
+    else:
+        if not isinstance(session, ExtensionReceiver):
+            raise ConfigError("role B chooses: it needs an ExtensionReceiver session")
+        b_bits = np.unpackbits(np.ascontiguousarray(values.astype("<u8")).view(np.uint8),
+                               axis=1, bitorder="little")  # fmt: skip
+
+        def choices(c: int) -> np.ndarray:
+            return b_bits[part(c)].reshape(-1)
+
+        def settle(c: int, chosen: np.ndarray, h: np.ndarray, tau: Any, step: str) -> None:
+            tau = check_array(tau, np.uint64, (bits * counts[c], limbs), peer, "τ", step)
+            picked = np.where(chosen.astype(bool)[:, None], tau, np.uint64(0))
+            y = _limb_add(pads(h), _limb_neg(picked))
+            shares[part(c)] = _limb_sums(y, bits)
+
+        await extend_as_receiver(party, session, sizes, choices, settle, blocks=blocks)
+    party.metrics.count("ot_products", n)
+    return shares
+
+
+async def wide_beaver_triples(
+    party: Party, peer: str, n: int, *, bits: int,
+    session: ExtensionSender | ExtensionReceiver,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+    """:func:`beaver_triples` over ``Z_{2^bits}``: this party's ``a, b`` and its share of
+    the cross products ``a_0 b_1 + a_1 b_0`` (by :func:`wide_ot_multiply`), as ``n x
+    bits/64`` limbs; its ``c`` is that plus ``a b``, which the caller computes in the ring."""
+    role: Role = "A" if isinstance(session, ExtensionSender) else "B"
+    limbs = bits // 64
+    a = os_random_words(n * limbs).reshape(n, limbs)
+    b = os_random_words(n * limbs).reshape(n, limbs)
+    mine = np.concatenate([a, b] if role == "A" else [b, a])
+    z = await wide_ot_multiply(party, peer, mine, role, bits=bits, session=session)
+    party.metrics.count("beaver_triples", n)
+    return a, b, _limb_add(z[:n], z[n:])

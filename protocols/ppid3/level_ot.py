@@ -121,7 +121,7 @@ import numpy as np
 
 from mpc.errors import ConfigError, ProtocolError
 from mpc.runtime.chunks import pack_array, unpack_array
-from mpc.runtime.expect import ANY, either, integer, list_of, one_of, record, text
+from mpc.runtime.expect import ANY, boolean, either, integer, list_of, one_of, record, text
 from mpc.runtime.party import Party
 from mpc.runtime.view import public
 from protocols.ot.iknp import (
@@ -149,7 +149,7 @@ REQUESTS = "levels/ot/req"
 #: the leader's numbered announcements of the pair's next request
 ORDERS = "levels/ot/order"
 #: request fields that travel to the partner (public shapes)
-PUBLIC_FIELDS = ("kind", "peer", "tag", "shape", "parents", "blocks", "p")
+PUBLIC_FIELDS = ("kind", "peer", "tag", "shape", "parents", "blocks", "p", "transfer")
 DONE = "done"
 
 #: a request of the pair (public fields only), or that the partner is done
@@ -165,8 +165,9 @@ _REQUEST_FORM = either(
             "parents": ANY,
             "blocks": ANY,
             "p": ANY,
+            "transfer": boolean(),
         },
-        optional=("parents", "blocks", "p"),
+        optional=("parents", "blocks", "p", "transfer"),
     ),
 )
 #: what a site receives from its partner besides the products' own messages
@@ -403,6 +404,8 @@ class OTDealing(Dealing):
             and cols % p == 0
         ):
             raise ProtocolError(f"{req['site']} asked for a dot product with bad blocks")
+        if req.get("transfer") is False:  # --reveal tree: the product stays shared, no transfer
+            return {}
         n_attr, n_blocks, width = len(blocks), cols // p, max(blocks) * p
         if mine:  # the owner: the random OT's choice bits c
             c = np.frombuffer(secrets.token_bytes(n_attr * n_blocks), np.uint8) & 1

@@ -407,10 +407,12 @@ async def _xdot_owner(
             await party.send(holder, f"{tag}/Ahat", pack_array(xt + Ra))
         got = await dealing.receive(holder, tag)
         if not transfer:
-            ra = dealt(got, "seed", (m, cols), xt.dtype, dealer, "ra")
-            b_hat = unpack_array(await party.recv(holder, f"{tag}/masked", MASKED), xt.dtype,
-                                 (cols, n), holder, "z+Rb")  # fmt: skip
-            part = ra - ring_matmul(prepared[holder], b_hat.T)
+            if direct is None:
+                ra = dealt(got, "seed", (m, cols), xt.dtype, dealer, "ra")
+                b_hat = unpack_array(await party.recv(holder, f"{tag}/masked", MASKED),
+                                     xt.dtype, (cols, n), holder, "z+Rb")  # fmt: skip
+                mine = ra - ring_matmul(prepared[holder], b_hat.T)
+            part = mine
             party.metrics.count("dot_products", m * cols)
             cost["dot_batches"] += 1
             for i, k in enumerate(chunk):

@@ -260,11 +260,6 @@ async def ppid3_levels(
 
     if reveal not in REVEAL:
         raise ConfigError(f"reveal must be one of {list(REVEAL)}, got {reveal!r}")
-    if reveal == "tree" and how.name == "ot":
-        raise ConfigError(
-            "--reveal tree compares on shares in rings wider than 64 bits, whose triples a "
-            "dealing helper makes: use --helper sites (3 or more sites) or --helper dealer"
-        )
 
     def grow(dealing: Dealing) -> Coroutine[Any, Any, tuple[DistributedTree, dict[str, int]]]:
         if reveal == "tree":

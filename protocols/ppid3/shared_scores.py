@@ -45,6 +45,7 @@ from protocols.primitives.secure_comparison import (
     lift_needs,
     ltz_needs,
     multiply,
+    ot_pool,
     receive_pool,
 )
 
@@ -101,6 +102,8 @@ class Duo:
         """The batch's triples (over ``ring``, by default the wide one): ``p0`` asks the
         dealing party, both receive."""
         ring = ring or self.ring
+        if self.dealing.helper == "ot":  # no one deals: p0 and p1 make them by OT
+            return await ot_pool(self.party, self.other, self.role, tag, needs, ring)
         if self.role == 0:
             await self.dealing.ask({"kind": "triples", "peer": self.p1, "tag": tag,
                                     "shape": [ring.bits], "and": needs.bits,

@@ -55,7 +55,7 @@ from mpc.errors import ConfigError, ProtocolError
 from mpc.runtime.chunks import pack_array, unpack_array
 from mpc.runtime.party import Party
 from mpc.runtime.view import uniform
-from protocols.ot.gilboa import beaver_triples
+from protocols.ot.gilboa import beaver_triples, wide_beaver_triples
 from protocols.ot.iknp import (
     ExtensionReceiver,
     ExtensionSender,
@@ -256,7 +256,9 @@ async def receive_pool(
     return Pool((a, b, np.unpackbits(packed)[: needs.bits]), (wa, wb, wc))
 
 
-async def ot_pool(party: Party, other: str, role: int, tag: str, needs: Needs) -> Pool:
+async def ot_pool(
+    party: Party, other: str, role: int, tag: str, needs: Needs, ring: Ring = RING64
+) -> Pool:
     """``p0``'s and ``p1``'s triples made between them by oblivious transfer (the module
     docstring): ``p0`` sends, ``2 needs.bits`` random OTs and ``needs.words`` Gilboa
     triples."""
@@ -272,7 +274,7 @@ async def ot_pool(party: Party, other: str, role: int, tag: str, needs: Needs) -
             bits = (a, b, (a & b) ^ u0 ^ v0)
         else:
             bits = (np.zeros(0, np.uint8),) * 3
-        words = await _ot_words(party, other, needs.words, session, tag)
+        words = await _ot_words(party, other, needs.words, session, tag, ring)
     else:
         session_r = await extension_receiver(party, other, tag=f"{tag}/ot")
         if n:
@@ -281,15 +283,21 @@ async def ot_pool(party: Party, other: str, role: int, tag: str, needs: Needs) -
             bits = (a, b, (a & b) ^ (x[:n, 0] & 1) ^ (x[n:, 0] & 1))
         else:
             bits = (np.zeros(0, np.uint8),) * 3
-        words = await _ot_words(party, other, needs.words, session_r, tag)
+        words = await _ot_words(party, other, needs.words, session_r, tag, ring)
     return Pool(bits, words)
 
 
 async def _ot_words(
-    party: Party, other: str, n: int, session: ExtensionSender | ExtensionReceiver, tag: str
-) -> Triple:
+    party: Party, other: str, n: int, session: ExtensionSender | ExtensionReceiver, tag: str,
+    ring: Ring = RING64,
+) -> Triple:  # fmt: skip
     if not n:
-        return (np.zeros(0, U64),) * 3
+        return (ring.zeros(0),) * 3
+    if ring.wide:  # Gilboa's products with pads as wide as the ring
+        la, lb, cross = await wide_beaver_triples(party, other, n, bits=ring.bits,
+                                                  session=session)  # fmt: skip
+        a, b, z = (ring.from_words(x, (n,)) for x in (la, lb, cross))
+        return a, b, ring.reduce(a * b + z)
     t = await beaver_triples(party, other, n, session=session, tag=f"{tag}/ot-words")
     return t.a, t.b, t.c
 
@@ -303,14 +311,9 @@ async def make_pool(
     only)."""
     if method not in HELPERS:
         raise ConfigError(f"the helper must be one of {list(HELPERS)}, got {method!r}")
-    if method == "ot" and ring.wide:
-        raise ConfigError(
-            f"triples over Z_2^{ring.bits} are made by a dealing helper (dealer or sites); "
-            "oblivious transfer makes them over Z_2^64 only"
-        )
     if method == "ot":
         role, other = (0, p1) if party.name == p0 else (1, p0)
-        return await ot_pool(party, other, role, tag, needs)
+        return await ot_pool(party, other, role, tag, needs, ring)
     if party.name == helper:
         await deal_pool(party, p0, p1, tag, needs, ring)
         return None

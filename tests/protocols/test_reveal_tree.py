@@ -15,7 +15,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mpc.datasets import Partition, Table, load_dataset, partition, resolve_data_dir, weather
-from mpc.errors import ConfigError
 from mpc.learners.criteria import gini_score
 from mpc.learners.id3 import ID3Classifier
 from mpc.learners.tree import Split, to_json
@@ -129,7 +128,9 @@ def _assert_ledgers(out: dict[str, Any]) -> None:
         if name == DEALER:
             assert labels <= {"fast-counts/request", "fast-counts/done"}, labels
             continue
-        assert labels <= SITE_LABELS, labels - SITE_LABELS
+        # with --helper ot, the sizes of the oblivious transfers and the pair's public requests
+        sizes = {x for x in labels if x.startswith("ot/")} | {"levels/ot-request"}
+        assert labels <= SITE_LABELS | sizes, labels - SITE_LABELS - sizes
         mine = [(e["label"], e["value"]) for e in party.ledger.to_list()
                 if e["label"].startswith("reveal/")]  # fmt: skip
         assert decisions is None or mine == decisions, name
@@ -169,11 +170,15 @@ def test_reveal_tree_full_weather_tree_with_a_middle_class_site() -> None:
     _assert_ledgers(out)
 
 
-def test_reveal_tree_refuses_helper_ot_in_one_line() -> None:
+@pytest.mark.parametrize("k", [2, 3])
+def test_reveal_tree_with_helper_ot_no_third_party(k: int) -> None:
+    """No one deals: the products' randomness and the comparisons' triples (over the wide
+    ring too) by oblivious transfer between the sites."""
     t = weather()
-    part = partition(t.attributes, 2)
-    with pytest.raises(ConfigError, match="dealing helper"):
-        run_reveal(t, part, helper="ot")
+    part = partition(t.attributes, k, class_site=k - 1)
+    out = run_reveal(t, part, helper="ot", mss=3)
+    _assert_same_tree(out)
+    _assert_ledgers(out)
 
 
 def _same_tree_twin(seed: int) -> tuple[Table, Table, Partition]:
@@ -238,6 +243,8 @@ def test_gini_fractions_on_shares_order_candidates_as_the_plain_scores(
     wide = split_needs(lengths, 1, c, ring)
 
     class _Dealing:
+        helper = "dealer"
+
         def __init__(self, party: Any) -> None:
             self.party = party
 

@@ -327,10 +327,36 @@ def test_lift_turns_shares_mod_2_to_the_width_into_ring_shares(
     assert ring.signed(ring.reduce(out["p0"] + out["p1"])) == values
 
 
-def test_ot_refuses_a_wide_ring_in_one_line() -> None:
+@pytest.mark.parametrize("bits", [128, 192])
+def test_oblivious_transfer_makes_wide_triples_and_a_wide_argmax(bits: int) -> None:
+    """Gilboa's products with pads as wide as the ring: the word triples multiply, and an
+    argmax of fractions past 64 bits is exact with no helper at all."""
+    ring = Ring(bits)
+
     async def program(party: Any) -> Any:
         return await sc.make_pool(party, helper="", method="ot", p0="p0", p1="p1", tag="t",
-                                  needs=sc.Needs(1, 1), ring=Ring(128))  # fmt: skip
+                                  needs=sc.Needs(3, 40), ring=ring)  # fmt: skip
 
-    with pytest.raises(Exception, match="dealing helper"):
-        asyncio.run(run_in_memory(NAMES[:2], program, timeout=30))
+    results, _ = asyncio.run(run_in_memory(NAMES[:2], program, timeout=60))
+    pools = [results["p0"], results["p1"]]
+    (a0, b0, c0), (a1, b1, c1) = (p.word_triple(40) for p in pools)
+    assert ring.reduce(c0 + c1).tolist() == ring.reduce((a0 + a1) * (b0 + b1)).tolist()
+    (x0, y0, z0), (x1, y1, z1) = (p.and_triple((1, 3)) for p in pools)
+    assert ((z0 ^ z1) == ((x0 ^ x1) & (y0 ^ y1))).all()
+    half = 2 ** ((bits - 4) // 2)
+    nums, dens = [half - 5, half - 3, 1], [half - 1, half - 2, 3]  # the second is largest
+    n0, n1 = share_wide(nums, ring, np.random.default_rng(3))
+    d0, d1 = share_wide(dens, ring, np.random.default_rng(4))
+
+    async def amax(party: Any) -> Any:
+        role, other = (0, "p1") if party.name == "p0" else (1, "p0")
+        needs = sc.argmax_needs(1, 3, True, ring)
+        pool = await sc.make_pool(party, helper="", method="ot", p0="p0", p1="p1", tag="a",
+                                  needs=needs, ring=ring)  # fmt: skip
+        k, d = (n0, d0) if role == 0 else (n1, d1)
+        index = await sc.argmax(party, k.reshape(1, -1), pool, role=role, other=other, tag="m",
+                                denominators=d.reshape(1, -1), ring=ring)  # fmt: skip
+        return await sc.open_winners(party, index, other=other, tag="m", to=("p0",), ring=ring)
+
+    results, _ = asyncio.run(run_in_memory(NAMES[:2], amax, timeout=60))
+    assert results["p0"].tolist() == [1]

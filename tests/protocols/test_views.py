@@ -42,6 +42,7 @@ PPID3_CASES = {
     "fast-sites": ("fast", "sites", "outlook;temperature;humidity,windy"),
     "tree-dealer": ("fast", "dealer", "outlook,temperature;humidity,windy"),
     "tree-sites": ("fast", "sites", "outlook;temperature;humidity,windy"),
+    "tree-ot": ("fast", "ot", "outlook,temperature;humidity,windy"),
 }
 #: the sections of docs/leakage.md that list what the parties of each case receive
 PPID3_VARIANTS = {
@@ -51,6 +52,7 @@ PPID3_VARIANTS = {
     "fast-sites": "ppid3-fast-sites",
     "tree-dealer": "ppid3-reveal-tree-dealer",
     "tree-sites": "ppid3-reveal-tree-sites",
+    "tree-ot": "ppid3-reveal-tree-ot",
 }
 
 
