@@ -50,6 +50,8 @@ from protocols.primitives.secure_comparison import Needs, make_pool, multiply
 __all__ = ["CLASS_NAMES", "PREDICTION_SHARE", "classify_obliviously", "terminal_bits"]
 
 U64 = np.uint64
+#: records x terminals of one chunk at most (its products' arrays: 16 MiB each)
+CHUNK_ELEMENTS = 2**21
 
 BIT_SEED = uniform("oblivious/bit-seed", "a site's fresh seed of the part of its test bits")
 BIT_SHARE = uniform("oblivious/bit-share", "a site's test bits less a part from a seed")
@@ -128,8 +130,6 @@ async def classify_obliviously(
     p0, p1 = names[0], names[1]
     me = party.name
     active = me in (p0, p1)
-    role = 0 if me == p0 else 1
-    other = p1 if role == 0 else p0
     structure = tree.structure
     t = len(structure)
     leaves = [int(rec["node"]) for rec in structure if rec["leaf"]]
@@ -142,6 +142,51 @@ async def classify_obliviously(
     else:
         labels = await party.recv(class_site, f"{tag}/labels", LEAF_LABELS,
                                   expect=list_of(integer(lo=0), len(leaves)))  # fmt: skip
+    # records a chunk at a time: a chunk's products and triples stay a few tens of MB
+    per = max(1, CHUNK_ELEMENTS // t)
+    parts: list[np.ndarray] = []
+    for c, start in enumerate(range(0, n, per)):
+        rows = slice(start, min(n, start + per))
+        cols = {a: v[rows] for a, v in columns.items()}
+        got = await _chunk(party, tree, cols, rows.stop - rows.start, labels, leaves, inner,
+                           deliver_to=deliver_to, tag=f"{tag}/c{c}")  # fmt: skip
+        if got is not None:
+            parts.append(got)
+    prediction = None if not active else (
+        np.concatenate(parts) if parts else np.zeros(0, dtype=U64))  # fmt: skip
+    if me == class_site and deliver_to != me:
+        await party.send(deliver_to, f"{tag}/classes", list(tree.classes))
+    if me != deliver_to:
+        return None
+    classes = (tree.classes if me == class_site else await party.recv(
+        class_site, f"{tag}/classes", CLASS_NAMES, expect=list_of(text())))  # fmt: skip
+    total = np.zeros(n, dtype=U64) if prediction is None else prediction
+    for c, start in enumerate(range(0, n, per)):
+        size = min(n, start + per) - start
+        for s in (p0, p1):
+            if s != me:
+                got = await party.recv(s, f"{tag}/c{c}/prediction", PREDICTION_SHARE)
+                total[start : start + size] += RING64.unpack(got, (size,), s, "predictions")
+    index = total.astype(np.int64)
+    if ((index < 0) | (index >= len(classes))).any():
+        raise ProtocolError(f"{me}: the predictions opened outside the {len(classes)} classes")
+    party.ledger.record("classify/predictions", n, step=tag)
+    return [classes[i] for i in index]
+
+
+async def _chunk(
+    party: Party, tree: DistributedTree, columns: dict[str, Sequence[str]], n: int,
+    labels: list[int], leaves: list[int], inner: list[int], *, deliver_to: str, tag: str,
+) -> np.ndarray | None:  # fmt: skip
+    """Steps 1-3 for ``n`` records (their columns at this site): ``p0``'s or ``p1``'s shares
+    of their classes, sent to ``deliver_to`` unless it is this party; None elsewhere."""
+    names = list(party.parties)
+    p0, p1 = names[0], names[1]
+    me = party.name
+    active = me in (p0, p1)
+    role = 0 if me == p0 else 1
+    other = p1 if role == 0 else p0
+    t = len(tree.structure)
     mine = terminal_bits(tree, columns, n).reshape(-1)
     # every site's bits as shares of p0 and p1: theirs are (own bits, 0), another site's a
     # seed's expansion to p0 and the rest to p1
@@ -194,19 +239,5 @@ async def classify_obliviously(
         pool.finished()
         if deliver_to != me:
             await party.send(deliver_to, f"{tag}/prediction", RING64.pack(prediction))
-    if me == class_site and deliver_to != me:
-        await party.send(deliver_to, f"{tag}/classes", list(tree.classes))
-    if me != deliver_to:
-        return None
-    classes = (tree.classes if me == class_site else await party.recv(
-        class_site, f"{tag}/classes", CLASS_NAMES, expect=list_of(text())))  # fmt: skip
-    total = np.zeros(n, dtype=U64) if prediction is None else prediction
-    for s in (p0, p1):
-        if s != me:
-            got = await party.recv(s, f"{tag}/prediction", PREDICTION_SHARE)
-            total = total + RING64.unpack(got, (n,), s, "predictions")
-    index = total.astype(np.int64)
-    if ((index < 0) | (index >= len(classes))).any():
-        raise ProtocolError(f"{me}: the predictions opened outside the {len(classes)} classes")
-    party.ledger.record("classify/predictions", n, step=tag)
-    return [classes[i] for i in index]
+    return prediction
+    return None

@@ -22,6 +22,7 @@ from mpc.runtime.codec import decode
 from mpc.runtime.local import run_in_memory
 from mpc.runtime.transport import InMemoryNetwork
 from mpc.runtime.view import ViewRecorder, public
+from protocols.ppid3 import oblivious_classify
 from protocols.ppid3.fast_counts import Sites
 from protocols.ppid3.levels import DEALER, ppid3_levels, ring_dtype, serve_level_dealer
 from protocols.ppid3.oblivious_classify import classify_obliviously
@@ -339,8 +340,13 @@ def test_classification_without_a_path_equals_plain_prediction(
 ) -> None:
     table, part = case
     new = _with_unseen(table, np.random.default_rng(table.n_rows))
-    out = run_classify(table, part, new, helper="sites" if part.k >= 3 else "dealer",
-                       max_depth=max_depth)  # fmt: skip
+    chunk = oblivious_classify.CHUNK_ELEMENTS
+    oblivious_classify.CHUNK_ELEMENTS = 16  # the records go in several chunks
+    try:
+        out = run_classify(table, part, new, helper="sites" if part.k >= 3 else "dealer",
+                           max_depth=max_depth)  # fmt: skip
+    finally:
+        oblivious_classify.CHUNK_ELEMENTS = chunk
     assert out["predictions"] == out["plain"]
     assert all(o is None for o in out["others"])  # only the asking party learns them
 
