@@ -1,7 +1,8 @@
 """The decisions of PPID3's ``--reveal tree`` mode (:mod:`protocols.ppid3.reveal_tree`) on
-additive shares: two sites, ``p0`` and ``p1``, hold shares in ``Z_{2^K}`` of every count of a
-level and compute on them, with triples dealt by the party that deals their products, what
-the plain learner decides from the counts — and open only the decision.
+additive shares: two sites, ``p0`` and ``p1``, hold shares of every count of a level and
+compute on them what the plain learner decides from the counts, with triples dealt by the
+party that deals their products (or, with ``--helper ot``, made between the two by oblivious
+transfer) — and open only the decision.
 
 * :func:`node_decisions`: per node, shares of ``[stop]`` (one class left, which includes no
   rows, or fewer than ``min_samples_split``) and of the leaf label (the first largest class
@@ -21,8 +22,9 @@ the plain learner decides from the counts — and open only the decision.
   go to the wide ring, whose Python integers cost per element.
 
 What ``p0`` and ``p1`` receive here: triples from the dealing party (uniform seeds and
-corrections) and each other's masked values (uniform): ``compare/dealt``,
-``compare/masked``. Nothing is opened here; the caller opens the decisions.
+corrections; with ``ot``, the messages of OT extension) and each other's masked values
+(uniform): ``compare/dealt``, ``compare/masked``. Nothing is opened here; the caller opens
+the decisions.
 """
 
 from __future__ import annotations
