@@ -258,6 +258,21 @@ def _chunks(keys: list[int], width: Callable[[int], int], n: int) -> list[list[i
 # ----------------------------------------------------------------------------- step 3
 
 
+def local_products(
+    party: Party, mine: list[LevelNode], shares: dict[int, np.ndarray], xt: np.ndarray, p: int
+) -> dict[int, np.ndarray]:
+    """This site's own part of ``X_s^T Z^ν`` for the nodes of ``mine`` whose ``Z`` it holds
+    a share of: ``xt`` (one-hot) times its share, no message, a chunk of nodes at a time."""
+    out: dict[int, np.ndarray] = {}
+    local = [node.key for node in mine if party.name in node.holders]
+    for chunk in _chunks(local, lambda k: p, xt.shape[1]):
+        z = np.concatenate([shares[k] for k in chunk], axis=0)
+        prod = ring_matmul(xt, z.T, binary=True)  # xt is one-hot
+        for i, k in enumerate(chunk):
+            out[k] = prod[:, i * p : (i + 1) * p]
+    return out
+
+
 async def remaining_attribute_counts(
     party: Party,
     nodes: list[LevelNode],
@@ -286,17 +301,11 @@ async def remaining_attribute_counts(
     m = xt.shape[0]
     sizes = [int(x) for x in np.diff(offsets)]
     mine = [node for node in inner if node.left[me] > 0]
-    totals: dict[int, np.ndarray] = {}
     # the own share, locally (a zero block for an attribute used on the path)
-    local = [node for node in mine if party.name in node.holders]
-    for chunk in _chunks([node.key for node in local], lambda k: p, xt.shape[1]):
-        z = np.concatenate([shares[k] for k in chunk], axis=0)
-        prod = ring_matmul(xt, z.T, binary=True)  # xt is one-hot
-        for i, k in enumerate(chunk):
-            block = prod[:, i * p : (i + 1) * p]
-            for j in nodes[k].used:
-                block[offsets[j] : offsets[j + 1]] = 0
-            totals[k] = block
+    totals = local_products(party, mine, shares, xt, p)
+    for k, block in totals.items():
+        for j in nodes[k].used:
+            block[offsets[j] : offsets[j + 1]] = 0
     masks: dict[str, np.ndarray] = {}  # the class site: owner -> T it subtracted
 
     async def as_holder(h: str, held: list[int]) -> None:
@@ -550,16 +559,9 @@ async def shared_attribute_counts(
     names = list(party.parties)
     me = names.index(party.name)
     mine = [node for node in inner if node.left[me] > 0]
-    totals: dict[int, np.ndarray] = {}
-    local = [node for node in mine if party.name in node.holders]
-    for chunk in _chunks([node.key for node in local], lambda k: p, xt.shape[1]):
-        z = np.concatenate([shares[k] for k in chunk], axis=0)
-        prod = ring_matmul(xt, z.T, binary=True)
-        for i, k in enumerate(chunk):
-            totals[k] = prod[:, i * p : (i + 1) * p]
+    totals = local_products(party, mine, shares, xt, p)
     held: dict[str, dict[int, np.ndarray]] = {}
-    sizes = [int(b) for b in np.diff(np.concatenate([[0], np.cumsum([len(d) for d in
-                                                                     view.domains])]))]  # fmt: skip
+    sizes = [len(d) for d in view.domains]
     tasks: list[Coroutine[Any, Any, Any]] = []
     for h in names:
         if h == party.name:

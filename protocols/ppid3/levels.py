@@ -193,7 +193,13 @@ from protocols.ppid3.ppid3 import (
     check_sites,
 )
 from protocols.ppid3.reveal_tree import grow_tree
-from protocols.ppid3.share_ring import Left, ring_dtype, ring_matmul, ring_random
+from protocols.ppid3.share_ring import (
+    Left,
+    one_hot_columns,
+    ring_dtype,
+    ring_matmul,
+    ring_random,
+)
 from protocols.primitives.psi_ca import os_permutation
 
 #: what a run opens: ``counts``, the paper's PPID3 (Theorem 1's counts and gains); ``tree``,
@@ -335,10 +341,7 @@ class _Levels:
         self.cost = {"outer_batches": 0, "dot_batches": 0, "levels": 0}
         # X_s^T: one-hot rows of every attribute of this site, in column order
         sizes = [len(d) for d in view.domains]
-        self.offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-        self.xt = np.zeros((int(self.offsets[-1]), n), dtype=self.dtype)
-        for j in range(len(sizes)):
-            self.xt[self.offsets[j] + view.codes[:, j], np.arange(n)] = 1
+        self.xt, self.offsets = one_hot_columns(view.codes, sizes, self.dtype)
         self.prepared: dict[str, Left] = {}  # holder -> the Ra of this site's X^T + Ra
         self.xt_hat: dict[str, Left] = {}  # owner -> X_owner^T + Ra (as a holder)
         self.xt_blocks: dict[str, list[int]] = {}  # owner -> its attributes' numbers of values

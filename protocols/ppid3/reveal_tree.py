@@ -68,7 +68,7 @@ from protocols.ppid3.fast_counts import CLASSES
 from protocols.ppid3.level_dealing import Dealing
 from protocols.ppid3.level_products import LevelNode, child_shares, shared_attribute_counts
 from protocols.ppid3.ppid3 import DistributedTree
-from protocols.ppid3.share_ring import Left, ring_dtype, ring_random
+from protocols.ppid3.share_ring import Left, one_hot_columns, ring_dtype, ring_random
 from protocols.ppid3.shared_scores import (
     Duo,
     best_splits,
@@ -198,10 +198,7 @@ class _Tree:
         self.width = np.dtype(self.dtype).itemsize * 8
         widest = max(max(d, default=1) for d in self.domains.values())
         self.duo = Duo(party, dealing, gini_ring(n, widest))
-        offsets = np.concatenate([[0], np.cumsum(mine)]).astype(np.int64)
-        self.xt = np.zeros((int(offsets[-1]), n), dtype=self.dtype)
-        for j in range(len(mine)):
-            self.xt[offsets[j] + view.codes[:, j], np.arange(n)] = 1
+        self.xt, _ = one_hot_columns(view.codes, mine, self.dtype)
         root = LevelNode(0, 0, None, 0, [class_site], list(attribute_counts))
         self.nodes.append(root)
         self.used[0] = {s: frozenset() for s in self.names}

@@ -31,6 +31,7 @@ __all__ = [
     "ROW_BLOCK",
     "Left",
     "expand_blocks",
+    "one_hot_columns",
     "outer_product",
     "ring_dtype",
     "ring_left",
@@ -119,6 +120,20 @@ def ring_matmul(a: np.ndarray | Left, b: np.ndarray, *, binary: bool = False) ->
         out += both[:, :cols]
         out += (both[:, cols:] + (a1 @ b0).astype(np.uint64)) << np.uint64(16)
     return out.astype(np.uint32)
+
+
+def one_hot_columns(
+    codes: np.ndarray, sizes: Sequence[int], dtype: Any
+) -> tuple[np.ndarray, np.ndarray]:
+    """``X^T``, the one-hot rows of every attribute of a site (``codes[:, j]`` indexes the
+    ``sizes[j]`` values of attribute ``j``), in column order, and the row offset of each
+    attribute (``sum(sizes) x N`` and ``len(sizes) + 1``)."""
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    n = codes.shape[0]
+    xt = np.zeros((int(offsets[-1]), n), dtype=dtype)
+    for j in range(len(sizes)):
+        xt[offsets[j] + codes[:, j], np.arange(n)] = 1
+    return xt, offsets
 
 
 def outer_product(a: np.ndarray, b: np.ndarray, parents: np.ndarray, p: int) -> np.ndarray:
