@@ -256,7 +256,8 @@ def run_variant(key: str, folder: Path) -> RunResult:
         options.update(v.prepare(folder))
     run = run_system(v.system, timeout=60, **options)
     if not run.ok:
-        raise SystemExit(f"{key}: the run failed: {run.error}")
+        why = "; ".join(f"{n}: {r.get('error')}" for n, r in run.reports.items() if r.get("error"))
+        raise SystemExit(f"{key}: the run failed: {run.error}" + (f" ({why})" if why else ""))
     return run
 
 
