@@ -43,6 +43,7 @@ from mpc.learners.tree import Node, from_json
 from mpc.runtime.config import DeploymentConfig
 from mpc.runtime.files import check_output
 from mpc.runtime.party import Party
+from parties.forker import Forker
 from parties.main import main as party_process
 from parties.options import check_outputs
 from parties.own_data import load_party_data
@@ -269,9 +270,11 @@ def run_planned(
     keep: Path | None = None,
     kill: tuple[str, int] | None = None,
     progress: Any = None,
+    forker: Forker | None = None,
 ) -> RunResult:
     """Launch the parties of ``plan`` (``system.plan(args)``) and build the
-    :class:`RunResult` from their reports: ``mpc run`` after its options are read."""
+    :class:`RunResult` from their reports: ``mpc run`` after its options are read.
+    ``forker``: see :func:`mpc.deployment.launcher.launch`."""
     names = [p.name for p in plan.parties]
     if kill is not None and kill[0] not in names:
         raise ConfigError(f"--kill {kill[0]}: no such party; parties are {names}")
@@ -281,7 +284,7 @@ def run_planned(
         raise ConfigError(f"--timeout must be > 0 seconds, got {timeout}")
     res = launch(
         system.name, plan.params, plan.parties, timeout=timeout, insecure=insecure, keep=keep,
-        kill=kill, progress=progress,
+        kill=kill, progress=progress, forker=forker,
     )  # fmt: skip
     result, error = None, None
     ok = res.ok

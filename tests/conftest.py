@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -74,7 +75,9 @@ def run_mpc_json(*args: str, deadline: float = 60.0) -> tuple[int, dict[str, Any
 
 
 def processes_mentioning(text: str) -> list[str]:
-    """Command lines of live processes that mention ``text`` (to find leftovers)."""
+    """Command lines of live processes that mention ``text`` in their command line or in
+    a file they hold open (to find leftovers: a party forked by ``mpc run`` has the
+    launcher's command line, and its log file in the deployment folder as fd 1 and 2)."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
@@ -83,6 +86,16 @@ def processes_mentioning(text: str) -> list[str]:
             cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
         except OSError:
             continue
-        if text in cmdline:
+        if text in cmdline or any(text in target for target in _open_files(entry)):
             found.append(f"{entry.name}: {cmdline}")
     return found
+
+
+def _open_files(proc: Path) -> list[str]:
+    """Where the file descriptors of process ``proc`` (a /proc entry) point."""
+    targets = []
+    with contextlib.suppress(OSError):
+        for fd in (proc / "fd").iterdir():
+            with contextlib.suppress(OSError):
+                targets.append(os.readlink(fd))
+    return targets

@@ -45,6 +45,7 @@ from parties.cli.parser import CommandParser, keep_negative_values, plain_text, 
 from parties.cli.predict import add_predict_parser, run_predict
 from parties.cli.sanitize import add_sanitize_parser, run_sanitize
 from parties.cli.train import add_datasets_parser, add_train_parser, run_datasets, run_train
+from parties.forker import forker
 from parties.main import main as party_main
 from parties.main import ping_main
 from parties.options import check_outputs
@@ -389,21 +390,26 @@ def _run(args: argparse.Namespace) -> int:
     system = get_system(args.system)
     if args.after < 0:
         raise MPCError(f"--after must be >= 0, got {args.after}")
-    plan = system.plan(system.options.from_namespace(args))
-    if not args.quiet:  # a note (a column read as continuous) matters with --json too
-        for note in plan.notes:
-            print(f"[mpc] {note}", file=sys.stderr)
-    display = None if args.json or args.quiet else _RunProgress(sys.stderr, "[mpc] ")
-    if args.insecure:
-        logging.getLogger("mpc").warning("--insecure: parties talk in plaintext, unauthenticated")
-    try:
-        run = run_planned(
-            system, plan, timeout=args.timeout, insecure=args.insecure, keep=args.keep,
-            kill=(args.kill, args.after) if args.kill else None, progress=display,
-        )  # fmt: skip
-    finally:
-        if display is not None:
-            display.close()
+    # The zygote that forks the parties is made before anything reads a table or a key.
+    with forker() as zygote:
+        plan = system.plan(system.options.from_namespace(args))
+        if not args.quiet:  # a note (a column read as continuous) matters with --json too
+            for note in plan.notes:
+                print(f"[mpc] {note}", file=sys.stderr)
+        display = None if args.json or args.quiet else _RunProgress(sys.stderr, "[mpc] ")
+        if args.insecure:
+            logging.getLogger("mpc").warning(
+                "--insecure: parties talk in plaintext, unauthenticated"
+            )
+        try:
+            run = run_planned(
+                system, plan, timeout=args.timeout, insecure=args.insecure, keep=args.keep,
+                kill=(args.kill, args.after) if args.kill else None, progress=display,
+                forker=zygote,
+            )  # fmt: skip
+        finally:
+            if display is not None:
+                display.close()
     if not run.ok and all(r.ok for r in run.parties.values()):
         print(f"mpc: {run.error}", file=sys.stderr)  # the parties agreed on no result
     doc = run.to_json()
