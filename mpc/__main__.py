@@ -2,6 +2,6 @@
 
 import sys
 
-from parties.cli import main
+from parties.command import main
 
 sys.exit(main())

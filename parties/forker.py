@@ -94,6 +94,10 @@ class Forker:
                 self._pids.append(int(reply["pid"]))
                 return ForkedParty(self, int(reply["pid"]))
 
+    def fileno(self) -> int:
+        """The zygote's replies: readable when a party has ended (or started)."""
+        return self._replies
+
     def code(self, pid: int, *, block: bool) -> int | None:
         """The exit code of party ``pid`` (as :attr:`subprocess.Popen.returncode`), or None
         while it runs; ``block`` waits for it."""

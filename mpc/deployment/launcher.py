@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import select
 import shutil
 import signal
 import socket
@@ -71,6 +72,10 @@ class Starter(Protocol):
     ``exec``, its output appended to ``log`` (which exists), ``env`` its environment."""
 
     def spawn(self, argv: Sequence[str], *, log: Path, env: Mapping[str, str]) -> Started: ...
+
+    def fileno(self) -> int:
+        """A descriptor that becomes readable when a party it started ends."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -386,18 +391,7 @@ def _run_parties(
             if kill is not None and kill[0] == spec.name:
                 cmd += ["--kill-after", str(kill[1])]
             logs[spec.name] = directory / "logs" / f"{spec.name}.log"
-            with open_private(logs[spec.name], "wb") as log_file:
-                if forker is not None:
-                    procs[spec.name] = forker.spawn(cmd, log=logs[spec.name], env=env)
-                    continue
-                procs[spec.name] = subprocess.Popen(
-                    cmd,
-                    stdout=log_file,
-                    stderr=subprocess.STDOUT,
-                    stdin=subprocess.DEVNULL,
-                    env=env,
-                    start_new_session=True,
-                )
+            procs[spec.name] = _start(cmd, logs[spec.name], env, forker)
         if not signals:
             say(f"started {len(procs)} parties ({', '.join(procs)}) in {directory}")
         # Every party ends by itself within its deadlines; this guard only catches a
@@ -407,7 +401,10 @@ def _run_parties(
         offsets = dict.fromkeys(logs, 0)
         last_relay = time.perf_counter()
         while not signals and any(p.poll() is None for p in procs.values()):
-            time.sleep(0.05)
+            if forker is not None:  # woken as soon as a party ends
+                select.select([forker], [], [], 0.05)
+            else:
+                time.sleep(0.05)
             if time.perf_counter() - last_relay > 1.0:
                 last_relay = time.perf_counter()
                 _relay_progress(logs, offsets, update)
@@ -426,6 +423,20 @@ def _run_parties(
                     os.killpg(p.pid, signal.SIGKILL)
                 p.wait()
     return {n: p.returncode for n, p in procs.items()}, logs, killed
+
+
+def _start(
+    cmd: list[str], log: Path, env: dict[str, str], forker: Starter | None
+) -> subprocess.Popen[bytes] | Started:
+    """One party, in a session of its own, its output to ``log`` (created private): forked
+    by ``forker``, or a new process."""
+    with open_private(log, "wb") as log_file:
+        if forker is not None:
+            return forker.spawn(cmd, log=log, env=env)
+        return subprocess.Popen(
+            cmd, stdout=log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
+            start_new_session=True,
+        )  # fmt: skip
 
 
 def _collect(

@@ -10,26 +10,6 @@ Its exit codes: 0 success, 1 a party failed, 2 a usage or input error, 130/143 s
 SIGINT/SIGTERM, 141 standard output closed.
 """
 
-import sys
-from typing import TYPE_CHECKING, Any
-
-from parties.forker import start_early
-
-if TYPE_CHECKING:
-    from parties.cli.main import main
-
-
-def __getattr__(name: str) -> Any:
-    """``main``, loaded on first use: the ``mpc`` console script asks for it. For ``mpc run``
-    the zygote that forks the parties (:mod:`parties.forker`) starts first, so that it loads
-    the party program while this process loads the command's modules."""
-    if name == "main":
-        start_early(sys.argv[1:])
-        from parties.cli.main import main
-
-        globals()["main"] = main  # once: a second look finds it, and starts nothing
-        return main
-    raise AttributeError(f"module 'parties.cli' has no attribute {name!r}")
-
+from parties.cli.main import main
 
 __all__ = ["main"]
