@@ -53,6 +53,7 @@ from protocols.ppid3.level_dealing import DEALER
 from protocols.ppid3.levels import REVEAL, ppid3_levels, ring_dtype
 from protocols.ppid3.oblivious_classify import classify_obliviously
 from protocols.ppid3.ppid3 import DistributedTree, ppid3
+from protocols.ppid3.reveal_tree import CRITERIA
 from protocols.primitives.record_alignment import align_records
 
 __all__ = [
@@ -108,6 +109,7 @@ class Ppid3Params(Params):
     helper: str | None = option(None, key="helper", choices=HELPERS)
     deliver_to: str | None = option(None, key="deliver_to")
     reveal: str = option("counts", key="reveal", choices=REVEAL)
+    criterion: str | None = option(None, key="criterion", choices=CRITERIA)
 
     def check(self) -> None:
         if self.counts not in COUNTS:
@@ -116,6 +118,8 @@ class Ppid3Params(Params):
             raise ConfigError(f"protocol params 'reveal' must be one of {list(REVEAL)}")
         if self.reveal == "tree" and self.counts != "fast":
             raise ConfigError('protocol params: reveal = "tree" needs counts = "fast"')
+        if self.criterion is not None and self.reveal != "tree":
+            raise ConfigError('protocol params: criterion goes with reveal = "tree"')
         if self.helper is not None and self.helper not in HELPERS:
             raise ConfigError(
                 f"protocol params 'helper': expected one of {list(HELPERS)}, got {self.helper!r}"
@@ -292,6 +296,7 @@ async def _train_run(
             min_samples_split=params.min_samples_split,
             progress=progress,
             reveal=params.reveal,
+            criterion=params.criterion or "gini",
         )
     else:  # the paper's depth-first Algorithm 7 with set-intersection counts
         oracle = PSICountOracle()

@@ -249,8 +249,18 @@ class Ppid3Options(DataSource, ColumnKinds):
         help="counts: the paper's PPID3, whose owners open their count matrices and whose "
         "class site learns every node's class distribution and best gains (Theorem 1; "
         "default); tree: only the tree is opened (which nodes are leaves, their labels, each "
-        "split's attribute), every count, Gini score and stopping test computed on shares; "
-        "implies --counts fast, and splits by Gini (so does the plain ID3 it is compared with)",
+        "split's attribute), every count, score and stopping test computed on shares; "
+        "implies --counts fast, and splits by --criterion (so does the plain ID3 it is "
+        "compared with)",
+    )
+    split_criterion: str | None = option(
+        None,
+        flag="--criterion",
+        choices=("gini", "entropy-fixed"),
+        help="with --reveal tree, the split criterion computed on shares: gini (default; "
+        "MPyC's, exact fractions) or entropy-fixed (information gain with a fixed-point "
+        "n log n, exact integers; at most 16,777,215 rows). The paper's mode splits by "
+        "information gain in floating point",
     )
 
     def site_count(self) -> int:
@@ -277,9 +287,16 @@ class Ppid3Options(DataSource, ColumnKinds):
 
     @property
     def criterion(self) -> str:
-        """The split criterion: the papers' information gain, or Gini with ``--reveal
-        tree`` (the criterion computed on shares)."""
-        return "gini" if self.reveal == "tree" else "entropy"
+        """The split criterion: the papers' information gain, or with ``--reveal tree`` the
+        one computed on shares (``--criterion``, Gini by default)."""
+        if self.reveal != "tree":
+            if self.split_criterion is not None:
+                raise ConfigError(
+                    f"--criterion {self.split_criterion} goes with --reveal tree; the paper's "
+                    "PPID3 (--reveal counts) splits by information gain"
+                )
+            return "entropy"
+        return self.split_criterion or "gini"
 
     @property
     def counts_mode(self) -> str:
@@ -479,6 +496,7 @@ class Ppid3(System):
             bins=o.bins,
             helper=o.helper_for(part.k),
             reveal=o.reveal,
+            criterion=o.criterion if o.reveal == "tree" else None,
         ).to_deployment()
 
     def _public_plan(self, o: Ppid3Options, k: int, class_site: int) -> Plan:
@@ -537,6 +555,7 @@ class Ppid3(System):
             "columns": {n: results[n].get("columns", []) for n in names},
             "models": {n: results[n]["model"] for n in names if "model" in results[n]},
             "reveal": plan.params.get("reveal", "counts"),
+            "criterion": plan.params.get("criterion") or "entropy",
             "identical": check_tree_equal(
                 view, plain_json, counts=plan.params.get("reveal", "counts") != "tree"
             ),

@@ -247,9 +247,11 @@ async def ppid3_levels(
     tag: str = "ppid3",
     progress: Callable[[str], None] | None = None,
     reveal: str = "counts",
+    criterion: str = "gini",
 ) -> tuple[DistributedTree, dict[str, int]]:
     """Algorithm 7 at one site, one tree level per exchange. ``reveal="tree"``: the mode of
-    :mod:`protocols.ppid3.reveal_tree` (Gini on shares; only the tree is opened). ``party`` is the
+    :mod:`protocols.ppid3.reveal_tree` (``criterion``, ``"gini"`` or ``"entropy-fixed"``, on
+    shares; only the tree is opened). ``party`` is the
     site view (:class:`protocols.ppid3.fast_counts.Sites`) whose ``parties`` are the sites.
     ``helper`` says who deals the correlated randomness: ``"dealer"``, the party ``dealer`` reached
     through the view; ``"sites"`` (``k >= 3``), a third site per product, this one serving its share
@@ -270,7 +272,8 @@ async def ppid3_levels(
     def grow(dealing: Dealing) -> Coroutine[Any, Any, tuple[DistributedTree, dict[str, int]]]:
         if reveal == "tree":
             return grow_tree(party, view, dealing, class_site, attribute_counts, max_depth,
-                             min_samples_split, tag, progress, _finish)  # fmt: skip
+                             min_samples_split, tag, progress, _finish,
+                             criterion=criterion)  # fmt: skip
         return _grow(party, view, dealing, class_site, attribute_counts, max_depth,
                      min_samples_split, tag, progress)  # fmt: skip
 

@@ -61,6 +61,11 @@ PREDICTION_SHARE = uniform(
     "p0's or p1's share of the predicted class of every record",
     opens="classify/predictions",
 )
+CHUNK_DONE = public(
+    "oblivious/chunk-done", "p1 has finished a chunk of records (its index): flow control"
+)
+#: chunks a site other than p0 and p1 may send ahead of p1's progress
+AHEAD = 2
 CLASS_NAMES = public("oblivious/class-names", "the names of the classes, in the class site's order")
 
 
@@ -143,15 +148,26 @@ async def classify_obliviously(
         labels = await party.recv(class_site, f"{tag}/labels", LEAF_LABELS,
                                   expect=list_of(integer(lo=0), len(leaves)))  # fmt: skip
     # records a chunk at a time: a chunk's products and triples stay a few tens of MB
+    # (a site other than p0 and p1 sends at most AHEAD chunks before p1 has done them: its
+    # bits and, as the third site, its triples would otherwise pile up at p1)
     per = max(1, CHUNK_ELEMENTS // t)
+    chunks = list(enumerate(range(0, n, per)))
     parts: list[np.ndarray] = []
-    for c, start in enumerate(range(0, n, per)):
+    for c, start in chunks:
+        if not active and c >= AHEAD:
+            await party.recv(p1, f"{tag}/c{c - AHEAD}/done", CHUNK_DONE, expect=integer(lo=0))
         rows = slice(start, min(n, start + per))
         cols = {a: v[rows] for a, v in columns.items()}
         got = await _chunk(party, tree, cols, rows.stop - rows.start, labels, leaves, inner,
                            deliver_to=deliver_to, tag=f"{tag}/c{c}")  # fmt: skip
         if got is not None:
             parts.append(got)
+        if me == p1:
+            for s in names[2:]:
+                await party.send(s, f"{tag}/c{c}/done", c)
+    if not active:
+        for c in range(max(0, len(chunks) - AHEAD), len(chunks)):
+            await party.recv(p1, f"{tag}/c{c}/done", CHUNK_DONE, expect=integer(lo=0))
     prediction = None if not active else (
         np.concatenate(parts) if parts else np.zeros(0, dtype=U64))  # fmt: skip
     if me == class_site and deliver_to != me:

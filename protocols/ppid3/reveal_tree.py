@@ -59,6 +59,7 @@ import numpy as np
 
 from mpc.crypto.prg import SeedStream
 from mpc.errors import ConfigError, ProtocolError
+from mpc.learners.criteria import NLOGN_W
 from mpc.runtime.chunks import pack_array, unpack_array
 from mpc.runtime.expect import integer, list_of, raw
 from mpc.runtime.party import Party
@@ -69,6 +70,7 @@ from protocols.ppid3.level_dealing import Dealing
 from protocols.ppid3.level_products import LevelNode, child_shares, shared_attribute_counts
 from protocols.ppid3.ppid3 import DistributedTree
 from protocols.ppid3.share_ring import Left, one_hot_columns, ring_dtype, ring_random
+from protocols.ppid3.shared_entropy import entropy_needs, entropy_pad, entropy_ring, entropy_scores
 from protocols.ppid3.shared_scores import (
     Duo,
     best_splits,
@@ -81,8 +83,12 @@ from protocols.ppid3.shared_scores import (
     split_needs,
 )
 from protocols.primitives.ring import RING64, Ring
+from protocols.primitives.secure_comparison import lift_needs
 
 __all__ = ["SEED", "SHARE", "grow_tree"]
+
+#: the criteria this mode computes on shares (the plain learner's of the same names)
+CRITERIA = ("gini", "entropy-fixed")
 
 DOMAINS = public("reveal/domains", "the numbers of values of a site's attributes")
 SEED = uniform("reveal/seed", "a site's fresh seed of the part of its shares this party holds")
@@ -109,11 +115,16 @@ async def grow_tree(
     tag: str,
     progress: Callable[[str], None] | None,
     finish: Callable[..., Any],
+    *,
+    criterion: str = "gini",
 ) -> tuple[DistributedTree, dict[str, int]]:
-    """The levels of the ``--reveal tree`` mode at one site (the module docstring);
-    ``finish`` numbers the public structure (:func:`protocols.ppid3.levels._finish`)."""
+    """The levels of the ``--reveal tree`` mode at one site (the module docstring), splitting
+    by ``criterion`` (:data:`CRITERIA`); ``finish`` numbers the public structure
+    (:func:`protocols.ppid3.levels._finish`)."""
+    if criterion not in CRITERIA:
+        raise ConfigError(f"--reveal tree splits by one of {list(CRITERIA)}, not {criterion!r}")
     grower = await _Tree.start(party, view, dealing, class_site, attribute_counts,
-                               max_depth, min_samples_split, tag)  # fmt: skip
+                               max_depth, min_samples_split, tag, criterion)  # fmt: skip
     frontier = [0]
     while frontier:
         level = [grower.nodes[k] for k in frontier]
@@ -152,6 +163,7 @@ class _Tree:
     width: int
     max_depth: int | None
     mss: int | None
+    criterion: str
 
     def __init__(self, party: Party, view: SiteView, dealing: Dealing, class_site: str) -> None:
         self.party, self.view, self.dealing, self.class_site = party, view, dealing, class_site
@@ -172,10 +184,10 @@ class _Tree:
     async def start(
         cls, party: Party, view: SiteView, dealing: Dealing, class_site: str,
         attribute_counts: Sequence[int], max_depth: int | None, min_samples_split: int | None,
-        tag: str,
+        tag: str, criterion: str,
     ) -> _Tree:  # fmt: skip
         self = cls(party, view, dealing, class_site)
-        self.max_depth, self.mss = max_depth, min_samples_split
+        self.max_depth, self.mss, self.criterion = max_depth, min_samples_split, criterion
         if len(self.names) < 2:
             raise ConfigError("--reveal tree needs at least 2 sites")
         is_class = party.name == class_site
@@ -197,7 +209,12 @@ class _Tree:
         self.dtype = ring_dtype(n)
         self.width = np.dtype(self.dtype).itemsize * 8
         widest = max(max(d, default=1) for d in self.domains.values())
-        self.duo = Duo(party, dealing, gini_ring(n, widest))
+        if criterion == "gini":
+            self.duo = Duo(party, dealing, gini_ring(n, widest))
+        else:
+            if n >= 2**NLOGN_W:
+                raise ConfigError(f"entropy-fixed counts rows below 2^{NLOGN_W}, not {n:,}")
+            self.duo = Duo(party, dealing, entropy_ring(widest * (self.p + 1)))
         self.xt, _ = one_hot_columns(view.codes, mine, self.dtype)
         root = LevelNode(0, 0, None, 0, [class_site], list(attribute_counts))
         self.nodes.append(root)
@@ -373,10 +390,15 @@ class _Tree:
         widest = max(self.domains[s][j] for c in cands for s, j in c)
         if duo.active:
             assert folded is not None
-            small = await duo.pool(f"{t}/score", score_needs(len(local), self.width, count,
-                                                             widest, p), RING64)  # fmt: skip
             lengths = [self.domains[s][j] for c in cands for s, j in c]
-            wide = await duo.pool(f"{t}/split", split_needs(lengths, len(inner), per_node, ring))
+            gini = self.criterion == "gini"
+            needs = lift_needs(len(local), self.width)
+            if gini:
+                needs += score_needs(count, widest, p)
+            small = await duo.pool(f"{t}/score", needs, RING64)
+            wide = await duo.pool(f"{t}/split", split_needs(lengths, len(inner), per_node, ring)
+                                  if gini else entropy_needs(lengths, p, len(inner), per_node,
+                                                             ring))  # fmt: skip
             lifted = await duo.lift(folded, self.width, small, f"{t}/lift", RING64)
             blocks = RING64.zeros((count, widest, p))
             at = 0
@@ -385,20 +407,28 @@ class _Tree:
                 size = self.domains[s][j]
                 blocks[c, :size] = lifted[at : at + size * p].reshape(size, p)
                 at += size * p
-            s_v, y_v = await gini_terms(duo, blocks, small, f"{t}/gini")
-            small.finished()
             real = np.arange(widest)[None, :] < np.asarray(lengths)[:, None]
-            up = await duo.lift(np.concatenate([s_v[real], y_v[real]]), 64, wide, f"{t}/up")
-            half = int(real.sum())
-            num, den = await gini_fractions(duo, up[:half], up[half:], lengths, wide,
-                                            f"{t}/sum")  # fmt: skip
-            keys, dens = duo.const(-1, (len(inner), per_node)), duo.const(1, (len(inner), per_node))
+            if gini:
+                s_v, y_v = await gini_terms(duo, blocks, small, f"{t}/gini")
+                small.finished()
+                up = await duo.lift(np.concatenate([s_v[real], y_v[real]]), 64, wide, f"{t}/up")
+                half = int(real.sum())
+                num, den = await gini_fractions(duo, up[:half], up[half:], lengths, wide,
+                                                f"{t}/sum")  # fmt: skip
+                pad = -1
+            else:
+                small.finished()
+                num = await entropy_scores(duo, blocks[real], lengths, wide, f"{t}/nlogn")
+                den, pad = None, entropy_pad(ring)
+            shape = (len(inner), per_node)
+            keys, dens = duo.const(pad, shape), duo.const(1, shape)
             c = 0
             for i, cs in enumerate(cands):
                 keys[i, : len(cs)] = num[c : c + len(cs)]
-                dens[i, : len(cs)] = den[c : c + len(cs)]
+                if den is not None:
+                    dens[i, : len(cs)] = den[c : c + len(cs)]
                 c += len(cs)
-            best = await best_splits(duo, keys, dens, wide, f"{t}/best")
+            best = await best_splits(duo, keys, dens if gini else None, wide, f"{t}/best")
             wide.finished()
             winners = await self._open(best, len(inner), f"{t}/splits", SPLIT_SHARE, ring)
         else:

@@ -233,10 +233,10 @@ async def gini_fractions(
     return num, den
 
 
-def score_needs(values: int, width: int, candidates: int, max_values: int, p: int) -> Needs:
-    """The ``Z_{2^64}`` triples of a level: the lift of ``values`` shares of ``width`` bits
-    and the squares of the counts."""
-    return lift_needs(values, width) + Needs(words=candidates * max_values * p)
+def score_needs(candidates: int, max_values: int, p: int) -> Needs:
+    """The ``Z_{2^64}`` triples of a level's Gini terms: the squares of the counts of
+    ``candidates`` candidates of at most ``max_values`` values and ``p`` classes."""
+    return Needs(words=candidates * max_values * p)
 
 
 def split_needs(lengths: list[int], nodes: int, per_node: int, ring: Ring) -> Needs:
@@ -251,9 +251,9 @@ def split_needs(lengths: list[int], nodes: int, per_node: int, ring: Ring) -> Ne
 
 
 async def best_splits(
-    duo: Duo, num: np.ndarray, den: np.ndarray, pool: Pool, tag: str
+    duo: Duo, num: np.ndarray, den: np.ndarray | None, pool: Pool, tag: str
 ) -> np.ndarray:
     """Shares of the index of the best candidate of each row (``nodes x per_node``
-    fractions; a padded candidate is ``-1 / 1``)."""
+    fractions, a padded candidate ``-1 / 1``; without ``den``, integers)."""
     return await argmax(duo.party, num, pool, role=duo.role, other=duo.other, tag=tag,
                         denominators=den, ring=duo.ring)  # fmt: skip

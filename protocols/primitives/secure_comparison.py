@@ -388,7 +388,7 @@ async def carry_out(
     return g[:, 0]
 
 
-async def _bit_to_ring(
+async def bit_to_ring(
     party: Party, bit: np.ndarray, pool: Pool, *, role: int, other: str, tag: str, ring: Ring
 ) -> np.ndarray:
     """Additive shares in ``ring`` of an XOR-shared bit: ``m_0 + m_1 - 2 m_0 m_1``."""
@@ -397,6 +397,62 @@ async def _bit_to_ring(
     both = await multiply(party, mine if role == 0 else zeros, zeros if role == 0 else mine,
                           pool, role=role, other=other, tag=tag, ring=ring)  # fmt: skip
     return ring.reduce(mine - 2 * both)
+
+
+def _distances(width: int) -> list[int]:
+    """The distances of a prefix computation over ``width`` positions: 1, 2, 4, ..."""
+    out, d = [], 1
+    while d < width:
+        out.append(d)
+        d *= 2
+    return out
+
+
+def sum_bits_needs(n: int, width: int) -> Needs:
+    """The AND triples of :func:`sum_bits` on ``n`` values of ``width`` bits."""
+    return Needs(n * width + n * sum(2 * (width - d) for d in _distances(width)))
+
+
+def prefix_or_needs(n: int, width: int) -> Needs:
+    """The AND triples of :func:`prefix_or` on ``n`` values of ``width`` bits."""
+    return Needs(n * sum(width - d for d in _distances(width)))
+
+
+async def sum_bits(
+    party: Party, low: np.ndarray, pool: Pool, *, role: int, other: str, tag: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """XOR shares (``uint8``) of the bits of ``x_0 + x_1 mod 2^width`` and of its carry out,
+    for each row of ``low``: this party's own bits of its summand, ``n x width``, the
+    *least* significant first. The carries are a prefix computation (Kogge and Stone) of the
+    pairs ``(g_i, p_i)`` by the operator of the module docstring: ``1 + ⌈log2 width⌉``
+    rounds, two ANDs per position and round."""
+    zero = np.zeros_like(low)
+    g = await _and(party, role, other, f"{tag}/gen", low if role == 0 else zero,
+                   zero if role == 0 else low, pool)  # fmt: skip
+    p0 = low  # the bits' own propagates: the sum bit is p_i ⊕ carry_i
+    p = low
+    for level, d in enumerate(_distances(low.shape[1])):
+        both = await _and(party, role, other, f"{tag}/pre{level}",
+                          np.concatenate([p[:, d:], p[:, d:]], axis=1),
+                          np.concatenate([g[:, :-d], p[:, :-d]], axis=1), pool)  # fmt: skip
+        w = low.shape[1] - d
+        g = np.concatenate([g[:, :d], g[:, d:] ^ both[:, :w]], axis=1)
+        p = np.concatenate([p[:, :d], both[:, w:]], axis=1)
+    carries = np.concatenate([np.zeros_like(g[:, :1]), g[:, :-1]], axis=1)
+    return p0 ^ carries, g[:, -1]
+
+
+async def prefix_or(
+    party: Party, bits: np.ndarray, pool: Pool, *, role: int, other: str, tag: str
+) -> np.ndarray:
+    """XOR shares of ``o_i = b_i ∨ b_{i+1} ∨ ... ∨ b_{w-1}`` for each row of XOR-shared bits
+    ``bits`` (``n x w``, least significant first): whether a one stands at ``i`` or above.
+    ``a ∨ b = a ⊕ b ⊕ (a ∧ b)``; ``⌈log2 w⌉`` rounds."""
+    o = bits
+    for level, d in enumerate(_distances(bits.shape[1])):
+        both = await _and(party, role, other, f"{tag}/or{level}", o[:, :-d], o[:, d:], pool)
+        o = np.concatenate([o[:, :-d] ^ o[:, d:] ^ both, o[:, -d:]], axis=1)
+    return o
 
 
 async def less_than_zero(
@@ -409,7 +465,7 @@ async def less_than_zero(
     top = ring.bits - 1
     carry = await carry_out(party, bits[:, top - 1 :: -1], pool, role=role, other=other, tag=tag)
     sign = bits[:, top] ^ carry  # XOR shares of the sign bit
-    return await _bit_to_ring(party, sign, pool, role=role, other=other, tag=f"{tag}/b2a",
+    return await bit_to_ring(party, sign, pool, role=role, other=other, tag=f"{tag}/b2a",
                               ring=ring)  # fmt: skip
 
 
@@ -423,7 +479,7 @@ async def lift(
     words = np.asarray(x, dtype=np.uint64)
     bits = (words[:, None] >> np.arange(width - 1, -1, -1, dtype=np.uint64)) & np.uint64(1)
     carry = await carry_out(party, bits.astype(np.uint8), pool, role=role, other=other, tag=tag)
-    c = await _bit_to_ring(party, carry, pool, role=role, other=other, tag=f"{tag}/b2a",
+    c = await bit_to_ring(party, carry, pool, role=role, other=other, tag=f"{tag}/b2a",
                            ring=ring)  # fmt: skip
     return ring.reduce(ring.array(words) - (c << width if ring.wide else c << np.uint64(width)))
 

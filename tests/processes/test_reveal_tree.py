@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ..conftest import ROOT, run_mpc_json
+from ..conftest import ROOT, run_mpc, run_mpc_json
 
 WEATHER = ROOT / "mpc" / "datasets" / "data" / "weather.csv"
 
@@ -39,6 +39,25 @@ def test_reveal_tree_equals_plain_gini_with_mpycs_stopping_rule(dataset: str, no
         labels = {e["label"] for e in report["ledger"]}
         assert labels <= ALLOWED, (name, labels - ALLOWED)
         assert {"reveal/stops", "reveal/splits", "reveal/labels"} <= labels
+
+
+def test_reveal_tree_by_information_gain_on_shares() -> None:
+    """``--criterion entropy-fixed``: the plain learner's fixed-point information gain, the
+    same tree, the same ledger; the paper's mode refuses the flag."""
+    code, doc = run_mpc_json(
+        "run", "ppid3", "--dataset", "car", "--sites", "3", "--reveal", "tree", "--criterion",
+        "entropy-fixed", "--max-depth", "3", deadline=120,
+    )  # fmt: skip
+    assert code == 0, doc
+    result = doc["result"]
+    assert result["identical"] is True and result["criterion"] == "entropy-fixed"
+    assert result["nodes"] == 26  # (Gini's tree of depth 3 has 25)
+    for name, report in doc["parties"].items():
+        labels = {e["label"] for e in report["ledger"]}
+        assert labels <= ALLOWED, (name, labels - ALLOWED)
+    code, _, err = run_mpc("run", "ppid3", "--dataset", "weather", "--criterion",
+                           "entropy-fixed", deadline=60)  # fmt: skip
+    assert code == 2 and "--criterion entropy-fixed goes with --reveal tree" in err, err
 
 
 def test_reveal_tree_with_a_dealer_or_no_third_party_and_two_sites() -> None:

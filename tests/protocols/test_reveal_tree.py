@@ -51,10 +51,10 @@ SITE_LABELS = {"ppid3/structure", "reveal/stops", "reveal/labels", "reveal/split
 
 def run_reveal(
     table: Table, part: Partition, *, helper: str = "dealer", max_depth: int | None = None,
-    mss: int | None = None, record: bool = False,
+    mss: int | None = None, record: bool = False, criterion: str = "gini",
 ) -> dict[str, Any]:  # fmt: skip
-    """``--reveal tree`` in memory; the plain Gini tree beside it; ``opened``: what every
-    party other than the first two sites could open by adding the two messages they send
+    """``--reveal tree`` in memory; the plain tree with the same criterion beside it; ``opened``:
+    what every party other than the first two sites could open by adding the two messages they send
     it under one tag (:func:`_tap_openings`)."""
     views = _views(table, part)
     names = [v.name for v in views]
@@ -70,7 +70,7 @@ def run_reveal(
         tree, _ = await ppid3_levels(
             Sites(p, names).as_party(), view, class_site=class_site,
             attribute_counts=[len(s) for s in part.sites], helper=helper, max_depth=max_depth,
-            min_samples_split=mss, reveal="tree",
+            min_samples_split=mss, reveal="tree", criterion=criterion,
         )  # fmt: skip
         return tree
 
@@ -82,7 +82,7 @@ def run_reveal(
         {n: r.to_dict() for n, r in results.items()}, {n: i for i, n in enumerate(names)}
     )
     site_of = {a: i for i, s in enumerate(part.sites) for a in s}
-    plain = ID3Classifier(max_depth=max_depth, min_samples_split=mss, criterion="gini").fit(
+    plain = ID3Classifier(max_depth=max_depth, min_samples_split=mss, criterion=criterion).fit(
         table, attribute_order=list(part.attributes), sites=site_of
     )
     return {"view": view, "plain": to_json(plain.tree_), "parties": by_name, "names": names,
@@ -146,6 +146,33 @@ def test_reveal_tree_equals_plain_gini_on_random_tables(
     table, part = case
     helper = "sites" if part.k >= 3 else "dealer"
     out = run_reveal(table, part, helper=helper, max_depth=max_depth, mss=mss)
+    _assert_same_tree(out)
+    _assert_ledgers(out)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tables(), st.sampled_from([None, 2]), st.sampled_from([None, 3]))
+def test_reveal_tree_equals_plain_entropy_fixed_on_random_tables(
+    case: tuple[Table, Partition], max_depth: int | None, mss: int | None
+) -> None:
+    """Information gain with the fixed-point ``n log n`` on shares: the plain learner's
+    ``entropy-fixed`` tree, with each helper."""
+    table, part = case
+    helper = "sites" if part.k >= 3 else "dealer"
+    out = run_reveal(table, part, helper=helper, max_depth=max_depth, mss=mss,
+                     criterion="entropy-fixed")  # fmt: skip
+    _assert_same_tree(out)
+    _assert_ledgers(out)
+
+
+@pytest.mark.parametrize(("k", "helper"), [(2, "dealer"), (3, "sites"), (2, "ot")])
+def test_reveal_tree_entropy_fixed_on_car(k: int, helper: str) -> None:
+    data_dir = resolve_data_dir(None)
+    if data_dir is None:
+        pytest.skip("no data directory (set MPC_DATA_DIR or put ../shared/datasets beside)")
+    t, _ = load_dataset("car", data_dir)
+    part = partition(t.attributes, k, "random:5", class_site=k - 1)
+    out = run_reveal(t, part, helper=helper, max_depth=3, mss=87, criterion="entropy-fixed")
     _assert_same_tree(out)
     _assert_ledgers(out)
 
@@ -239,7 +266,7 @@ def test_gini_fractions_on_shares_order_candidates_as_the_plain_scores(
     mask = np.random.default_rng(0).integers(0, 2**64, size=blocks.shape, dtype=np.uint64)
     shares = (mask, blocks - mask)
     c = len(candidates)
-    small = score_needs(0, 16, c, widest, 2)
+    small = score_needs(c, widest, 2)
     lengths = [len(x) for x in candidates]
     wide = split_needs(lengths, 1, c, ring)
 
@@ -285,7 +312,7 @@ def test_gini_fractions_on_shares_order_candidates_as_the_plain_scores(
 
 def run_classify(
     table: Table, part: Partition, new: Table, *, helper: str = "sites",
-    max_depth: int | None = None, record: bool = False,
+    max_depth: int | None = None, record: bool = False, network: InMemoryNetwork | None = None,
 ) -> dict[str, Any]:  # fmt: skip
     """Train with ``--reveal tree`` in memory, then classify the rows of ``new`` without a
     path, delivered to the last site."""
@@ -312,7 +339,8 @@ def run_classify(
                                           deliver_to=deliver_to)  # fmt: skip
 
     parties = [*names, DEALER] if helper == "dealer" else names
-    results, by_name = asyncio.run(run_in_memory(parties, program, timeout=120))
+    results, by_name = asyncio.run(run_in_memory(parties, program, timeout=120,
+                                                 network=network))  # fmt: skip
     site_of = {a: i for i, s in enumerate(part.sites) for a in s}
     plain = ID3Classifier(max_depth=max_depth, criterion="gini").fit(
         table, attribute_order=list(part.attributes), sites=site_of
@@ -349,6 +377,37 @@ def test_classification_without_a_path_equals_plain_prediction(
         oblivious_classify.CHUNK_ELEMENTS = chunk
     assert out["predictions"] == out["plain"]
     assert all(o is None for o in out["others"])  # only the asking party learns them
+
+
+def test_a_third_site_sends_its_bits_at_most_two_chunks_ahead_of_p1() -> None:
+    """Many chunks of records: a site other than ``p0`` and ``p1`` sends a chunk's bits only
+    once ``p1`` has finished the chunk two before (without it, Adult's test set piled 278 MB
+    of bits and triples at ``p1``, over the runtime's bound)."""
+    t = weather()
+    part = partition(t.attributes, 3, class_site=2)
+    network = InMemoryNetwork()
+    done: set[int] = set()
+    early: list[int] = []
+
+    def tap(sender: str, receiver: str, frames: list[bytes]) -> None:
+        tag = decode(frames).tag
+        chunk = tag.split("/c")[-1].split("/")[0] if "/c" in tag else ""
+        if not chunk.isdigit():
+            return
+        if sender == "site2" and tag.endswith("/done"):
+            done.add(int(chunk))
+        elif sender == "site3" and tag.endswith("/bits") and int(chunk) - 2 not in done | {-1, -2}:
+            early.append(int(chunk))
+
+    network.taps.append(tap)
+    chunk = oblivious_classify.CHUNK_ELEMENTS
+    oblivious_classify.CHUNK_ELEMENTS = 8  # one record a chunk: 14 chunks
+    try:
+        out = run_classify(t, part, t, helper="sites", network=network)
+    finally:
+        oblivious_classify.CHUNK_ELEMENTS = chunk
+    assert out["predictions"] == out["plain"]
+    assert done == set(range(t.n_rows)) and early == []
 
 
 def test_classifying_two_records_with_the_same_prediction_looks_the_same_to_every_site() -> None:
