@@ -27,6 +27,13 @@ x_{1,i}``, one AND; propagate ``p_i = x_{0,i} ⊕ x_{1,i}``, local) by ``(g, p) 
 one product: ``m = m_0 + m_1 - 2 m_0 m_1``. Eight rounds (one for the generates, six, one)
 for any number of values at once; every opening is a value masked by a triple.
 
+**Bits of a sum** (:func:`sum_bits`): the same pairs combined by a prefix computation
+(Kogge and Stone) give every carry, hence XOR shares of every bit of ``x_0 + x_1 mod 2^w``
+(``1 + ⌈log2 w⌉`` rounds); :func:`prefix_or` marks, in ``⌈log2 w⌉`` rounds, each position
+at or below a one, which locates the top bit (the fixed-point ``n log n`` of
+:mod:`protocols.ppid3.shared_entropy`). :func:`bit_to_ring` turns XOR-shared bits into
+additive shares in any ring, one product each.
+
 **Products** (:func:`multiply`) are Beaver's, one round. **Argmax** (:func:`argmax`) is a
 tournament over the candidates of each row, the earlier candidate kept on a tie (the plain
 learners' rule: the first best in order wins): ``⌈log2 m⌉`` comparisons deep, each followed

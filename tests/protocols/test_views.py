@@ -43,6 +43,7 @@ PPID3_CASES = {
     "tree-dealer": ("fast", "dealer", "outlook,temperature;humidity,windy"),
     "tree-sites": ("fast", "sites", "outlook;temperature;humidity,windy"),
     "tree-ot": ("fast", "ot", "outlook,temperature;humidity,windy"),
+    "tree-entropy": ("fast", "sites", "outlook;temperature;humidity,windy"),
 }
 #: the sections of docs/leakage.md that list what the parties of each case receive
 PPID3_VARIANTS = {
@@ -53,6 +54,7 @@ PPID3_VARIANTS = {
     "tree-dealer": "ppid3-reveal-tree-dealer",
     "tree-sites": "ppid3-reveal-tree-sites",
     "tree-ot": "ppid3-reveal-tree-ot",
+    "tree-entropy": "ppid3-reveal-tree-sites",  # (the same messages as with Gini)
 }
 
 
@@ -79,6 +81,8 @@ def test_ppid3_views_do_not_change_when_records_a_site_cannot_tell_apart_swap(
             options["helper"] = helper
         if case.startswith("tree"):
             options["reveal"] = "tree"
+        if case == "tree-entropy":
+            options["split_criterion"] = "entropy-fixed"
         return run_system(
             "ppid3", csv=str(table), class_column="play", partition=partition, timeout=30,
             **options,
