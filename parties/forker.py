@@ -4,8 +4,8 @@ A party started as ``python -m parties ...`` spends most of a small run importin
 0.2-0.3 s of CPU per process with compiled bytecode (0.5 s without), and three or four of
 them share two cores. :class:`Forker` pays that once per run: ``mpc run`` starts a *zygote*,
 ``python -m parties.zygote`` (:mod:`parties.zygote`), before it reads any table or writes any
-key; the zygote loads the party program, and while the launcher prepares the deployment, and
-then forks each party from that loaded, clean process. A forked party is what ``python -m
+key; the zygote loads the party program while the launcher prepares the deployment, then
+forks each party from that loaded, clean process. A forked party is what ``python -m
 parties ARGS`` is after its imports: its own process, in its own session, with its log as
 standard output and error, holding nothing but the party program until it reads its own
 deployment file, key and input; it talks to the others over TCP only.

@@ -14,8 +14,10 @@ gmpy2``). For each case both run ``--runs`` times, one after the other:
   sites and ``--helper ot``, which MPyC cannot run (no honest majority).
 
 Times are each command's whole wall time (interpreter start, key generation, process start,
-handshake, record alignment, training, shutdown); ours also gives the protocol's own wall
-time (``protocol s``, from the start of the parties to the end of the run). Both sides run
+handshake, record alignment, training, shutdown), each printing its tree as a user runs it;
+ours also gives the protocol's own wall time (``protocol s``, from the start of the parties
+to the end of the run). The trees and bytes come from one more, untimed run of ours with
+``--json``. Both sides run
 from compiled bytecode: pip compiled MPyC's when it installed it, and this script compiles
 ours first (``python -m compileall``), as an installed package has it (an editable install
 has none until a run writes it, and never with ``PYTHONDONTWRITEBYTECODE`` set). The trees are
@@ -124,19 +126,26 @@ def run_mpyc(python: str, peers: Path, index: int, eps: float) -> tuple[float, A
 
 def run_ours(
     path: Path, header: list[str], rows: list[list[str]], eps: float, *, sites: int = 3,
-    helper: str = "sites",
+    helper: str = "sites", check: bool = False,
 ) -> dict[str, Any]:  # fmt: skip
+    """One timed run of ours as a user runs it (the summary, with the tree, on standard
+    output); with ``check`` an untimed ``--json`` run instead, for the tree and the bytes."""
     c = class_index(header)
     cmd = [sys.executable, "-m", "mpc", "run", "ppid3", "--csv", str(path), "--class", header[c],
-           "--sites", str(sites), "--reveal", "tree", "--helper", helper, "--json"]  # fmt: skip
+           "--sites", str(sites), "--reveal", "tree", "--helper", helper]  # fmt: skip
     if eps > 0:
         cmd += ["--min-samples-split", str(int(eps * len(rows)) + 1)]
-    seconds, out = timed(cmd, ROOT, 900)
+    seconds, out = timed(cmd + (["--json"] if check else []), ROOT, 900)
+    if not check:
+        wall = re.search(r"^wall: +([0-9.]+) s$", out, re.M)
+        if wall is None or not re.search(r"^identical: True", out, re.M):
+            raise SystemExit(f"ours printed no wall time or a tree that differs:\n{out[:2000]}")
+        return {"seconds": seconds, "protocol_s": float(wall.group(1))}
     doc = json.loads(out)
     result = doc["result"]
     sent = {n: p["metrics"].get("bytes_sent") for n, p in doc["parties"].items()}
-    return {"seconds": seconds, "protocol_s": doc["wall_s"], "identical": result["identical"],
-            "nodes": result["nodes"], "raw": as_raw(result["tree"], header, rows, c),
+    return {"identical": result["identical"], "nodes": result["nodes"],
+            "raw": as_raw(result["tree"], header, rows, c),
             "splits": as_raw(result["tree"], header, rows, c, result["plain_tree"]),
             "sent": sent}  # fmt: skip
 
@@ -176,17 +185,17 @@ def compare(cases: list[tuple[str, str, int, float]], runs: int, python: str,
         path = peers / "data" / "id3" / f"{file}.csv"
         header, rows = read_csv(path)
         mpyc_s, ours_s, protocol_s, two_s = [], [], [], []
-        mpyc_tree = ours = None
+        mpyc_tree = None
         for r in range(runs):
             print(f"[compare] {name}: run {r + 1}/{runs}", file=sys.stderr, flush=True)
             seconds, mpyc_tree = run_mpyc(python, peers, index, eps)
             mpyc_s.append(seconds)
-            ours = run_ours(path, header, rows, eps)
-            ours_s.append(ours["seconds"])
-            protocol_s.append(ours["protocol_s"])
-            two = run_ours(path, header, rows, eps, sites=2, helper="ot")
-            two_s.append(two["seconds"])
-        assert ours is not None
+            timing = run_ours(path, header, rows, eps)
+            ours_s.append(timing["seconds"])
+            protocol_s.append(timing["protocol_s"])
+            two_s.append(run_ours(path, header, rows, eps, sites=2, helper="ot")["seconds"])
+        ours = run_ours(path, header, rows, eps, check=True)
+        two = run_ours(path, header, rows, eps, sites=2, helper="ot", check=True)
         report["cases"].append({
             "case": name, "file": f"{file}.csv", "rows": len(rows), "epsilon": eps,
             "min_samples_split": int(eps * len(rows)) + 1 if eps > 0 else None,

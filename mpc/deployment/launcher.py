@@ -401,8 +401,9 @@ def _run_parties(
         offsets = dict.fromkeys(logs, 0)
         last_relay = time.perf_counter()
         while not signals and any(p.poll() is None for p in procs.values()):
-            if forker is not None:  # woken as soon as a party ends
-                select.select([forker], [], [], 0.05)
+            forked = [p for p in procs.values() if not isinstance(p, subprocess.Popen)]
+            if forker is not None and any(p.poll() is None for p in forked):
+                select.select([forker], [], [], 0.05)  # woken as soon as a party ends
             else:
                 time.sleep(0.05)
             if time.perf_counter() - last_relay > 1.0:
@@ -429,10 +430,11 @@ def _start(
     cmd: list[str], log: Path, env: dict[str, str], forker: Starter | None
 ) -> subprocess.Popen[bytes] | Started:
     """One party, in a session of its own, its output to ``log`` (created private): forked
-    by ``forker``, or a new process."""
+    by ``forker``, or a new process (also when the forker has stopped)."""
     with open_private(log, "wb") as log_file:
         if forker is not None:
-            return forker.spawn(cmd, log=log, env=env)
+            with contextlib.suppress(OSError):
+                return forker.spawn(cmd, log=log, env=env)
         return subprocess.Popen(
             cmd, stdout=log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
             start_new_session=True,

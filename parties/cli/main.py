@@ -412,8 +412,8 @@ def _run(args: argparse.Namespace) -> int:
                 display.close()
     if not run.ok and all(r.ok for r in run.parties.values()):
         print(f"mpc: {run.error}", file=sys.stderr)  # the parties agreed on no result
-    doc = run.to_json()
-    text = json.dumps(doc, indent=2)
+    # (the document of a large run takes a while to write: only when it is asked for)
+    text = json.dumps(run.to_json(), indent=2) if args.report or args.json else ""
     if args.report:
         write_private(args.report, text + "\n")
     picture = None

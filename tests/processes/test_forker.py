@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from mpc.deployment.launcher import PARTY_COMMAND, PartySpec, write_deployment
+from mpc.deployment.launcher import PARTY_COMMAND, PartySpec, launch, write_deployment
 from parties.forker import ForkedParty, Forker
 
 from ..conftest import processes_mentioning
@@ -131,6 +131,17 @@ def test_a_zygote_that_dies_takes_its_parties_with_it(tmp_path: Path) -> None:
     assert party.wait() == -signal.SIGKILL
     _wait_until(lambda: not processes_mentioning(str(tmp_path)), 10, "a party was left")
     forker.close()
+
+
+def test_a_run_whose_zygote_has_gone_starts_new_interpreters() -> None:
+    forker = Forker.start()
+    assert forker is not None
+    os.kill(forker.pid, signal.SIGKILL)
+    specs = [PartySpec(f"site{i}", "site", {"value": i}) for i in (1, 2, 3)]
+    result = launch("secure-sum", {"modulus": "97"}, specs, timeout=30, forker=forker)
+    forker.close()
+    assert result.ok, result.reports
+    assert {r["result"] for r in result.reports.values()} == {6}
 
 
 def test_the_environment_can_ask_for_new_interpreters(monkeypatch: pytest.MonkeyPatch) -> None:
