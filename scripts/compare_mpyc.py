@@ -5,7 +5,7 @@ majority, only the tree opened), the same trees, and the time of each.
 
 MPyC's demo and its tables are in ``../shared/peers/mpyc`` (``--peers``); it runs in a Python
 of its own that has ``mpyc`` (``--mpyc-python``, e.g. a venv made with ``pip install mpyc numpy
-gmpy2``). For each case both run ``--runs`` times, one after the other:
+gmpy2``). For each case both run ``--runs`` times, one after the other, a second apart:
 
 * MPyC: ``python np_id3gini.py -M3 -i I -e E --no-pretty-tree`` (three local processes);
 * ours: ``mpc run ppid3 --csv <the same file> --sites 3 --reveal tree --helper sites
@@ -105,7 +105,13 @@ def same(ours: Any, theirs: Any) -> bool:
         same(a, b) for a, b in zip(ours[1], theirs[1], strict=True))  # fmt: skip
 
 
+#: seconds between two timed commands, so that the processes one leaves behind while they
+#: exit do not share the cores with the next
+SETTLE_S = 1.0
+
+
 def timed(cmd: list[str], cwd: Path, deadline: float) -> tuple[float, str]:
+    time.sleep(SETTLE_S)
     started = time.perf_counter()
     proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=deadline,
                           stdin=subprocess.DEVNULL)  # fmt: skip
