@@ -35,6 +35,7 @@ import numpy as np
 
 from mpc.learners.criteria import GINI_ALPHA
 from mpc.runtime.party import Party
+from protocols.ot.iknp import ExtensionReceiver, ExtensionSender
 from protocols.ppid3.level_dealing import Dealing
 from protocols.primitives.ring import RING64, Ring, ring_for_bits
 from protocols.primitives.secure_comparison import (
@@ -48,6 +49,7 @@ from protocols.primitives.secure_comparison import (
     ltz_needs,
     multiply,
     ot_pool,
+    ot_session,
     receive_pool,
 )
 
@@ -91,6 +93,7 @@ class Duo:
         self.active = self.party.name in (self.p0, self.p1)
         self.role = 0 if self.party.name == self.p0 else 1
         self.other = self.p1 if self.role == 0 else self.p0
+        self.session: ExtensionSender | ExtensionReceiver | None = None
 
     def const(self, value: int, shape: int | tuple[int, ...]) -> np.ndarray:
         """Shares of a public constant in the wide ring: ``p0`` holds it, ``p1`` zero."""
@@ -104,8 +107,11 @@ class Duo:
         """The batch's triples (over ``ring``, by default the wide one): ``p0`` asks the
         dealing party, both receive."""
         ring = ring or self.ring
-        if self.dealing.helper == "ot":  # no one deals: p0 and p1 make them by OT
-            return await ot_pool(self.party, self.other, self.role, tag, needs, ring)
+        if self.dealing.helper == "ot":  # no one deals: p0 and p1 make them by OT, in one
+            if self.session is None:  # session for the whole run (128 base OTs once)
+                self.session = await ot_session(self.party, self.other, self.role, tag)
+            return await ot_pool(self.party, self.other, self.role, tag, needs, ring,
+                                 self.session)  # fmt: skip
         if self.role == 0:
             await self.dealing.ask({"kind": "triples", "peer": self.p1, "tag": tag,
                                     "shape": [ring.bits], "and": needs.bits,

@@ -263,16 +263,29 @@ async def receive_pool(
     return Pool((a, b, np.unpackbits(packed)[: needs.bits]), (wa, wb, wc))
 
 
+async def ot_session(
+    party: Party, other: str, role: int, tag: str
+) -> ExtensionSender | ExtensionReceiver:
+    """An OT-extension session of ``p0`` (its sender) and ``p1`` for :func:`ot_pool`: 128
+    base OTs, then as many batches as the pools ask for (each batch a fresh nonce)."""
+    if role == 0:
+        return await extension_sender(party, other, tag=f"{tag}/ot")
+    return await extension_receiver(party, other, tag=f"{tag}/ot")
+
+
 async def ot_pool(
-    party: Party, other: str, role: int, tag: str, needs: Needs, ring: Ring = RING64
-) -> Pool:
+    party: Party, other: str, role: int, tag: str, needs: Needs, ring: Ring = RING64,
+    session: ExtensionSender | ExtensionReceiver | None = None,
+) -> Pool:  # fmt: skip
     """``p0``'s and ``p1``'s triples made between them by oblivious transfer (the module
     docstring): ``p0`` sends, ``2 needs.bits`` random OTs and ``needs.words`` Gilboa
-    triples."""
+    triples, in ``session`` (:func:`ot_session`; a new one without)."""
     n = needs.bits
     bits: Triple
+    if session is None:
+        session = await ot_session(party, other, role, tag)
     if role == 0:
-        session = await extension_sender(party, other, tag=f"{tag}/ot")
+        assert isinstance(session, ExtensionSender)
         if n:
             x0, x1 = await random_ots_send(party, session, 2 * n)
             u0, u1 = x0[:n, 0] & 1, x1[:n, 0] & 1
@@ -283,7 +296,8 @@ async def ot_pool(
             bits = (np.zeros(0, np.uint8),) * 3
         words = await _ot_words(party, other, needs.words, session, tag, ring)
     else:
-        session_r = await extension_receiver(party, other, tag=f"{tag}/ot")
+        session_r = session
+        assert isinstance(session_r, ExtensionReceiver)
         if n:
             choices, x = await random_ots_receive(party, session_r, 2 * n)
             b, a = choices[:n].astype(np.uint8), choices[n:].astype(np.uint8)
