@@ -18,9 +18,6 @@ from mpc.runtime.files import write_private
 from mpc.runtime.signals import Stopped
 from parties.main import PROG, main
 
-#: the variables that set one BLAS thread per process (see :mod:`parties.__main__`)
-BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
-
 
 def run_process() -> int:
     """Run the party that ``sys.argv`` describes; its exit code. SIGINT or SIGTERM ends it

@@ -1,5 +1,5 @@
 """``python -m parties.zygote``: a process with the party program loaded that forks parties
-on request (the other end of :class:`mpc.deployment.forker.Forker`, which ``mpc run`` uses).
+on request (the other end of :class:`parties.forker.Forker`, which ``mpc run`` uses).
 
 It is a new interpreter, started as ``python -m parties`` is, with the modules of
 ``python -m parties`` and every system's party program loaded and nothing else: no launcher

@@ -37,7 +37,9 @@ A level, at every site:
    :func:`protocols.ppid3.shared_scores.gini_ring`) for its fraction; the
    argmax over each node's candidates (the first best in site and column order, the plain
    learner's tie rule), opened to every site; the children's class counts are the winning
-   candidate's rows, still shared; their stop bits and labels at the next level.
+   candidate's rows, still shared; their stop bits and labels at the next level. With
+   ``criterion="entropy-fixed"`` the scores are integers instead, each count's fixed-point
+   ``n log n`` on shares (:mod:`protocols.ppid3.shared_entropy`).
 
 What each party receives: from a dealing party, seeds and masks (uniform); from each other,
 masked arrays, shares and a re-randomised fold (uniform); the openings of the decisions
@@ -213,7 +215,8 @@ class _Tree:
             self.duo = Duo(party, dealing, gini_ring(n, widest))
         else:
             if n >= 2**NLOGN_W:
-                raise ConfigError(f"entropy-fixed counts rows below 2^{NLOGN_W}, not {n:,}")
+                raise ConfigError(f"--criterion entropy-fixed counts at most {2**NLOGN_W - 1:,} "
+                                  f"rows; this table has {n:,}")  # fmt: skip
             self.duo = Duo(party, dealing, entropy_ring(widest * (self.p + 1)))
         self.xt, _ = one_hot_columns(view.codes, mine, self.dtype)
         root = LevelNode(0, 0, None, 0, [class_site], list(attribute_counts))

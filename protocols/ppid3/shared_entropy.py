@@ -67,7 +67,7 @@ L_BITS = NLOGN_W + NLOGN_SCALE_BITS + 5
 def entropy_ring(terms: int) -> Ring:
     """The ring of ``--criterion entropy-fixed`` for scores that sum at most ``terms``
     values of ``L`` (``|V| (p + 1)`` of the widest candidate): every score, every
-    difference of two, and :data:`ENTROPY_PAD` below them, signed."""
+    difference of two, and :func:`entropy_pad` below them, signed."""
     return ring_for_bits(L_BITS + max(1, terms).bit_length() + 3)
 
 
