@@ -4,8 +4,8 @@
 one private input file per party), starts one OS process per party on 127.0.0.1
 (``python -m parties ROLE --config ... --name ...``, or the same forked from a process
 that has loaded the party program, a :class:`Starter` such as ``mpc run``'s zygote), waits
-for all of them, and collects their JSON reports. Every child runs in its own process group and is killed when the
-launcher leaves, whatever happens, so no process outlives a run.
+for all of them, and collects their JSON reports. Every child runs in its own process group and is
+killed when the launcher leaves, whatever happens, so no process outlives a run.
 
 What a run writes is private (:mod:`mpc.runtime.files`): secret keys, private inputs, logs and
 reports are mode 0600 in folders of mode 0700; only the deployment file and the ``.public``
