@@ -450,7 +450,7 @@ async def sum_bits(
     zero = np.zeros_like(low)
     g = await _and(party, role, other, f"{tag}/gen", low if role == 0 else zero,
                    zero if role == 0 else low, pool)  # fmt: skip
-    p0 = low  # the bits' own propagates: the sum bit is p_i ⊕ carry_i
+    own = low  # the bits' own propagates: the sum bit is p_i ⊕ carry_i
     p = low
     for level, d in enumerate(_distances(low.shape[1])):
         both = await _and(party, role, other, f"{tag}/pre{level}",
@@ -460,7 +460,7 @@ async def sum_bits(
         g = np.concatenate([g[:, :d], g[:, d:] ^ both[:, :w]], axis=1)
         p = np.concatenate([p[:, :d], both[:, w:]], axis=1)
     carries = np.concatenate([np.zeros_like(g[:, :1]), g[:, :-1]], axis=1)
-    return p0 ^ carries, g[:, -1]
+    return own ^ carries, g[:, -1]
 
 
 async def prefix_or(
