@@ -1,6 +1,7 @@
-"""The zygote that forks the parties of ``mpc run`` (:mod:`mpc.deployment.forker`): a forked
-party holds nothing the launcher read after the zygote was made, runs in a session of its
-own, and its exit code, its death by a signal and the zygote's own death reach the launcher."""
+"""The zygote that forks the parties of ``mpc run`` (:mod:`parties.forker`,
+:mod:`parties.zygote`): a forked party holds nothing of the launcher's memory, runs in a
+session of its own, and its exit code, its death by a signal and the zygote's own death reach
+the launcher (which then starts new interpreters)."""
 
 from __future__ import annotations
 
