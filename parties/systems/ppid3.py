@@ -52,6 +52,7 @@ from parties.vertical_csv import fresh_id_column
 from protocols.ppid3.helpers import HELPERS, default_helper, helper_of
 from protocols.ppid3.levels import REVEAL
 from protocols.ppid3.ppid3 import assemble, check_tree_equal
+from protocols.ppid3.reveal_tree import CRITERIA
 
 __all__ = [
     "TRUST",
@@ -256,7 +257,7 @@ class Ppid3Options(DataSource, ColumnKinds):
     split_criterion: str | None = option(
         None,
         flag="--criterion",
-        choices=("gini", "entropy-fixed"),
+        choices=CRITERIA,
         help="with --reveal tree, the split criterion computed on shares: gini (default; "
         "MPyC's, exact fractions) or entropy-fixed (information gain with a fixed-point "
         "n log n, exact integers; at most 16,777,215 rows). The paper's mode splits by "

@@ -52,6 +52,8 @@ __all__ = ["CLASS_NAMES", "PREDICTION_SHARE", "classify_obliviously", "terminal_
 U64 = np.uint64
 #: records x terminals of one chunk at most (its products' arrays: 16 MiB each)
 CHUNK_ELEMENTS = 2**21
+#: chunks a site other than p0 and p1 may send ahead of p1's progress
+AHEAD = 2
 
 BIT_SEED = uniform("oblivious/bit-seed", "a site's fresh seed of the part of its test bits")
 BIT_SHARE = uniform("oblivious/bit-share", "a site's test bits less a part from a seed")
@@ -64,8 +66,6 @@ PREDICTION_SHARE = uniform(
 CHUNK_DONE = public(
     "oblivious/chunk-done", "p1 has finished a chunk of records (its index): flow control"
 )
-#: chunks a site other than p0 and p1 may send ahead of p1's progress
-AHEAD = 2
 CLASS_NAMES = public("oblivious/class-names", "the names of the classes, in the class site's order")
 
 

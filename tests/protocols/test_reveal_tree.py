@@ -165,27 +165,21 @@ def test_reveal_tree_equals_plain_entropy_fixed_on_random_tables(
     _assert_ledgers(out)
 
 
-@pytest.mark.parametrize(("k", "helper"), [(2, "dealer"), (3, "sites"), (2, "ot")])
-def test_reveal_tree_entropy_fixed_on_car(k: int, helper: str) -> None:
+@pytest.mark.parametrize(
+    ("k", "helper", "criterion", "seed"),
+    [(2, "dealer", "gini", 3), (3, "dealer", "gini", 3), (3, "sites", "gini", 3),
+     (4, "sites", "gini", 3), (5, "sites", "gini", 3), (2, "dealer", "entropy-fixed", 5),
+     (3, "sites", "entropy-fixed", 5), (2, "ot", "entropy-fixed", 5)],
+)  # fmt: skip
+def test_reveal_tree_on_car_for_each_helper_criterion_and_2_to_5_sites(
+    k: int, helper: str, criterion: str, seed: int
+) -> None:
     data_dir = resolve_data_dir(None)
     if data_dir is None:
         pytest.skip("no data directory (set MPC_DATA_DIR or put ../shared/datasets beside)")
     t, _ = load_dataset("car", data_dir)
-    part = partition(t.attributes, k, "random:5", class_site=k - 1)
-    out = run_reveal(t, part, helper=helper, max_depth=3, mss=87, criterion="entropy-fixed")
-    _assert_same_tree(out)
-    _assert_ledgers(out)
-
-
-@pytest.mark.parametrize(("k", "helper"), [(2, "dealer"), (3, "dealer"), (3, "sites"),
-                                           (4, "sites"), (5, "sites")])  # fmt: skip
-def test_reveal_tree_on_car_for_each_helper_and_2_to_5_sites(k: int, helper: str) -> None:
-    data_dir = resolve_data_dir(None)
-    if data_dir is None:
-        pytest.skip("no data directory (set MPC_DATA_DIR or put ../shared/datasets beside)")
-    t, _ = load_dataset("car", data_dir)
-    part = partition(t.attributes, k, "random:3", class_site=k - 1)
-    out = run_reveal(t, part, helper=helper, max_depth=3, mss=87)
+    part = partition(t.attributes, k, f"random:{seed}", class_site=k - 1)
+    out = run_reveal(t, part, helper=helper, max_depth=3, mss=87, criterion=criterion)
     _assert_same_tree(out)
     _assert_ledgers(out)
 
