@@ -13,6 +13,8 @@ ID3 fitted on the same data in the same run.
     python scripts/bench.py --helpers --datasets car --repeat 1            # its smoke run
     python scripts/bench.py --scaling  # rows 10^3..10^6 and sites 2..8 (an hour or more)
     python scripts/bench.py --helpers --scaling --repeat 3   # everything, in one run
+    python scripts/bench.py --reveal   # --reveal tree beside the paper's mode (30-40 minutes)
+    python scripts/bench.py --reveal --datasets car --repeat 1             # its smoke run
     python scripts/bench.py --scaling --rows 1000,2000 --scaling-sites 2,3 --sites-rows 1000 \\
         --repeat 1                     # its smoke run (about a minute)
 
@@ -35,10 +37,16 @@ seconds, is recorded as failed, with the end of its error. It writes ``scaling.j
 plots ``scaling_rows.png`` and ``scaling_sites.png`` (matplotlib: ``pip install -e
 '.[experiments]'``).
 
+``--reveal`` runs PPID3 revealing only the tree (``--reveal tree``) beside the paper's mode
+(``--reveal counts``) on car, kr-vs-kp, adult and a million generated rows, and adult with 2
+sites and ``--helper ot``, against that mode's targets (scripts/bench_reveal.py), ``--repeat``
+times (default 3); ``--datasets`` picks some of car, kr-vs-kp, adult, adult-ot and million.
+It writes ``reveal.json`` and ``reveal.md``.
+
 A smoke run writes to a scratch folder in the temporary directory, never over results/bench
-(unless ``--out`` says where): ``--quick``, and ``--helpers`` or ``--scaling`` given
-``--repeat`` below 3 or a part of their sweep (``--datasets``, ``--rows``, ``--sites-rows``,
-``--scaling-sites`` or ``--scaling-helpers`` other than the default).
+(unless ``--out`` says where): ``--quick``, and ``--helpers``, ``--reveal`` or ``--scaling``
+given ``--repeat`` below 3 or a part of their sweep (``--datasets``, ``--rows``,
+``--sites-rows``, ``--scaling-sites`` or ``--scaling-helpers`` other than the default).
 """
 
 from __future__ import annotations
@@ -56,6 +64,14 @@ from typing import Any
 # test loads it as a module)
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from bench_reveal import NAMES as REVEAL_NAMES
+from bench_reveal import (
+    REVEAL_RUNS,
+    compare_reveal,
+    reveal_groups,
+    reveal_markdown,
+    reveal_targets,
+)
 from bench_runs import (
     HELPERS,
     ROOT,
@@ -93,10 +109,12 @@ from bench_tables import (
 #: what a test of this script (which loads it as a module) finds in it: its own names and
 #: those of its modules
 __all__ = [
+    "REVEAL_RUNS",
     "SCRATCH",
     "RunFailed",
     "bench",
     "compare_helpers",
+    "compare_reveal",
     "dataset_args",
     "failed",
     "fit_slope",
@@ -109,6 +127,9 @@ __all__ = [
     "parse_args",
     "parse_synthetic",
     "party_totals",
+    "reveal_groups",
+    "reveal_markdown",
+    "reveal_targets",
     "rows_slopes",
     "scaling",
     "scaling_groups",
@@ -322,17 +343,18 @@ def scaling(args: argparse.Namespace, out: Path) -> str:
 
 def is_smoke(args: argparse.Namespace) -> bool:
     """Whether a run is a smoke run, so writes to :data:`SCRATCH` unless ``--out`` is given:
-    ``--quick``, or ``--helpers``/``--scaling`` given ``--repeat`` below 3 or only part of
-    their sweep."""
+    ``--quick``, or ``--helpers``/``--reveal``/``--scaling`` given ``--repeat`` below 3 or
+    only part of their sweep."""
     if args.quick:
         return True
-    if not (args.helpers or args.scaling):
+    if not (args.helpers or args.scaling or args.reveal):
         return False
     if args.repeat_given is not None and args.repeat_given < 3:
         return True
     partial = (
         (args.helpers and args.datasets is not None
          and set(args.datasets) != {d for d, _ in HELPER_RUNS}),
+        args.reveal and args.datasets is not None and set(args.datasets) != set(REVEAL_NAMES),
         args.scaling and args.rows != list(ROWS),
         args.scaling and args.scaling_sites != list(SCALING_SITES),
         args.scaling and args.sites_rows != SITES_ROWS,
@@ -350,11 +372,18 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="compare --helper sites, dealer and ot on car, nursery, kr-vs-kp and adult",
     )
     p.add_argument(
+        "--reveal",
+        action="store_true",
+        help="--reveal tree beside the paper's mode on car, kr-vs-kp, adult (3 sites, and 2 "
+        "with ot) and a million rows, against that mode's targets",
+    )
+    p.add_argument(
         "--datasets",
         type=name_list,
         default=None,
         metavar="A,B",
-        help="--helpers: only these datasets (default: all four)",
+        help="--helpers: only these datasets (default: all four); --reveal: only these of "
+        f"{', '.join(REVEAL_NAMES)}",
     )
     p.add_argument(
         "--scaling",
@@ -399,20 +428,23 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--repeat",
         type=int,
         default=None,
-        help="runs per configuration (--helpers: default 5; --scaling: default 1)",
+        help="runs per configuration (--helpers: default 5; --reveal: default 3; --scaling: "
+        "default 1)",
     )
     p.add_argument(
         "--scaling-repeat",
         type=int,
         default=None,
-        help="--scaling: runs per point (default 1; without --helpers, --repeat sets it too), "
+        help="--scaling: runs per point (default 1; without --helpers or --reveal, --repeat sets "
+        "it too), "
         "so that --helpers --scaling --repeat 3 makes the whole benchmark in one run",
     )
     p.add_argument(
         "--out",
         type=Path,
         default=None,
-        help="where to write bench.json/bench.md, helpers.* or scaling.* (default: results/bench; "
+        help="where to write bench.json/bench.md, helpers.*, reveal.* or scaling.* (default: "
+        "results/bench; "
         f"a smoke run writes to {SCRATCH}, so it never overwrites results)",
     )
     p.add_argument(
@@ -430,9 +462,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if args.sites_rows < 1 or args.ot_max_rows < 0:
         p.error("--sites-rows must be >= 1 and --ot-max-rows >= 0")
     if args.datasets is not None:
-        unknown = set(args.datasets) - {d for d, _ in HELPER_RUNS}
-        if unknown or not args.datasets:
-            p.error(f"--datasets: choose from {', '.join(d for d, _ in HELPER_RUNS)}")
+        if args.helpers == args.reveal:
+            p.error("--datasets picks the tables of one of --helpers and --reveal")
+        known = [d for d, _ in HELPER_RUNS] if args.helpers else list(REVEAL_NAMES)
+        if set(args.datasets) - set(known) or not args.datasets:
+            p.error(f"--datasets: choose from {', '.join(known)}")
     if set(args.scaling_helpers) - set(HELPERS) or not args.scaling_helpers:
         p.error(f"--scaling-helpers: choose from {', '.join(HELPERS)}")
     if any(k < 2 for k in args.scaling_sites):
@@ -447,11 +481,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.scaling and importlib.util.find_spec("matplotlib") is None:
         raise SystemExit(MATPLOTLIB_MISSING)
     try:
-        if args.helpers or args.scaling:
+        if args.helpers or args.scaling or args.reveal:
             if args.helpers:
                 print(compare_helpers(args.repeat or 5, args.timeout, args.out, args.datasets))
+            if args.reveal:
+                print(compare_reveal(args.repeat or 3, args.timeout, args.out, args.datasets))
             if args.scaling:
-                args.repeat = args.scaling_repeat or (1 if args.helpers else args.repeat or 1)
+                args.repeat = args.scaling_repeat or (
+                    1 if args.helpers or args.reveal else args.repeat or 1
+                )
                 print(scaling(args, args.out))
             return 0
         return bench(args)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import json
 import math
 import sys
 from pathlib import Path
@@ -106,6 +107,10 @@ def test_failed_record_keeps_what_was_asked() -> None:
         (["--scaling", "--scaling-sites", "2,3"], True),
         (["--scaling", "--scaling-sites", "2-8"], False),
         (["--repeat", "1"], False),  # the plain benchmark has no repeats
+        (["--reveal"], False),  # --repeat not given: 3 by default
+        (["--reveal", "--repeat", "1"], True),
+        (["--reveal", "--datasets", "car"], True),
+        (["--reveal", "--datasets", "million,adult-ot,adult,kr-vs-kp,car"], False),
     ],
 )
 def test_scratch_folder_rule(argv: list[str], scratch: bool) -> None:
@@ -118,7 +123,9 @@ def test_scratch_folder_rule(argv: list[str], scratch: bool) -> None:
 
 def test_bad_arguments_are_refused() -> None:
     for argv in (["--helpers", "--datasets", "iris"], ["--scaling", "--scaling-helpers", "x"],
-                 ["--scaling", "--scaling-sites", "1,2"], ["--repeat", "0"]):  # fmt: skip
+                 ["--scaling", "--scaling-sites", "1,2"], ["--repeat", "0"],
+                 ["--reveal", "--datasets", "nursery"], ["--datasets", "car"],
+                 ["--helpers", "--reveal", "--datasets", "car"]):  # fmt: skip
         with pytest.raises(SystemExit):
             bench.parse_args(argv)
 
@@ -347,3 +354,73 @@ def test_one_run_makes_the_helpers_table_and_the_scaling_sweep(
     argv = ["--helpers", "--scaling", "--repeat", "3", "--scaling-repeat", "2", "--out",
             str(tmp_path)]  # fmt: skip
     assert bench.main(argv) == 0 and seen == {"helpers": 3, "scaling": 2}
+
+
+# --- --reveal ---------------------------------------------------------------------------------
+
+
+def reveal_record(config: str, mode: str, wall: float, **kw: Any) -> dict[str, Any]:
+    """A made-up run of ``--reveal``, as compare_reveal records it."""
+    r = record("adult", 3, "sites", wall, mb=kw.get("mb", 6.0))
+    r["max"] = r["max"] | {"peak_rss_mb": kw.get("peak", 60.0)}
+    return r | {"config": config, "mode": mode, "levels": kw.get("levels", 3)}
+
+
+def test_reveal_targets_and_bytes_per_level() -> None:
+    runs = [reveal_record("adult", "counts", w) for w in (30.0, 20.0, 25.0)]
+    runs += [reveal_record("adult", "tree", w) for w in (130.0, 90.0, 110.0)]  # median 110
+    err = bench.RunFailed("run ppid3 timed out after 360 s", "")
+    adult_ot = next(c for c in bench.REVEAL_RUNS if c.name == "adult-ot")
+    runs.append(bench.failed("adult", "fast", list(adult_ot.options), err)
+                | {"config": "adult-ot", "mode": "tree"})  # fmt: skip
+    runs.append(reveal_record("million", "tree", 160.0, peak=3900.0, levels=5))
+    md = bench.reveal_markdown(runs, "HEADER")
+    lines = md.splitlines()
+    assert md.startswith("HEADER\n")
+    tree = next(x for x in lines if x.startswith("| adult | --sites 3") and "| tree |" in x)
+    cells = [c.strip() for c in tree.strip("|").split("|")]
+    # nodes, levels, median, spread, MB per site, MB per site per level (6 MB over 3 levels)
+    assert cells[3:9] == ["40", "3", "110.00", "90.00-130.00", "6.00 / 6.00 / 6.00",
+                          "2.00 / 2.00 / 2.00"]  # fmt: skip
+    targets = bench.reveal_targets(bench.reveal_groups(runs))
+    assert any("--helper sites --max-depth 6 --all-rows, --reveal tree, under 120 s: yes "
+               "(110.0 s)" in x for x in targets)  # fmt: skip
+    assert any("--helper ot" in x and "under 360 s: no (stopped: run ppid3 timed out after "
+               "360 s)" in x for x in targets)  # fmt: skip
+    assert any("under 480 s: yes (160.0 s)" in x for x in targets)
+    assert "under 4000 MB: yes (3900 MB at the largest)" in md
+    # 160 s over 10^6 rows x 4 levels x 20 attributes: 2.0 us; Hamada et al. 404 s over
+    # 2^20 x 11 x 4: 8.8 us
+    assert "- 2.0 us per row, level and attribute" in md and "Hamada et al.: 8.8 us" in md
+    slow = [r | {"wall_s": 130.0} if r.get("mode") == "tree" and r["config"] == "adult" else r
+            for r in runs]  # fmt: skip
+    assert any("under 120 s: no (130.0 s)" in x
+               for x in bench.reveal_targets(bench.reveal_groups(slow)))  # fmt: skip
+
+
+def test_compare_reveal_alternates_modes_and_stops_a_configuration_past_its_target(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    module = sys.modules["bench_reveal"]
+    calls: list[tuple[str, float | None]] = []
+
+    def tried(dataset: str, counts: str, extra: list[str], timeout: float,
+              limit: float | None = None) -> dict[str, Any]:  # fmt: skip
+        mode = extra[-1]
+        calls.append((f"{dataset} {' '.join(extra)}", limit))
+        if "ot" in extra:
+            return bench.failed(dataset, counts, extra,
+                                bench.RunFailed(f"timed out after {limit:.0f} s"))  # fmt: skip
+        return reveal_record("x", mode, 1.0) | {"identical": True}
+
+    monkeypatch.setattr(module, "tried", tried)
+    md = bench.compare_reveal(2, 100.0, tmp_path, ["car", "adult-ot"])
+    car = [c for c, _ in calls if c.startswith("car")]
+    assert [c.split()[-1] for c in car] == ["counts", "tree", "counts", "tree"]
+    ot = [(c, limit) for c, limit in calls if "--helper ot" in c]
+    assert len(ot) == 1 and ot[0][1] == 360.0  # stopped at its target, not run again
+    assert dict(calls)[car[0]] == 400.0  # no target: four receive deadlines
+    doc = json.loads((tmp_path / "reveal.json").read_text())
+    assert doc["repeat"] == 2 and len(doc["runs"]) == 5
+    assert (tmp_path / "reveal.md").read_text() == md
+    assert "under 360 s: no (stopped: timed out after 360 s)" in md

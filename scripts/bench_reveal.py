@@ -1,0 +1,192 @@
+"""``--reveal`` of scripts/bench.py: PPID3 revealing only the tree (``--reveal tree``) beside
+the paper's mode (``--reveal counts``) on the same tables, sites and helper, against the
+targets of the mode that reveals only the tree:
+
+* Adult (48,842 rows, depth 6), 3 sites, ``--helper sites``: under 120 s;
+* Adult, 2 sites, ``--helper ot``: under 360 s;
+* 1,000,000 generated rows x 20 attributes, depth 4, 3 sites: under 480 s and 4,000 MB per
+  party, and its microseconds per row, level and attribute beside Hamada et al.'s 8.8;
+* the bytes each site sends per level of the tree, against the paper's mode.
+
+Each configuration runs ``--repeat`` times, the two modes alternating; a run that outlives
+its target is stopped there and recorded as failed, and its configuration is not run again
+(it would be stopped again). The side-by-side run with MPyC is ``scripts/compare_mpyc.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from bench_runs import load_average, machine, short_error, summarize, synthetic, tried
+from bench_tables import joined, table_row, verdict
+
+#: Hamada et al. (PoPETs 2023): 2^20 rows x 11 attributes, height 4, 3 parties, 404 s
+HAMADA_US = 404.0 / (2**20 * 11 * 4) * 1e6
+MILLION = 1_000_000
+MILLION_TARGET_MB = 4000.0
+
+
+@dataclass(frozen=True)
+class RevealRun:
+    """One configuration of ``--reveal``: its name (``--datasets`` picks by it), the
+    dataset, the options, the modes it runs and its target in seconds (of ``--reveal
+    tree``), if any."""
+
+    name: str
+    dataset: str
+    options: tuple[str, ...]
+    modes: tuple[str, ...] = ("counts", "tree")
+    target_s: float | None = None
+
+    @property
+    def label(self) -> str:
+        return f"{self.dataset} {' '.join(self.options)}"
+
+
+_SITES3 = ("--sites", "3", "--helper", "sites")
+_ADULT = ("--max-depth", "6", "--all-rows")
+REVEAL_RUNS = (
+    RevealRun("car", "car", _SITES3),
+    RevealRun("kr-vs-kp", "kr-vs-kp", _SITES3),
+    RevealRun("adult", "adult", (*_SITES3, *_ADULT), target_s=120.0),
+    RevealRun("adult-ot", "adult", ("--sites", "2", "--helper", "ot", *_ADULT), ("tree",), 360.0),
+    RevealRun("million", synthetic(MILLION), (*_SITES3, "--max-depth", "4"), target_s=480.0),
+)
+NAMES = tuple(c.name for c in REVEAL_RUNS)
+
+
+def compare_reveal(repeat: int, timeout: float, out: Path, names: list[str] | None = None) -> str:
+    """Every configuration of :data:`REVEAL_RUNS` (those of ``names``), ``repeat`` times,
+    the modes alternating; writes reveal.json and reveal.md to ``out``."""
+    load_start = load_average()
+    runs: list[dict[str, Any]] = []
+    for config in REVEAL_RUNS:
+        if names is not None and config.name not in names:
+            continue
+        stopped: set[str] = set()
+        for i in range(repeat):
+            for mode in config.modes:
+                if mode in stopped:
+                    continue
+                opts = [*config.options, "--reveal", mode]
+                limit = config.target_s if mode == "tree" and config.target_s else 4 * timeout
+                r = tried(config.dataset, "fast", opts, timeout, limit=limit)
+                r |= {"config": config.name, "mode": mode}
+                runs.append(r)
+                what = f"{config.label} --reveal {mode} run {i + 1}/{repeat}"
+                if r["status"] != "ok":
+                    stopped.add(mode)
+                    print(f"[bench] {what}: failed: {short_error(r['error'])}",
+                          file=sys.stderr, flush=True)  # fmt: skip
+                    continue
+                if not r["identical"]:
+                    raise SystemExit(f"{what}: the tree is not plain ID3's")
+                print(f"[bench] {what}: {r['wall_s']:.2f} s, {r['nodes']} nodes",
+                      file=sys.stderr, flush=True)  # fmt: skip
+    load_end = load_average()
+    header = (
+        f"PPID3 --reveal tree beside --reveal counts (--counts fast), {repeat} run"
+        f"{'s' if repeat > 1 else ''} per row, the modes alternating, on {machine()}, "
+        f"{date.today().isoformat()}; load average {load_start:.1f} at the start, "
+        f"{load_end:.1f} at the end."
+    )
+    out.mkdir(parents=True, exist_ok=True)
+    doc = {"machine": machine(), "date": date.today().isoformat(), "repeat": repeat,
+           "load_average": {"start": load_start, "end": load_end}, "runs": runs}  # fmt: skip
+    (out / "reveal.json").write_text(json.dumps(doc, indent=1))
+    md = reveal_markdown(runs, header)
+    (out / "reveal.md").write_text(md)
+    print(f"[bench] wrote {out / 'reveal.json'} and reveal.md", file=sys.stderr)
+    return md
+
+
+def reveal_groups(runs: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
+    """(configuration, mode) -> :func:`bench_runs.summarize` of its runs, with the levels
+    of the median run and the megabytes each party sent per level."""
+    by: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for r in runs:
+        by.setdefault((r["config"], r["mode"]), []).append(r)
+    out = {}
+    for key, records in by.items():
+        g = summarize(records)
+        ok = sorted((r for r in records if r["status"] == "ok"), key=lambda r: r["wall_s"])
+        if ok:
+            levels = ok[len(ok) // 2].get("levels") or None
+            g["levels"] = levels
+            g["mb_per_level"] = [mb / levels for mb in g["mb_per_party"]] if levels else None
+            g["rounds"] = g["max"]["rounds"]
+        out[key] = g
+    return out
+
+
+def reveal_targets(groups: dict[tuple[str, str], dict[str, Any]]) -> list[str]:
+    """The targets of :data:`REVEAL_RUNS`, from the medians of ``--reveal tree``."""
+    lines = []
+    for config in REVEAL_RUNS:
+        g = groups.get((config.name, "tree"))
+        if config.target_s is None or g is None:
+            continue
+        what = f"- {config.label}, --reveal tree, under {config.target_s:.0f} s: "
+        if not g["ok"]:
+            lines.append(what + f"no (stopped: {short_error(g['error'])})")
+            continue
+        wall = g["wall_s"]
+        lines.append(what + f"{verdict(wall < config.target_s)} ({wall:.1f} s)")
+        if config.name == "million":
+            peak = g["max"]["peak_rss_mb"]
+            ok = peak is not None and peak < MILLION_TARGET_MB
+            lines.append(f"  - peak memory per party under {MILLION_TARGET_MB:.0f} MB: "
+                         f"{verdict(ok)} ({peak:.0f} MB at the largest)")  # fmt: skip
+            attrs, depth = 20, 4
+            us = wall / (MILLION * depth * attrs) * 1e6
+            lines.append(f"  - {us:.1f} us per row, level and attribute ({wall:.0f} s over "
+                         f"10^6 x {depth} x {attrs}); Hamada et al.: {HAMADA_US:.1f} us "
+                         "(2^20 rows x 11 attributes, height 4, 3 parties, 404 s, the tree "
+                         "hidden too)")  # fmt: skip
+    return lines
+
+
+def reveal_markdown(runs: list[dict[str, Any]], header: str) -> str:
+    """reveal.md: ``header``, a row per (configuration, mode), the targets."""
+    groups = reveal_groups(runs)
+    lines = [
+        header,
+        "",
+        "| table | options | reveal | nodes | levels | median wall s | min-max wall s "
+        "| MB sent per site (median run) | MB per site per level | rounds | peak MB per party "
+        "| identical |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for config in REVEAL_RUNS:
+        for mode in config.modes:
+            g = groups.get((config.name, mode))
+            if g is None:
+                continue
+            cells = [config.dataset, " ".join(config.options), mode]
+            if not g["ok"]:
+                lines.append(table_row([*cells, f"stopped: {short_error(g['error'])}"], 12))
+                continue
+            per_level = joined(g["mb_per_level"], ".2f") if g["mb_per_level"] else "-"
+            lines.append(table_row([
+                *cells, g["nodes"], g["levels"] or "-", f"{g['wall_s']:.2f}",
+                f"{g['wall_min']:.2f}-{g['wall_max']:.2f}", joined(g["mb_per_party"], ".2f"),
+                per_level, g["rounds"], joined(g["peak_per_party"], ".0f"),
+                "yes" if g["identical"] else "no",
+            ], 12))  # fmt: skip
+    lines += [
+        "",
+        "Per-party columns list the sites in order. --reveal counts is the paper's PPID3 "
+        "(information gain, counts opened to their owners); --reveal tree splits by Gini on "
+        "shares and opens only the tree, so the two trees may differ (each equals plain ID3 "
+        "with its own criterion). Wall: from the parties' start to the end of the run.",
+        "",
+        "Targets (from the medians of --reveal tree):",
+        "",
+        *(reveal_targets(groups) or ["- no run with a target"]),
+    ]
+    return "\n".join(lines) + "\n"
