@@ -454,6 +454,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="deadline of every receive; with --scaling, also of every whole run",
     )
     args = p.parse_args(argv)
+    _check(p, args)
+    if args.out is None:
+        args.out = SCRATCH if is_smoke(args) else ROOT / "results" / "bench"
+    return args
+
+
+def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Refuse (``p.error``) what the options cannot mean together."""
     args.repeat_given = args.repeat
     if args.repeat is not None and args.repeat < 1:
         p.error("--repeat must be >= 1")
@@ -471,9 +479,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         p.error(f"--scaling-helpers: choose from {', '.join(HELPERS)}")
     if any(k < 2 for k in args.scaling_sites):
         p.error("--scaling-sites: every number of sites must be >= 2")
-    if args.out is None:
-        args.out = SCRATCH if is_smoke(args) else ROOT / "results" / "bench"
-    return args
 
 
 def main(argv: list[str] | None = None) -> int:

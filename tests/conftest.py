@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import compileall
 import contextlib
 import json
 import os
@@ -36,6 +37,18 @@ EXCLUSIVE = ("docker", "netns", "pages")
 #: the container tests run in two lines of their own, side by side on one Docker engine (each
 #: test its own compose project): the compose profiles of PPID3, and the rest
 DOCKER_LINES = (("[ppid3", "docker"), ("", "docker-2"))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Compile the project's modules once, before the workers start: the tests start hundreds
+    of ``mpc`` commands and party processes, and where ``PYTHONDONTWRITEBYTECODE`` is set (or
+    the checkout is fresh) each would compile them again, as an installed package does not
+    (pip compiles it at install)."""
+    if hasattr(session.config, "workerinput"):
+        return
+    for package in ("mpc", "protocols", "parties"):
+        compileall.compile_dir(ROOT / package, quiet=2)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
