@@ -81,11 +81,14 @@ def test_int_list() -> None:
 
 
 def test_failed_record_keeps_what_was_asked() -> None:
-    err = bench.RunFailed("run ppid3 timed out after 5 s", "line one\nthe end | of it\n")
+    err = bench.RunFailed("run ppid3 failed (exit 1)", "line one\nthe end | of it\n")
     r = bench.failed("synthetic:2000,20,1", "fast", ["--sites", "3", "--helper", "ot"], err)
     assert (r["status"], r["rows"], r["sites"], r["helper"]) == ("failed", 2000, 3, "ot")
-    assert "timed out" in r["error"]
+    assert "failed (exit 1)" in r["error"]
     assert bench.short_error(r["error"]) == "the end / of it"
+    # a run stopped at its deadline says so, whatever the launcher printed last
+    err = bench.RunFailed("run ppid3 timed out after 360 s", "level 3\nSIGTERM: 2 parties killed\n")
+    assert bench.short_error(str(err)) == "run ppid3 timed out after 360 s"
 
 
 @pytest.mark.parametrize(
