@@ -210,7 +210,7 @@ def short_error(error: str, width: int = 90) -> str:
     """The line of an error that says a run was stopped at its deadline, else its last
     non-empty line, shortened to fit a table cell."""
     lines = [x.strip() for x in error.splitlines() if x.strip()]
-    stopped = [x for x in lines if " timed out after " in x]
+    stopped = [x[x.index("timed out after ") :] for x in lines if " timed out after " in x]
     last = (stopped or lines or ["unknown error"])[-1].rstrip(":").replace("|", "/")
     return last if len(last) <= width else "..." + last[-(width - 3) :]
 
