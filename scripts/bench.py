@@ -13,7 +13,7 @@ ID3 fitted on the same data in the same run.
     python scripts/bench.py --helpers --datasets car --repeat 1            # its smoke run
     python scripts/bench.py --scaling  # rows 10^3..10^6 and sites 2..8 (an hour or more)
     python scripts/bench.py --helpers --scaling --repeat 3   # everything, in one run
-    python scripts/bench.py --reveal   # --reveal tree beside the paper's mode (30-40 minutes)
+    python scripts/bench.py --reveal   # --reveal tree beside the paper's mode (half an hour)
     python scripts/bench.py --reveal --datasets car --repeat 1             # its smoke run
     python scripts/bench.py --scaling --rows 1000,2000 --scaling-sites 2,3 --sites-rows 1000 \\
         --repeat 1                     # its smoke run (about a minute)
@@ -435,17 +435,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--scaling-repeat",
         type=int,
         default=None,
-        help="--scaling: runs per point (default 1; without --helpers or --reveal, --repeat sets "
-        "it too), "
-        "so that --helpers --scaling --repeat 3 makes the whole benchmark in one run",
+        help="--scaling: runs per point (default 1; without --helpers or --reveal, --repeat "
+        "sets it too), so that --helpers --scaling --repeat 3 makes the whole benchmark in one "
+        "run",
     )
     p.add_argument(
         "--out",
         type=Path,
         default=None,
         help="where to write bench.json/bench.md, helpers.*, reveal.* or scaling.* (default: "
-        "results/bench; "
-        f"a smoke run writes to {SCRATCH}, so it never overwrites results)",
+        f"results/bench; a smoke run writes to {SCRATCH}, so it never overwrites results)",
     )
     p.add_argument(
         "--timeout",

@@ -22,7 +22,16 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from bench_runs import load_average, machine, short_error, summarize, synthetic, tried
+from bench_runs import (
+    SYNTHETIC_ATTRS,
+    SYNTHETIC_DEPTH,
+    load_average,
+    machine,
+    short_error,
+    summarize,
+    synthetic,
+    tried,
+)
 from bench_tables import joined, table_row, verdict
 
 #: Hamada et al. (PoPETs 2023): 2^20 rows x 11 attributes, height 4, 3 parties, 404 s
@@ -50,12 +59,13 @@ class RevealRun:
 
 _SITES3 = ("--sites", "3", "--helper", "sites")
 _ADULT = ("--max-depth", "6", "--all-rows")
+_MILLION = (*_SITES3, "--max-depth", str(SYNTHETIC_DEPTH))
 REVEAL_RUNS = (
     RevealRun("car", "car", _SITES3),
     RevealRun("kr-vs-kp", "kr-vs-kp", _SITES3),
     RevealRun("adult", "adult", (*_SITES3, *_ADULT), target_s=120.0),
     RevealRun("adult-ot", "adult", ("--sites", "2", "--helper", "ot", *_ADULT), ("tree",), 360.0),
-    RevealRun("million", synthetic(MILLION), (*_SITES3, "--max-depth", "4"), target_s=480.0),
+    RevealRun("million", synthetic(MILLION), _MILLION, target_s=480.0),
 )
 NAMES = tuple(c.name for c in REVEAL_RUNS)
 
@@ -142,7 +152,7 @@ def reveal_targets(groups: dict[tuple[str, str], dict[str, Any]]) -> list[str]:
             ok = peak is not None and peak < MILLION_TARGET_MB
             lines.append(f"  - peak memory per party under {MILLION_TARGET_MB:.0f} MB: "
                          f"{verdict(ok)} ({peak:.0f} MB at the largest)")  # fmt: skip
-            attrs, depth = 20, 4
+            attrs, depth = SYNTHETIC_ATTRS, SYNTHETIC_DEPTH
             us = wall / (MILLION * depth * attrs) * 1e6
             lines.append(f"  - {us:.1f} us per row, level and attribute ({wall:.0f} s over "
                          f"10^6 x {depth} x {attrs}); Hamada et al.: {HAMADA_US:.1f} us "
