@@ -42,9 +42,9 @@ DOCKER_LINES = (("[ppid3", "docker"), ("", "docker-2"))
 @pytest.hookimpl(tryfirst=True)
 def pytest_sessionstart(session: pytest.Session) -> None:
     """Compile the project's modules once, before the workers start: the tests start hundreds
-    of ``mpc`` commands and party processes, and where ``PYTHONDONTWRITEBYTECODE`` is set (or
-    the checkout is fresh) each would compile them again, as an installed package does not
-    (pip compiles it at install)."""
+    of ``mpc`` commands and party processes, and where no bytecode is cached (a fresh
+    checkout, or ``PYTHONDONTWRITEBYTECODE`` set) each would compile them again. An installed
+    package has its bytecode already: pip compiles it at install."""
     if hasattr(session.config, "workerinput"):
         return
     for package in ("mpc", "protocols", "parties"):
