@@ -33,8 +33,9 @@ A level, at every site:
    sums to ``Z_{2^64}`` (:func:`protocols.primitives.secure_comparison.lift`).
 4. **Decisions on shares** (``p0`` and ``p1``, triples dealt by the party that deals their
    products: :mod:`protocols.ppid3.shared_scores`): each candidate's Gini terms in
-   ``Z_{2^64}``, lifted to ``Z_{2^K}`` (``K`` from
-   :func:`protocols.ppid3.shared_scores.gini_ring`) for its fraction; the
+   ``Z_{2^64}``, summed as fractions round by round, each round in a ring only as wide as
+   its results (:func:`protocols.ppid3.shared_scores.fraction_rings`), the fractions then
+   lifted to ``Z_{2^K}`` (``K`` from :func:`protocols.ppid3.shared_scores.gini_ring`); the
    argmax over each node's candidates (the first best in site and column order, the plain
    learner's tie rule), opened to every site; the children's class counts are the winning
    candidate's rows, still shared; their stop bits and labels at the next level. With
@@ -77,12 +78,15 @@ from protocols.ppid3.shared_scores import (
     Duo,
     best_splits,
     decision_needs,
+    fraction_needs,
+    fraction_rings,
     gini_fractions,
     gini_ring,
     gini_terms,
     node_decisions,
     score_needs,
     split_needs,
+    to_ring,
 )
 from protocols.primitives.ring import RING64, Ring
 from protocols.primitives.secure_comparison import lift_needs
@@ -163,6 +167,7 @@ class _Tree:
     xt: np.ndarray
     dtype: Any
     width: int
+    rows: int  # the records every site holds (public)
     max_depth: int | None
     mss: int | None
     criterion: str
@@ -207,7 +212,7 @@ class _Tree:
         for s, a in zip(self.names, attribute_counts, strict=True):
             if len(self.domains[s]) != a:
                 raise ProtocolError(f"{s} announced {len(self.domains[s])} attributes, not {a}")
-        n = len(view.tids)
+        n = self.rows = len(view.tids)
         self.dtype = ring_dtype(n)
         self.width = np.dtype(self.dtype).itemsize * 8
         widest = max(max(d, default=1) for d in self.domains.values())
@@ -399,7 +404,11 @@ class _Tree:
             if gini:
                 needs += score_needs(count, widest, p)
             small = await duo.pool(f"{t}/score", needs, RING64)
-            wide = await duo.pool(f"{t}/split", split_needs(lengths, len(inner), per_node, ring)
+            rings = fraction_rings(self.rows, lengths) if gini else []
+            each = zip(fraction_needs(lengths, rings) if gini else [], rings, strict=True)
+            rounds = [await duo.pool(f"{t}/sum{j}", n, r) for j, (n, r) in enumerate(each)]
+            wide = await duo.pool(f"{t}/split", split_needs(lengths, len(inner), per_node, ring,
+                                                            rings[-1])
                                   if gini else entropy_needs(lengths, p, len(inner), per_node,
                                                              ring))  # fmt: skip
             lifted = await duo.lift(folded, self.width, small, f"{t}/lift", RING64)
@@ -414,10 +423,13 @@ class _Tree:
             if gini:
                 s_v, y_v = await gini_terms(duo, blocks, small, f"{t}/gini")
                 small.finished()
-                up = await duo.lift(np.concatenate([s_v[real], y_v[real]]), 64, wide, f"{t}/up")
-                half = int(real.sum())
-                num, den = await gini_fractions(duo, up[:half], up[half:], lengths, wide,
-                                                f"{t}/sum")  # fmt: skip
+                num, den = await gini_fractions(duo, s_v[real], y_v[real], lengths, rounds,
+                                                rings, f"{t}/sum")  # fmt: skip
+                for r in rounds:
+                    r.finished()
+                both = await to_ring(duo, np.concatenate([num, den]), rings[-1].bits, ring,
+                                     wide, f"{t}/up")  # fmt: skip
+                num, den = both[: len(num)], both[len(num) :]
                 pad = -1
             else:
                 small.finished()

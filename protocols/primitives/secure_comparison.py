@@ -496,13 +496,20 @@ async def lift(
 ) -> np.ndarray:  # fmt: skip
     """Shares in ``ring`` of the integers whose shares mod ``2^width`` this party holds in
     ``x`` (unsigned, ``width`` < the ring's bits): ``x_0 + x_1 - 2^width c`` with ``c`` the
-    carry out of the ``width``-bit sum (:func:`carry_out`), made additive in the ring."""
-    words = np.asarray(x, dtype=np.uint64)
-    bits = (words[:, None] >> np.arange(width - 1, -1, -1, dtype=np.uint64)) & np.uint64(1)
-    carry = await carry_out(party, bits.astype(np.uint8), pool, role=role, other=other, tag=tag)
+    carry out of the ``width``-bit sum (:func:`carry_out`), made additive in the ring. Above
+    64 bits, ``x`` holds the elements of ``Ring(width)`` (a multiple of 64 bits)."""
+    if width > 64:
+        bits = np.ascontiguousarray(Ring(width).bits_of(x)[:, ::-1])
+        values = ring.array(x)
+    else:
+        words = np.asarray(x, dtype=np.uint64)
+        bits = ((words[:, None] >> np.arange(width - 1, -1, -1, dtype=np.uint64))
+                & np.uint64(1)).astype(np.uint8)  # fmt: skip
+        values = ring.array(words)
+    carry = await carry_out(party, bits, pool, role=role, other=other, tag=tag)
     c = await bit_to_ring(party, carry, pool, role=role, other=other, tag=f"{tag}/b2a",
                            ring=ring)  # fmt: skip
-    return ring.reduce(ring.array(words) - (c << width if ring.wide else c << np.uint64(width)))
+    return ring.reduce(values - (c << width if ring.wide else c << np.uint64(width)))
 
 
 async def argmax(

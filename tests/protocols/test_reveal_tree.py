@@ -30,11 +30,14 @@ from protocols.ppid3.ppid3 import assemble, check_tree_equal
 from protocols.ppid3.shared_scores import (
     Duo,
     best_splits,
+    fraction_needs,
+    fraction_rings,
     gini_fractions,
     gini_ring,
     gini_terms,
     score_needs,
     split_needs,
+    to_ring,
 )
 from protocols.primitives.ring import RING64
 from protocols.primitives.secure_comparison import deal_pool
@@ -245,12 +248,15 @@ def test_two_tables_with_the_same_tree_look_the_same_to_every_party(helper: str)
 
 
 @settings(max_examples=30, deadline=None)
-@given(st.lists(st.lists(st.lists(st.integers(0, 300), min_size=2, max_size=2), min_size=1,
-                         max_size=4), min_size=2, max_size=5))  # fmt: skip
+@given(st.lists(st.lists(st.lists(st.one_of(st.integers(0, 300), st.integers(0, 2**21)),
+                                  min_size=2, max_size=2), min_size=1, max_size=6),
+                min_size=2, max_size=5))  # fmt: skip
 def test_gini_fractions_on_shares_order_candidates_as_the_plain_scores(
     candidates: list[list[list[int]]],
 ) -> None:
-    """The argmax over the shared fractions picks the plain learner's first best score."""
+    """The argmax over the shared fractions picks the plain learner's first best score; the
+    sums of fractions run each round in its own ring (64 to 256 bits here), lifted from one
+    to the next."""
     widest = max(len(c) for c in candidates)
     rows = max(sum(sum(r) for r in c) for c in candidates)
     ring = gini_ring(rows, widest)
@@ -262,7 +268,9 @@ def test_gini_fractions_on_shares_order_candidates_as_the_plain_scores(
     c = len(candidates)
     small = score_needs(c, widest, 2)
     lengths = [len(x) for x in candidates]
-    wide = split_needs(lengths, 1, c, ring)
+    rings = fraction_rings(rows, lengths)
+    rounds = fraction_needs(lengths, rings)
+    wide = split_needs(lengths, 1, c, ring, rings[-1])
 
     class _Dealing:
         helper = "dealer"
@@ -278,21 +286,26 @@ def test_gini_fractions_on_shares_order_candidates_as_the_plain_scores(
 
     async def program(party: Any) -> Any:
         if party.name == "h":
-            for tag, needs, r in (("s", small, RING64), ("w", wide, ring)):
+            pools = [("s", small, RING64), *((f"r{j}", n, r) for j, (n, r) in
+                                             enumerate(zip(rounds, rings, strict=True))),
+                     ("w", wide, ring)]  # fmt: skip
+            for tag, needs, r in pools:
                 await party.recv("s0", tag, REQUEST)
                 await deal_pool(party, "s0", "s1", tag, needs, r)
             return None
         duo = Duo(Sites(party, ["s0", "s1"]).as_party(), _Dealing(party), ring)  # type: ignore[arg-type]
         pool64 = await duo.pool("s", small, RING64)
+        each = [await duo.pool(f"r{j}", n, r) for j, (n, r) in
+                enumerate(zip(rounds, rings, strict=True))]  # fmt: skip
         poolk = await duo.pool("w", wide)
         s_v, y_v = await gini_terms(duo, shares[duo.role], pool64, "g")
         real = np.arange(widest)[None, :] < np.asarray(lengths)[:, None]
-        up = await duo.lift(np.concatenate([s_v[real], y_v[real]]), 64, poolk, "u")
-        half = int(real.sum())
-        num, den = await gini_fractions(duo, up[:half], up[half:], lengths, poolk, "f")
+        num, den = await gini_fractions(duo, s_v[real], y_v[real], lengths, each, rings, "f")
+        both = await to_ring(duo, np.concatenate([num, den]), rings[-1].bits, ring, poolk, "u")
+        num, den = both[: len(num)], both[len(num) :]
         best = await best_splits(duo, num.reshape(1, -1), den.reshape(1, -1), poolk, "b")
-        pool64.finished()
-        poolk.finished()
+        for pool in (pool64, *each, poolk):
+            pool.finished()
         return ring.signed(best)
 
     results, _ = asyncio.run(run_in_memory(["s0", "s1", "h"], program, timeout=60))
