@@ -185,13 +185,44 @@ def _limb_shl(a: np.ndarray, k: int) -> np.ndarray:
     return out
 
 
+_LOW = np.uint64(0xFFFFFFFF)
+_HALF = np.uint64(32)
+
+
+def _limb_diff(a: np.ndarray, *less: np.ndarray) -> np.ndarray:
+    """``a - Σ less`` mod ``2^(64 L)`` for ``(m, L)`` little-endian ``uint64`` limbs (at most
+    three subtrahends): limb by limb along contiguous copies of the columns, each limb's two
+    32-bit halves subtracted as signed 64-bit integers and the borrow carried on."""
+    cols = [np.ascontiguousarray(x.T) for x in (a, *less)]
+    out = np.empty_like(cols[0])
+    borrow = np.zeros(a.shape[0], dtype=np.int64)
+    for j in range(a.shape[1]):
+        lo = (cols[0][j] & _LOW).astype(np.int64) + borrow
+        hi = (cols[0][j] >> _HALF).astype(np.int64)
+        for c in cols[1:]:
+            lo -= (c[j] & _LOW).astype(np.int64)
+            hi -= (c[j] >> _HALF).astype(np.int64)
+        hi += lo >> 32
+        borrow = hi >> 32
+        out[j] = (lo.astype(np.uint64) & _LOW) | (hi.astype(np.uint64) << _HALF)
+    return np.ascontiguousarray(out.T)
+
+
 def _limb_sums(x: np.ndarray, k: int) -> np.ndarray:
-    """The sums of every ``k`` consecutive rows of ``x`` (``(p k, L)`` limbs): ``(p, L)``."""
+    """The sums of every ``k`` consecutive rows of ``x`` (``(p k, L)`` limbs): ``(p, L)``.
+    The 32-bit halves of each limb are summed down the rows at once (``k < 2^32`` keeps
+    every column sum below ``2^64``), then one carry pass runs along the ``2 L`` halves."""
     rows = x.reshape(-1, k, x.shape[1])
-    acc = rows[:, 0].copy()
-    for i in range(1, k):
-        acc = _limb_add(acc, rows[:, i])
-    return acc
+    low = (rows & _LOW).sum(axis=1, dtype=np.uint64)
+    high = (rows >> _HALF).sum(axis=1, dtype=np.uint64)
+    out = np.empty_like(low)
+    carry = np.zeros(len(low), dtype=np.uint64)
+    for j in range(x.shape[1]):
+        lo = low[:, j] + carry
+        hi = high[:, j] + (lo >> _HALF)
+        out[:, j] = (lo & _LOW) | (hi << _HALF)
+        carry = hi >> _HALF
+    return out
 
 
 async def wide_ot_multiply(
@@ -228,7 +259,7 @@ async def wide_ot_multiply(
             delta = np.stack([_limb_shl(a, k) for k in range(bits)], axis=1).reshape(-1, limbs)
             x0 = pads(h0)
             shares[part(c)] = _limb_neg(_limb_sums(x0, bits))
-            return _limb_add(_limb_add(pads(h1), _limb_neg(x0)), _limb_neg(delta))
+            return _limb_diff(pads(h1), x0, delta)
 
         await extend_as_sender(party, session, sizes, answer, blocks=blocks)
     else:
@@ -243,7 +274,7 @@ async def wide_ot_multiply(
         def settle(c: int, chosen: np.ndarray, h: np.ndarray, tau: Any, step: str) -> None:
             tau = check_array(tau, np.uint64, (bits * counts[c], limbs), peer, "τ", step)
             picked = np.where(chosen.astype(bool)[:, None], tau, np.uint64(0))
-            y = _limb_add(pads(h), _limb_neg(picked))
+            y = _limb_diff(pads(h), picked)
             shares[part(c)] = _limb_sums(y, bits)
 
         await extend_as_receiver(party, session, sizes, choices, settle, blocks=blocks)

@@ -670,3 +670,40 @@ def test_an_extension_sender_refuses_a_malformed_matrix(body: Any) -> None:
 
     err = run_hostile(honest, hostile)
     assert isinstance(err, ProtocolError) and "bob sent, at ot/0/u, a matrix u" in str(err), err
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 4), st.integers(1, 300), st.integers(1, 3), st.data())
+def test_limb_sums_add_every_k_rows_modulo_the_ring(limbs: int, k: int, p: int, data: Any) -> None:
+    """The sums of a wide product's pads (:func:`protocols.ot.gilboa._limb_sums`) equal
+    Python's sums mod ``2^(64 limbs)``, carries across limbs included (all-ones limbs)."""
+    top = 2 ** (64 * limbs) - 1
+    values = data.draw(st.lists(st.one_of(st.just(top), st.integers(0, top)), min_size=p * k,
+                                max_size=p * k))  # fmt: skip
+    raw = b"".join(v.to_bytes(8 * limbs, "little") for v in values)
+    x = np.frombuffer(raw, dtype="<u8").astype(np.uint64).reshape(p * k, limbs)
+    got = gilboa._limb_sums(x, k)
+    for i in range(p):
+        want = sum(values[i * k : (i + 1) * k]) & top
+        assert int.from_bytes(got[i].astype("<u8").tobytes(), "little") == want
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 4), st.integers(1, 40), st.integers(0, 2), st.data())
+def test_limb_diff_subtracts_modulo_the_ring(limbs: int, m: int, k: int, data: Any) -> None:
+    """``a - b - c`` on limbs (:func:`protocols.ot.gilboa._limb_diff`, the corrections of a
+    wide product) equals Python's mod ``2^(64 limbs)``, borrows across limbs included."""
+    top = 2 ** (64 * limbs) - 1
+    value = st.one_of(st.just(0), st.just(top), st.integers(0, top))
+    rows = data.draw(st.lists(st.lists(value, min_size=k + 1, max_size=k + 1), min_size=m,
+                              max_size=m))  # fmt: skip
+
+    def limbs_of(col: list[int]) -> np.ndarray:
+        raw = b"".join(v.to_bytes(8 * limbs, "little") for v in col)
+        return np.frombuffer(raw, dtype="<u8").astype(np.uint64).reshape(m, limbs)
+
+    arrays = [limbs_of([r[i] for r in rows]) for i in range(k + 1)]
+    got = gilboa._limb_diff(*arrays)
+    for i, r in enumerate(rows):
+        want = (r[0] - sum(r[1:])) & top
+        assert int.from_bytes(got[i].astype("<u8").tobytes(), "little") == want
