@@ -255,11 +255,12 @@ def test_gini_fractions_on_shares_order_candidates_as_the_plain_scores(
     candidates: list[list[list[int]]],
 ) -> None:
     """The argmax over the shared fractions picks the plain learner's first best score; the
-    sums of fractions run each round in its own ring (64 to 256 bits here), lifted from one
-    to the next."""
+    sums of fractions run each round in its own ring (64 to 384 bits here), lifted from one
+    to the next, and the finished fractions are lifted to the comparisons' ring, here that
+    of a wider candidate elsewhere in the tree (as at a level where it is used up)."""
     widest = max(len(c) for c in candidates)
     rows = max(sum(sum(r) for r in c) for c in candidates)
-    ring = gini_ring(rows, widest)
+    ring = gini_ring(rows, widest + 8)
     blocks = np.zeros((len(candidates), widest, 2), dtype=np.uint64)
     for i, c in enumerate(candidates):
         blocks[i, : len(c)] = c
