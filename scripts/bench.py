@@ -91,6 +91,7 @@ from bench_runs import (
     short_error,
     synthetic,
     tried,
+    write_sweep,
 )
 from bench_tables import (
     fit_slope,
@@ -239,21 +240,8 @@ def compare_helpers(
                     if not r["identical"]:
                         raise SystemExit(f"{what}: the tree is not plain ID3's")
                     print(f"[bench] {what}: {r['wall_s']:.2f} s", file=sys.stderr, flush=True)
-    load_end = load_average()
-    header = (
-        f"PPID3 --counts fast, {repeat} run{'s' if repeat > 1 else ''} per row, alternating, "
-        f"on {machine()}, "
-        f"{date.today().isoformat()}; load average {load_start:.1f} at the start, "
-        f"{load_end:.1f} at the end."
-    )
-    out.mkdir(parents=True, exist_ok=True)
-    doc = {"machine": machine(), "date": date.today().isoformat(), "repeat": repeat,
-           "load_average": {"start": load_start, "end": load_end}, "runs": runs}  # fmt: skip
-    (out / "helpers.json").write_text(json.dumps(doc, indent=1))
-    md = helpers_markdown(runs, header)
-    (out / "helpers.md").write_text(md)
-    print(f"[bench] wrote {out / 'helpers.json'} and helpers.md", file=sys.stderr)
-    return md
+    what = "PPID3 --counts fast, the helpers alternating"
+    return write_sweep(out, "helpers", what, runs, repeat, load_start, helpers_markdown)
 
 
 # --- --scaling -----------------------------------------------------------------------------

@@ -15,10 +15,8 @@ its target is stopped there and recorded as failed, and its configuration is not
 
 from __future__ import annotations
 
-import json
 import sys
 from dataclasses import dataclass
-from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -26,11 +24,11 @@ from bench_runs import (
     SYNTHETIC_ATTRS,
     SYNTHETIC_DEPTH,
     load_average,
-    machine,
     short_error,
     summarize,
     synthetic,
     tried,
+    write_sweep,
 )
 from bench_tables import joined, table_row, verdict
 
@@ -98,21 +96,8 @@ def compare_reveal(repeat: int, timeout: float, out: Path, names: list[str] | No
                     raise SystemExit(f"{what}: the tree is not plain ID3's")
                 print(f"[bench] {what}: {r['wall_s']:.2f} s, {r['nodes']} nodes",
                       file=sys.stderr, flush=True)  # fmt: skip
-    load_end = load_average()
-    header = (
-        f"PPID3 --reveal tree beside --reveal counts (--counts fast), {repeat} run"
-        f"{'s' if repeat > 1 else ''} per row, the modes alternating, on {machine()}, "
-        f"{date.today().isoformat()}; load average {load_start:.1f} at the start, "
-        f"{load_end:.1f} at the end."
-    )
-    out.mkdir(parents=True, exist_ok=True)
-    doc = {"machine": machine(), "date": date.today().isoformat(), "repeat": repeat,
-           "load_average": {"start": load_start, "end": load_end}, "runs": runs}  # fmt: skip
-    (out / "reveal.json").write_text(json.dumps(doc, indent=1))
-    md = reveal_markdown(runs, header)
-    (out / "reveal.md").write_text(md)
-    print(f"[bench] wrote {out / 'reveal.json'} and reveal.md", file=sys.stderr)
-    return md
+    what = "PPID3 --reveal tree beside --reveal counts (--counts fast), the modes alternating"
+    return write_sweep(out, "reveal", what, runs, repeat, load_start, reveal_markdown)
 
 
 def reveal_groups(runs: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:

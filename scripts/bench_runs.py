@@ -12,7 +12,8 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +47,29 @@ def machine() -> str:
         f"{cpu_model()}, {os.cpu_count()} cores, {platform.system()} {platform.release()}, "
         f"Python {platform.python_version()}"
     )
+
+
+def write_sweep(
+    out: Path, name: str, what: str, runs: list[dict[str, Any]], repeat: int, load_start: float,
+    markdown: Callable[[list[dict[str, Any]], str], str],
+) -> str:  # fmt: skip
+    """Write ``NAME.json`` (the runs, the machine, the date, the repeats and the load average
+    at the start and now) and ``NAME.md`` (``markdown`` of the runs under a header that says
+    ``what`` was run and the same) to ``out``; the markdown."""
+    load_end = load_average()
+    today = date.today().isoformat()
+    header = (
+        f"{what}, {repeat} run{'s' if repeat > 1 else ''} per row, on {machine()}, {today}; "
+        f"load average {load_start:.1f} at the start, {load_end:.1f} at the end."
+    )
+    out.mkdir(parents=True, exist_ok=True)
+    doc = {"machine": machine(), "date": today, "repeat": repeat,
+           "load_average": {"start": load_start, "end": load_end}, "runs": runs}  # fmt: skip
+    (out / f"{name}.json").write_text(json.dumps(doc, indent=1))
+    md = markdown(runs, header)
+    (out / f"{name}.md").write_text(md)
+    print(f"[bench] wrote {out / (name + '.json')} and {name}.md", file=sys.stderr)
+    return md
 
 
 def load_average() -> float:
