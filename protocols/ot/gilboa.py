@@ -190,9 +190,9 @@ _HALF = np.uint64(32)
 
 
 def _limb_diff(a: np.ndarray, *less: np.ndarray) -> np.ndarray:
-    """``a - Σ less`` mod ``2^(64 L)`` for ``(m, L)`` little-endian ``uint64`` limbs (at most
-    three subtrahends): limb by limb along contiguous copies of the columns, each limb's two
-    32-bit halves subtracted as signed 64-bit integers and the borrow carried on."""
+    """``a - Σ less`` mod ``2^(64 L)`` for ``(m, L)`` little-endian ``uint64`` limbs: limb by
+    limb along contiguous copies of the columns, each limb's two 32-bit halves subtracted as
+    signed 64-bit integers and the borrow carried on."""
     cols = [np.ascontiguousarray(x.T) for x in (a, *less)]
     out = np.empty_like(cols[0])
     borrow = np.zeros(a.shape[0], dtype=np.int64)

@@ -213,13 +213,19 @@ async def gini_terms(
     return num, den
 
 
+def _fraction_rounds(lengths: list[int]) -> list[tuple[list[int], list[int], list[int], list[int]]]:
+    """The rounds of :func:`gini_fractions`: :func:`_pairing`'s, or one round without a pair
+    (only the lift to the first ring) when no candidate has two terms."""
+    return _pairing(lengths) or [([], [], [], lengths)]
+
+
 def fraction_rings(rows: int, lengths: list[int]) -> list[Ring]:
     """The ring of each round of :func:`gini_fractions` (one ring when no candidate has two
     terms): after round ``j`` a fraction sums at most ``2^(j+1)`` of a candidate's terms
     (and no more than the widest candidate has), so :func:`gini_ring` of that many holds its
     products; each ring at least as wide as the one before."""
     widest = max(lengths, default=1)
-    rounds = max(1, len(_pairing(lengths)))
+    rounds = len(_fraction_rounds(lengths))
     return [gini_ring(rows, min(2 ** (j + 1), widest)) for j in range(rounds)]
 
 
@@ -230,7 +236,7 @@ def fraction_needs(lengths: list[int], rings: list[Ring]) -> list[Needs]:
     per pair."""
     out = []
     source, entering = 64, sum(lengths)
-    pairing = _pairing(lengths) or [([], [], [], lengths)]
+    pairing = _fraction_rounds(lengths)
     for ring, (left, _, _, new) in zip(rings, pairing, strict=True):
         needs = Needs(words=3 * len(left))
         if ring.bits > source:
@@ -261,7 +267,7 @@ async def gini_fractions(
     (:func:`fraction_rings`, with the triples of :func:`fraction_needs`), so that the first
     rounds multiply narrow numbers in narrow rings. The result is in ``rings[-1]``."""
     source = 64
-    pairing = _pairing(lengths) or [([], [], [], lengths)]
+    pairing = _fraction_rounds(lengths)
     for level, (ring, pool, (left, right, order, _)) in enumerate(
         zip(rings, pools, pairing, strict=True)
     ):
