@@ -10,6 +10,7 @@ import functools
 import http.server
 import os
 import re
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -26,13 +27,27 @@ from ..processes.test_datasets_fetch import SHARED, serve_archive
 pytestmark = [pytest.mark.processes, pytest.mark.timeout(300)]
 
 
+#: what a build leaves in a checkout (setuptools builds in the source tree): never copied
+BUILD_LEFTOVERS = shutil.ignore_patterns("build", "dist", "*.egg-info", "__pycache__", ".git")
+
+
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def source(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The clone's files without what builds leave in it: setuptools builds in the source
+    tree (``build/``, ``*.egg-info``), so two workers building the clone itself at once, or
+    one build stopped halfway, would break the next."""
+    out = tmp_path_factory.mktemp("source") / "mpc-trees"
+    shutil.copytree(ROOT, out, ignore=BUILD_LEFTOVERS)
+    return out
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory, source: Path) -> Path:
     """The wheel ``pip wheel`` builds from the clone (no dependency fetched)."""
     out = tmp_path_factory.mktemp("dist")
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q",
-         "-w", str(out), str(ROOT)],
+         "-w", str(out), str(source)],
         check=True, capture_output=True, text=True, timeout=240,
     )  # fmt: skip
     (found,) = out.glob("mpc_trees-*.whl")
@@ -40,11 +55,11 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def sdist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def sdist(tmp_path_factory: pytest.TempPathFactory, source: Path) -> Path:
     """The sdist ``python -m build --sdist`` makes from the clone."""
     out = tmp_path_factory.mktemp("sdist")
     subprocess.run(
-        [sys.executable, "-m", "build", "--sdist", "--outdir", str(out), str(ROOT)],
+        [sys.executable, "-m", "build", "--sdist", "--outdir", str(out), str(source)],
         check=True, capture_output=True, text=True, timeout=240,
     )  # fmt: skip
     (found,) = out.glob("mpc_trees-*.tar.gz")
