@@ -69,6 +69,7 @@ from mpc.runtime.party import Party
 from mpc.runtime.view import public, uniform
 from protocols.ppid3.distribution_counts import SiteView
 from protocols.ppid3.fast_counts import CLASSES
+from protocols.ppid3.gini_argmax import argmax_plan, gini_argmax, plan_needs
 from protocols.ppid3.level_dealing import Dealing
 from protocols.ppid3.level_products import LevelNode, child_shares, shared_attribute_counts
 from protocols.ppid3.ppid3 import DistributedTree
@@ -78,15 +79,13 @@ from protocols.ppid3.shared_scores import (
     Duo,
     best_splits,
     decision_needs,
+    final_rings,
     fraction_needs,
     fraction_rings,
     gini_fractions,
-    gini_ring,
     gini_terms,
     node_decisions,
     score_needs,
-    split_needs,
-    to_ring,
 )
 from protocols.primitives.ring import RING64, Ring
 from protocols.primitives.secure_comparison import lift_needs
@@ -217,7 +216,7 @@ class _Tree:
         self.width = np.dtype(self.dtype).itemsize * 8
         widest = max(max(d, default=1) for d in self.domains.values())
         if criterion == "gini":
-            self.duo = Duo(party, dealing, gini_ring(n, widest))
+            self.duo = Duo(party, dealing, RING64)
         else:
             if n >= 2**NLOGN_W:
                 raise ConfigError(f"--criterion entropy-fixed counts at most {2**NLOGN_W - 1:,} "
@@ -367,9 +366,9 @@ class _Tree:
         return out
 
     async def split(self, inner: list[LevelNode], t: str) -> list[int]:
-        """Shares, counts, the fold, Gini and the argmax; opens the splits and adds the
-        children. Returns the next frontier."""
-        party, duo, ring, p = self.party, self.duo, self.duo.ring, self.p
+        """Shares, counts, the fold, the scores and the argmax; opens the splits and adds
+        the children. Returns the next frontier."""
+        party, duo, p = self.party, self.duo, self.p
         depth = inner[0].depth
         if depth > 0:
             await child_shares(party, self.nodes, inner, self.shares, self.view, self.dealing, p,
@@ -392,62 +391,12 @@ class _Tree:
                               part[offsets[s][j] : offsets[s][j] + size].reshape(-1))  # fmt: skip
         local = np.concatenate(pieces)
         folded = await self._fold(local, f"{t}/fold")
-        winners: list[int]
-        per_node = max(len(c) for c in cands)
-        count = sum(len(c) for c in cands)
-        widest = max(self.domains[s][j] for c in cands for s, j in c)
+        ring = RING64 if self.criterion == "gini" else duo.ring
+        best = blocks = None
         if duo.active:
             assert folded is not None
-            lengths = [self.domains[s][j] for c in cands for s, j in c]
-            gini = self.criterion == "gini"
-            needs = lift_needs(len(local), self.width)
-            if gini:
-                needs += score_needs(count, widest, p)
-            small = await duo.pool(f"{t}/score", needs, RING64)
-            rings = fraction_rings(self.rows, lengths) if gini else []
-            each = zip(fraction_needs(lengths, rings) if gini else [], rings, strict=True)
-            rounds = [await duo.pool(f"{t}/sum{j}", n, r) for j, (n, r) in enumerate(each)]
-            wide = await duo.pool(f"{t}/split", split_needs(lengths, len(inner), per_node, ring,
-                                                            rings[-1])
-                                  if gini else entropy_needs(lengths, p, len(inner), per_node,
-                                                             ring))  # fmt: skip
-            lifted = await duo.lift(folded, self.width, small, f"{t}/lift", RING64)
-            blocks = RING64.zeros((count, widest, p))
-            at = 0
-            flat = [(s, j) for c in cands for s, j in c]
-            for c, (s, j) in enumerate(flat):
-                size = self.domains[s][j]
-                blocks[c, :size] = lifted[at : at + size * p].reshape(size, p)
-                at += size * p
-            real = np.arange(widest)[None, :] < np.asarray(lengths)[:, None]
-            if gini:
-                s_v, y_v = await gini_terms(duo, blocks, small, f"{t}/gini")
-                small.finished()
-                num, den = await gini_fractions(duo, s_v[real], y_v[real], lengths, rounds,
-                                                rings, f"{t}/sum")  # fmt: skip
-                for r in rounds:
-                    r.finished()
-                both = await to_ring(duo, np.concatenate([num, den]), rings[-1].bits, ring,
-                                     wide, f"{t}/up")  # fmt: skip
-                num, den = both[: len(num)], both[len(num) :]
-                pad = -1
-            else:
-                small.finished()
-                num = await entropy_scores(duo, blocks[real], lengths, wide, f"{t}/nlogn")
-                den, pad = None, entropy_pad(ring)
-            shape = (len(inner), per_node)
-            keys, dens = duo.const(pad, shape), duo.const(1, shape)
-            c = 0
-            for i, cs in enumerate(cands):
-                keys[i, : len(cs)] = num[c : c + len(cs)]
-                if den is not None:
-                    dens[i, : len(cs)] = den[c : c + len(cs)]
-                c += len(cs)
-            best = await best_splits(duo, keys, dens if gini else None, wide, f"{t}/best")
-            wide.finished()
-            winners = await self._open(best, len(inner), f"{t}/splits", SPLIT_SHARE, ring)
-        else:
-            winners = await self._open(None, len(inner), f"{t}/splits", SPLIT_SHARE, ring)
+            best, blocks = await self._best(folded, cands, len(local), t)
+        winners = await self._open(best, len(inner), f"{t}/splits", SPLIT_SHARE, ring)
         if any(not 0 <= w < len(cs) for w, cs in zip(winners, cands, strict=True)):
             raise ProtocolError(f"the splits opened to {winners}")
         chosen = [cs[w] for w, cs in zip(winners, cands, strict=True)]
@@ -457,12 +406,61 @@ class _Tree:
         first = 0
         for node, cs, w in zip(inner, cands, winners, strict=True):
             s, j = cs[w]
-            if duo.active:
-                start = first + w
-                rows = blocks[start, : self.domains[s][j]]
+            rows = None if blocks is None else blocks[first + w, : self.domains[s][j]]
             first += len(cs)
-            frontier += self._children(node, s, j, rows if duo.active else None)
+            frontier += self._children(node, s, j, rows)
         return frontier
+
+    async def _best(
+        self, folded: np.ndarray, cands: list[list[tuple[str, int]]], size: int, t: str
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``p0``'s or ``p1``'s shares of each node's best candidate (by the criterion) and
+        of every candidate's counts (``candidates x values x p``, ``Z_{2^64}``), from the
+        folded counts."""
+        duo, p = self.duo, self.p
+        lengths = [self.domains[s][j] for c in cands for s, j in c]
+        count, widest = len(lengths), max(lengths)
+        needs = lift_needs(size, self.width)
+        if self.criterion == "gini":
+            needs += score_needs(count, widest, p)
+            rings = fraction_rings(self.rows, lengths)
+            plan = argmax_plan(self.rows, [[self.domains[s][j] for s, j in c] for c in cands],
+                               final_rings(lengths, rings))  # fmt: skip
+        small = await duo.pool(f"{t}/score", needs, RING64)
+        if self.criterion == "gini":
+            each = zip(fraction_needs(lengths, rings), rings, strict=True)
+            rounds = [await duo.pool(f"{t}/sum{j}", n, r) for j, (n, r) in enumerate(each)]
+            pools = {bits: await duo.pool(f"{t}/best{bits}", n, Ring(bits))
+                     for bits, n in sorted(plan_needs(plan).items())}  # fmt: skip
+        else:
+            wide = await duo.pool(f"{t}/split", entropy_needs(lengths, p, len(cands),
+                                  max(len(c) for c in cands), duo.ring))  # fmt: skip
+        lifted = await duo.lift(folded, self.width, small, f"{t}/lift", RING64)
+        blocks = RING64.zeros((count, widest, p))
+        at = 0
+        for c, size_c in enumerate(lengths):
+            blocks[c, :size_c] = lifted[at : at + size_c * p].reshape(size_c, p)
+            at += size_c * p
+        real = np.arange(widest)[None, :] < np.asarray(lengths)[:, None]
+        if self.criterion == "gini":
+            s_v, y_v = await gini_terms(duo, blocks, small, f"{t}/gini")
+            small.finished()
+            num, den = await gini_fractions(duo, s_v[real], y_v[real], lengths, rounds, rings,
+                                            f"{t}/sum")  # fmt: skip
+            best = await gini_argmax(duo, num, den, plan, pools, f"{t}/best")
+            for pool in (*rounds, *pools.values()):
+                pool.finished()
+            return best, blocks
+        small.finished()
+        scores = await entropy_scores(duo, blocks[real], lengths, wide, f"{t}/nlogn")
+        keys = duo.const(entropy_pad(duo.ring), (len(cands), max(len(c) for c in cands)))
+        c = 0
+        for i, cs in enumerate(cands):
+            keys[i, : len(cs)] = scores[c : c + len(cs)]
+            c += len(cs)
+        best = await best_splits(duo, keys, wide, f"{t}/best")
+        wide.finished()
+        return best, blocks
 
     def _children(self, node: LevelNode, s: str, j: int, rows: np.ndarray | None) -> list[int]:
         """Add the children of ``node``, split by site ``s`` on its attribute ``j``; at

@@ -12,17 +12,18 @@ transfer) — and open only the decision.
   (:func:`mpc.learners.criteria.gini_score`, the plain learner's ``gini``), as MPyC's
   ``GI``: ``S_v = Σ_c n_vc²`` by one round of products in ``Z_{2^64}``, the sum of
   fractions by a tree of ``(a d + c b) / (b d)``, ``⌈log2 |V|⌉`` rounds, each in a ring only
-  as wide as its results (:func:`fraction_rings`; on Adult's 48,842 rows 128 bits for the
-  first round, 1,152 for the last of its 42 countries), the terms lifted from one round's
-  ring to the next;
-* the split is :func:`protocols.primitives.secure_comparison.argmax` over the candidates'
-  fractions, cross-multiplied, ties to the first candidate (the plain learner's order);
-* :func:`gini_ring`: the ring wide enough for the fractions (a public bound from the number
-  of rows and the largest domain), so that nothing wraps; the comparisons run in it.
-  Everything per count (the lift of the folded counts, the squares, the stopping tests) is
-  in ``Z_{2^64}``, whose uint64 arithmetic numpy does at once; only the ``2 |V|`` terms of
-  each candidate go to the wider rings, whose Python integers cost per element, and the
-  cost of a product made by oblivious transfer grows with the square of its ring's bits.
+  as wide as its results (:func:`fraction_rings`, from the public bounds of
+  :func:`fraction_bounds`: on Adult's 48,842 rows 64 bits for the first round, 640 for the
+  last of its 42 countries), the terms of a candidate still summing lifted from one round's
+  ring to the next, a finished candidate's fraction left in the ring of its last round;
+* the split: :func:`protocols.ppid3.gini_argmax.gini_argmax` over the candidates'
+  fractions, each comparison in the ring its pair needs; with the ``entropy-fixed``
+  criterion the scores are integers and :func:`best_splits` takes the argmax.
+
+Everything per count (the lift of the folded counts, the squares, the stopping tests) is in
+``Z_{2^64}``, whose uint64 arithmetic numpy does at once; only the ``2 |V|`` terms of each
+candidate go to wider rings, whose Python integers cost per element, and the cost of a
+product made by oblivious transfer grows with the square of its ring's bits.
 
 What ``p0`` and ``p1`` receive here: triples from the dealing party (uniform seeds and
 corrections; with ``ot``, the messages of OT extension) and each other's masked values
@@ -58,28 +59,27 @@ from protocols.primitives.secure_comparison import (
 
 __all__ = [
     "Duo",
+    "best_splits",
     "decision_needs",
+    "final_rings",
+    "fraction_bounds",
     "fraction_needs",
     "fraction_rings",
     "gini_fractions",
-    "gini_ring",
     "gini_terms",
     "node_decisions",
     "score_needs",
-    "split_needs",
-    "to_ring",
 ]
 
 
-def gini_ring(rows: int, values: int) -> Ring:
-    """The ring of ``--reveal tree`` with Gini: every denominator ``Π_v (8 n_v + 1)`` over
-    ``|V| <= values`` branches with ``Σ n_v <= rows`` is at most ``D = ⌈(8 rows + |V|) /
-    |V|⌉^|V|`` (the product of numbers of a fixed sum is largest when they are equal), a
-    numerator at most ``D rows``, and the comparison's cross products at most ``D² rows``;
-    the ring holds twice that, signed."""
+def fraction_bounds(rows: int, values: int) -> tuple[int, int]:
+    """The bits of the largest numerator and denominator of a Gini fraction summed over at
+    most ``values`` branches whose counts add up to at most ``rows``: ``den = Π_v (8 n_v +
+    1) <= D = ⌈(8 rows + |V|) / |V|⌉^|V|`` (a product of numbers of a fixed sum is largest when
+    they are equal) and ``num = den Σ_v S_v / (8 n_v + 1) <= D rows / 8``."""
     v = max(1, values)
     d = (-(-(GINI_ALPHA * rows + v) // v)) ** v
-    return ring_for_bits((2 * d * d * max(1, rows)).bit_length())
+    return (d * max(1, rows)).bit_length(), d.bit_length()
 
 
 @dataclass
@@ -176,27 +176,34 @@ async def node_decisions(
     return stop, label
 
 
-def _pairing(lengths: list[int]) -> list[tuple[list[int], list[int], list[int], list[int]]]:
-    """The rounds of the sums of fractions over candidates of ``lengths`` terms each, laid
-    end to end: per round the positions of the left and right terms of each pair, the
-    positions carried over (a candidate's odd last term), and the new lengths."""
-    rounds = []
-    while max(lengths, default=1) > 1:
-        left, right, carried, order = [], [], [], []
-        at = 0
-        new = []
-        for n in lengths:
-            pairs = n // 2
-            left += [at + 2 * i for i in range(pairs)]
-            right += [at + 2 * i + 1 for i in range(pairs)]
-            order += [-(len(left) - pairs + i) - 1 for i in range(pairs)]  # the i-th pair
-            if n % 2:
-                carried.append(at + n - 1)
-                order.append(at + n - 1)
-            new.append(pairs + n % 2)
-            at += n
-        rounds.append((left, right, order, new))
-        lengths = new
+def _pair_off(lengths: list[int]) -> tuple[list[int], list[int], list[int], list[int]]:
+    """One round of the sums of fractions over candidates of ``lengths`` terms each (two or
+    more), laid end to end: the positions of the left and right terms of each pair, where
+    each new term comes from (``-j - 1``: the ``j``-th pair; else the position of a
+    candidate's odd last term, carried over) and the new lengths."""
+    left, right, order, new = [], [], [], []
+    at = 0
+    for n in lengths:
+        pairs = n // 2
+        left += [at + 2 * i for i in range(pairs)]
+        right += [at + 2 * i + 1 for i in range(pairs)]
+        order += [-(len(left) - pairs + i) - 1 for i in range(pairs)]
+        if n % 2:
+            order.append(at + n - 1)
+        new.append(pairs + n % 2)
+        at += n
+    return left, right, order, new
+
+
+def _active(lengths: list[int]) -> list[list[int]]:
+    """The candidates each round of :func:`gini_fractions` works on: those with two terms
+    or more left."""
+    rounds, left = [], list(lengths)
+    while any(n > 1 for n in left):
+        active = [c for c, n in enumerate(left) if n > 1]
+        rounds.append(active)
+        for c in active:
+            left[c] = (left[c] + 1) // 2
     return rounds
 
 
@@ -213,84 +220,92 @@ async def gini_terms(
     return num, den
 
 
-def _fraction_rounds(lengths: list[int]) -> list[tuple[list[int], list[int], list[int], list[int]]]:
-    """The rounds of :func:`gini_fractions`: :func:`_pairing`'s, or one round without a pair
-    (only the lift to the first ring) when no candidate has two terms."""
-    return _pairing(lengths) or [([], [], [], lengths)]
-
-
 def fraction_rings(rows: int, lengths: list[int]) -> list[Ring]:
-    """The ring of each round of :func:`gini_fractions` (one ring when no candidate has two
-    terms): after round ``j`` a fraction sums at most ``2^(j+1)`` of a candidate's terms
-    (and no more than the widest candidate has), so :func:`gini_ring` of that many holds its
-    products; each ring at least as wide as the one before."""
-    widest = max(lengths, default=1)
-    rounds = len(_fraction_rounds(lengths))
-    return [gini_ring(rows, min(2 ** (j + 1), widest)) for j in range(rounds)]
+    """The ring of each round of :func:`gini_fractions` (none when no candidate has two
+    terms): after round ``j`` a fraction sums at most ``2^(j+1)`` of a candidate's terms, so
+    the ring holds :func:`fraction_bounds` of that many; each ring at least as wide as the
+    one before."""
+    widest, out = max(lengths, default=1), list[Ring]()
+    for j in range(len(_active(lengths))):
+        bits = ring_for_bits(max(fraction_bounds(rows, min(2 ** (j + 1), widest)))).bits
+        out.append(Ring(max(bits, out[-1].bits if out else 64)))
+    return out
+
+
+def final_rings(lengths: list[int], rings: list[Ring]) -> list[int]:
+    """The ring (bits) each candidate's fraction ends in: that of its last round (64 for a
+    single term)."""
+    return [rings[(n - 1).bit_length() - 1].bits if n > 1 else 64 for n in lengths]
 
 
 def fraction_needs(lengths: list[int], rings: list[Ring]) -> list[Needs]:
     """The triples of each round of :func:`gini_fractions` over candidates of ``lengths``
-    terms, in that round's ring (:func:`fraction_rings`): the lift of every term from the
-    ring before (``Z_{2^64}`` for the first round) where the ring grows, and three products
-    per pair."""
-    out = []
-    source, entering = 64, sum(lengths)
-    pairing = _fraction_rounds(lengths)
-    for ring, (left, _, _, new) in zip(rings, pairing, strict=True):
-        needs = Needs(words=3 * len(left))
+    terms, in that round's ring (:func:`fraction_rings`): where the ring grows, the lift of
+    the terms of the candidates still summing from the ring before (``Z_{2^64}`` for the
+    first round), and three products per pair."""
+    out, source, left = [], 64, list(lengths)
+    for ring, active in zip(rings, _active(lengths), strict=True):
+        terms = sum(left[c] for c in active)
+        pairs = sum(left[c] // 2 for c in active)
+        needs = Needs(words=3 * pairs)
         if ring.bits > source:
-            needs += lift_needs(2 * entering, source)
+            needs += lift_needs(2 * terms, source)
         out.append(needs)
-        source, entering = ring.bits, sum(new)
+        for c in active:
+            left[c] = (left[c] + 1) // 2
+        source = ring.bits
     return out
-
-
-async def to_ring(
-    duo: Duo, x: np.ndarray, source: int, ring: Ring, pool: Pool, tag: str
-) -> np.ndarray:
-    """Shares in ``ring`` of the values (non-negative, below ``2^source``) of ``x``, shares
-    in ``Z_{2^source}``: lifted where ``ring`` is wider, else as they are."""
-    if ring.bits > source:
-        return await duo.lift(x, source, pool, tag, ring)
-    return x
 
 
 async def gini_fractions(
     duo: Duo, num: np.ndarray, den: np.ndarray, lengths: list[int], pools: list[Pool],
     rings: list[Ring], tag: str,
-) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
-    """Shares of the numerator and denominator of each candidate's Gini score,
-    ``Σ_v num_v / den_v``, from the ``Z_{2^64}`` shares of its terms, the candidates' terms
-    laid end to end (``lengths[c]`` each): a tree of ``(a d + c b) / (b d)``, all
-    candidates' pairs of a round in one product, each round in its own ring
+) -> tuple[list[int], list[int]]:  # fmt: skip
+    """This party's shares of the numerator and denominator of each candidate's Gini score,
+    ``Σ_v num_v / den_v``, from its ``Z_{2^64}`` shares of the terms, the candidates' terms
+    laid end to end (``lengths[c]`` each): a tree of ``(a d + c b) / (b d)``, each round's
+    pairs of every candidate still summing in one product, in that round's ring
     (:func:`fraction_rings`, with the triples of :func:`fraction_needs`), so that the first
-    rounds multiply narrow numbers in narrow rings. The result is in ``rings[-1]``."""
+    rounds multiply narrow numbers in narrow rings. A candidate's result is in the ring of
+    its last round (:func:`final_rings`), as a Python integer."""
+    starts = np.concatenate([[0], np.cumsum(lengths)]).astype(int)
+    out_num = [int(num[starts[c]]) for c in range(len(lengths))]
+    out_den = [int(den[starts[c]]) for c in range(len(lengths))]
+    left = list(lengths)
+    active = [c for c, n in enumerate(left) if n > 1]
+    pick = [i for c in active for i in range(starts[c], starts[c + 1])]
+    num, den = num[pick], den[pick]
     source = 64
-    pairing = _fraction_rounds(lengths)
-    for level, (ring, pool, (left, right, order, _)) in enumerate(
-        zip(rings, pools, pairing, strict=True)
-    ):
-        both = await to_ring(duo, np.concatenate([num, den]), source, ring, pool,
-                             f"{tag}/up{level}")  # fmt: skip
+    for level, (ring, pool) in enumerate(zip(rings, pools, strict=True)):
+        both = num_den = np.concatenate([num, den])
+        if ring.bits > source:
+            both = await duo.lift(num_den, source, pool, f"{tag}/up{level}", ring)
         num, den = both[: len(num)], both[len(num) :]
         source = ring.bits
-        if not left:
-            continue
-        a, b, x, d = num[left], den[left], num[right], den[right]
+        a_left, a_right, order, new = _pair_off([left[c] for c in active])
+        a, b, x, d = num[a_left], den[a_left], num[a_right], den[a_right]
         prods = await duo.mul(np.concatenate([a, x, b]), np.concatenate([d, b, d]), pool,
                               f"{tag}/sum{level}", ring)  # fmt: skip
-        n = len(left)
+        n = len(a_left)
         pair_num = ring.reduce(prods[:n] + prods[n : 2 * n])
         pair_den = prods[2 * n :]
-        pick = np.asarray(order, dtype=np.int64)
-        from_pair = pick < 0
-        new_num, new_den = ring.zeros(len(pick)), ring.zeros(len(pick))
-        new_num[from_pair], new_den[from_pair] = pair_num[-pick[from_pair] - 1], pair_den[
-            -pick[from_pair] - 1]  # fmt: skip
-        new_num[~from_pair], new_den[~from_pair] = num[pick[~from_pair]], den[pick[~from_pair]]
-        num, den = new_num, new_den
-    return num, den
+        where = np.asarray(order, dtype=np.int64)
+        from_pair = where < 0
+        new_num, new_den = ring.zeros(len(where)), ring.zeros(len(where))
+        new_num[from_pair] = pair_num[-where[from_pair] - 1]
+        new_den[from_pair] = pair_den[-where[from_pair] - 1]
+        new_num[~from_pair], new_den[~from_pair] = num[where[~from_pair]], den[where[~from_pair]]
+        keep, at = list[int](), 0
+        for c, m in zip(active, new, strict=True):
+            left[c] = m
+            if m == 1:
+                out_num[c], out_den[c] = int(new_num[at]), int(new_den[at])
+            else:
+                keep += range(at, at + m)
+            at += m
+        num, den = new_num[keep], new_den[keep]
+        active = [c for c in active if left[c] > 1]
+    return out_num, out_den
 
 
 def score_needs(candidates: int, max_values: int, p: int) -> Needs:
@@ -299,18 +314,8 @@ def score_needs(candidates: int, max_values: int, p: int) -> Needs:
     return Needs(words=candidates * max_values * p)
 
 
-def split_needs(lengths: list[int], nodes: int, per_node: int, ring: Ring, last: Ring) -> Needs:
-    """The wide ring's triples of a level: the lift of each candidate's fraction from the
-    last ring of :func:`gini_fractions` (``last``) and the argmax over ``per_node``
-    candidates of each of ``nodes`` nodes."""
-    lifted = lift_needs(2 * len(lengths), last.bits) if ring.bits > last.bits else Needs()
-    return lifted + argmax_needs(nodes, per_node, True, ring)
-
-
-async def best_splits(
-    duo: Duo, num: np.ndarray, den: np.ndarray | None, pool: Pool, tag: str
-) -> np.ndarray:
-    """Shares of the index of the best candidate of each row (``nodes x per_node``
-    fractions, a padded candidate ``-1 / 1``; without ``den``, integers)."""
-    return await argmax(duo.party, num, pool, role=duo.role, other=duo.other, tag=tag,
-                        denominators=den, ring=duo.ring)  # fmt: skip
+async def best_splits(duo: Duo, keys: np.ndarray, pool: Pool, tag: str) -> np.ndarray:
+    """Shares of the index of the best of each row's integer keys (``nodes x per_node``, in
+    the Duo's ring; a padded candidate below every key), the first on a tie."""
+    return await argmax(duo.party, keys, pool, role=duo.role, other=duo.other, tag=tag,
+                        ring=duo.ring)  # fmt: skip

@@ -54,8 +54,10 @@ class Ring:
     # ---------------------------------------------------------------- values
 
     def array(self, values: Any) -> np.ndarray:
-        """``values`` (ints, an int array) as ring elements (reduced; negatives wrap)."""
-        arr = np.asarray(values)
+        """``values`` (ints, an int array) as ring elements (reduced; negatives wrap).
+        Python integers go through object arrays: numpy would turn a list mixing values
+        below and above ``2^63`` into floats."""
+        arr = values if isinstance(values, np.ndarray) else np.array(values, dtype=object)
         if self.wide:
             return self.reduce(arr.astype(object))
         if arr.dtype.kind == "i":

@@ -24,22 +24,21 @@ from mpc.runtime.transport import InMemoryNetwork
 from mpc.runtime.view import ViewRecorder, public
 from protocols.ppid3 import oblivious_classify
 from protocols.ppid3.fast_counts import Sites
+from protocols.ppid3.gini_argmax import argmax_plan, gini_argmax, plan_needs
 from protocols.ppid3.levels import DEALER, ppid3_levels, ring_dtype, serve_level_dealer
 from protocols.ppid3.oblivious_classify import classify_obliviously
 from protocols.ppid3.ppid3 import assemble, check_tree_equal
 from protocols.ppid3.shared_scores import (
     Duo,
-    best_splits,
+    final_rings,
+    fraction_bounds,
     fraction_needs,
     fraction_rings,
     gini_fractions,
-    gini_ring,
     gini_terms,
     score_needs,
-    split_needs,
-    to_ring,
 )
-from protocols.primitives.ring import RING64
+from protocols.primitives.ring import RING64, Ring
 from protocols.primitives.secure_comparison import deal_pool
 
 from ..views import canonical_view, differences, uniformity_failures
@@ -247,31 +246,38 @@ def test_two_tables_with_the_same_tree_look_the_same_to_every_party(helper: str)
     assert {tag.rsplit("/", 1)[1] for _, tag in a["opened"]} <= {"stops", "labels", "splits"}
 
 
+_COUNT = st.one_of(st.integers(0, 3), st.integers(0, 300), st.integers(0, 2**21))
+_CANDIDATE = st.lists(st.lists(_COUNT, min_size=2, max_size=2), min_size=1, max_size=6)
+
+
 @settings(max_examples=30, deadline=None)
-@given(st.lists(st.lists(st.lists(st.one_of(st.integers(0, 300), st.integers(0, 2**21)),
-                                  min_size=2, max_size=2), min_size=1, max_size=6),
-                min_size=2, max_size=5))  # fmt: skip
-def test_gini_fractions_on_shares_order_candidates_as_the_plain_scores(
-    candidates: list[list[list[int]]],
+@given(st.lists(st.lists(_CANDIDATE, min_size=1, max_size=5), min_size=1, max_size=3))
+def test_gini_fractions_and_argmax_on_shares_pick_the_plain_first_best(
+    nodes: list[list[list[list[int]]]],
 ) -> None:
-    """The argmax over the shared fractions picks the plain learner's first best score; the
-    sums of fractions run each round in its own ring (64 to 384 bits here), lifted from one
-    to the next, and the finished fractions are lifted to the comparisons' ring, here that
-    of a wider candidate elsewhere in the tree (as at a level where it is used up)."""
+    """Each node's argmax over the shared fractions is the plain learner's first best score
+    (ties often, with counts of 0-3): the sums of fractions run each round in its own ring
+    (64 to 320 bits here), a finished candidate staying in its last; each node's tournament
+    orders its candidates by their bounds and compares each pair in the ring it needs (up to
+    640 bits here), lifting the fractions that enter a wider ring."""
+    candidates = [c for node in nodes for c in node]
     widest = max(len(c) for c in candidates)
     rows = max(sum(sum(r) for r in c) for c in candidates)
-    ring = gini_ring(rows, widest + 8)
     blocks = np.zeros((len(candidates), widest, 2), dtype=np.uint64)
     for i, c in enumerate(candidates):
         blocks[i, : len(c)] = c
     mask = np.random.default_rng(0).integers(0, 2**64, size=blocks.shape, dtype=np.uint64)
     shares = (mask, blocks - mask)
-    c = len(candidates)
-    small = score_needs(c, widest, 2)
+    small = score_needs(len(candidates), widest, 2)
     lengths = [len(x) for x in candidates]
     rings = fraction_rings(rows, lengths)
     rounds = fraction_needs(lengths, rings)
-    wide = split_needs(lengths, 1, c, ring, rings[-1])
+    plan = argmax_plan(rows, [[len(c) for c in node] for node in nodes],
+                       final_rings(lengths, rings))  # fmt: skip
+    best = sorted(plan_needs(plan).items())
+    pools = [("s", small, RING64), *((f"r{j}", n, r) for j, (n, r) in
+                                     enumerate(zip(rounds, rings, strict=True))),
+             *((f"b{bits}", n, Ring(bits)) for bits, n in best)]  # fmt: skip
 
     class _Dealing:
         helper = "dealer"
@@ -287,32 +293,68 @@ def test_gini_fractions_on_shares_order_candidates_as_the_plain_scores(
 
     async def program(party: Any) -> Any:
         if party.name == "h":
-            pools = [("s", small, RING64), *((f"r{j}", n, r) for j, (n, r) in
-                                             enumerate(zip(rounds, rings, strict=True))),
-                     ("w", wide, ring)]  # fmt: skip
             for tag, needs, r in pools:
                 await party.recv("s0", tag, REQUEST)
                 await deal_pool(party, "s0", "s1", tag, needs, r)
             return None
-        duo = Duo(Sites(party, ["s0", "s1"]).as_party(), _Dealing(party), ring)  # type: ignore[arg-type]
-        pool64 = await duo.pool("s", small, RING64)
-        each = [await duo.pool(f"r{j}", n, r) for j, (n, r) in
-                enumerate(zip(rounds, rings, strict=True))]  # fmt: skip
-        poolk = await duo.pool("w", wide)
-        s_v, y_v = await gini_terms(duo, shares[duo.role], pool64, "g")
+        duo = Duo(Sites(party, ["s0", "s1"]).as_party(), _Dealing(party), RING64)  # type: ignore[arg-type]
+        made = [await duo.pool(tag, needs, r) for tag, needs, r in pools]
+        s_v, y_v = await gini_terms(duo, shares[duo.role], made[0], "g")
         real = np.arange(widest)[None, :] < np.asarray(lengths)[:, None]
+        each = made[1 : 1 + len(rings)]
         num, den = await gini_fractions(duo, s_v[real], y_v[real], lengths, each, rings, "f")
-        both = await to_ring(duo, np.concatenate([num, den]), rings[-1].bits, ring, poolk, "u")
-        num, den = both[: len(num)], both[len(num) :]
-        best = await best_splits(duo, num.reshape(1, -1), den.reshape(1, -1), poolk, "b")
-        for pool in (pool64, *each, poolk):
+        index = await gini_argmax(duo, num, den, plan, dict(zip([b for b, _ in best],
+                                  made[1 + len(rings) :], strict=True)), "b")  # fmt: skip
+        for pool in made:
             pool.finished()
-        return ring.signed(best)
+        return index
 
     results, _ = asyncio.run(run_in_memory(["s0", "s1", "h"], program, timeout=60))
-    got = ring.signed(ring.reduce(ring.array(results["s0"]) + ring.array(results["s1"])))[0]
-    scores: list[Fraction] = [gini_score(np.asarray(c)) for c in candidates]
-    assert got == scores.index(max(scores))
+    got = RING64.signed(RING64.reduce(results["s0"] + results["s1"]))
+    want = []
+    for node in nodes:
+        scores: list[Fraction] = [gini_score(np.asarray(c)) for c in node]
+        want.append(scores.index(max(scores)))
+    assert got == want
+
+
+@given(st.lists(st.lists(st.integers(1, 42), min_size=1, max_size=14), min_size=1, max_size=4),
+       st.integers(1, 10**7))  # fmt: skip
+def test_the_argmax_plan_gives_each_pair_a_ring_that_holds_it_in_log_rounds(
+    nodes: list[list[int]], rows: int
+) -> None:
+    """Every pair of the plan is compared in a ring that holds its cross products, shifted
+    past the indices, signed; every candidate plays; ``⌈log2⌉`` of the largest node's
+    candidates rounds."""
+    plan = argmax_plan(rows, nodes, [64] * sum(len(n) for n in nodes))
+    bound = dict(enumerate(fraction_bounds(rows, v) for n in nodes for v in n))
+    played = set()
+    for steps in plan.rounds:
+        for step in steps:
+            for left, right, out in step.pairs:
+                (nl, dl), (nr, dr) = bound[left], bound[right]
+                assert step.ring.bits >= max(nl + dr, nr + dl) + plan.shift + 3
+                assert plan.rings[out] == step.ring.bits
+                bound[out] = (max(nl, nr), max(dl, dr))
+                played |= {left, right}
+    assert len(plan.rounds) == max(len(n) - 1 for n in nodes).bit_length()
+    at, alone = 0, set()
+    for n in nodes:
+        if len(n) == 1:
+            alone.add(at)
+        at += len(n)
+    assert {s for s in played if s < at} == set(range(at)) - alone
+
+
+def test_the_argmax_plan_compares_narrow_candidates_in_narrow_rings() -> None:
+    """On Adult's 48,842 rows, a node with three two-valued candidates and the 42 countries:
+    two two-valued ones meet in a 128-bit ring, and only the countries' comparisons need 640
+    bits (a single ring for all would be that of the widest pair)."""
+    plan = argmax_plan(48_842, [[2, 42, 2, 2]], [64, 576, 64, 64])
+    assert [[(s.ring.bits, s.pairs) for s in r] for r in plan.rounds] == [
+        [(128, [(0, 2, 4)]), (640, [(3, 1, 5)])], [(640, [(4, 5, 6)])]]  # fmt: skip
+    assert plan.winners == [6]
+    assert sorted(plan_needs(plan)) == [128, 640]
 
 
 # ----------------------------------------------------------------------------- classification
