@@ -34,13 +34,14 @@ A level, at every site:
 4. **Decisions on shares** (``p0`` and ``p1``, triples dealt by the party that deals their
    products: :mod:`protocols.ppid3.shared_scores`): each candidate's Gini terms in
    ``Z_{2^64}``, summed as fractions round by round, each round in a ring only as wide as
-   its results (:func:`protocols.ppid3.shared_scores.fraction_rings`), the fractions then
-   lifted to ``Z_{2^K}`` (``K`` from :func:`protocols.ppid3.shared_scores.gini_ring`); the
-   argmax over each node's candidates (the first best in site and column order, the plain
-   learner's tie rule), opened to every site; the children's class counts are the winning
-   candidate's rows, still shared; their stop bits and labels at the next level. With
+   its results (:func:`protocols.ppid3.shared_scores.fraction_rings`); the argmax over each
+   node's candidates (:func:`protocols.ppid3.gini_argmax.gini_argmax`: each pair compared in
+   the ring it needs; the first best in site and column order, the plain learner's tie
+   rule), opened to every site; the children's class counts are the winning candidate's
+   rows, still shared; their stop bits and labels at the next level. With
    ``criterion="entropy-fixed"`` the scores are integers instead, each count's fixed-point
-   ``n log n`` on shares (:mod:`protocols.ppid3.shared_entropy`).
+   ``n log n`` on shares (:mod:`protocols.ppid3.shared_entropy`), and one argmax in their
+   ring.
 
 What each party receives: from a dealing party, seeds and masks (uniform); from each other,
 masked arrays, shares and a re-randomised fold (uniform); the openings of the decisions

@@ -13,7 +13,7 @@ transfer) — and open only the decision.
   ``GI``: ``S_v = Σ_c n_vc²`` by one round of products in ``Z_{2^64}``, the sum of
   fractions by a tree of ``(a d + c b) / (b d)``, ``⌈log2 |V|⌉`` rounds, each in a ring only
   as wide as its results (:func:`fraction_rings`, from the public bounds of
-  :func:`fraction_bounds`: on Adult's 48,842 rows 64 bits for the first round, 640 for the
+  :func:`fraction_bounds`: on Adult's 48,842 rows 64 bits for the first round, 576 for the
   last of its 42 countries), the terms of a candidate still summing lifted from one round's
   ring to the next, a finished candidate's fraction left in the ring of its last round;
 * the split: :func:`protocols.ppid3.gini_argmax.gini_argmax` over the candidates'

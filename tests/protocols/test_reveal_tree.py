@@ -257,9 +257,9 @@ def test_gini_fractions_and_argmax_on_shares_pick_the_plain_first_best(
 ) -> None:
     """Each node's argmax over the shared fractions is the plain learner's first best score
     (ties often, with counts of 0-3): the sums of fractions run each round in its own ring
-    (64 to 320 bits here), a finished candidate staying in its last; each node's tournament
+    (64 to 192 bits here), a finished candidate staying in its last; each node's tournament
     orders its candidates by their bounds and compares each pair in the ring it needs (up to
-    640 bits here), lifting the fractions that enter a wider ring."""
+    384 bits here), lifting the fractions that enter a wider ring."""
     candidates = [c for node in nodes for c in node]
     widest = max(len(c) for c in candidates)
     rows = max(sum(sum(r) for r in c) for c in candidates)
