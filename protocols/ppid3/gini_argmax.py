@@ -10,18 +10,18 @@ for every comparison of a level would be that of its two widest candidates, and 
 transfer a product costs the square of its ring's bits. So each node's tournament
 (:func:`argmax_plan`, public: it depends only on the domain sizes) orders the node's
 candidates by their bounds, the narrowest first, and compares each pair in the ring its
-two subtrees' bounds need: most comparisons stay narrow, and the widest candidate meets
-others only in the last rounds.
+two subtrees' bounds need: only the comparisons that may hold the widest candidates need
+wide rings.
 
 Ties go to the earlier candidate in the plain learner's order (site, then column), whatever
 the tournament's order, by the index each fraction carries: the right fraction wins when
 ``(n_l d_r - n_r d_l) 2^s + (i_r - i_l) < 0``, ``2^s`` above any difference of indices.
-Every round plays ``⌈log2⌉`` of the largest node's candidates deep (as
-:func:`protocols.primitives.secure_comparison.argmax`); the pairs of a round that share a
-ring are one batch, and the batches of a round run at once. A fraction enters a comparison
-lifted from its ring (:func:`protocols.primitives.secure_comparison.lift`) or reduced to it
-(a share mod ``2^K`` is a share mod ``2^k`` for ``k < K``); a winner stays in its pair's ring.
-The winners' indices are returned mod ``2^64``, still shared.
+A level plays ``⌈log2 m⌉`` rounds for nodes of at most ``m`` candidates (as
+:func:`protocols.primitives.secure_comparison.argmax`), whatever the number of nodes: the
+pairs of a round that share a ring are one batch, and the batches of a round run at once. A fraction
+enters a comparison lifted from its ring (:func:`protocols.primitives.secure_comparison.lift`) or
+reduced to it (a share mod ``2^K`` is a share mod ``2^k`` for ``k < K``); a winner stays in its
+pair's ring. The winners' indices are returned mod ``2^64``, still shared.
 
 What ``p0`` and ``p1`` receive: the triples of each ring (:func:`plan_needs`, from the
 dealing party or made by oblivious transfer) and each other's masked values (uniform), as in
