@@ -277,9 +277,9 @@ async def gini_fractions(
     num, den = num[pick], den[pick]
     source = 64
     for level, (ring, pool) in enumerate(zip(rings, pools, strict=True)):
-        both = num_den = np.concatenate([num, den])
+        both = np.concatenate([num, den])
         if ring.bits > source:
-            both = await duo.lift(num_den, source, pool, f"{tag}/up{level}", ring)
+            both = await duo.lift(both, source, pool, f"{tag}/up{level}", ring)
         num, den = both[: len(num)], both[len(num) :]
         source = ring.bits
         a_left, a_right, order, new = _pair_off([left[c] for c in active])
