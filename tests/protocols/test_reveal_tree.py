@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from mpc.datasets import Partition, Table, load_dataset, partition, resolve_data_dir, weather
@@ -250,8 +250,15 @@ _COUNT = st.one_of(st.integers(0, 3), st.integers(0, 300), st.integers(0, 2**21)
 _CANDIDATE = st.lists(st.lists(_COUNT, min_size=2, max_size=2), min_size=1, max_size=6)
 
 
+#: at the bounds: 2^21 rows split evenly over 6 values, every value pure (the largest
+#: denominator and numerator the rings are sized for), tied with its twin, beside a
+#: candidate of one value (the smallest fraction)
+_EDGE = [[[2**18 * 4 // 3, 0]] * 3 + [[0, 2**18 * 4 // 3]] * 3] * 2 + [[[2**20, 2**20]]]
+
+
 @settings(max_examples=30, deadline=None)
 @given(st.lists(st.lists(_CANDIDATE, min_size=1, max_size=5), min_size=1, max_size=3))
+@example(nodes=[_EDGE, _EDGE[::-1]])
 def test_gini_fractions_and_argmax_on_shares_pick_the_plain_first_best(
     nodes: list[list[list[list[int]]]],
 ) -> None:
