@@ -131,6 +131,12 @@ class Table:
                     f"table {self.name!r}: column {a!r} must be one-dimensional, "
                     f"got shape {arr.shape}"
                 )
+            if kind == CONTINUOUS and np.isinf(arr).any():
+                i = int(np.flatnonzero(np.isinf(arr))[0])
+                raise DataError(
+                    f"table {self.name!r}: continuous column {a!r} holds {arr[i]} in row {i}; "
+                    "a continuous column holds finite numbers (NaN for a missing value)"
+                )
             columns.append(arr)
         target = np.asarray(self.target)
         n = len(columns[0]) if columns else len(target)

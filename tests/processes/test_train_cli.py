@@ -120,6 +120,25 @@ def test_malformed_csv_is_a_one_line_error_with_exit_code_2(tmp_path: Path) -> N
     assert "Traceback" not in err
 
 
+def test_c45_on_numbers_at_the_ends_of_the_floats_and_an_infinity(tmp_path: Path) -> None:
+    """C4.5 splits a column of numbers near the largest float (their midpoint does not
+    overflow) with no warning; ``inf`` in a continuous column is one line naming its cell."""
+    rows = ["x,label"] + ["1e308,a", "1.7e308,b"] * 6
+    csv = tmp_path / "huge.csv"
+    csv.write_text("\n".join(rows) + "\n")
+    tree_out = tmp_path / "tree.json"
+    args = ("--learner", "c45", "--csv", str(csv), "--class", "label", "--pruning", "none")
+    code, _, err = run_mpc("train", *args, "--cv", "2", "--tree-out", str(tree_out))
+    assert code == 0 and "Warning" not in err and "Traceback" not in err, err
+    tree = from_json(json.loads(tree_out.read_text()))
+    assert isinstance(tree, Split) and tree.threshold == 1e308
+    csv.write_text("x,label\n1,a\n2,b\ninf,a\n")
+    code, _, err = run_mpc("train", *args)
+    assert code == 2 and "Traceback" not in err
+    (line,) = [line for line in err.splitlines() if line.strip()]
+    assert f"{csv}:4: column 'x' (field 1): 'inf' is not a finite number" in line
+
+
 def test_unknown_class_column_is_a_one_line_error(tmp_path: Path) -> None:
     csv = tmp_path / "toy.csv"
     csv.write_text("a,b\n1,2\n")

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from collections import Counter
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -413,6 +415,39 @@ def test_more_missing_markers_add_to_blank_and_question_mark(tmp_path: Path) -> 
     assert own.table.kinds == t.kinds
     np.testing.assert_array_equal(own.table.column("x"), t.column("x"))
     assert own.table.column("c").tolist() == ["?", "?", "red", "?"]
+
+
+def test_nan_is_missing_and_an_infinity_is_refused_naming_its_cell(tmp_path: Path) -> None:
+    """In a continuous column a cell that reads as NaN (``nan``, ``NaN``) is a missing value, as
+    a blank cell is; one that reads as an infinity (``inf``, ``-Infinity``, ``1e999``) is refused
+    in one line naming the file, the line and the column, by every reader of a numeric column:
+    a CSV with its kinds inferred or given, a party's own file, a UCI file read with its
+    schema."""
+    path = write(tmp_path / "n.csv", "x,c,y\nnan,a,p\n2,b,q\nNaN,a,p\n1.7e308,b,q\n")
+    t = load_csv(path, "y")
+    assert t.kinds == ("continuous", "nominal")
+    np.testing.assert_array_equal(t.column("x"), [np.nan, 2.0, np.nan, 1.7e308])
+    own = load_party_csv(path, id_column=None, class_column="y")
+    np.testing.assert_array_equal(own.table.column("x"), t.column("x"))
+    for cell in ("inf", "-Infinity", "1e999"):
+        bad = write(tmp_path / f"{cell}.csv", f"x,c,y\n1,a,p\n2,b,q\n{cell},a,p\n")
+        where = rf":4: column 'x' \(field 1\): {re.escape(repr(cell))} is not a finite number"
+        for reader in (load_csv, partial(load_csv, continuous=["x"]), load_party_csv):
+            with pytest.raises(DataError, match=where) as info:
+                if reader is load_party_csv:
+                    load_party_csv(bad, id_column=None, class_column="y")
+                else:
+                    reader(bad, "y")
+            assert "\n" not in str(info.value) and str(bad) in str(info.value)
+    small_dataset(tmp_path / "uci", "high,1.5,acc\nlow,nan,unacc\nlow,-inf,acc\n")
+    with pytest.raises(DataError, match=r"car\.data:3: column 'price' \(field 2\): '-inf' is"):
+        load_dataset("car", tmp_path / "uci")
+    with pytest.raises(DataError, match=r"column 'x' holds -inf in row 1; .* finite numbers"):
+        Table("t", ("x",), ("continuous",), (np.array([1.0, -np.inf]),), np.array(["p", "q"]),
+              "y", "test")  # fmt: skip
+    small_dataset(tmp_path / "uci", "high,1.5,acc\nlow,nan,unacc\n")
+    np.testing.assert_array_equal(load_dataset("car", tmp_path / "uci")[0].column("price"),
+                                  [1.5, np.nan])  # fmt: skip
 
 
 def test_a_record_without_its_class_is_refused_naming_the_line(tmp_path: Path) -> None:
