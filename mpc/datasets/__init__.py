@@ -36,7 +36,16 @@ from mpc.datasets.csv_files import (
 )
 from mpc.datasets.discretize import Discretizer
 from mpc.datasets.planted import synthetic
-from mpc.datasets.table import CONTINUOUS, DATA_DIR_ENV, KINDS, MISSING, NOMINAL, DataError, Table
+from mpc.datasets.table import (
+    CONTINUOUS,
+    DATA_DIR_ENV,
+    KINDS,
+    MISSING,
+    NO_DATA_DIR_ENV,
+    NOMINAL,
+    DataError,
+    Table,
+)
 from mpc.datasets.uci import (
     KNOWN_DATASETS,
     DatasetInfo,
@@ -56,6 +65,7 @@ __all__ = [
     "KNOWN_DATASETS",
     "MISSING",
     "NOMINAL",
+    "NO_DATA_DIR_ENV",
     "DataError",
     "DatasetInfo",
     "Discretizer",

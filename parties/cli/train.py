@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mpc.datasets import (
+    KNOWN_DATASETS,
     MISSING,
     available_datasets,
     kinds_warning,
@@ -68,7 +69,8 @@ def add_data_options(p: argparse.ArgumentParser) -> None:
         "--data-dir",
         metavar="DIR",
         help="where the UCI datasets are (default: $MPC_DATA_DIR, else "
-        "../shared/datasets next to the repository)",
+        f"../shared/datasets next to the repository, else {user_data_dir()}); weather and "
+        "the tables the package ships need none",
     )
 
 
@@ -262,13 +264,17 @@ def run_datasets(args: argparse.Namespace) -> int:
             )
         )
         return 0
-    print(f"data directory: {data_dir if data_dir else '(none found; only embedded data)'}")
+    shown = data_dir if data_dir else "none found; the tables the package ships"
+    print(f"data directory: {shown}")
     print(f"{'name':<16} {'rows':>7} {'attrs':>5}  {'class':<12} source")
     for i in infos:
         d = _info_dict(i)
         print(
             f"{d['name']:<16} {d['rows']:>7} {d['attributes']:>5}  {d['class']:<12} {d['source']}"
         )
+    absent = [n for n in KNOWN_DATASETS if n not in {i.name for i in infos}]
+    if absent:
+        print(f"not found: {', '.join(absent)} (mpc datasets fetch NAME downloads one)")
     return 0
 
 
