@@ -30,10 +30,9 @@ from pathlib import Path
 
 import numpy as np
 
+from . import datasets
 from .conftest import ROOT
 
-#: the UCI datasets beside this clone (or where MPC_DATA_DIR says)
-DATA = Path(os.environ.get("MPC_DATA_DIR") or ROOT.parent / "shared" / "datasets")
 BLOCK = re.compile(r"^```console\n(.*?)^```", re.M | re.S)
 
 #: what varies from run to run, masked in the page's lines and the real ones alike
@@ -197,8 +196,10 @@ def run_page(
 
 
 def car_rows() -> tuple[list[list[str]], list[list[str]]]:
-    """UCI car in a shuffle fixed by seed 3: 1,000 records to train on and 728 new ones."""
-    rows = [line.split(",") for line in (DATA / "car" / "car.data").read_text().split() if line]
+    """UCI car (the package's copy) in a shuffle fixed by seed 3: 1,000 records to train on
+    and 728 new ones."""
+    car = datasets.folder("car") / "car.data"
+    rows = [line.split(",") for line in car.read_text().split() if line]
     rows = [rows[i] for i in np.random.default_rng(3).permutation(len(rows))]
     return rows[:1000], rows[1000:]
 

@@ -13,7 +13,6 @@ import pytest
 
 from ..conftest import ROOT
 from ..pages import (
-    DATA,
     page_commands,
     run_page,
     write_joined_files,
@@ -36,8 +35,6 @@ def toml_excerpt(text: str) -> list[str]:
 
 
 def test_the_own_data_page_runs_as_printed(tmp_path: Path) -> None:
-    if not (DATA / "car" / "car.data").exists():
-        pytest.skip(f"UCI car is not at {DATA}")
     text = PAGE.read_text(encoding="utf-8")
     shown = page_commands(text, PROMPT, "docs/own-data.md")
     assert len(shown) >= 15 and shown[0].command.startswith("mpc keygen")

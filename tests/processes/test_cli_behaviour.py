@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from mpc.datasets import DataError, load_csv, load_party_csv, resolve_data_dir
+from mpc.datasets import DataError, load_csv, load_party_csv
 from mpc.errors import ConfigError
 from parties.cli.main import build_parser
 from parties.cli.parser import keep_negative_values, plain_text, walk
@@ -197,11 +197,8 @@ def _stderr_lines_until(proc: subprocess.Popen[bytes], pattern: str, deadline_s:
 
 
 def _long_ppid3_run() -> list[str]:
-    """A PPID3 run that takes several seconds: nursery with set-intersection counts (a
-    generated table when the UCI data is not here)."""
-    data_dir = resolve_data_dir(None)
-    if data_dir is not None and (data_dir / "nursery").is_dir():
-        return ["run", "ppid3", "--dataset", "nursery", "--counts", "psi"]
+    """A PPID3 run that takes several seconds: a generated table of 20,000 rows with
+    set-intersection counts."""
     return ["run", "ppid3", "--synthetic", "20000,12,1", "--counts", "psi"]
 
 

@@ -25,9 +25,9 @@ from protocols.cdtl.cdtl import subtree_aad
 from protocols.cdtl.find_leaf import find_bdt_leaf
 from protocols.cdtl.store import CDBSStore
 
+from .. import datasets
 from ..conftest import processes_mentioning, run_mpc_json
 from ..harness import Parties, plan_deployment
-from ..protocols.test_cdtl import needs_house_votes
 
 #: a table whose BDT leaves need refining (every leaf of weather's is answered by the CDBS)
 HOUSE_VOTES = ("--dataset", "house-votes-84", "--sensitive", "physician-fee-freeze",
@@ -167,7 +167,7 @@ def test_the_cdbs_process_restarted_on_its_database_serves_the_clients_on(
     and a new process started on the same SQLite file. The clients carry on in the same
     processes: every answer is the stored trees' answer, every subtree stored before the
     restart is served as it was (not learned again), and no leaf gets a second subtree."""
-    needs_house_votes()
+    datasets.needs("house-votes-84")
     db = tmp_path / "cdbs.sqlite"
     config, roles = plan_deployment(
         tmp_path / "run", "cdbs-load", *HOUSE_VOTES, "--clients", "3", "--predictions", "1",
@@ -249,7 +249,7 @@ def test_a_cdbs_serving_a_tampered_subtree_is_caught_by_the_client(
     sealed subtree flipped, or subtrees moved to other leaves) and a new process serves the
     client on: the client refuses the first altered subtree with an AuthenticationError
     naming the leaf and the table, and its abort ends the CDBS, which names the client."""
-    needs_house_votes()
+    datasets.needs("house-votes-84")
     db = tmp_path / "cdbs.sqlite"
     config, roles = plan_deployment(
         tmp_path / "run", "cdbs-load", *HOUSE_VOTES, "--clients", "1", "--predictions", "1",

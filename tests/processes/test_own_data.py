@@ -31,6 +31,7 @@ from parties.own_party import OwnParty
 from parties.programs.ppid3 import run as ppid3_run
 from protocols.ppid3.ppid3 import assemble, check_tree_equal
 
+from .. import datasets
 from ..conftest import ROOT, run_mpc
 
 pytestmark = pytest.mark.timeout(180)
@@ -192,10 +193,8 @@ def test_mpc_run_trains_saves_and_classifies_a_thousand_new_records(tmp_path: Pa
     model parts, then 1,000 unlabelled records classified as plain ID3 does (the
     set-intersection counts to depth 3, which keeps the run under half a minute; the fast
     counts grow the whole tree)."""
-    data = ROOT.parent / "shared" / "datasets" / "car" / "car.data"
-    if not data.exists():
-        pytest.skip("the UCI datasets are not beside this clone")
-    rows = [line.split(",") for line in data.read_text().split() if line]
+    car = datasets.folder("car") / "car.data"  # the package's copy
+    rows = [line.split(",") for line in car.read_text().split() if line]
     header = ["buying", "maint", "doors", "persons", "lug_boot", "safety", "class"]
     train = write_csv(tmp_path / "train.csv", header, [r for r in rows[1000:]])
     new = write_csv(
