@@ -134,6 +134,21 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
         help="fault injection: SIGSTOP this process after it sent N protocol messages (it "
         "goes on when sent SIGCONT)",
     )
+    faults.add_argument(
+        "--compute-after",
+        type=int,
+        default=None,
+        metavar="N",
+        help="fault injection: after it sent N protocol messages, compute for --compute-for "
+        "seconds without yielding (a busy party, not a dead one), then go on",
+    )
+    p.add_argument(
+        "--compute-for",
+        type=float,
+        default=None,
+        metavar="S",
+        help="how long --compute-after computes, in seconds",
+    )
     p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     return p
 
@@ -312,10 +327,16 @@ def _error_dict(exc: BaseException) -> dict[str, Any]:
 
 
 def _fault(args: argparse.Namespace) -> Fault | None:
+    if (args.compute_after is None) != (args.compute_for is None):
+        raise ConfigError("--compute-after N and --compute-for S go together")
     if args.kill_after is not None:
         return Fault(args.kill_after, "kill")
     if args.stop_after is not None:
         return Fault(args.stop_after, "stop")
+    if args.compute_after is not None:
+        if not args.compute_for > 0:
+            raise ConfigError(f"--compute-for: expected seconds > 0, got {args.compute_for}")
+        return Fault(args.compute_after, "compute", args.compute_for)
     return None
 
 

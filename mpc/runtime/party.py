@@ -20,10 +20,15 @@ as ``undeclared``. With ``record_view`` the party also keeps its whole view for 
 record-swap tests (:class:`~mpc.runtime.view.ViewRecorder`).
 
 Startup is a handshake: every party sends HELLO (with the protocol version and its role) to
-every peer and waits for all of theirs, never a sleep. Every receive has a deadline. When a
-party sees a failure (a silent peer, a protocol error) it broadcasts ABORT naming the peer it
-blames and the step; every party that receives it fails at once with
-:class:`~mpc.errors.PeerAborted`, so the whole deployment ends within one deadline.
+every peer and waits for all of theirs, never a sleep. Every receive has a deadline, which
+bounds silence, not work: when it passes, the party asks the peer what it is doing (a PROBE,
+answered by the peer's runtime even while a long computation holds its event loop,
+:mod:`mpc.runtime.health`). A peer that answers that it is computing is waited for, and asked
+again at each deadline; one that does not answer (dead, stopped, cut off), or that is alive
+but neither waits nor computes, is blamed. When a party sees a failure (a silent peer, a
+protocol error) it broadcasts ABORT naming the peer it blames and the step; every party that
+receives it fails at once with :class:`~mpc.errors.PeerAborted`, so the whole deployment ends
+within one deadline of the failure.
 
 A monitor holding the deployment's monitor key may PING a party at any time (a container
 healthcheck, :mod:`mpc.runtime.monitor`); the runtime answers PONG with the party's name, role,
@@ -48,6 +53,7 @@ import logging
 import os
 import secrets
 import signal
+import time
 from collections import defaultdict, deque
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -67,7 +73,7 @@ from mpc.errors import (
 from mpc.runtime.codec import DEFAULT_MAX_FRAME_BYTES, PROTOCOL_VERSION, decode, encode
 from mpc.runtime.config import AGREEMENT_SECTIONS, DEFAULT_TIMEOUT
 from mpc.runtime.expect import Expect
-from mpc.runtime.health import MAX_PINGS_PER_S, HealthChecks
+from mpc.runtime.health import CPU_SAMPLE_S, MAX_PINGS_PER_S, HealthChecks
 from mpc.runtime.metrics import Ledger, Metrics
 from mpc.runtime.transport import Transport, is_monitor
 from mpc.runtime.view import READY, Receipt, ViewRecorder, tag_pattern
@@ -94,10 +100,20 @@ BUFFERED_FRAMES = 4
 class Fault:
     """Fault injection for tests and demos, once this party has sent ``after`` protocol
     messages: ``"kill"`` flushes them and SIGKILLs the process; ``"stop"`` SIGSTOPs it (a
-    party frozen at a known point of the protocol, to be resumed with SIGCONT)."""
+    party frozen at a known point of the protocol, to be resumed with SIGCONT);
+    ``"compute"`` computes for ``seconds`` on the event loop without ever yielding, as numpy
+    on a large table does, then goes on (a party busy, not dead)."""
 
     after: int
-    action: Literal["kill", "stop"] = "kill"
+    action: Literal["kill", "stop", "compute"] = "kill"
+    seconds: float = 0.0
+
+
+def _compute(seconds: float) -> None:
+    """CPU-bound work for ``seconds`` that never yields to the event loop."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        sum(range(1000))
 
 
 class Party(HealthChecks):
@@ -170,6 +186,8 @@ class Party(HealthChecks):
         self._closing = False
         self._probes: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self._probe_seq = 0
+        self._cpu_samples: deque[tuple[float, float]] = deque(maxlen=16)
+        self._sampler: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[None]] = set()
         self._reader: asyncio.Task[None] | None = None
         self._seen_depth = 0
@@ -183,6 +201,9 @@ class Party(HealthChecks):
         """Open the transport and complete the startup handshake with every peer."""
         self._transport.set_failure_handler(self._transport_failed)
         self._transport.set_peer_lost_handler(self._peer_lost)
+        self._transport.set_answers(self)
+        self._sample_cpu()
+        self._sampler = asyncio.create_task(self._sample_loop(), name=f"{self.name}-cpu")
         await self._transport.start()
         self._reader = asyncio.create_task(self._read_loop(), name=f"{self.name}-reader")
         self._reader.add_done_callback(self._reader_done)
@@ -211,7 +232,19 @@ class Party(HealthChecks):
             with contextlib.suppress(asyncio.CancelledError):
                 await self._reader
             self._reader = None
+        if self._sampler is not None:
+            self._sampler.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._sampler
+            self._sampler = None
         await self._transport.close(linger_s)
+
+    async def _sample_loop(self) -> None:
+        """Sample the process's CPU time every :data:`~mpc.runtime.health.CPU_SAMPLE_S`
+        (what tells a computing party from a stuck one, :meth:`computing`)."""
+        while True:
+            await asyncio.sleep(CPU_SAMPLE_S)
+            self._sample_cpu()
 
     async def __aenter__(self) -> Party:
         try:
@@ -349,33 +382,50 @@ class Party(HealthChecks):
             raise self._left_error(peer, tag)
         if key in self._waiters:
             raise ProtocolError(f"{self.name}: two receives wait for ({peer!r}, {tag!r}) at once")
-        fut: asyncio.Future[tuple[int, Any, int]] = asyncio.get_running_loop().create_future()
-        self._waiters[key] = fut
         limit = self.timeout if timeout is None else timeout
-        try:
-            # asyncio.timeout, not wait_for: the receive resumes in the loop iteration that
-            # delivers the message (wait_for's extra waiter costs iterations per message)
-            async with asyncio.timeout(limit):
-                depth, body, size = await fut
-        except TimeoutError:
-            blamed, chain = await self._trace_blame(peer)
-            if self._buffer.get(key):  # it arrived while we were asking around
-                return self._unbuffer(key, receipt)
-            link = self._transport.describe_peer(blamed)
-            rejected = [r for r in self.metrics.rejected if r.startswith(f"{peer}: ")]
-            err = PeerTimeout(
-                f"{self.name}: no message from {peer} for step {tag!r} within {limit:g}s; "
-                + "; ".join(chain)
-                + (f"; {link}" if link else "")
-                + (f"; rejected from {peer}: {rejected[-1]}" if rejected else ""),
-                peer=blamed,
-                step=tag,
-            )
-            await self._fail(err)
-            raise err from None
-        finally:
-            self._waiters.pop(key, None)
-        return self._consume(key, receipt, depth, body, size)
+        waited = 0.0
+        while True:
+            fut: asyncio.Future[tuple[int, Any, int]] = asyncio.get_running_loop().create_future()
+            self._waiters[key] = fut
+            try:
+                # asyncio.timeout, not wait_for: the receive resumes in the loop iteration
+                # that delivers the message (wait_for's extra waiter costs iterations)
+                async with asyncio.timeout(limit):
+                    depth, body, size = await fut
+                return self._consume(key, receipt, depth, body, size)
+            except TimeoutError:
+                waited += limit
+                blamed, chain, computing = await self._trace_blame(peer)
+                if self._buffer.get(key):  # it arrived while we were asking around
+                    return self._unbuffer(key, receipt)
+                if self._failure is not None:
+                    raise self._failure from None
+                if computing:  # alive and at work: a deadline bounds silence, not work
+                    log.warning(
+                        "%s: no message from %s for step %r within %gs, but %s; waiting on",
+                        self.name, peer, tag, waited, "; ".join(chain),
+                    )  # fmt: skip
+                    continue
+                err = self._timeout_error(peer, tag, limit, blamed, chain)
+                await self._fail(err)
+                raise err from None
+            finally:
+                self._waiters.pop(key, None)
+
+    def _timeout_error(
+        self, peer: str, tag: str, limit: float, blamed: str, chain: list[str]
+    ) -> PeerTimeout:
+        """The error of a receive from ``peer`` that timed out, blaming ``blamed``."""
+        link = self._transport.describe_peer(blamed)
+        rejected = [r for r in self.metrics.rejected if r.startswith(f"{peer}: ")]
+        return PeerTimeout(
+            f"{self.name}: no message from {peer} for step {tag!r} within {limit:g}s; "
+            + "; ".join(chain)
+            + (f"; {link}" if link else "")
+            + (f"; rejected from {peer}: {rejected[-1]}" if rejected else ""),
+            peer=blamed,
+            step=tag,
+        )
 
     def drain(self, peer: str, prefix: str, receipt: Receipt) -> int:
         """Take every message from ``peer`` whose tag starts with ``prefix`` that arrived and
@@ -511,6 +561,15 @@ class Party(HealthChecks):
         if self._fault is None or self._fault_fired:
             return
         self._fault_fired = True
+        if self._fault.action == "compute":
+            log.warning(
+                "%s: fault injection: computing for %g s after %d messages",
+                self.name,
+                self._fault.seconds,
+                self._sent_total,
+            )
+            _compute(self._fault.seconds)
+            return
         verb = "killing" if self._fault.action == "kill" else "stopping"
         log.error(
             "%s: fault injection: %s this process after %d messages",
@@ -615,9 +674,7 @@ class Party(HealthChecks):
             log.error("%s: rejected a message from %s: %s", self.name, sender, exc)
             return
         if env.kind != "msg":  # the runtime's own messages: public, never the protocol's data
-            line = self._received[(env.kind, f"runtime/{env.kind}", "public", sender)]
-            line[0] += 1
-            line[1] += sum(len(f) for f in frames)
+            self.count_runtime_message(sender, env.kind, sum(len(f) for f in frames))
         if env.kind == "hello":
             self._on_hello(sender, env.body)
         elif env.kind == "abort":

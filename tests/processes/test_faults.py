@@ -128,6 +128,34 @@ def test_a_party_paused_past_the_deadline_is_named_by_every_other(
     assert processes_mentioning(str(config)) == []
 
 
+@pytest.mark.parametrize(
+    ("system", "args", "busy"),
+    [("ppid3", ["--sites", "3"], "site2"), ("hybrid-id3", HYBRID, "dealer")],
+    ids=["ppid3-site", "hybrid-id3-dealer"],
+)
+def test_a_party_computing_past_the_deadline_is_waited_for_and_the_run_ends_well(
+    tmp_path: Path, system: str, args: list[str], busy: str
+) -> None:
+    """One party computes on its event loop for 6 s (three deadlines of 2 s, three probe
+    timeouts) after its fifth protocol message, never yielding, as numpy on a large table
+    does: its runtime answers the probes of the parties that wait for it meanwhile, saying it
+    computes, so they wait on, and every party ends well. (A party stopped instead, answering
+    nothing, is named by every other within the deadline:
+    test_a_party_paused_past_the_deadline_is_named_by_every_other.)"""
+    config, roles = plan_deployment(tmp_path, system, *args, timeout=2)
+    with Parties(config, roles) as run:
+        for name in roles:
+            extra = ["--compute-after", "5", "--compute-for", "6"] if name == busy else []
+            run.start(name, *extra)
+        codes = run.wait(list(roles), deadline=60)
+        logs = {n: run.log(n) for n in roles}
+        assert codes == dict.fromkeys(roles, 0), logs
+        assert "fault injection: computing for 6 s" in logs[busy], logs[busy]
+        waited = [n for n in roles if n != busy and f"{busy} is computing" in logs[n]]
+        assert waited, logs  # the deadline passed for some party, which waited on
+    assert processes_mentioning(str(config)) == []
+
+
 def _stored_subtrees(db: Path) -> dict[tuple[str, str], bytes]:
     """(table, leaf) -> sealed subtree, as the CDBS's database holds them."""
     with contextlib.closing(sqlite3.connect(db)) as con:
