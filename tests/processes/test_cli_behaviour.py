@@ -654,4 +654,6 @@ def test_a_party_stopped_by_ctrl_c_is_named_as_interrupted_by_its_peers(tmp_path
                 proc.wait(timeout=10)
     assert site2.returncode == 130
     message = json.loads((tmp_path / "site1.json").read_text())["error"]["message"]
-    assert "blaming site2" in message and "site2 was interrupted by SIGINT" in message, message
+    assert "site2 stopped the run" in message and "site2 was interrupted by SIGINT" in message, (
+        message
+    )
