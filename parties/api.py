@@ -17,8 +17,9 @@ For example::
 SYSTEM``, as keyword arguments named as the command line names them (``--class-site 2`` is
 ``class_site=2``, ``--id rid`` is ``id="rid"``, ``--class label`` is ``class_="label"``; a
 flag is ``True``, a list of numbers a list; ``quiet=True`` is ``--quiet``); they are checked,
-and every output path with them, before any party starts. A run whose parties fail returns a :class:`RunResult` with ``ok`` False and each
-party's error; a wrong option raises :class:`~mpc.errors.ConfigError` at once.
+and every output path with them, before any party starts. A run whose parties fail returns
+a :class:`RunResult` with ``ok`` False and each party's error; a wrong option raises
+:class:`~mpc.errors.ConfigError` at once.
 
 A party program of one's own runs the same way: :func:`run_program` starts a process per
 party with a command of one's own, and :func:`party_main` is what that command runs (the
