@@ -109,6 +109,16 @@ def test_import_takes_copies_under_any_name_and_a_lone_file_reads_with_the_packa
     code, _, err = run_mpc("datasets", "import", "car", str(uci_copy("car") / "car.names"),
                            "--data-dir", str(tmp_path / "other"))  # fmt: skip
     assert code == 2 and "car also needs car.data" in err, err
+    # a dataset folder as it lies, its own schema.json with it (import car FOLDER/*)
+    folder = tmp_path / "folder" / "car"
+    folder.mkdir(parents=True)
+    for f in ("car.data", "car.names"):
+        shutil.copy(uci_copy("car") / f, folder / f)
+    (folder / "schema.json").write_text('{"an": "older schema"}')
+    code, _, err = run_mpc("datasets", "import", "car", *map(str, sorted(folder.iterdir())),
+                           "--data-dir", str(tmp_path / "third"))  # fmt: skip
+    assert code == 0, err
+    assert json.loads((tmp_path / "third" / "car" / "schema.json").read_text())["rows"]
 
 
 def test_an_address_that_is_no_url_is_one_line_naming_it(tmp_path: Path) -> None:
