@@ -657,3 +657,16 @@ def test_a_party_stopped_by_ctrl_c_is_named_as_interrupted_by_its_peers(tmp_path
     assert "site2 stopped the run" in message and "site2 was interrupted by SIGINT" in message, (
         message
     )
+
+
+def test_every_name_a_class_goes_by_is_in_the_help() -> None:
+    """``--class party`` (house-votes-84's 'Class Name', as the papers name it) is listed by
+    ``mpc run cdtl --help``, as every such alias."""
+    from parties.programs.cdtl_tables import CLASS_ALIASES
+
+    code, out, _ = run_mpc("run", "cdtl", "--help")
+    flat = " ".join(out.split())
+    assert code == 0
+    for name, aliases in CLASS_ALIASES.items():
+        for alias, column in aliases.items():
+            assert f"{alias} for {name}'s {column!r}" in flat, flat
