@@ -16,7 +16,6 @@ from ..pages import (
     page_commands,
     run_page,
     write_joined_files,
-    write_organisation_files,
 )
 
 pytestmark = [pytest.mark.processes, pytest.mark.pages, pytest.mark.timeout(300)]
@@ -38,8 +37,7 @@ def test_the_own_data_page_runs_as_printed(tmp_path: Path) -> None:
     text = PAGE.read_text(encoding="utf-8")
     shown = page_commands(text, PROMPT, "docs/own-data.md")
     assert len(shown) >= 15 and shown[0].command.startswith("mpc keygen")
-    write_organisation_files(dict.fromkeys(("bank", "insurer", "garage"), tmp_path))
-    write_joined_files(tmp_path)
+    write_joined_files(tmp_path)  # the organisations' files are the page's own command's
     run_page(shown, lambda s: tmp_path, as_here=lambda line: line.replace(WALK, str(tmp_path)))
 
     # the excerpt of the deployment file is the file's own lines, in order

@@ -815,3 +815,33 @@ def test_synthetic_labels_follow_a_planted_tree() -> None:
 def test_synthetic_rejects_bad_parameters(kwargs: dict[str, Any], message: str) -> None:
     with pytest.raises(DataError, match=message):
         synthetic(**kwargs)
+
+
+def test_party_files_share_the_ids_and_hold_each_party_s_own_columns(tmp_path: Path) -> None:
+    """``mpc datasets split``: every training file lists the same records under the same ids
+    (each in an order of its own), the class only at its holder; the new records go to
+    ``PARTY-new.csv`` without it; wrong parts are refused naming what is wrong."""
+    from mpc.datasets import write_party_files
+
+    car, _ = load_dataset("car", None)
+    parts = {"a": ["buying", "maint"], "b": ["doors"], "c": ["safety"]}
+    written = write_party_files(car, parts, tmp_path, new=28, seed=5)
+    assert [f.path.name for f in written] == ["a.csv", "a-new.csv", "b.csv", "b-new.csv",
+                                              "c.csv", "c-new.csv"]  # fmt: skip
+    rows = {n: (tmp_path / f"{n}.csv").read_text().split() for n in parts}
+    ids = {n: [r.split(",")[0] for r in rows[n][1:]] for n in parts}
+    assert ids["a"] != ids["b"] and sorted(ids["a"]) == sorted(ids["b"]) == sorted(ids["c"])
+    assert len(ids["a"]) == car.n_rows - 28 and rows["c"][0] == "id,safety,class"
+    assert (tmp_path / "c-new.csv").read_text().split()[0] == "id,safety"
+    held = load_csv(tmp_path / "c.csv", "class", id_column="id")
+    assert held.n_rows == car.n_rows - 28 and held.attributes == ("safety",)
+    for bad, message in (
+        ({"a": ["colour"]}, r"car has no column 'colour'"),
+        ({"a": ["doors"], "b": ["doors"]}, r"columns \['doors'\] are given to more than one"),
+    ):
+        with pytest.raises(DataError, match=message):
+            write_party_files(car, bad, tmp_path / "x")
+    with pytest.raises(DataError, match=r"the class goes to 'z', which is not one of"):
+        write_party_files(car, parts, tmp_path / "x", class_at="z")
+    with pytest.raises(DataError, match=r"new records: expected 0 to 1727, got 1728"):
+        write_party_files(car, parts, tmp_path / "x", new=1728)
