@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import dataclasses
 import json
 import logging
@@ -31,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from mpc import __version__
+from mpc.crypto import randomness
 from mpc.errors import ConfigError, InputError, MPCError, PeerError, ProtocolError
 from mpc.runtime.config import DeploymentConfig, agreement, check_endpoint
 from mpc.runtime.files import OUTPUT_RULE, check_output, write_private
@@ -378,6 +380,13 @@ async def _run(
     report: dict[str, Any],
     program: Program,
 ) -> int:
+    record_view = os.environ.get(VIEW_ENV) == "1"
+    fixed = randomness.fixed_seed_of(me.name, os.environ)
+    if fixed is not None and not record_view:
+        raise ConfigError(
+            f"{randomness.FIXED_ENV} fixes a party's randomness for a view test, so it needs "
+            f"{VIEW_ENV}=1 beside it; unset {randomness.FIXED_ENV}"
+        )
     transport = _transport(cfg, me, args)
     fault = _fault(args)
     party = Party(
@@ -388,16 +397,18 @@ async def _run(
         timeout=cfg.timeout,
         max_frame_bytes=cfg.max_frame_bytes,
         fault=fault,
-        record_view=os.environ.get(VIEW_ENV) == "1",
+        record_view=record_view,
         agreement=agreement(cfg, __version__),
     )
     rc = 0
+    source = contextlib.nullcontext() if fixed is None else randomness.fixed(fixed)
+    if fixed is not None:
+        log.warning("%s: randomness fixed by %s for a view test: this party protects nothing",
+                    me.name, randomness.FIXED_ENV)  # fmt: skip
+        report["randomness"] = "fixed for a view test"
     try:
-        async with party:
-            log.info(
-                "%s: connected to %s; running %s", me.name, ", ".join(party.peers), cfg.protocol
-            )
-            report["result"] = jsonable(await program(party, cfg, me))
+        with source:
+            await _run_program(party, cfg, me, report, program)
     except MPCError as exc:
         log.error("%s: %s: %s", me.name, type(exc).__name__, exc)
         report["error"] = _error_dict(exc)
@@ -417,6 +428,14 @@ async def _run(
         rc = 1
     report["ok"] = rc == 0
     return rc
+
+
+async def _run_program(
+    party: Party, cfg: DeploymentConfig, me: OwnParty, report: dict[str, Any], program: Program
+) -> None:
+    async with party:
+        log.info("%s: connected to %s; running %s", me.name, ", ".join(party.peers), cfg.protocol)
+        report["result"] = jsonable(await program(party, cfg, me))
 
 
 async def _run_stoppable(

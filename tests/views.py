@@ -28,7 +28,12 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from mpc.runtime.view import uniformity_p_value
+from mpc.runtime.view import (
+    repeated_payloads,
+    repetition_p_value,
+    two_sample_p_value,
+    uniformity_p_value,
+)
 
 from .conftest import ROOT
 
@@ -154,6 +159,33 @@ def uniformity_failures(report: Mapping[str, Any], *, p_min: float = P_MIN) -> l
         p = uniformity_p_value(stats)
         if p < p_min:
             out.append(f"{receipt}: p = {p:.2e} ({stats})")
+    return out
+
+
+#: a uniform payload that agrees between two runs more often than chance, with this p-value or
+#: less, repeats: it is a function of the data and of the receiver's own randomness
+P_REPEAT = 1e-9
+
+
+def joint_failures(
+    first: Mapping[str, Any], second: Mapping[str, Any], *, p_min: float = P_MIN
+) -> list[str]:
+    """The joint-view test of one party (its randomness fixed in both runs, everyone
+    else's fresh; the runs on one table, or on two with the same declared output): every
+    receipt whose uniform payload agrees between the runs more often than independent
+    uniform draws would (:func:`mpc.runtime.view.repeated_payloads`), or whose payload
+    statistics differ between them (a two-sample chi-square test)."""
+    va, vb = first.get("view") or {}, second.get("view") or {}
+    out = []
+    for receipt, (n, agree, chance) in sorted(repeated_payloads(va, vb).items()):
+        p = repetition_p_value(agree, chance)
+        if p < P_REPEAT:
+            out.append(f"{receipt}: {agree} of {n} elements repeat ({chance:.2g} by chance)")
+    ua, ub = va.get("uniform") or {}, vb.get("uniform") or {}
+    for receipt in sorted(set(ua) & set(ub)):
+        p = two_sample_p_value(ua[receipt], ub[receipt])
+        if p < p_min:
+            out.append(f"{receipt}: the two runs' payloads differ in distribution (p = {p:.2e})")
     return out
 
 

@@ -395,7 +395,8 @@ class _Levels:
             del self.shares[k]
         if self.is_class:
             for node in inner:
-                node.perms = {s: os_permutation(self.p) for i, s in enumerate(self.names)
+                node.perms = {s: os_permutation(self.p, f"{t}/perm/{node.key}/{s}")
+                              for i, s in enumerate(self.names)
                               if s != self.class_site and node.left[i] > 0}  # fmt: skip
         await remaining_attribute_counts(
             self.party, self.nodes, inner, self.shares, self.view, self.xt, self.offsets,

@@ -51,12 +51,12 @@ with its own they open the winners, the outcome, which its ledger records as
 
 from __future__ import annotations
 
-import secrets
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from mpc.crypto import randomness
 from mpc.crypto.prg import SeedStream
 from mpc.errors import ConfigError, ProtocolError
 from mpc.runtime.chunks import pack_array, unpack_array
@@ -219,7 +219,7 @@ async def deal_pool(
 ) -> None:
     """A dealing helper's part: two fresh seeds, ``p0``'s triples expanded from its seed,
     ``p1``'s ``a, b`` from its own and its ``c`` sent as a correction. It receives nothing."""
-    seeds = (secrets.token_bytes(32), secrets.token_bytes(32))
+    seeds = (randomness.seed(f"{tag}/p0"), randomness.seed(f"{tag}/p1"))
     s0, s1 = SeedStream(seeds[0]), SeedStream(seeds[1])
     w = needs.words
     a0, b0, c0 = s0.bits(needs.bits), s0.bits(needs.bits), s0.bits(needs.bits)
@@ -315,8 +315,9 @@ async def _ot_words(
     if not n:
         return (ring.zeros(0),) * 3
     if ring.wide:  # Gilboa's products with pads as wide as the ring
-        la, lb, cross = await wide_beaver_triples(party, other, n, bits=ring.bits,
-                                                  session=session)  # fmt: skip
+        la, lb, cross = await wide_beaver_triples(
+            party, other, n, bits=ring.bits, session=session, tag=f"{tag}/ot-words"
+        )
         a, b, z = (ring.from_words(x, (n,)) for x in (la, lb, cross))
         return a, b, ring.reduce(a * b + z)
     t = await beaver_triples(party, other, n, session=session, tag=f"{tag}/ot-words")
