@@ -401,11 +401,12 @@ async def _run(
         agreement=agreement(cfg, __version__),
     )
     rc = 0
-    source = contextlib.nullcontext() if fixed is None else randomness.fixed(fixed)
+    source = contextlib.nullcontext() if fixed is None else randomness.fixed(*fixed)
     if fixed is not None:
-        log.warning("%s: randomness fixed by %s for a view test: this party protects nothing",
-                    me.name, randomness.FIXED_ENV)  # fmt: skip
-        report["randomness"] = "fixed for a view test"
+        what = "all of it" if fixed[1] is None else ", ".join(fixed[1])
+        log.warning("%s: randomness fixed by %s for a view test (%s): this party protects "
+                    "nothing", me.name, randomness.FIXED_ENV, what)  # fmt: skip
+        report["randomness"] = f"fixed for a view test ({what})"
     try:
         with source:
             await _run_program(party, cfg, me, report, program)

@@ -49,6 +49,7 @@ __all__ = [
     "fixed",
     "fixed_seed_of",
     "is_fixed",
+    "party_seed",
     "randbelow",
     "randbits",
     "seed",
@@ -60,7 +61,8 @@ __all__ = [
 SEED_BYTES = 32
 
 #: the environment variable of a view test: a JSON object mapping party names to the hex of a
-#: 32-byte seed; a party named there draws its randomness from that seed (:func:`fixed`)
+#: 32-byte seed; a party named there draws its randomness from that seed (:func:`fixed`), and
+#: under ``"*"`` a seed for every party not named, each its own (:func:`party_seed`)
 FIXED_ENV = "MPC_FIXED_RANDOMNESS"
 
 _DOMAIN = b"mpc/fixed-randomness/v1"
@@ -68,13 +70,17 @@ _DOMAIN = b"mpc/fixed-randomness/v1"
 
 class _Fixed:
     """The deterministic source of :func:`fixed`: draw ``i`` under ``label`` is the
-    AES-256-CTR keystream under ``SHA-256(domain, seed, label, i)``."""
+    AES-256-CTR keystream under ``SHA-256(domain, seed, label, i)``; with ``only``, just the
+    draws whose label starts with one of those (the others from the OS)."""
 
-    def __init__(self, seed: bytes) -> None:
+    def __init__(self, seed: bytes, only: tuple[str, ...] | None = None) -> None:
         self.seed = seed
+        self.only = only
         self.draws: Counter[str] = Counter()
 
     def token_bytes(self, n: int, label: str) -> bytes:
+        if self.only is not None and not label.startswith(self.only):
+            return secrets.token_bytes(n)
         i = self.draws[label]
         self.draws[label] = i + 1
         key = hashlib.sha256(
@@ -110,7 +116,7 @@ def randbits(k: int, label: str) -> int:
     if k == 0:
         return 0
     source = _SOURCE.get()
-    if source is None:
+    if source is None or (source.only is not None and not label.startswith(source.only)):
         return secrets.randbits(k)
     x = int.from_bytes(source.token_bytes(-(-k // 8), label), "little")
     return x & ((1 << k) - 1)
@@ -175,35 +181,54 @@ def is_fixed() -> bool:
 
 
 @contextlib.contextmanager
-def fixed(test_seed: bytes) -> Iterator[None]:
-    """Inside, every draw is a deterministic function of ``test_seed``, its label and the
-    number of earlier draws under that label (the module docstring): for view tests only,
-    never for a party whose data matters. Tasks started inside inherit it."""
+def fixed(test_seed: bytes, only: tuple[str, ...] | None = None) -> Iterator[None]:
+    """Inside, every draw (with ``only``, every draw whose label starts with one of those)
+    is a deterministic function of ``test_seed``, its label and the number of earlier draws
+    under that label (the module docstring): for view tests only, never for a party whose
+    data matters. Tasks started inside inherit it."""
     if not isinstance(test_seed, bytes) or len(test_seed) != SEED_BYTES:
         raise ConfigError(f"a fixed-randomness seed is {SEED_BYTES} bytes")
-    token = _SOURCE.set(_Fixed(test_seed))
+    token = _SOURCE.set(_Fixed(test_seed, only))
     try:
         yield
     finally:
         _SOURCE.reset(token)
 
 
-def fixed_seed_of(name: str, environ: Mapping[str, str]) -> bytes | None:
-    """The test seed :data:`FIXED_ENV` gives the party ``name``, or None; a malformed value
-    is a :class:`~mpc.errors.ConfigError`."""
+def party_seed(master: bytes, name: str) -> bytes:
+    """The test seed of the party ``name`` under a ``"*"`` entry ``master``."""
+    return hashlib.sha256(_DOMAIN + b"/party/" + master + name.encode()).digest()
+
+
+def fixed_seed_of(
+    name: str, environ: Mapping[str, str]
+) -> tuple[bytes, tuple[str, ...] | None] | None:
+    """The test seed :data:`FIXED_ENV` gives the party ``name`` and the label prefixes it
+    fixes (None: every draw), or None. A party named in the object has all its draws fixed;
+    every other party, with a ``"*"`` entry, its own seed from it, for the draws whose
+    labels start with one of ``"*labels"`` if that is given (the randomness of a value every
+    party learns, such as the common record order, fixed so that two runs align alike). A
+    malformed value is a :class:`~mpc.errors.ConfigError`."""
     raw = environ.get(FIXED_ENV)
     if not raw:
         return None
+    only: tuple[str, ...] | None = None
     try:
         table: Any = json.loads(raw)
-        value = table.get(name) if isinstance(table, dict) else None
-        if value is None:
+        if not isinstance(table, dict):
+            raise ValueError
+        if name in table:
+            out = bytes.fromhex(table[name])
+        elif "*" in table:
+            out = party_seed(bytes.fromhex(table["*"]), name)
+            if "*labels" in table:
+                only = tuple(str(x) for x in table["*labels"])
+        else:
             return None
-        out = bytes.fromhex(value)
     except (ValueError, TypeError, AttributeError):
         raise ConfigError(
             f"{FIXED_ENV} must be a JSON object of party names and hex seeds"
         ) from None
     if len(out) != SEED_BYTES:
         raise ConfigError(f"{FIXED_ENV}: the seed of {name!r} must be {SEED_BYTES} bytes")
-    return out
+    return out, only

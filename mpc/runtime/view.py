@@ -89,7 +89,11 @@ class Receipt:
     label of what the receiver learns when it unmasks the message with randomness of its own,
     ``elements`` says that its 2-d ``uint8`` arrays hold group elements or ciphertexts row by
     row (the first and last bytes of each, which an encoding's sign or top bits fix, are not
-    tested);
+    tested); ``shared`` says that the message is one of several shares that only *together*
+    open what ``opens`` names (an opening of :mod:`protocols.engine.opening`): each one stays
+    uniform beside everything its receiver holds, its own randomness included, where a
+    message the receiver unmasks with its own randomness is a function of that randomness and
+    of what it opens;
     its strings are public unless ``tokens`` says they are random hex tokens (node ids), and
     with ``permutations`` a list of ints that permutes ``0 .. L-1`` is a random permutation
     (its rank is tested).
@@ -115,6 +119,7 @@ class Receipt:
     opens: str | None = None
     canonical: Callable[[Any], Any] | None = None
     elements: bool = False
+    shared: bool = False
     tokens: bool = False
     permutations: bool = False
     uniform_keys: tuple[str, ...] = ()
@@ -127,13 +132,16 @@ class Receipt:
             self.modulus is not None
             or self.opens
             or self.elements
+            or self.shared
             or self.tokens
             or self.permutations
         ):
             raise ValueError(
-                f"receipt {self.name}: modulus, opens, elements, tokens and permutations "
+                f"receipt {self.name}: modulus, opens, elements, shared, tokens and permutations "
                 "are for uniform messages"
             )
+        if self.shared and not self.opens:
+            raise ValueError(f"receipt {self.name}: shares open something (opens)")
         if self.kind is Kind.UNIFORM and (self.uniform_keys or self.records):
             raise ValueError(
                 f"receipt {self.name}: a uniform message has no uniform keys and no records"
@@ -178,6 +186,7 @@ def uniform(
     modulus: int | None = None,
     opens: str | None = None,
     elements: bool = False,
+    shared: bool = False,
     tokens: bool = False,
     permutations: bool = False,
     canonical: Callable[[Any], Any] | None = None,
@@ -187,8 +196,8 @@ def uniform(
     """A :attr:`Kind.UNIFORM` receipt."""
     return Receipt(
         name, Kind.UNIFORM, what, public=public, modulus=modulus, opens=opens,
-        elements=elements, tokens=tokens, permutations=permutations, canonical=canonical,
-        ordered=ordered, expect=expect,
+        elements=elements, shared=shared, tokens=tokens, permutations=permutations,
+        canonical=canonical, ordered=ordered, expect=expect,
     )  # fmt: skip
 
 
@@ -315,7 +324,8 @@ class ViewRecorder:
             self.messages.append(
                 {"from": peer, "tag": tag, "receipt": receipt.name, "kind": str(receipt.kind),
                  "body": shown, **({} if receipt.ordered else {"unordered": True}),
-                 **({"payload": leaves} if leaves else {})}
+                 **({"payload": leaves} if leaves else {}),
+                 **({"opens": receipt.opens} if receipt.opens and not receipt.shared else {})}
             )  # fmt: skip
 
     def _by_id(self, value: Any, receipt: Receipt) -> Any:
@@ -502,20 +512,24 @@ def uniformity_p_value(stats: dict[str, Any]) -> float:
 
 
 def repeated_payloads(
-    first: dict[str, Any], second: dict[str, Any]
+    first: dict[str, Any], second: dict[str, Any], *, opened: frozenset[str] = frozenset()
 ) -> dict[str, tuple[int, int, float]]:
     """How much of two views' uniform payloads agree (:meth:`ViewRecorder.to_dict` of two
     runs with the receiver's own randomness fixed): per receipt, the elements compared, the
     elements that agree, and how many would agree by chance were every element an
     independent uniform draw in each run. The messages of one sender, tag and receipt are
     paired in the order received; parts are compared element by element over their
-    samples."""
+    samples: bytes and bits position by position, wider words as multisets (a row order that
+    other parties' randomness draws, as record alignment's, may move them). Messages the
+    receiver unmasks with its own randomness into a ledger label of
+    ``opened`` (one it learnt alike in both runs) are left out: they are a function of that
+    randomness and of what they open."""
 
     def keyed(view: dict[str, Any]) -> dict[tuple[str, str, str, int], list[Any]]:
         out: dict[tuple[str, str, str, int], list[Any]] = {}
         seen: Counter[tuple[str, str, str]] = Counter()
         for m in view.get("messages", []):
-            if "payload" not in m:
+            if "payload" not in m or m.get("opens") in opened:
                 continue
             k = (m["from"], m["tag"], m["receipt"])
             out[(*k, seen[k])] = m["payload"]
@@ -532,15 +546,30 @@ def repeated_payloads(
                 continue
             xa = np.frombuffer(base64.b64decode(la["data"]), np.uint8)
             xb = np.frombuffer(base64.b64decode(lb["data"]), np.uint8)
-            n = min(xa.size, xb.size) // w
-            if n == 0:
+            na, nb = xa.size // w, xb.size // w
+            if na == 0 or nb == 0:
                 continue
-            same = (xa[: n * w].reshape(n, w) == xb[: n * w].reshape(n, w)).all(axis=1)
+            if w == 1:  # bytes and bits: element by element
+                n = min(na, nb)
+                agree += int((xa[:n] == xb[:n]).sum())
+                chance += n * float(la["chance"])
+            else:  # words: in any order (a row order drawn by others may move them)
+                n = min(na, nb)
+                agree += _common(xa[: na * w].reshape(na, w), xb[: nb * w].reshape(nb, w))
+                chance += na * nb * float(la["chance"])
             compared += n
-            agree += int(same.sum())
-            chance += n * float(la["chance"])
         totals[key[2]] = (compared, agree, chance)
     return totals
+
+
+def _common(a: np.ndarray, b: np.ndarray) -> int:
+    """How many rows two arrays of byte rows have in common, as multisets."""
+    va = np.ascontiguousarray(a).view(np.dtype((np.void, a.shape[1]))).reshape(-1)
+    vb = np.ascontiguousarray(b).view(np.dtype((np.void, b.shape[1]))).reshape(-1)
+    ua, ca = np.unique(va, return_counts=True)
+    ub, cb = np.unique(vb, return_counts=True)
+    _, ia, ib = np.intersect1d(ua, ub, assume_unique=True, return_indices=True)
+    return int(np.minimum(ca[ia], cb[ib]).sum())
 
 
 def repetition_p_value(agree: int, chance: float) -> float:

@@ -90,10 +90,10 @@ PART_COMMITMENT = uniform(
     "another site's commitment to its model part (a hash with a secret opening: hiding)",
     tokens=True,
 )
-MODEL_CHECK = uniform(
+MODEL_CHECK = public(
     "ppid3/model-check",
-    "another site's model id and recorded commitments, to compare before classifying",
-    tokens=True,
+    "another site's model id and recorded commitments: the same as the receiver's own part "
+    "holds, to compare before classifying",
 )
 PREDICTIONS = declared(
     "ppid3/predictions",

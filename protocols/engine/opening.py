@@ -9,20 +9,24 @@ that dealt the triple and received both output shares could solve for what was m
 (every comparison of a tournament, every count a stopping test read). A share that is uniform
 on its own is not uniform beside the triple its receiver dealt.
 
-So no share leaves ``p0`` or ``p1`` as it was computed. Once per run ``p0`` draws a key
-``κ`` from its own generator and sends it to ``p1`` over their encrypted channel
-(:meth:`Pair.agree`); no other party ever holds it. To open ``n`` values ``x = x_0 + x_1``
-under a tag ``t``, both expand the same zero-sharing ``r = PRF_κ(t)`` (``n`` ring elements:
-AES-256-CTR under ``HMAC-SHA256(κ, t)``) and send every receiver ``x_0 + r`` and ``x_1 - r``:
-a uniformly random sharing of ``x`` given ``x``, whatever the receiver dealt, since it
-cannot know ``r``. A tag is used for one opening only, so no ``r`` is used twice.
+So no share leaves the pair as it was computed. Once per run ``p0`` draws a key ``κ`` from
+its own generator and sends it to ``p1`` over their encrypted channel (:meth:`Pair.agree`);
+no other party ever holds it. To open ``n`` values ``x = x_0 + x_1`` under a tag ``t`` to a
+party outside the pair, both expand the same zero-sharing ``r = PRF_κ(t)`` (``n`` ring
+elements: AES-256-CTR under ``HMAC-SHA256(κ, t)``) and send it ``x_0 + r`` and ``x_1 - r``: a
+uniformly random sharing of ``x`` given ``x``, whatever the receiver dealt, since it cannot
+know ``r``. A tag is used for one opening only, so no ``r`` is used twice. To ``p0`` or
+``p1`` itself the other sends its share as it is: the receiver holds its own share, so the
+other's is ``x`` less it, nothing more, and neither of the two ever deals the pair's
+randomness (a pair that only opens to itself needs no key).
 
 What each party receives: ``p1`` the key (uniform, ``open/pair-key``); every receiver of an
-opening, ``p0``'s and ``p1``'s re-randomised shares under the opening's receipt (uniform;
-with each other they open what the receipt's ``opens`` names, which the receiver's ledger
-records). Trust: ``p0`` and ``p1`` do not collude (together they hold every value); a
-receiver that colludes with ``p1`` (who knows ``r``) learns ``p0``'s share, which is why
-the helper that deals ``p0``'s and ``p1``'s randomness must collude with neither.
+opening outside the pair, ``p0``'s and ``p1``'s re-randomised shares under the opening's
+receipt, and ``p0`` or ``p1``, the other's share (uniform; with each other, or with its own,
+they open what the receipt's ``opens`` names, which the caller records on its ledger).
+Trust: ``p0`` and ``p1`` do not collude (together they hold every value); a receiver that
+colludes with ``p1`` (who knows ``r``) learns ``p0``'s share, which is why the helper that
+deals ``p0``'s and ``p1``'s randomness must collude with neither.
 
 Network: one message of ``n`` ring elements from each of ``p0`` and ``p1`` to each receiver;
 no round between ``p0`` and ``p1`` beyond the key, once.
@@ -51,7 +55,7 @@ from mpc.runtime.party import Party
 from mpc.runtime.view import Receipt, uniform
 from protocols.primitives.ring import RING64, Ring
 
-__all__ = ["OPENINGS", "PAIR_KEY", "Pair", "open_shares", "opening"]
+__all__ = ["OPENINGS", "PAIR_KEY", "Pair", "open_shares", "open_values", "opening"]
 
 PAIR_KEY = uniform(
     "open/pair-key", "p0's fresh key of the zero-sharings that re-randomise what p0 and p1 open"
@@ -67,7 +71,7 @@ _DOMAIN = b"mpc/open/v1/"
 def opening(name: str, what: str, *, opens: str) -> Receipt:
     """The receipt of one kind of opening: ``p0``'s or ``p1``'s re-randomised share of
     values whose sum the receiver learns (its ledger's ``opens``)."""
-    receipt = uniform(name, what, opens=opens)
+    receipt = uniform(name, what, opens=opens, shared=True)
     OPENINGS[name] = receipt
     return receipt
 
@@ -130,27 +134,47 @@ async def open_shares(
     ring: Ring = RING64,
 ) -> list[int] | None:
     """Open ``n`` values that ``p0`` and ``p1`` hold as ``shares`` (in ``ring``; None at the
-    other parties) to the parties ``to``, re-randomised (the module docstring). Returns the
-    values (signed) to each party of ``to``, None elsewhere."""
+    other parties) to the parties ``to``, re-randomised for those outside the pair (the module
+    docstring). Returns the values (signed) to each party of ``to``, None elsewhere."""
+    values = await open_values(pair, shares, n, to=to, tag=tag, receipt=receipt, ring=ring)
+    return None if values is None else ring.signed(values)
+
+
+async def open_values(
+    pair: Pair,
+    shares: np.ndarray | None,
+    n: int,
+    *,
+    to: Sequence[str],
+    tag: str,
+    receipt: Receipt,
+    ring: Ring = RING64,
+) -> np.ndarray | None:
+    """:func:`open_shares` with the values as ring elements (unsigned), for the callers
+    that compute on them."""
     if receipt.name not in OPENINGS:
         raise ConfigError(f"{receipt.name} is not the receipt of an opening (opening())")
     party = pair.party
-    if n == 0:
-        return [] if party.name in to else None
     targets = list(dict.fromkeys(to))
+    if n == 0:
+        return ring.zeros(0) if party.name in targets else None
     if pair.active:
         if shares is None or len(shares) != n:
             raise ProtocolError(f"{party.name}: {n} values to open at {tag}, not {shares!r:.40}")
-        mine = ring.reduce(np.asarray(shares) + pair.zero_share(tag, n, ring))
-        for receiver in targets:
-            if receiver != party.name:
-                await party.send(receiver, tag, ring.pack(mine))
+        mine = ring.reduce(np.asarray(shares))
+        outside = [r for r in targets if r not in (pair.p0, pair.p1)]
+        if outside:
+            masked = ring.pack(ring.reduce(mine + pair.zero_share(tag, n, ring)))
+            for receiver in outside:
+                await party.send(receiver, tag, masked)
+        if pair.other in targets:
+            await party.send(pair.other, tag, ring.pack(mine))
         if party.name not in targets:
             return None
         theirs = ring.unpack(await party.recv(pair.other, tag, receipt), (n,), pair.other, tag)
-        return ring.signed(ring.reduce(mine + theirs))
+        return ring.reduce(mine + theirs)
     if party.name not in targets:
         return None
     got = await party.gather([pair.p0, pair.p1], tag, receipt)
     a, b = (ring.unpack(got[s], (n,), s, tag) for s in (pair.p0, pair.p1))
-    return ring.signed(ring.reduce(a + b))
+    return ring.reduce(a + b)

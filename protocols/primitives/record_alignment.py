@@ -135,7 +135,7 @@ async def align_records(
         sizes = {n: sizes[n] for n in names}
         party.ledger.record(f"{tag}/sizes", sizes, step=f"{tag}/size")
 
-        share = randomness.token_bytes(_SHARE_BYTES, f"{tag}/key-share")
+        share = randomness.token_bytes(_SHARE_BYTES, f"order-key/{tag}")
         await party.broadcast(f"{tag}/key-share", share)
         shares = {party.name: share}
         for sender in party.peers:
