@@ -8,7 +8,9 @@ which of three kinds the message is:
 * :attr:`Kind.PUBLIC` — independent of every party's private data, or part of the public
   result (the tree structure, a node's leaf flag, a row count the papers make public);
 * :attr:`Kind.UNIFORM` — masked, encrypted, a share, or the sender's fresh randomness:
-  uniformly distributed on its own, whatever the data. Its *skeleton* (the shapes of its
+  uniformly distributed whatever the data, and not only on its own: beside everything the
+  receiver holds, its own randomness and what it dealt included (a share that is uniform
+  alone is not uniform beside the triple its receiver dealt). Its *skeleton* (the shapes of its
   arrays, the lengths of its lists and strings, the values under the dict keys the receipt
   names ``public``) is public; the rest, its *payload*, is what must look uniform. Where the
   receiver can unmask it with randomness of its own, ``opens`` names the ledger label of what
@@ -27,7 +29,11 @@ that is not hex) fails the run there, naming the receipt.
 The record-swap view test (``tests/protocols/test_views.py``) runs a system twice on tables
 that differ only by the swap of two records' data outside what a party P sees; every aggregate P may
 learn is the same, so P's public and declared messages, its uniform skeletons and its ledger
-must be too, and its uniform payloads must pass the chi-square test.
+must be too, and its uniform payloads must pass the chi-square test. It runs with P's own
+randomness fixed in both runs (:mod:`mpc.crypto.randomness`), everyone else's fresh, and then
+P's uniform payloads must also not repeat from one run to the other, nor differ in
+distribution (the joint-view test: :func:`repeated_payloads`, :func:`two_sample_p_value`,
+over the samples each uniform message keeps).
 """
 
 from __future__ import annotations

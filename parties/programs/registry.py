@@ -49,7 +49,7 @@ PROGRAMS: dict[str, Program] = {
     "dot-product": Program(frozenset({"alice", "bob", "dealer"}), dot_product.run),
     "secure-argmax": Program(frozenset({"p0", "p1", "dealer", "site"}), secure_argmax.run),
     "ppid3": Program(frozenset({"site", "dealer"}), ppid3.run),
-    "ppid3-classify": Program(frozenset({"site"}), ppid3.run),
+    "ppid3-classify": Program(frozenset({"site", "dealer"}), ppid3.run),
     "hybrid-id3": Program(frozenset({"alice", "bob", "dealer"}), hybrid.run),
     "hybrid-id3-classify": Program(frozenset({"alice", "bob", "dealer"}), hybrid.run),
     "cdtl": Program(frozenset({"client", "cdbs"}), cdtl.run),

@@ -19,7 +19,7 @@ from mpc.learners.model_file import SavedModel, read_model
 from mpc.learners.tree import from_json, predict_one
 from parties.params import Params, option
 from parties.programs.ppid3 import ID_COLUMN, Ppid3Params
-from parties.systems.base import Plan, System
+from parties.systems.base import Audit, Plan, System
 from parties.systems.ppid3 import csv_text
 from protocols.ppid3.helpers import HELPERS, classify_helper, classify_trust
 from protocols.ppid3.ppid3 import assemble
@@ -239,6 +239,9 @@ class Ppid3Classify(System):
             }
             out["equal_to_plain_tree"] = all(plain[i] == c for i, c in got["predictions"])
         return out
+
+    def audit(self, result: Any) -> Audit:
+        return Audit(trust=str(result.get("trust") or classify_trust(None)))
 
     def summary(self, result: Any) -> list[str]:
         counts = Counter(c for _, c in result["predictions"])

@@ -411,8 +411,9 @@ class Helper:
     """Who makes the correlated randomness of the level driver's products between two sites:
     one entry of :data:`protocols.ppid3.helpers.HELPERS`. ``name`` is its name on command
     lines and in deployment files, ``help`` a line for ``--help``, ``trust`` the assumption a
-    run with it rests on, ``min_sites`` the sites it needs, ``outside`` the role of an outside
-    party it adds (the dealer), or None.
+    run with it rests on, ``collusion`` who must not collude with whom and what a collusion
+    would give (docs/leakage.md prints it), ``min_sites`` the sites it needs, ``outside`` the
+    role of an outside party it adds (the dealer), or None.
 
     :meth:`run` is a site's part: it makes the site's :class:`Dealing` and grows the tree
     with it (``grow``), running beside it whatever the helper does for the other sites;
@@ -421,6 +422,7 @@ class Helper:
     name: str = ""
     help: str = ""
     trust: str = ""
+    collusion: str = ""
     min_sites: int = 2
     outside: str | None = None
 
@@ -471,6 +473,12 @@ class DealerHelper(Helper):
     name = "dealer"
     help = "a commodity server, a 'dealer' process that must collude with no site"
     trust = "semi-honest sites; the dealer (commodity server) colludes with no site"
+    collusion = (
+        "the dealer colludes with no site: with either site of a product it unmasks the "
+        "other's input (an owner's one-hot columns from X^T + Ra, the class site's shares of Z "
+        "from Z + Rb); the sites do not collude with each other (the paper's assumption: the "
+        "holders of a node's shares together learn which records reach it, and their classes)"
+    )
     outside = DEALER
 
     async def run(
@@ -506,6 +514,14 @@ class SitesHelper(Helper):
         "needs 3 or more sites, no two of them colluding"
     )
     trust = "semi-honest sites, no two colluding; each product's randomness dealt by a third site"
+    collusion = (
+        "no two sites collude: the site that deals a product and either site of the product "
+        "together unmask the other's input (a site with the helper of its dot product with an "
+        "owner recovers the owner's one-hot columns from X^T + Ra and the seed of Ra the owner "
+        "sent the helper; with the helper of an outer product, the class site's shares Z + "
+        "Rb, hence every record's class); the holders of a node's shares together learn which "
+        "records reach it, and their classes"
+    )
     min_sites = 3
     #: the site that deals a product between two
     rule: Rule = staticmethod(third_site)

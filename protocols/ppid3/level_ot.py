@@ -595,6 +595,11 @@ class OtHelper(Helper):
         "semi-honest sites; correlated randomness by oblivious transfer between each pair, "
         "no third party"
     )
+    collusion = (
+        "the sites do not collude (the paper's assumption): no third party knows any "
+        "randomness, but the holders of a node's shares together learn which records reach "
+        "it, and their classes"
+    )
 
     async def run(
         self, party: Party, view: Any, *, dtype: Any, tag: str,

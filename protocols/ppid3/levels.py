@@ -82,7 +82,8 @@ What each party learns (ledger):
   class columns in a fresh order per node that it does not know;
 * every site: the public structure (``ppid3/structure``) and which sites hold shares of each
   node (the owners on its path: the structure tells it); every message from another site is
-  a masked array, a share, an OT choice bit, or a pairwise key, each uniform on its own;
+  a masked array, a share, an OT choice bit, or a pairwise key, each uniform beside what the
+  site holds (its own randomness, what it dealt: the joint-view tests);
 * the dealer (``helper="dealer"``): every request as received (``fast-counts/request``):
   which two sites multiply, the shapes (rows, classes, the number of nodes of a batch), the
   fan-outs (the parent of each child in an outer product), the domain sizes of the owner's

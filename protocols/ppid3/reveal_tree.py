@@ -44,11 +44,15 @@ A level, at every site:
    ring.
 
 What each party receives: from a dealing party, seeds and masks (uniform); from each other,
-masked arrays, shares and a re-randomised fold (uniform); the openings of the decisions
-above (``reveal/stop-share``, ``reveal/label-share``, ``reveal/split-share``: each share is
-uniform, the pair opens what the ledger records as ``reveal/stops``, ``reveal/labels``,
-``reveal/splits``). A dealing party receives requests with public shapes, and seeds of
-masks as in the paper's mode. Trust: the helper's (``dealer``: it colludes with no site;
+masked arrays, shares and a re-randomised fold (uniform); the numbers of distinct values of
+every site's attributes (``reveal/domains``, declared: the fan-outs a split on each would
+have); the openings of the decisions above (``reveal/stop-share``, ``reveal/label-share``,
+``reveal/split-share``), which ``p0`` and ``p1`` send through their one door
+(:mod:`protocols.engine.opening`): each share plus a fresh zero-sharing from a key only the two
+hold, so that the pair opens what the ledger records as ``reveal/stops``, ``reveal/labels``,
+``reveal/splits`` and each message is uniform beside everything its receiver holds, the
+triples it dealt included. A dealing party receives requests with public shapes, and seeds
+of masks as in the paper's mode. Trust: the helper's (``dealer``: it colludes with no site;
 ``sites``: no two sites collude) and, whatever the helper, **``p0`` and ``p1`` do not
 collude**: together they would hold every count.
 """

@@ -117,3 +117,37 @@ def test_classifying_reveals_no_path_to_any_party_beside_its_own_randomness(
         if bad:
             failures[name] = bad
     assert failures == {}
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(3600)
+@pytest.mark.parametrize("helper", ["sites", "dealer", "ot"])
+def test_many_twins_look_the_same_to_each_party_beside_its_own_randomness(helper: str) -> None:
+    """The twin test over many pairs of tables with the same tree and different counts (20
+    per helper), each party in turn with its randomness fixed."""
+    import numpy as np
+
+    failures = {}
+    seeds = [s for s in range(200) if _twin_or_none(s) is not None][:20]
+    assert len(seeds) == 20
+    for seed in seeds:
+        first, second, part = _same_tree_twin(seed)
+        fixed = bytes(np.random.default_rng(seed).integers(0, 256, 32, dtype=np.uint8))
+        for name in _parties(helper, part.k):
+            a, b = (
+                run_reveal(tab, part, helper=helper, max_depth=2, record=True,
+                           fixed={name: fixed})
+                for tab in (first, second)
+            )  # fmt: skip
+            ra, rb = _reports(a)[name], _reports(b)[name]
+            bad = differences(canonical_view(ra), canonical_view(rb)) + joint_failures(ra, rb)
+            if bad:
+                failures[(seed, name)] = bad
+    assert failures == {}
+
+
+def _twin_or_none(seed: int) -> Any:
+    try:
+        return _same_tree_twin(seed)
+    except AssertionError:
+        return None
