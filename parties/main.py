@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import dataclasses
 import json
 import logging
@@ -34,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from mpc import __version__
+from mpc.crypto import randomness
 from mpc.errors import ConfigError, InputError, MPCError, PeerError, ProtocolError
 from mpc.runtime.config import DeploymentConfig, agreement, check_endpoint
 from mpc.runtime.faults import Fault
@@ -436,6 +438,32 @@ async def _run(
     program: Program,
     check: Check,
 ) -> int:
+    record_view = os.environ.get(VIEW_ENV) == "1"
+    fixed = randomness.fixed_seed_of(me.name, os.environ)
+    if fixed is not None and not record_view:
+        raise ConfigError(
+            f"{randomness.FIXED_ENV} fixes a party's randomness for a view test, so it needs "
+            f"{VIEW_ENV}=1 beside it; unset {randomness.FIXED_ENV}"
+        )
+    source = contextlib.nullcontext() if fixed is None else randomness.fixed(*fixed)
+    if fixed is not None:
+        what = "all of it" if fixed[1] is None else ", ".join(fixed[1])
+        log.warning("%s: randomness fixed by %s for a view test (%s): this party protects "
+                    "nothing", me.name, randomness.FIXED_ENV, what)  # fmt: skip
+        report["randomness"] = f"fixed for a view test ({what})"
+    with source:  # the input check and the run draw from the same source
+        return await _checked_run(cfg, me, args, report, program, check)
+
+
+async def _checked_run(
+    cfg: DeploymentConfig,
+    me: OwnParty,
+    args: argparse.Namespace,
+    report: dict[str, Any],
+    program: Program,
+    check: Check,
+) -> int:
+    """The party's own input checked before it waits for anyone, then its run."""
     try:  # its own input first: a wrong file is said now, not after waiting for the others
         check(cfg, me)
     except ConfigError as exc:
@@ -446,11 +474,7 @@ async def _run(
     party = _party(cfg, me, args)
     rc = 0
     try:
-        async with party:
-            log.info(
-                "%s: connected to %s; running %s", me.name, ", ".join(party.peers), cfg.protocol
-            )
-            report["result"] = jsonable(await program(party, cfg, me))
+        await _run_program(party, cfg, me, report, program)
     except MPCError as exc:
         log.error("%s: %s: %s", me.name, type(exc).__name__, exc)
         report["error"] = _error_dict(exc)
@@ -470,6 +494,14 @@ async def _run(
         rc = 1
     report["ok"] = rc == 0
     return rc
+
+
+async def _run_program(
+    party: Party, cfg: DeploymentConfig, me: OwnParty, report: dict[str, Any], program: Program
+) -> None:
+    async with party:
+        log.info("%s: connected to %s; running %s", me.name, ", ".join(party.peers), cfg.protocol)
+        report["result"] = jsonable(await program(party, cfg, me))
 
 
 async def _run_stoppable(

@@ -15,6 +15,8 @@ ID3 fitted on the same data in the same run.
     python scripts/bench.py --helpers --scaling --repeat 3   # everything, in one run
     python scripts/bench.py --reveal   # --reveal tree beside the paper's mode (half an hour)
     python scripts/bench.py --reveal --datasets car --repeat 1             # its smoke run
+    python scripts/bench.py --reveal --against ../old --against-python ../old-venv/bin/python
+                                       # this checkout against another, in turn
     python scripts/bench.py --scaling --rows 1000,2000 --scaling-sites 2,3 --sites-rows 1000 \\
         --repeat 1                     # its smoke run (about a minute)
 
@@ -41,7 +43,10 @@ plots ``scaling_rows.png`` and ``scaling_sites.png`` (matplotlib: ``pip install 
 (``--reveal counts``) on car, kr-vs-kp, adult and a million generated rows, and adult with 2
 sites and ``--helper ot``, against that mode's targets (scripts/bench_reveal.py), ``--repeat``
 times (default 3); ``--datasets`` picks some of car, kr-vs-kp, adult, adult-ot and million.
-It writes ``reveal.json`` and ``reveal.md``.
+It writes ``reveal.json`` and ``reveal.md``. With ``--against DIR`` it runs each of them with
+this checkout and with the one in DIR (``--against-python``: its interpreter) in turn and
+writes ``reveal-against.json`` and ``reveal-against.md``: the two side by side, their ratio
+and whether this one is within 1.10x of the other with ``--reveal tree``.
 
 A smoke run writes to a scratch folder in the temporary directory, never over results/bench
 (unless ``--out`` says where): ``--quick``, and ``--helpers``, ``--reveal`` or ``--scaling``
@@ -67,6 +72,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_reveal import NAMES as REVEAL_NAMES
 from bench_reveal import (
     REVEAL_RUNS,
+    compare_against,
     compare_reveal,
     reveal_groups,
     reveal_markdown,
@@ -79,6 +85,7 @@ from bench_runs import (
     SYNTHETIC_ATTRS,
     SYNTHETIC_DEPTH,
     SYNTHETIC_SEED,
+    Checkout,
     RunFailed,
     dataset_args,
     failed,
@@ -366,6 +373,20 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "with ot) and a million rows, against that mode's targets",
     )
     p.add_argument(
+        "--against",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="--reveal: run every configuration with this checkout and with the one in DIR in "
+        "turn, and compare (reveal-against.md)",
+    )
+    p.add_argument(
+        "--against-python",
+        default=None,
+        metavar="PYTHON",
+        help="--against: the interpreter of DIR's checkout (default: this one, run from DIR)",
+    )
+    p.add_argument(
         "--datasets",
         type=name_list,
         default=None,
@@ -456,6 +477,11 @@ def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         p.error("--scaling-repeat must be >= 1")
     if args.sites_rows < 1 or args.ot_max_rows < 0:
         p.error("--sites-rows must be >= 1 and --ot-max-rows >= 0")
+    if args.against is not None:
+        if not args.reveal:
+            p.error("--against compares --reveal runs: give --reveal")
+        if not (args.against / "mpc" / "__init__.py").is_file():
+            p.error(f"--against {args.against}: not a checkout of this project (no mpc/ there)")
     if args.datasets is not None:
         if args.helpers == args.reveal:
             p.error("--datasets picks the tables of one of --helpers and --reveal")
@@ -476,7 +502,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.helpers or args.scaling or args.reveal:
             if args.helpers:
                 print(compare_helpers(args.repeat or 5, args.timeout, args.out, args.datasets))
-            if args.reveal:
+            if args.reveal and args.against is not None:
+                other = Checkout(args.against.resolve(), args.against_python or sys.executable)
+                print(compare_against(args.repeat or 3, args.timeout, args.out, other,
+                                      args.datasets))  # fmt: skip
+            elif args.reveal:
                 print(compare_reveal(args.repeat or 3, args.timeout, args.out, args.datasets))
             if args.scaling:
                 args.repeat = args.scaling_repeat or (

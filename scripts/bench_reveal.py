@@ -11,6 +11,12 @@ targets of the mode that reveals only the tree:
 Each configuration runs ``--repeat`` times, the two modes alternating; a run that outlives
 its target is stopped there and recorded as failed, and its configuration is not run again
 (it would be stopped again). The side-by-side run with MPyC is ``scripts/compare_mpyc.py``.
+
+With ``--against DIR`` (:func:`compare_against`) each run is made by this checkout and by
+another (an earlier release, a branch) in turn, the order of the two alternating from one
+repeat to the next, and ``reveal-against.md`` gives per configuration and mode the median
+wall time of each, their ratio and the median of the pairs' ratios: a change's cost measured
+in one sitting, on one machine under one load.
 """
 
 from __future__ import annotations
@@ -21,8 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from bench_runs import (
+    HERE,
     SYNTHETIC_ATTRS,
     SYNTHETIC_DEPTH,
+    Checkout,
     load_average,
     short_error,
     summarize,
@@ -98,6 +106,85 @@ def compare_reveal(repeat: int, timeout: float, out: Path, names: list[str] | No
                       file=sys.stderr, flush=True)  # fmt: skip
     what = "PPID3 --reveal tree beside --reveal counts (--counts fast), the modes alternating"
     return write_sweep(out, "reveal", what, runs, repeat, load_start, reveal_markdown)
+
+
+#: a change may make --reveal tree this much slower than the code it is measured against
+AGAINST_TOLERANCE = 1.10
+
+
+def compare_against(
+    repeat: int, timeout: float, out: Path, other: Checkout, names: list[str] | None = None
+) -> str:
+    """Every configuration and mode of :data:`REVEAL_RUNS` (those of ``names``) ``repeat``
+    times with this checkout and with ``other``, in turn (this one first in even repeats);
+    writes reveal-against.json and reveal-against.md to ``out``."""
+    load_start = load_average()
+    runs: list[dict[str, Any]] = []
+    sides = {"this": HERE, "against": other}
+    for config in REVEAL_RUNS:
+        if names is not None and config.name not in names:
+            continue
+        for i in range(repeat):
+            for mode in config.modes:
+                opts = [*config.options, "--reveal", mode]
+                order = ["this", "against"] if i % 2 == 0 else ["against", "this"]
+                for side in order:
+                    r = tried(config.dataset, "fast", opts, timeout, checkout=sides[side])
+                    r |= {"config": config.name, "mode": mode, "side": side, "pair": i}
+                    runs.append(r)
+                    what = f"{config.label} --reveal {mode} ({side}) run {i + 1}/{repeat}"
+                    if r["status"] != "ok":
+                        print(f"[bench] {what}: failed: {short_error(r['error'])}",
+                              file=sys.stderr, flush=True)  # fmt: skip
+                        continue
+                    if not r["identical"]:
+                        raise SystemExit(f"{what}: the tree is not plain ID3's")
+                    print(f"[bench] {what}: {r['wall_s']:.2f} s", file=sys.stderr, flush=True)
+    what = (f"PPID3 --counts fast, this checkout against {other.root} ({other.python}), "
+            "in turn")  # fmt: skip
+    return write_sweep(out, "reveal-against", what, runs, repeat, load_start, against_markdown)
+
+
+def against_markdown(runs: list[dict[str, Any]], header: str) -> str:
+    """reveal-against.md: per configuration and mode, the median wall time of this checkout
+    and of the other, the ratio of the medians and the median of the pairs' ratios."""
+    lines = [
+        header,
+        "",
+        "| table | options | reveal | this: median (min-max) s | against: median (min-max) s "
+        "| ratio of medians | median of pair ratios | MB sent per site: this; against |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    verdicts = []
+    for config in REVEAL_RUNS:
+        for mode in config.modes:
+            mine = [r for r in runs if r["config"] == config.name and r["mode"] == mode]
+            if not mine:
+                continue
+            groups = {side: summarize([r for r in mine if r["side"] == side])
+                      for side in ("this", "against")}  # fmt: skip
+            cells: list[Any] = [config.dataset, " ".join(config.options), mode]
+            if not all(g["ok"] for g in groups.values()):
+                lines.append(table_row([*cells, "failed"], 8))
+                continue
+            walls = {}
+            for side, g in groups.items():
+                walls[side] = g["wall_s"]
+                cells.append(f"{g['wall_s']:.2f} ({g['wall_min']:.2f}-{g['wall_max']:.2f})")
+            ratio = walls["this"] / walls["against"]
+            pairs = []
+            for i in sorted({r["pair"] for r in mine}):
+                both = {r["side"]: r for r in mine if r["pair"] == i and r["status"] == "ok"}
+                if len(both) == 2:
+                    pairs.append(both["this"]["wall_s"] / both["against"]["wall_s"])
+            paired = sorted(pairs)[len(pairs) // 2] if pairs else float("nan")
+            mb = "; ".join(joined(groups[side]["mb_per_party"], ".1f") for side in groups)
+            lines.append(table_row([*cells, f"{ratio:.3f}", f"{paired:.3f}", mb], 8))
+            if mode == "tree":
+                verdicts.append(f"- {config.label}, --reveal tree, at most "
+                                f"{AGAINST_TOLERANCE:.2f}x: {verdict(ratio <= AGAINST_TOLERANCE)} "
+                                f"({ratio:.3f}x, pairs {paired:.3f}x)")  # fmt: skip
+    return "\n".join([*lines, "", *verdicts, ""])
 
 
 def reveal_groups(runs: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -115,12 +116,26 @@ def option(extra: Sequence[str], name: str) -> str | None:
     return value
 
 
-def _launch(cmd: list[str], limit: float) -> tuple[int, str, str, float]:
+@dataclass(frozen=True)
+class Checkout:
+    """The code a run runs: a checkout of the project and the interpreter that runs it (its
+    own virtual environment's, or this one's: ``python -m mpc`` from the checkout's folder
+    imports the checkout's packages first, and its parties inherit the folder)."""
+
+    root: Path
+    python: str
+
+
+#: this checkout, with this interpreter
+HERE = Checkout(ROOT, sys.executable)
+
+
+def _launch(cmd: list[str], limit: float, cwd: Path = ROOT) -> tuple[int, str, str, float]:
     """Run ``cmd``; past ``limit`` seconds stop it with SIGTERM (on which the launcher kills
     its parties, each in its own process group, and removes its folder), then SIGKILL."""
     started = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            cwd=ROOT)  # fmt: skip
+                            cwd=cwd)  # fmt: skip
     try:
         out, err = proc.communicate(timeout=limit)
     except subprocess.TimeoutExpired:
@@ -148,14 +163,16 @@ def party_totals(parties: dict[str, dict[str, Any]]) -> tuple[dict[str, Any], di
 
 
 def run(
-    dataset: str, counts: str, extra: list[str], timeout: float, limit: float | None = None
-) -> dict[str, Any]:
+    dataset: str, counts: str, extra: list[str], timeout: float, limit: float | None = None,
+    checkout: Checkout = HERE,
+) -> dict[str, Any]:  # fmt: skip
     """One ``mpc run ppid3`` on ``dataset`` (a name or ``synthetic:ROWS,ATTRS,SEED``) with
     ``--timeout timeout`` (every receive's deadline), stopped after ``limit`` seconds (default
-    ``4 * timeout``); raises :class:`RunFailed` if it fails."""
-    cmd = [sys.executable, "-m", "mpc", "run", "ppid3", *dataset_args(dataset),
+    ``4 * timeout``), with the code of ``checkout``; raises :class:`RunFailed` if it fails."""
+    cmd = [checkout.python, "-m", "mpc", "run", "ppid3", *dataset_args(dataset),
            "--counts", counts, "--timeout", str(timeout), "--json", *extra]  # fmt: skip
-    code, stdout, stderr, wall = _launch(cmd, 4 * timeout if limit is None else limit)
+    code, stdout, stderr, wall = _launch(cmd, 4 * timeout if limit is None else limit,
+                                         checkout.root)  # fmt: skip
     try:
         doc = json.loads(stdout)
     except json.JSONDecodeError:
@@ -221,11 +238,12 @@ def failed(dataset: str, counts: str, extra: list[str], error: RunFailed) -> dic
 
 
 def tried(
-    dataset: str, counts: str, extra: list[str], timeout: float, limit: float | None = None
-) -> dict[str, Any]:
+    dataset: str, counts: str, extra: list[str], timeout: float, limit: float | None = None,
+    checkout: Checkout = HERE,
+) -> dict[str, Any]:  # fmt: skip
     """:func:`run`, a failure recorded (:func:`failed`) rather than raised."""
     try:
-        return run(dataset, counts, extra, timeout, limit)
+        return run(dataset, counts, extra, timeout, limit, checkout)
     except RunFailed as e:
         return failed(dataset, counts, extra, e)
 

@@ -32,6 +32,7 @@ sys.path.insert(0, str(ROOT))
 
 from mpc.runtime.view import Receipt  # noqa: E402
 from parties.api import RunResult, run_system  # noqa: E402
+from protocols.ppid3.helpers import HELPERS  # noqa: E402
 
 PAGE = ROOT / "docs" / "leakage.md"
 WEATHER = ROOT / "mpc" / "datasets" / "data" / "weather.csv"
@@ -261,6 +262,25 @@ def run_variant(key: str, folder: Path) -> RunResult:
     return run
 
 
+def trust_lines(run: RunResult) -> list[str]:
+    """What a run's privacy rests on (its report's trust) and, with a PPID3 helper, who must
+    not collude with whom (the helper's declaration)."""
+    out = []
+    if run.trust:
+        out += [f"**Trust:** {run.trust}.", ""]
+    helper = run.result.get("helper") if isinstance(run.result, dict) else None
+    if run.system.startswith("ppid3") and helper in HELPERS:
+        out += [f"**Who must not collude** (`--helper {helper}`): {HELPERS[helper].collusion}.", ""]
+        if run.system == "ppid3-classify" or run.result.get("reveal") == "tree":
+            out += [
+                "Without a path or with `--reveal tree`, `p0` and `p1` (the first two sites) must "
+                "not collude: together they hold every count and every record's path; each "
+                "alone, and every other party, receives what they open re-randomised.",
+                "",
+            ]
+    return out
+
+
 def page(runs: dict[str, RunResult]) -> str:
     known = receipts()
     lines = [
@@ -270,23 +290,32 @@ def page(runs: dict[str, RunResult]) -> str:
         "",
         "Every message a party receives is accounted for under a *receipt* that its code names",
         "(`mpc/runtime/view.py`): **public** (independent of every party's data, or part of the",
-        "public result), **uniform** (masked, encrypted, a share or fresh randomness: uniform",
-        "on its own, whatever the data; *opens* names what the receiver learns when it unmasks",
-        "it with randomness of its own) or **declared** (leakage the paper names or these pages",
-        "declare). A run's report lists, for every party, each received tag with its receipt,",
-        "kind, sender and volume (`received`), beside its *ledger* of learned values.",
+        "public result), **uniform** (masked, encrypted, a share or fresh randomness) or",
+        "**declared** (leakage the paper names or these pages declare). *Uniform* is judged",
+        "beside everything the receiver holds, its own randomness and what it dealt included,",
+        "not message by message: a share that is uniform on its own is not uniform beside the",
+        "triple its receiver dealt. *Opens* names what the receiver learns when it unmasks a",
+        "message with randomness of its own, or adds the shares of one opening: every value",
+        "two parties open on shares goes out through one door (`protocols/engine/opening.py`),",
+        "re-randomised for any receiver outside the two. A run's report lists, for every party,",
+        "each received tag with its receipt, kind, sender and volume (`received`), beside its",
+        "*ledger* of learned values.",
         "",
         "The tables below were made by `python scripts/leakage_table.py`, which runs every",
         "system in a small configuration; the record-swap tests "
         "(`tests/protocols/test_views.py`) check",
         "that no party of their runs receives anything not listed here, under another kind, or",
-        "with other words than the code's. The runtime's own messages (`hello`, `bye`, `probe`,",
-        "`status`, `abort`: version, name, role, state) are left out.",
+        "with other words than the code's, and the joint-view tests that, with the party's own",
+        "randomness fixed and everyone else's fresh, nothing uniform it receives repeats from",
+        "run to run or differs between inputs with the same declared output. Each section says",
+        "what the run's privacy rests on and, for PPID3, who must not collude with whom. The",
+        "runtime's own messages (`hello`, `bye`, `probe`, `status`, `abort`: version, name,",
+        "role, state) are left out.",
         "",
     ]
     for key, run in runs.items():
         v = VARIANTS[key]
-        lines += [f"## {v.title}", "", f"<!-- variant: {key} -->", ""]
+        lines += [f"## {v.title}", "", f"<!-- variant: {key} -->", "", *trust_lines(run)]
         lines += ["| party | receives | kind | what |", "|---|---|---|---|"]
         got = received(run, key)
         for label in sorted(got):

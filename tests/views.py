@@ -17,18 +17,26 @@ and public by design (node ids, model ids) are compared up to a consistent renam
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import functools
 import importlib.util
 import json
+import os
 import re
 import sys
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from mpc.runtime.view import uniformity_p_value
+from mpc.crypto.randomness import FIXED_ENV, party_seed
+from mpc.runtime.view import (
+    repeated_payloads,
+    repetition_p_value,
+    two_sample_p_value,
+    uniformity_p_value,
+)
 
 from .conftest import ROOT
 
@@ -157,6 +165,44 @@ def uniformity_failures(report: Mapping[str, Any], *, p_min: float = P_MIN) -> l
     return out
 
 
+#: a uniform payload that agrees between two runs more often than chance, with this p-value or
+#: less, repeats: it is a function of the data and of the receiver's own randomness
+P_REPEAT = 1e-9
+
+
+def joint_failures(
+    first: Mapping[str, Any], second: Mapping[str, Any], *, p_min: float = P_MIN
+) -> list[str]:
+    """The joint-view test of one party (its randomness fixed in both runs, everyone
+    else's fresh; the runs on one table, or on two with the same declared output): every
+    receipt whose uniform payload agrees between the runs more often than independent
+    uniform draws would (:func:`mpc.runtime.view.repeated_payloads`), or whose payload
+    statistics differ between them (a two-sample chi-square test)."""
+    va, vb = first.get("view") or {}, second.get("view") or {}
+
+    def learnt(report: Mapping[str, Any]) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = defaultdict(list)
+        for e in report.get("ledger", []):
+            out[e["label"]].append(json.dumps(e.get("canonical", e["value"]), default=str))
+        return out
+
+    la, lb = learnt(first), learnt(second)
+    opened = frozenset(k for k in la if la[k] == lb.get(k))
+    out = []
+    for receipt, (n, agree, chance) in sorted(repeated_payloads(va, vb, opened=opened).items()):
+        if receipt in ALIGNED_RECEIPTS:
+            continue
+        p = repetition_p_value(agree, chance)
+        if p < P_REPEAT:
+            out.append(f"{receipt}: {agree} of {n} elements repeat ({chance:.2g} by chance)")
+    ua, ub = va.get("uniform") or {}, vb.get("uniform") or {}
+    for receipt in sorted(set(ua) & set(ub)):
+        p = two_sample_p_value(ua[receipt], ub[receipt])
+        if p < p_min:
+            out.append(f"{receipt}: the two runs' payloads differ in distribution (p = {p:.2e})")
+    return out
+
+
 def undeclared(report: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The report's received lines of messages no receive declared."""
     return [r for r in report.get("received", []) if r["kind"] == "undeclared"]
@@ -212,13 +258,50 @@ def assert_documented(variant: str, run: Any) -> None:
             assert what == expected, f"docs/leakage.md describes {receipt} otherwise than the code"
 
 
+#: the master seed of the joint-view runs: every party's randomness fixed in a base run, each
+#: party's own seed from it (:func:`mpc.crypto.randomness.party_seed`)
+MASTER = bytes(range(32))
+
+
+#: the draws every party makes as in the base run, whoever's randomness is fixed: the key
+#: shares of record alignment, whose common order every site learns (a data-dependent value
+#: that another order moved would not repeat, and the test would not see it)
+ALIGNED = ("order-key/",)
+#: what those draws send: the same in both runs by construction
+ALIGNED_RECEIPTS = frozenset({"record-alignment/key-share"})
+
+
+@contextlib.contextmanager
+def randomness_fixed(parties: Mapping[str, bytes] | None = None) -> Iterator[None]:
+    """Runs started inside fix the randomness of ``parties`` (name -> seed), the others
+    drawing theirs fresh but for the common record order (:data:`ALIGNED`), or of every party
+    (by default: each its own seed from :data:`MASTER`) (:data:`FIXED_ENV`)."""
+    table: dict[str, Any] = {"*": MASTER.hex()}
+    if parties is not None:
+        table.update({n: v.hex() for n, v in parties.items()}, **{"*labels": list(ALIGNED)})
+    old = os.environ.get(FIXED_ENV)
+    os.environ[FIXED_ENV] = json.dumps(table)
+    try:
+        yield
+    finally:
+        if old is None:
+            del os.environ[FIXED_ENV]
+        else:
+            os.environ[FIXED_ENV] = old
+
+
+def own_seed(party: str) -> dict[str, bytes]:
+    """``party``'s seed in the base runs of :func:`randomness_fixed`, alone."""
+    return {party: party_seed(MASTER, party)}
+
+
 def cached(run: Callable[[Path], Any]) -> Callable[[Path], Any]:
-    """``run`` that runs a table once: the base tables of several parties are often the same
-    table, whose run then serves them all."""
-    done: dict[bytes, Any] = {}
+    """``run`` that runs a table once under the same fixed randomness: the base tables of
+    several parties are often the same table, whose run then serves them all."""
+    done: dict[tuple[bytes, str | None], Any] = {}
 
     def once(table: Path) -> Any:
-        key = table.read_bytes()
+        key = (table.read_bytes(), os.environ.get(FIXED_ENV))
         if key not in done:
             done[key] = run(table)
         return done[key]
@@ -235,10 +318,16 @@ def check_swap(
     expect_same: Callable[[Any, Any], bool] | None = None,
     variant: str | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Run ``run(table)`` on the base and the swapped table; assert that ``party``'s views
-    are the same and its uniform payloads uniform, and (``variant``) that every party's
-    receipts are those docs/leakage.md lists. Returns both reports of ``party``."""
-    first, second = run(base), run(swapped)
+    """Run ``run(table)`` on the base and the swapped table, ``party``'s randomness the same
+    in both (every party's fixed in the base run, ``party``'s alone in the swapped one);
+    assert that ``party``'s views are the same, its uniform payloads uniform and, beside its
+    own randomness, neither repeated nor different in distribution between the two runs
+    (:func:`joint_failures`), and (``variant``) that every party's receipts are those
+    docs/leakage.md lists. Returns both reports of ``party``."""
+    with randomness_fixed():
+        first = run(base)
+    with randomness_fixed(own_seed(party)):
+        second = run(swapped)
     for r in (first, second):
         assert r.ok, f"the run failed: {r.error}"
     if variant is not None:
@@ -253,5 +342,9 @@ def check_swap(
     diff = differences(canonical_view(ra), canonical_view(rb))
     assert not diff, f"{party}'s view changed when records it cannot tell apart swapped:\n" + (
         "\n".join(diff)
+    )
+    joint = joint_failures(ra, rb)
+    assert not joint, f"{party}'s view beside its own randomness depends on the data:\n" + (
+        "\n".join(joint)
     )
     return ra, rb

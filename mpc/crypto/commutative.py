@@ -27,13 +27,14 @@ from __future__ import annotations
 
 import hashlib
 import random
-import secrets
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import gmpy2
 from gmpy2 import mpz
+
+from mpc.crypto import randomness
 
 __all__ = [
     "EXPONENT_BITS",
@@ -156,9 +157,10 @@ class CommutativeKey:
         *,
         rng: random.Random | None = None,
         bits: int = EXPONENT_BITS,
+        label: str = "commutative/key",
     ) -> CommutativeKey:
         """A fresh key from OS randomness (or ``rng`` for reproducible experiments)."""
-        source = rng if rng is not None else secrets.SystemRandom()
+        source = rng if rng is not None else randomness.SecureRandom(label)
         bits = min(bits, group.bits - 2)
         while True:
             e = source.getrandbits(bits) | 1

@@ -17,13 +17,13 @@ roughly ten times the 2048-bit MODP group of :mod:`mpc.crypto.commutative`.
 from __future__ import annotations
 
 import hashlib
-import secrets
 from collections.abc import Iterable, Sequence
 
 import gmpy2
 import numpy as np
 from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
 
+from mpc.crypto import randomness
 from mpc.errors import ProtocolError
 
 __all__ = [
@@ -99,8 +99,8 @@ class X25519Key:
         self._key = key
 
     @classmethod
-    def generate(cls) -> X25519Key:
-        return cls(X25519PrivateKey.from_private_bytes(secrets.token_bytes(32)))
+    def generate(cls, label: str = "x25519/key") -> X25519Key:
+        return cls(X25519PrivateKey.from_private_bytes(randomness.token_bytes(32, label)))
 
     def __repr__(self) -> str:
         return "X25519Key(<secret>)"

@@ -30,7 +30,6 @@ Randomness comes from the OS (``secrets``).
 from __future__ import annotations
 
 import os
-import secrets
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -40,6 +39,7 @@ import gmpy2
 import numpy as np
 from gmpy2 import mpz
 
+from mpc.crypto import randomness
 from mpc.errors import ConfigError, ProtocolError
 
 __all__ = [
@@ -90,7 +90,7 @@ def _random_units(modulus: Any, count: int) -> list[Any]:
     out: list[Any] = []
     m = int(modulus)
     while len(out) < count:
-        r = mpz(secrets.randbelow(m - 1) + 1)
+        r = mpz(randomness.randbelow(m - 1, "paillier/r") + 1)
         if gmpy2.gcd(r, modulus) == 1:
             out.append(r)
     return out
@@ -253,7 +253,7 @@ def _prime(bits: int) -> Any:
     """A random prime of exactly ``bits`` bits with its two top bits set (so that the product
     of two has exactly ``2 * bits`` bits)."""
     while True:
-        x = mpz(secrets.randbits(bits)) | (mpz(3) << (bits - 2)) | 1
+        x = mpz(randomness.randbits(bits, "paillier/prime")) | (mpz(3) << (bits - 2)) | 1
         p = gmpy2.next_prime(x)
         if p.bit_length() == bits:
             return p

@@ -4,14 +4,13 @@ network: the PRG ``G`` (AES-128 in counter mode, one key per seed: :class:`Prg`,
 (IEEE S&P 2020; :class:`CorrelationRobustHash`) and the bit-matrix transpose of IKNP
 (:func:`transpose_bits`). ``κ = 128`` (:data:`KAPPA`) matches the ~128-bit security of
 Curve25519. :class:`SeedStream` expands a 32-byte seed into uniform words and bits, drawn in
-order (how correlated randomness travels as seeds). Keys and seeds come from the caller;
-nothing here draws randomness but :func:`os_random_words`.
+order (how correlated randomness travels as seeds). Keys and seeds come from the caller
+(:mod:`mpc.crypto.randomness`); nothing here draws randomness.
 """
 
 from __future__ import annotations
 
 import hashlib
-import secrets
 from typing import Any
 
 import numpy as np
@@ -25,7 +24,6 @@ __all__ = [
     "CorrelationRobustHash",
     "Prg",
     "SeedStream",
-    "os_random_words",
     "prg_rows",
     "transpose_bits",
 ]
@@ -224,16 +222,6 @@ def _transpose_bits(matrix: np.ndarray) -> np.ndarray:
     # x[i][h, g]: bits 64 h .. 64 h + 63 of column 64 g + i
     out = np.ascontiguousarray(x.reshape(64, H, G).transpose(2, 0, 1)).astype("<u8", copy=False)
     return out.reshape(G * 64, H).view(np.uint8)
-
-
-def os_random_words(k: int) -> np.ndarray:
-    """``k`` uniform ``uint64`` values from a cryptographic generator: the AES-256-CTR
-    keystream under a fresh key and nonce from the OS CSPRNG (``secrets``), several GB/s
-    where reading the OS generator itself manages a few hundred MB/s."""
-    cipher = Cipher(algorithms.AES(secrets.token_bytes(32)), modes.CTR(secrets.token_bytes(16)))
-    out = bytearray(8 * k + 15)  # update_into wants room for a block more
-    n = cipher.encryptor().update_into(bytes(8 * k), out)
-    return np.frombuffer(out, dtype="<u8", count=n // 8).astype(np.uint64, copy=False)
 
 
 class SeedStream:

@@ -40,6 +40,7 @@ import numpy as np
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+from mpc.crypto import randomness
 from mpc.errors import AuthenticationError, ConfigError, ProtocolError
 
 __all__ = [
@@ -98,9 +99,9 @@ class ClientKey:
         self._aead = AESGCM(self._key)
 
     @classmethod
-    def generate(cls) -> ClientKey:
-        """A fresh key from the OS random source."""
-        return cls(os.urandom(KEY_BYTES))
+    def generate(cls, label: str = "sealed/key") -> ClientKey:
+        """A fresh key from the OS random source (:mod:`mpc.crypto.randomness`)."""
+        return cls(randomness.token_bytes(KEY_BYTES, label))
 
     @classmethod
     def from_bytes(cls, key: bytes) -> ClientKey:

@@ -53,6 +53,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mpc.crypto import randomness
 from mpc.errors import ConfigError
 from mpc.runtime.files import write_private
 
@@ -103,7 +104,7 @@ def _commitment(body: Any, opening: bytes) -> str:
 def commit_part(body: Any) -> PartCommitment:
     """A fresh hiding, binding commitment to ``body`` (canonical JSON: sorted keys, no
     spaces): ``SHA-256(domain || opening || body)`` with a 256-bit opening from the OS."""
-    opening = secrets.token_bytes(OPENING_BYTES)
+    opening = randomness.token_bytes(OPENING_BYTES, "model/commitment")
     return PartCommitment(_commitment(body, opening), opening.hex())
 
 

@@ -8,7 +8,9 @@ which of three kinds the message is:
 * :attr:`Kind.PUBLIC` — independent of every party's private data, or part of the public
   result (the tree structure, a node's leaf flag, a row count the papers make public);
 * :attr:`Kind.UNIFORM` — masked, encrypted, a share, or the sender's fresh randomness:
-  uniformly distributed on its own, whatever the data. Its *skeleton* (the shapes of its
+  uniformly distributed whatever the data, and not only on its own: beside everything the
+  receiver holds, its own randomness and what it dealt included (a share that is uniform
+  alone is not uniform beside the triple its receiver dealt). Its *skeleton* (the shapes of its
   arrays, the lengths of its lists and strings, the values under the dict keys the receipt
   names ``public``) is public; the rest, its *payload*, is what must look uniform. Where the
   receiver can unmask it with randomness of its own, ``opens`` names the ledger label of what
@@ -27,11 +29,16 @@ that is not hex) fails the run there, naming the receipt.
 The record-swap view test (``tests/protocols/test_views.py``) runs a system twice on tables
 that differ only by the swap of two records' data outside what a party P sees; every aggregate P may
 learn is the same, so P's public and declared messages, its uniform skeletons and its ledger
-must be too, and its uniform payloads must pass the chi-square test.
+must be too, and its uniform payloads must pass the chi-square test. It runs with P's own
+randomness fixed in both runs (:mod:`mpc.crypto.randomness`), everyone else's fresh, and then
+P's uniform payloads must also not repeat from one run to the other, nor differ in
+distribution (the joint-view test: :func:`repeated_payloads`, :func:`two_sample_p_value`,
+over the samples each uniform message keeps).
 """
 
 from __future__ import annotations
 
+import base64
 import enum
 import math
 import re
@@ -54,7 +61,10 @@ __all__ = [
     "ViewRecorder",
     "declared",
     "public",
+    "repeated_payloads",
+    "repetition_p_value",
     "tag_pattern",
+    "two_sample_p_value",
     "uniform",
     "uniformity_p_value",
 ]
@@ -85,7 +95,11 @@ class Receipt:
     label of what the receiver learns when it unmasks the message with randomness of its own,
     ``elements`` says that its 2-d ``uint8`` arrays hold group elements or ciphertexts row by
     row (the first and last bytes of each, which an encoding's sign or top bits fix, are not
-    tested);
+    tested); ``shared`` says that the message is one of several shares that only *together*
+    open what ``opens`` names (an opening of :mod:`protocols.engine.opening`): each one stays
+    uniform beside everything its receiver holds, its own randomness included, where a
+    message the receiver unmasks with its own randomness is a function of that randomness and
+    of what it opens;
     its strings are public unless ``tokens`` says they are random hex tokens (node ids), and
     with ``permutations`` a list of ints that permutes ``0 .. L-1`` is a random permutation
     (its rank is tested).
@@ -111,6 +125,7 @@ class Receipt:
     opens: str | None = None
     canonical: Callable[[Any], Any] | None = None
     elements: bool = False
+    shared: bool = False
     tokens: bool = False
     permutations: bool = False
     uniform_keys: tuple[str, ...] = ()
@@ -123,13 +138,16 @@ class Receipt:
             self.modulus is not None
             or self.opens
             or self.elements
+            or self.shared
             or self.tokens
             or self.permutations
         ):
             raise ValueError(
-                f"receipt {self.name}: modulus, opens, elements, tokens and permutations "
+                f"receipt {self.name}: modulus, opens, elements, shared, tokens and permutations "
                 "are for uniform messages"
             )
+        if self.shared and not self.opens:
+            raise ValueError(f"receipt {self.name}: shares open something (opens)")
         if self.kind is Kind.UNIFORM and (self.uniform_keys or self.records):
             raise ValueError(
                 f"receipt {self.name}: a uniform message has no uniform keys and no records"
@@ -174,6 +192,7 @@ def uniform(
     modulus: int | None = None,
     opens: str | None = None,
     elements: bool = False,
+    shared: bool = False,
     tokens: bool = False,
     permutations: bool = False,
     canonical: Callable[[Any], Any] | None = None,
@@ -183,8 +202,8 @@ def uniform(
     """A :attr:`Kind.UNIFORM` receipt."""
     return Receipt(
         name, Kind.UNIFORM, what, public=public, modulus=modulus, opens=opens,
-        elements=elements, tokens=tokens, permutations=permutations, canonical=canonical,
-        ordered=ordered, expect=expect,
+        elements=elements, shared=shared, tokens=tokens, permutations=permutations,
+        canonical=canonical, ordered=ordered, expect=expect,
     )  # fmt: skip
 
 
@@ -203,6 +222,9 @@ def tag_pattern(tag: str) -> str:
 
 
 # ----------------------------------------------------------------------------- recording
+
+#: the bytes of each part of a uniform message that a view keeps as its sample
+SAMPLE_BYTES = 8192
 
 #: integers at or beyond this size in a uniform payload are ring or group elements (Paillier
 #: ciphertexts, big shares): their low bytes are tested, their top two bytes are not
@@ -277,9 +299,14 @@ def _strip(data: bytes) -> np.ndarray:
 
 
 class ViewRecorder:
-    """One party's view as the tests read it: see the module docstring."""
+    """One party's view as the tests read it: see the module docstring. With ``samples``
+    (the default) each uniform message also keeps a sample of its payload (the first
+    :data:`SAMPLE_BYTES` of each part, with the chance that two independent uniform values
+    of the part agree), which the joint-view test compares across runs (:func:`repeats`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, samples: bool = True) -> None:
+        self.samples = samples
+        self._leaves: list[dict[str, Any]] | None = None
         self.messages: list[dict[str, Any]] = []
         self.payloads: defaultdict[str, _Payload] = defaultdict(_Payload)
         #: this party's own record ids in the common order of its latest record alignment
@@ -292,15 +319,19 @@ class ViewRecorder:
         if receipt.records is not None:
             value = self._by_id(value, receipt)
         for item in value if isinstance(value, Batch) else [value]:
+            self._leaves = [] if self.samples else None
             if receipt.kind is Kind.UNIFORM:
                 shown = self._skeleton(item, receipt, self.payloads[receipt.name], "body")
             elif receipt.uniform_keys:
                 shown = self._mixed(item, receipt, "body")
             else:
                 shown = jsonable(item)
+            leaves, self._leaves = self._leaves, None
             self.messages.append(
                 {"from": peer, "tag": tag, "receipt": receipt.name, "kind": str(receipt.kind),
-                 "body": shown, **({} if receipt.ordered else {"unordered": True})}
+                 "body": shown, **({} if receipt.ordered else {"unordered": True}),
+                 **({"payload": leaves} if leaves else {}),
+                 **({"opens": receipt.opens} if receipt.opens and not receipt.shared else {})}
             )  # fmt: skip
 
     def _by_id(self, value: Any, receipt: Receipt) -> Any:
@@ -357,6 +388,10 @@ class ViewRecorder:
             if receipt.permutations and _is_permutation(value):
                 stats.perms[len(value)][_rank(value)] += 1
                 stats.count += 1
+                rank = _rank(value)
+                width = max(1, (math.factorial(len(value)).bit_length() + 7) // 8)
+                self._sample(np.frombuffer(rank.to_bytes(width, "little"), np.uint8), width,
+                             1 / math.factorial(len(value)))  # fmt: skip
                 return {"permutation": len(value)}
             return [self._skeleton(v, receipt, stats, f"{path}[{i}]") for i, v in enumerate(value)]
         if isinstance(value, np.ndarray):
@@ -364,6 +399,7 @@ class ViewRecorder:
                 ones = int(np.count_nonzero(value))
                 stats.bits.update({1: ones, 0: int(value.size) - ones})
                 stats.count += int(value.size)
+                self._sample(value.reshape(-1).astype(np.uint8), 1, 0.5)
             elif receipt.elements and value.dtype == np.uint8 and value.ndim >= 2:
                 rows = np.ascontiguousarray(value).reshape(-1, value.shape[-1])
                 fresh = []
@@ -374,14 +410,20 @@ class ViewRecorder:
                         fresh.append(row)
                 if fresh:
                     stats.add_bytes(np.stack(fresh)[:, 1:-1])
+                self._sample(rows[:, 1:-1], 1, 1 / 256)
             elif value.dtype.kind == "u":
                 stats.add_bytes(np.ascontiguousarray(value).view(np.uint8))
+                flat = np.ascontiguousarray(value).reshape(-1)
+                if value.dtype == np.uint8:  # the last byte of packed bits holds padding
+                    flat = flat[:-1]
+                self._sample(flat, value.dtype.itemsize, 2.0 ** (-8 * value.dtype.itemsize))
             else:
                 raise self._refuse(receipt, path, f"a {value.dtype} array")
             return {"array": str(value.dtype), "shape": list(value.shape)}
         if isinstance(value, bytes | bytearray | memoryview):
             data = bytes(value)
             stats.add_bytes(_strip(data))
+            self._sample(_strip(data), 1, 1 / 256)
             return {"bytes": len(data)}
         if value is None or isinstance(value, bool):
             return value
@@ -394,6 +436,7 @@ class ViewRecorder:
             nib = np.where(digits >= ord("a"), digits - ord("a") + 10, digits - ord("0"))
             stats.nibbles.update(dict(enumerate(np.bincount(nib, minlength=16).tolist())))
             stats.count += len(value)
+            self._sample(nib.astype(np.uint8), 1, 1 / 16)
             return {"hex": len(value)}
         if isinstance(value, float):
             raise self._refuse(receipt, path, "a float")
@@ -404,12 +447,30 @@ class ViewRecorder:
         if receipt.modulus is not None and 0 <= number < receipt.modulus:
             stats.buckets[number * 16 // receipt.modulus] += 1
             stats.count += 1
+            width = max(1, (receipt.modulus.bit_length() + 7) // 8)
+            self._sample(np.frombuffer(number.to_bytes(width, "little"), np.uint8), width,
+                         1 / receipt.modulus)  # fmt: skip
             return {"mod": receipt.modulus}
         if abs(number) >= _BIG:
             data = abs(number).to_bytes((abs(number).bit_length() + 7) // 8, "little")
             stats.add_bytes(np.frombuffer(data[:-2], dtype=np.uint8))
+            self._sample(np.frombuffer(data[:-2], dtype=np.uint8), 1, 1 / 256)
             return {"int": "big"}  # its length varies with its value
         raise self._refuse(receipt, path, f"the integer {number} (no modulus declared)")
+
+    def _sample(self, values: np.ndarray, width: int, chance: float) -> None:
+        """Keep the first :data:`SAMPLE_BYTES` of a uniform part of the message being
+        recorded: elements of ``width`` bytes, two of which from independent uniform draws
+        agree with probability ``chance``."""
+        if self._leaves is None:
+            return
+        data = np.ascontiguousarray(values).view(np.uint8).reshape(-1)
+        if data.size == 0:
+            return
+        data = data[: SAMPLE_BYTES - SAMPLE_BYTES % width]
+        self._leaves.append(
+            {"width": width, "chance": chance, "data": base64.b64encode(data.tobytes()).decode()}
+        )
 
     @staticmethod
     def _refuse(receipt: Receipt, path: str, what: str) -> ProtocolError:
@@ -453,6 +514,108 @@ def uniformity_p_value(stats: dict[str, Any]) -> float:
             continue
         expected = total / bins
         p = min(p, _chi2_sf(float(((counts - expected) ** 2 / expected).sum()), bins - 1))
+    return p
+
+
+def repeated_payloads(
+    first: dict[str, Any], second: dict[str, Any], *, opened: frozenset[str] = frozenset()
+) -> dict[str, tuple[int, int, float]]:
+    """How much of two views' uniform payloads agree (:meth:`ViewRecorder.to_dict` of two
+    runs with the receiver's own randomness fixed): per receipt, the elements compared, the
+    elements that agree, and how many would agree by chance were every element an
+    independent uniform draw in each run. The messages of one sender, tag and receipt are
+    paired in the order received; parts are compared element by element over their
+    samples: bytes and bits position by position, wider words as multisets (a row order that
+    other parties' randomness draws, as record alignment's, may move them). Messages the
+    receiver unmasks with its own randomness into a ledger label of
+    ``opened`` (one it learnt alike in both runs) are left out: they are a function of that
+    randomness and of what they open."""
+
+    def keyed(view: dict[str, Any]) -> dict[tuple[str, str, str, int], list[Any]]:
+        out: dict[tuple[str, str, str, int], list[Any]] = {}
+        seen: Counter[tuple[str, str, str]] = Counter()
+        for m in view.get("messages", []):
+            if "payload" not in m or m.get("opens") in opened:
+                continue
+            k = (m["from"], m["tag"], m["receipt"])
+            out[(*k, seen[k])] = m["payload"]
+            seen[k] += 1
+        return out
+
+    a, b = keyed(first), keyed(second)
+    totals: dict[str, tuple[int, int, float]] = {}
+    for key in sorted(set(a) & set(b)):
+        compared, agree, chance = totals.get(key[2], (0, 0, 0.0))
+        for la, lb in zip(a[key], b[key], strict=False):
+            w = int(la["width"])
+            if w != int(lb["width"]):
+                continue
+            xa = np.frombuffer(base64.b64decode(la["data"]), np.uint8)
+            xb = np.frombuffer(base64.b64decode(lb["data"]), np.uint8)
+            na, nb = xa.size // w, xb.size // w
+            if na == 0 or nb == 0:
+                continue
+            if w == 1:  # bytes and bits: element by element
+                n = min(na, nb)
+                agree += int((xa[:n] == xb[:n]).sum())
+                chance += n * float(la["chance"])
+            else:  # words: in any order (a row order drawn by others may move them)
+                n = min(na, nb)
+                agree += _common(xa[: na * w].reshape(na, w), xb[: nb * w].reshape(nb, w))
+                chance += na * nb * float(la["chance"])
+            compared += n
+        totals[key[2]] = (compared, agree, chance)
+    return totals
+
+
+def _common(a: np.ndarray, b: np.ndarray) -> int:
+    """How many rows two arrays of byte rows have in common, as multisets."""
+    va = np.ascontiguousarray(a).view(np.dtype((np.void, a.shape[1]))).reshape(-1)
+    vb = np.ascontiguousarray(b).view(np.dtype((np.void, b.shape[1]))).reshape(-1)
+    ua, ca = np.unique(va, return_counts=True)
+    ub, cb = np.unique(vb, return_counts=True)
+    _, ia, ib = np.intersect1d(ua, ub, assume_unique=True, return_indices=True)
+    return int(np.minimum(ca[ia], cb[ib]).sum())
+
+
+def repetition_p_value(agree: int, chance: float) -> float:
+    """The chance of ``agree`` or more agreements where ``chance`` are expected (the
+    Poisson tail: many elements, each agreeing rarely and independently)."""
+    if agree <= chance:
+        return 1.0
+    lam = max(chance, 1e-300)
+    log_term = -lam + agree * math.log(lam) - math.lgamma(agree + 1)
+    total, j, term = 0.0, agree, log_term
+    while True:
+        total += math.exp(term)
+        j += 1
+        term += math.log(lam) - math.log(j)
+        if term < log_term - 50 or j > agree + 10_000:
+            return min(1.0, total)
+
+
+def two_sample_p_value(first: dict[str, Any], second: dict[str, Any]) -> float:
+    """The smallest p-value of the chi-square tests of homogeneity of two runs' statistics
+    of one receipt's payload (:meth:`ViewRecorder.to_dict`'s ``uniform`` entries): do the
+    nibbles, bits and buckets of the two come from one distribution? A table with fewer
+    than 5 expected in a cell is not tested (p = 1)."""
+    p = 1.0
+    for key, bins in (("nibbles", 16), ("bits", 2), ("buckets", 16)):
+        a = np.asarray(first.get(key, []), dtype=np.float64)
+        b = np.asarray(second.get(key, []), dtype=np.float64)
+        if a.size != bins or b.size != bins or a.sum() == 0 or b.sum() == 0:
+            continue
+        table = np.stack([a, b])
+        cols = table.sum(axis=0)
+        keep = cols > 0
+        table, cols = table[:, keep], cols[keep]
+        if table.shape[1] < 2:
+            continue
+        expected = table.sum(axis=1)[:, None] * cols[None, :] / table.sum()
+        if (expected < 5).any():
+            continue
+        chi2 = float(((table - expected) ** 2 / expected).sum())
+        p = min(p, _chi2_sf(chi2, table.shape[1] - 1))
     return p
 
 

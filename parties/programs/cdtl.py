@@ -91,7 +91,7 @@ async def run(party: Party, cfg: DeploymentConfig, me: OwnParty) -> Any:
     table, folds, data = _client_input(cfg, me)
     rng = private_seed(data, ANATOMY_SEED_KEY, me, "its anatomization")
     bins, bin_attributes = int(p.get("bins", 4)), str(p.get("bin_attributes", "sensitive"))
-    key = ClientKey.generate()  # never leaves this process
+    key = ClientKey.generate("cdtl/client-key")  # never leaves this process
     client = CDBSClient(
         party,
         key,

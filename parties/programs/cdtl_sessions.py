@@ -355,7 +355,9 @@ async def outsource_run(party: Party, cfg: DeploymentConfig, me: OwnParty) -> An
     model_id = new_model_id()
     name = f"{MODEL_SYSTEM}/{model_id}"
     train = dataclasses.replace(table.subset(keep), name=name)
-    key = ClientKey.generate()  # leaves this process only in the private model file
+    key = ClientKey.generate(
+        "cdtl/client-key"
+    )  # leaves this process only in the private model file
     splits = str(p.get("nominal_splits", "multiway"))
     client = CDBSClient(
         party, key, sensitive=sensitive, class_name=train.class_name, nominal_splits=splits

@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from mpc.datasets import CONTINUOUS, Discretizer
 from mpc.errors import ConfigError, InputError, ProtocolError
 from mpc.learners.model_file import (
@@ -39,7 +41,7 @@ from mpc.learners.model_file import (
     write_model,
 )
 from mpc.runtime.config import DeploymentConfig
-from mpc.runtime.expect import integer
+from mpc.runtime.expect import integer, text
 from mpc.runtime.party import Party
 from mpc.runtime.view import declared, public, uniform
 from parties.own_data import read_own_table, write_predictions
@@ -48,7 +50,7 @@ from parties.params import AtLeast, Params, option
 from protocols.ppid3.classify_instance import classify_instances, tree_depth
 from protocols.ppid3.distribution_counts import PSICountOracle, SiteView
 from protocols.ppid3.fast_counts import Sites
-from protocols.ppid3.helpers import HELPERS
+from protocols.ppid3.helpers import HELPERS, classify_helper, helper_of
 from protocols.ppid3.level_dealing import DEALER
 from protocols.ppid3.levels import REVEAL, ppid3_levels, ring_dtype
 from protocols.ppid3.oblivious_classify import classify_obliviously
@@ -75,16 +77,24 @@ COUNTS = ("psi", "fast")
 #: what a party receives in the system's own steps
 ROWS = declared("ppid3/rows", "the number of aligned records (the dealer: its shapes)")
 MODE = public("ppid3/mode", "whether the sites train or classify with saved parts")
+PHASE = public(
+    "ppid3/phase",
+    "the class site's next phase for the outside party: 'classify' (serve the pair's "
+    "requests again) or 'done'",
+)
+#: the tag prefix of the requests of classification without a path (the outside party serves
+#: them under it, :meth:`protocols.ppid3.level_dealing.Helper.beside`)
+CLASSIFY_REQUESTS = "classify/req"
 MODEL_ID = uniform("ppid3/model-id", "the fresh random id of the trained model", tokens=True)
 PART_COMMITMENT = uniform(
     "ppid3/part-commitment",
     "another site's commitment to its model part (a hash with a secret opening: hiding)",
     tokens=True,
 )
-MODEL_CHECK = uniform(
+MODEL_CHECK = public(
     "ppid3/model-check",
-    "another site's model id and recorded commitments, to compare before classifying",
-    tokens=True,
+    "another site's model id and recorded commitments: the same as the receiver's own part "
+    "holds, to compare before classifying",
 )
 PREDICTIONS = declared(
     "ppid3/predictions",
@@ -268,20 +278,30 @@ async def run(party: Party, cfg: DeploymentConfig, me: OwnParty) -> Any:
     if mode == "classify":
         if DEALER in party.parties and party.name == class_site:
             await party.send(DEALER, "ppid3/rows", 0)
-        return await _classify_run(site, params, cfg, me, class_site)
-    return await _train_run(party, site, params, me, class_site, helper)
+        out = await _classify_run(site, params, cfg, me, class_site, party.parties)
+    else:
+        out = await _train_run(party, site, params, me, class_site, helper)
+    if DEALER in party.parties and party.name == class_site:
+        await party.send(DEALER, "ppid3/phase", "done")
+    return out
 
 
 async def _serve_outside(
     party: Party, sites: list[str], class_site: str, helper: str | None
 ) -> dict[str, Any]:
     """The outside party of a helper (the dealer): the number of rows from the class site,
-    then its service until the sites are done."""
+    then its service of the training until the sites are done (none when they classify with
+    saved parts: 0 rows), then of each classification without a path the class site
+    announces (``ppid3/phase``), until it says ``done``."""
     started = time.perf_counter()
+    how = HELPERS[helper or "dealer"]
     rows = await party.recv(class_site, "ppid3/rows", ROWS, expect=integer(lo=0))
-    if rows == 0:  # the sites classify with saved models: nothing to deal
-        return {"dealt": 0, "seconds": 0.0}
-    dealt = await HELPERS[helper or "dealer"].serve(party, sites, dtype=ring_dtype(rows))
+    dealt = 0
+    if rows > 0:
+        dealt = await how.serve(party, sites, dtype=ring_dtype(rows))
+    phases = text(["classify", "done"])
+    while await party.recv(class_site, "ppid3/phase", PHASE, expect=phases) == "classify":
+        dealt += await how.serve(party, sites, dtype=np.uint64, requests=CLASSIFY_REQUESTS)
     return {"dealt": dealt, "seconds": round(time.perf_counter() - started, 3)}
 
 
@@ -367,8 +387,10 @@ async def _train_run(
         out["train_accuracy"] = leaf_accuracy(tree, table.n_rows)
     if me.test is not None:
         test_own = _test_input(params, me)
-        out.update(await _classify_test(site, test_own, tree, edges, class_site, params.reveal))
-    await _save_part(site, me, tree, edges, own, class_site, class_column, out, params.reveal)
+        out.update(await _classify_test(site, test_own, tree, edges, class_site, params.reveal,
+                                        helper))  # fmt: skip
+    await _save_part(site, me, tree, edges, own, class_site, class_column, out, params.reveal,
+                     helper)  # fmt: skip
     log.info(
         "%s: trained on %d aligned records in %.2f s: %d nodes, depth %d, %d of them mine%s%s",
         party.name,
@@ -407,9 +429,11 @@ async def _classify_test(
     edges: dict[str, list[float]],
     class_site: str,
     reveal: str = "counts",
+    helper: str | None = None,
 ) -> dict[str, Any]:
-    """Algorithm 8 on the held-out records (``test_own``, read from ``me.test``): the class
-    site's test accuracy and predictions."""
+    """Algorithm 8 on the held-out records (``test_own``, read from ``me.test``), or with
+    ``reveal = "tree"`` classification without a path with the training's ``helper``: the
+    class site's test accuracy and predictions."""
     ttable, tids_text = await _align(site, test_own, "record-alignment/test")
     ttable, _ = bin_columns(ttable, None, edges)
     tcols: dict[str, Sequence[str]] = {
@@ -417,8 +441,9 @@ async def _classify_test(
     }
     ttids = list(range(ttable.n_rows))
     if reveal == "tree":  # no path opened: the leaf is chosen on shares
-        got = await classify_obliviously(site, tree, tcols, len(ttids), class_site=class_site,
-                                         deliver_to=class_site, tag="classify/test")  # fmt: skip
+        assert helper is not None  # reveal = "tree" goes with counts = "fast"
+        got = await _oblivious(site, tree, tcols, len(ttids), class_site, class_site, helper,
+                               "classify/test")  # fmt: skip
         pred = None if got is None else dict(enumerate(got))
     else:
         pred = await classify_instances(
@@ -438,6 +463,25 @@ async def _classify_test(
     }
 
 
+async def _oblivious(
+    site: Party, tree: DistributedTree, cols: dict[str, Sequence[str]], n: int,
+    class_site: str, deliver_to: str, helper: str, tag: str,
+) -> list[str] | None:  # fmt: skip
+    """Classification without a path (:func:`classify_obliviously`), the pair's triples made
+    as ``helper`` makes them; the outside party (the dealer) is told to serve them."""
+    how = helper_of(helper)
+    if how.outside is not None and site.name == class_site:
+        await site.send(how.outside, "ppid3/phase", "classify")
+    log.info("%s: classifying %d records without a path, randomness from %s (%s)", site.name, n,
+             helper, how.trust)  # fmt: skip
+    return await how.beside(
+        site,
+        lambda dealing: classify_obliviously(site, tree, cols, n, class_site=class_site,
+                                             deliver_to=deliver_to, dealing=dealing, tag=tag),
+        requests=CLASSIFY_REQUESTS,
+    )  # fmt: skip
+
+
 async def _save_part(
     site: Party,
     me: OwnParty,
@@ -448,6 +492,7 @@ async def _save_part(
     class_column: str | None,
     out: dict[str, Any],
     reveal: str = "counts",
+    helper: str | None = None,
 ) -> None:
     """Bind the parts of the tree (:func:`_bind_parts`) and, with ``me.model_out``, write this
     site's part."""
@@ -461,6 +506,7 @@ async def _save_part(
         "tree": tree.to_dict(),
         "depth": tree_depth(tree.structure),
         "reveal": reveal,
+        **({"helper": helper} if helper is not None else {}),
     }
     model_id, parts, opening = await _bind_parts(site, body)
     if me.model_out is not None:
@@ -536,9 +582,16 @@ def _classify_reader(me: OwnParty, body: dict[str, Any]) -> OwnParty:
 
 
 async def _classify_run(
-    site: Party, params: Ppid3Params, cfg: DeploymentConfig, me: OwnParty, class_site: str
+    site: Party,
+    params: Ppid3Params,
+    cfg: DeploymentConfig,
+    me: OwnParty,
+    class_site: str,
+    deployment: Sequence[str],
 ) -> dict[str, Any]:
-    """Algorithm 8 on new, unlabelled records with this site's saved model part."""
+    """Algorithm 8 on new, unlabelled records with this site's saved model part, or, for a
+    tree learnt with ``--reveal tree``, classification without a path (the helper chosen for
+    it, else the training's; ``deployment``: every party's name)."""
     model, me, own = _classify_input(params, cfg, me)
     body = model.body
     await site.broadcast("ppid3/model", [model.model_id, model.parts])
@@ -564,8 +617,15 @@ async def _classify_run(
         raise ConfigError(f"deliver_to {deliver_to!r} is not one of the sites {site.parties}")
     oblivious = body.get("reveal") == "tree"
     if oblivious:  # no path opened: the leaf is chosen on shares, the class opened to one
-        got = await classify_obliviously(site, tree, cols, len(tids), class_site=class_site,
-                                         deliver_to=deliver_to, tag="classify")  # fmt: skip
+        helper = classify_helper(params.helper, body.get("helper"), len(site.parties))
+        outside = HELPERS[helper].outside
+        if outside is not None and outside not in deployment:
+            raise ConfigError(
+                f"{site.name}: classifying with --helper {helper} needs the {outside!r} party, "
+                f"which the deployment does not have; add it, or choose another helper"
+            )
+        got = await _oblivious(site, tree, cols, len(tids), class_site, deliver_to, helper,
+                               "classify")  # fmt: skip
         pred = None if got is None else dict(enumerate(got))
     else:
         pred = await classify_instances(

@@ -65,7 +65,7 @@ PROGRAMS: dict[str, Program] = {
         frozenset({"p0", "p1", "dealer", "site"}), secure_argmax.run, secure_argmax.check
     ),
     "ppid3": Program(frozenset({"site", "dealer"}), ppid3.run, ppid3.check),
-    "ppid3-classify": Program(frozenset({"site"}), ppid3.run, ppid3.check),
+    "ppid3-classify": Program(frozenset({"site", "dealer"}), ppid3.run, ppid3.check),
     "hybrid-id3": Program(frozenset({"alice", "bob", "dealer"}), hybrid.run, hybrid.check),
     "hybrid-id3-classify": Program(frozenset({"alice", "bob", "dealer"}), hybrid.run, hybrid.check),
     "cdtl": Program(frozenset({"client", "cdbs"}), cdtl.run, cdtl.check),

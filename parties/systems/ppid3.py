@@ -546,7 +546,9 @@ class Ppid3(System):
             "dataset": ctx["dataset"],
             "counts": plan.params.get("counts", "psi"),
             "helper": helper,
-            "trust": TRUST[helper or "none"],
+            "trust": run_trust(
+                helper, str(plan.params.get("reveal", "counts")), names, ctx["test"] is not None
+            ),
             "rows": {
                 "train": ctx["train"].n_rows,
                 "test": ctx["test"].n_rows if ctx["test"] is not None else 0,
@@ -613,6 +615,19 @@ class Ppid3(System):
             class_site=names[int(part["class_site"])],
             accuracy=number(acc.get("test", acc.get("train"))),
         )
+
+
+def run_trust(helper: str | None, reveal: str, sites: list[str], test: bool) -> str:
+    """What a run rests on, phase by phase: the training's helper (none with set
+    intersections), and with ``reveal = "tree"`` the pair that computes on shares and the
+    helper of the test records' classification (Algorithm 8, in the paper's mode, needs
+    none)."""
+    text = TRUST[helper or "none"]
+    if reveal == "tree":
+        text += f"; p0 and p1 ({sites[0]}, {sites[1]}) do not collude"
+        if test:
+            text += f"; test records classified without a path, randomness from {helper} too"
+    return text
 
 
 def _outside(o: Ppid3Options, k: int) -> str | None:

@@ -19,8 +19,9 @@ from mpc.learners.model_file import SavedModel, read_model
 from mpc.learners.tree import from_json, predict_one
 from parties.params import Params, option
 from parties.programs.ppid3 import ID_COLUMN, Ppid3Params
-from parties.systems.base import Plan, System
+from parties.systems.base import Audit, Plan, System
 from parties.systems.ppid3 import csv_text
+from protocols.ppid3.helpers import HELPERS, classify_helper, classify_trust
 from protocols.ppid3.ppid3 import assemble
 
 __all__ = ["ClassifyOptions", "Ppid3Classify"]
@@ -66,6 +67,14 @@ class ClassifyOptions(Params):
         flag="--deliver-to",
         metavar="SITE",
         help="the site that receives the predictions (default: the class site)",
+    )
+    helper: str | None = option(
+        None,
+        flag="--helper",
+        choices=HELPERS,
+        help="who makes p0's and p1's randomness when classifying a tree learnt with --reveal "
+        "tree (default: the training's, as its model parts say): 'sites' a third site, 'ot' "
+        "the two by oblivious transfer, 'dealer' an outside dealer process",
     )
     predictions_out: str = option(
         "predictions.csv",
@@ -122,8 +131,16 @@ class Ppid3Classify(System):
             specs, context["joined"] = self._split(o, parts, deliver_to, out)
         else:
             specs = self._own_files(o, parts, deliver_to, out)
+        body = parts[sites[0]].body
+        helper = None
+        if body.get("reveal") == "tree":  # the pair's triples: the training's helper, or o's
+            helper = classify_helper(o.helper, body.get("helper"), len(sites))
+            outside = HELPERS[helper].outside
+            if outside is not None:
+                specs.append(PartySpec(outside, outside))
+        context["helper"] = helper
         params = Ppid3Params(
-            class_site=class_site, sites=tuple(sites), deliver_to=deliver_to
+            class_site=class_site, sites=tuple(sites), deliver_to=deliver_to, helper=helper
         ).to_deployment()
         context["parts"] = {n: m.body for n, m in parts.items()}
         return Plan(specs, params, context)
@@ -201,6 +218,8 @@ class Ppid3Classify(System):
             "predictions_file": got.get("predictions_file"),
             "classify_s": max(float(r.get("classify_s") or 0) for r in results.values()),
             "predictions": got["predictions"],
+            "helper": ctx.get("helper"),
+            "trust": classify_trust(ctx.get("helper")),
         }
         joined = ctx.get("joined")
         if joined is not None:  # the audit: the assembled tree, in plain, on the joined rows
@@ -221,16 +240,22 @@ class Ppid3Classify(System):
             out["equal_to_plain_tree"] = all(plain[i] == c for i, c in got["predictions"])
         return out
 
+    def audit(self, result: Any) -> Audit:
+        return Audit(trust=str(result.get("trust") or classify_trust(None)))
+
     def summary(self, result: Any) -> list[str]:
         counts = Counter(c for _, c in result["predictions"])
         lines = [
             f"model:       {result['model']} (model id {str(result['model_id'])[:12]}...)",
-            f"records:     {result['records']} classified by Algorithm 8 in "
+            f"records:     {result['records']} classified "
+            + ("without a path" if result.get("helper") else "by Algorithm 8")
+            + " in "
             f"{result['classify_s']:.3f} s",
             f"predictions: {result['predictions_file']} (written by {result['receiver']}; "
             + ", ".join(f"{c} {n}" for c, n in sorted(counts.items()))
             + ")",
         ]
+        lines.append(f"trust:       {result['trust']}")
         if "equal_to_plain_tree" in result:
             lines.append(
                 f"identical:   {result['equal_to_plain_tree']}  (== the saved tree, assembled "

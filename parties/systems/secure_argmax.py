@@ -12,13 +12,13 @@ The launcher checks them against the plain argmax (``correct``); no party can.
 
 from __future__ import annotations
 
-import secrets
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
+from mpc.crypto import randomness
 from mpc.deployment.launcher import PartySpec
 from mpc.errors import ProtocolError
 from parties.params import AtLeast, Params, option
@@ -84,7 +84,7 @@ class SecureArgmax(System):
         for name, table in (("keys", keys), ("denominators", dens)):
             if table is None:
                 continue
-            mask = np.frombuffer(secrets.token_bytes(8 * table.size), dtype="<u8")
+            mask = np.frombuffer(randomness.token_bytes(8 * table.size, "argmax/mask"), dtype="<u8")
             mask = mask.astype(np.uint64).reshape(shape)
             inputs[p0][name] = mask.tolist()
             inputs[p1][name] = (table.astype(np.int64).astype(np.uint64) - mask).tolist()

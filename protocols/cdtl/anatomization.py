@@ -62,11 +62,10 @@ Choices where the paper leaves room:
 from __future__ import annotations
 
 import dataclasses
-import os
-import secrets
 
 import numpy as np
 
+from mpc.crypto import randomness
 from mpc.crypto.sealed import (
     ClientKey,
 )
@@ -261,7 +260,7 @@ class _Randomness:
     def keys(self, n: int) -> np.ndarray:
         """``n`` independent uniform 64-bit integers."""
         if self._rng is None:
-            return np.frombuffer(os.urandom(8 * n), dtype=np.uint64)
+            return np.frombuffer(randomness.token_bytes(8 * n, "anatomy/keys"), dtype=np.uint64)
         return self._rng.integers(0, 2**64, size=n, dtype=np.uint64)
 
     def permutation(self, n: int) -> np.ndarray:
@@ -272,7 +271,7 @@ class _Randomness:
     def below(self, k: int) -> int:
         """A uniform integer in ``0 .. k-1``."""
         if self._rng is None:
-            return secrets.randbelow(k)
+            return randomness.randbelow(k, "anatomy/below")
         return int(self._rng.integers(k))
 
 

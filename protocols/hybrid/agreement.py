@@ -60,11 +60,17 @@ MODEL = uniform(
     "the model id and the other party's commitment to its part (a hash with a secret opening)",
     tokens=True,
 )
+MODEL_CHECK = public(
+    "hybrid/model-check",
+    "the model id and commitments the other party's saved part records: the same as the "
+    "receiver's own part holds, to compare before classifying",
+)
 
 __all__ = [
     "CLASSIFY",
     "MODE",
     "MODEL",
+    "MODEL_CHECK",
     "MODES",
     "SETUP",
     "TRAIN",
@@ -206,7 +212,7 @@ async def check_parts(
     other = BOB if me == ALICE else ALICE
     with party.phase(tag):
         await party.send(other, tag, {"model_id": model_id, "parts": dict(parts)})
-        got = await party.recv(other, tag, MODEL)
+        got = await party.recv(other, tag, MODEL_CHECK)
         if (
             not isinstance(got, dict)
             or not isinstance(got.get("model_id"), str)

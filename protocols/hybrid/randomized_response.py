@@ -62,7 +62,6 @@ from __future__ import annotations
 
 import math
 import numbers
-import secrets
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -70,6 +69,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from mpc.crypto import randomness
 from mpc.errors import ConfigError
 
 __all__ = [
@@ -299,7 +299,9 @@ def _coins(count: int, theta: float, rng: int | np.random.Generator | None) -> B
     if rng is None:
         # 53-bit uniforms from the OS; u < θ 2^53 has probability θ up to 2^-53 (exactly
         # 0 and 1 at θ = 0 and θ = 1)
-        u = np.frombuffer(secrets.token_bytes(8 * count), dtype="<u8") >> np.uint64(11)
+        u = np.frombuffer(randomness.token_bytes(8 * count, "rr/coins"), dtype="<u8") >> np.uint64(
+            11
+        )
         return np.asarray(u.astype(np.float64) < theta * 2.0**53)
     if isinstance(rng, np.random.Generator):
         generator = rng

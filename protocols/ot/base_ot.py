@@ -30,12 +30,12 @@ clamped (multiples of the cofactor 8), which removes any small-order component o
 from __future__ import annotations
 
 import hashlib
-import secrets
 from typing import Any
 
 import numpy as np
 from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
 
+from mpc.crypto import randomness
 from mpc.crypto.curve25519 import ELEMENT_BYTES
 from mpc.crypto.montgomery import (
     FIELD_PRIME,
@@ -75,7 +75,7 @@ def _base_key(i: int, j: int, header: bytes, point: bytes, shared: bytes) -> byt
 
 
 def _new_key() -> X25519PrivateKey:
-    return X25519PrivateKey.from_private_bytes(secrets.token_bytes(ELEMENT_BYTES))
+    return X25519PrivateKey.from_private_bytes(randomness.token_bytes(ELEMENT_BYTES, "ot/base-key"))
 
 
 def _u(key: X25519PrivateKey) -> int:
@@ -100,7 +100,7 @@ def _receiver_points(
     is a uniform point of the subgroup whatever the choice."""
     rows = np.empty((len(choices), ELEMENT_BYTES), dtype=np.uint8)
     keys = []
-    signs = np.unpackbits(np.frombuffer(secrets.token_bytes(-(-len(choices) // 8)), np.uint8))
+    signs = randomness.bits(len(choices), "ot/base-signs")
     for i, c in enumerate(choices.tolist()):
         while True:
             key = _new_key()

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from mpc.crypto.prg import os_random_words
+from mpc.crypto import randomness
 from mpc.errors import ConfigError
 from mpc.runtime.party import Party
 from protocols.ot.checks import check_array, check_count
@@ -143,7 +143,7 @@ async def beaver_triples(
         role: Role = "A" if isinstance(session, ExtensionSender) else "B"
     else:
         role = "A" if party.parties.index(party.name) < party.parties.index(peer) else "B"
-    a, b = os_random_words(n), os_random_words(n)
+    a, b = randomness.words(n, f"{tag}/a"), randomness.words(n, f"{tag}/b")
     mine = np.concatenate([a, b] if role == "A" else [b, a])  # A: Δ = a_0, b_0; B: bits of b_1, a_1
     z = await ot_multiply(party, peer, mine, role, session=session, tag=tag)
     c = a * b + z[:n] + z[n:]
@@ -284,15 +284,15 @@ async def wide_ot_multiply(
 
 async def wide_beaver_triples(
     party: Party, peer: str, n: int, *, bits: int,
-    session: ExtensionSender | ExtensionReceiver,
+    session: ExtensionSender | ExtensionReceiver, tag: str = "ot/wide-beaver",
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
     """:func:`beaver_triples` over ``Z_{2^bits}``: this party's ``a, b`` and its share of
     the cross products ``a_0 b_1 + a_1 b_0`` (by :func:`wide_ot_multiply`), as ``n x
     bits/64`` limbs; its ``c`` is that plus ``a b``, which the caller computes in the ring."""
     role: Role = "A" if isinstance(session, ExtensionSender) else "B"
     limbs = bits // 64
-    a = os_random_words(n * limbs).reshape(n, limbs)
-    b = os_random_words(n * limbs).reshape(n, limbs)
+    a = randomness.words(n * limbs, f"{tag}/a").reshape(n, limbs)
+    b = randomness.words(n * limbs, f"{tag}/b").reshape(n, limbs)
     mine = np.concatenate([a, b] if role == "A" else [b, a])
     z = await wide_ot_multiply(party, peer, mine, role, bits=bits, session=session)
     party.metrics.count("beaver_triples", n)

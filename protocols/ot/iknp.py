@@ -34,13 +34,13 @@ Security, ledger and randomness: :mod:`protocols.ot`.
 
 from __future__ import annotations
 
-import secrets
 from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 import numpy as np
 
+from mpc.crypto import randomness
 from mpc.crypto.prg import BLOCK, KAPPA, CorrelationRobustHash, Prg, transpose_bits
 from mpc.errors import ConfigError, ProtocolError
 from mpc.runtime.party import Party
@@ -164,7 +164,8 @@ async def extension_sender(party: Party, peer: str, *, tag: str = "ot") -> Exten
     """Set up OT extension as its *sender* (the base-OT receiver, with a uniform secret
     ``s``): 128 base OTs with ``peer``, which calls :func:`extension_receiver`. One round
     trip."""
-    s = np.unpackbits(np.frombuffer(secrets.token_bytes(BLOCK), np.uint8), bitorder="little")
+    s = np.unpackbits(np.frombuffer(randomness.token_bytes(BLOCK, f"{tag}/s"), np.uint8),
+                      bitorder="little")  # fmt: skip
     seeds, digest = await base_ot_receiver(party, peer, s, tag)
     party.ledger.record("ot/base", {"peer": peer, "role": "receiver", "ots": KAPPA}, step=tag)
     return ExtensionSender(peer, tag, digest, s, seeds)
@@ -312,7 +313,7 @@ async def random_ots_receive(
     sender's pairs, ``bits`` uniform from the OS generator unless ``choices`` gives them."""
     m = check_count(m, "the number of OTs m")
     if choices is None:
-        bits = np.unpackbits(np.frombuffer(secrets.token_bytes(-(-m // 8)), np.uint8))[:m]
+        bits = randomness.bits(m, "ot/random-choices")
     else:
         bits = choice_bits(choices, "choices")
         if len(bits) != m:

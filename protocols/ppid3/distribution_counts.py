@@ -261,7 +261,7 @@ class PSICountOracle(CountOracle):
         if view.is_class_site:
             assert view.y is not None and view.classes is not None
             # lines 5-6: the class restriction, one set per class, in a fresh class order
-            order = os_permutation(len(view.classes))
+            order = os_permutation(len(view.classes), f"{tag}/order")
             sets = [view.hashed[base & (view.y == c)] for c in order]
         else:
             sets = [view.hashed[base]]
@@ -290,7 +290,7 @@ class PSICountOracle(CountOracle):
         order = np.zeros(0, dtype=np.int64)
         if view.is_class_site:
             assert view.y is not None and view.classes is not None
-            order = os_permutation(len(view.classes))  # this node's class order
+            order = os_permutation(len(view.classes), f"{tag}/order")  # this node's class order
             class_sets = [view.hashed[base & (view.y == c)] for c in order]
         groups: list[GroupInput] = []
         mine: list[int] = []

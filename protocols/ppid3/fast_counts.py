@@ -32,12 +32,12 @@ Each site's closing message (``fast-counts/done``) is recorded too. It receives 
 from __future__ import annotations
 
 import asyncio
-import secrets
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, cast
 
 import numpy as np
 
+from mpc.crypto import randomness
 from mpc.errors import ConfigError, ProtocolError
 from mpc.runtime.chunks import pack_array, unpack_array
 from mpc.runtime.expect import check, integer, list_of, raw, record, text
@@ -149,7 +149,7 @@ async def deal_permuted_open(
     opening."""
     m, B, p = (int(d) for d in shape)
     perms = _check_perms(req.get("perms"), B, p, site)
-    seed = secrets.token_bytes(32)
+    seed = randomness.seed(f"{tag}/perm")
     K, L = ring_random(seed, (2, m, B * p), dtype)
     await party.send(peer, f"{tag}/dealer", {"seed": seed})
     await party.send(site, f"{tag}/dealer", {"d": pack_array(permute_blocks(K, perms) - L)})

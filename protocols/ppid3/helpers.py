@@ -18,7 +18,14 @@ from mpc.errors import ConfigError
 from protocols.ppid3.level_dealing import DEALER_HELPER, SITES_HELPER, Helper
 from protocols.ppid3.level_ot import OT_HELPER
 
-__all__ = ["HELPERS", "Helper", "default_helper", "helper_of"]
+__all__ = [
+    "HELPERS",
+    "Helper",
+    "classify_helper",
+    "classify_trust",
+    "default_helper",
+    "helper_of",
+]
 
 #: the helpers by name, in the order ``--help`` lists them
 HELPERS: dict[str, Helper] = {h.name: h for h in (SITES_HELPER, DEALER_HELPER, OT_HELPER)}
@@ -40,3 +47,24 @@ def default_helper(k: int) -> str:
         if helper.outside is None and helper.min_sites <= k:
             return helper.name
     raise ConfigError(f"no helper serves {k} sites without an outside party")
+
+
+def classify_helper(chosen: str | None, trained: str | None, k: int) -> str:
+    """The helper of a classification without a path by ``k`` sites: the one ``chosen`` for
+    it, else the one the tree was ``trained`` with (its model parts say), else the default
+    (:func:`default_helper`); checked against ``k``."""
+    name = chosen or trained or default_helper(k)
+    helper = helper_of(name)
+    helper.check(k)
+    return name
+
+
+def classify_trust(helper: str | None) -> str:
+    """What classification rests on: Algorithm 8 (``helper`` None: each site learns which
+    records reach its nodes), or, without a path, the pair's triples made by ``helper``."""
+    if helper is None:
+        return "semi-honest sites (Algorithm 8: each site learns which records reach its nodes)"
+    return (
+        f"{helper_of(helper).trust}; p0 and p1 do not collude "
+        f"(classification without a path, --helper {helper})"
+    )

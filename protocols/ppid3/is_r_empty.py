@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import dataclasses
 import random
-import secrets
 
+from mpc.crypto import randomness
 from mpc.crypto.commutative import MODP_2048, CommutativeKey, SafePrimeGroup
 from mpc.errors import ConfigError, ProtocolError
 from mpc.runtime.expect import boolean, integer
@@ -65,7 +65,7 @@ async def is_r_empty(
         raise ConfigError(f"IsREmpty: flag AR must be 0 or 1, got {AR!r}")
     if not k < m < group.q - 2:
         raise ConfigError(f"IsREmpty: domain size m must satisfy k={k} < m < q-2, got m={m}")
-    rng = rng or secrets.SystemRandom()
+    rng = rng or randomness.SecureRandom(f"{tag}/r")
     i = sites.index(party.name)
     P1, Pk = sites[0], sites[-1]
     sum_receipt = dataclasses.replace(SUM, modulus=m)

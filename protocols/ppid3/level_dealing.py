@@ -36,12 +36,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import secrets
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any, TypeVar
 
 import numpy as np
 
+from mpc.crypto import randomness
 from mpc.errors import ConfigError, ProtocolError
 from mpc.runtime.chunks import pack_array, unpack_array
 from mpc.runtime.party import Party
@@ -124,11 +124,13 @@ class Dealing:
     """Who deals each product of this site, and its numbered requests to them: the
     ``dealer`` for every product (``helper="dealer"``), or the site ``rule`` names for the
     product's two sites (``helper="sites"``, :func:`third_site` by default). ``party`` is the
-    site view whose ``parties`` are the sites."""
+    site view whose ``parties`` are the sites; ``requests`` the tag prefix of the numbered
+    requests (one per dealing of a run: training, classification)."""
 
     def __init__(
-        self, party: Party, helper: str, *, dealer: str = DEALER, rule: Rule = third_site
-    ) -> None:
+        self, party: Party, helper: str, *, dealer: str = DEALER, rule: Rule = third_site,
+        requests: str = REQUESTS,
+    ) -> None:  # fmt: skip
         if helper not in ("dealer", "sites") and type(self) is Dealing:
             raise ConfigError(
                 f"a dealing of dealt randomness is by 'dealer' or 'sites', got {helper!r}"
@@ -138,6 +140,7 @@ class Dealing:
                 "helper 'ot' needs its OT sessions: use protocols.ppid3.level_ot.ot_dealing"
             )
         self.party, self.helper, self.dealer, self.rule = party, helper, dealer, rule
+        self.requests = requests
         self.sites = list(party.parties)
         if helper == "sites":
             rule(self.sites[0], self.sites[1], self.sites)  # k >= 3, or a clear error
@@ -160,7 +163,7 @@ class Dealing:
         to = self.of(self.party.name, request["peer"])
         n = self._next.get(to, 0)
         self._next[to] = n + 1  # before the await: products running side by side share it
-        await self.party.send(to, f"{REQUESTS}/{n}", request)
+        await self.party.send(to, f"{self.requests}/{n}", request)
 
     async def receive(self, peer: str, tag: str) -> Any:
         """This site's correlated randomness for the product ``tag`` with site ``peer``, as the
@@ -172,7 +175,7 @@ class Dealing:
         for to in self.asked():
             n = self._next.get(to, 0)
             self._next[to] = n + 1
-            await self.party.send(to, f"{REQUESTS}/{n}", "done")
+            await self.party.send(to, f"{self.requests}/{n}", "done")
 
     # ----------------------------------------------------------------- the products
 
@@ -264,7 +267,7 @@ def _level_handler(party: Party, dtype: Any, who: str) -> Any:
                 and all(isinstance(i, int) and 0 <= i < cols // p for i in parents)
             ):
                 raise ProtocolError(f"{site} sent {who} bad parent indices")
-            seed_a, seed_r, seed_b = (secrets.token_bytes(32) for _ in range(3))
+            seed_a, seed_r, seed_b = (randomness.seed(f"{tag}/outer") for _ in range(3))
             Ra = ring_random(seed_a, (v, rows), dtype)
             ra = ring_random(seed_r, (v, p, rows), dtype)
             Rb = ring_random(seed_b, (cols, rows), dtype)
@@ -289,7 +292,7 @@ def _level_handler(party: Party, dtype: Any, who: str) -> Any:
             Ra_left = contexts.get((site, peer))
             if Ra_left is None:
                 raise ProtocolError(f"{site} used a context with {peer} it never opened")
-            seed_b, seed_r, seed_ot = (secrets.token_bytes(32) for _ in range(3))
+            seed_b, seed_r, seed_ot = (randomness.seed(f"{tag}/xdot") for _ in range(3))
             Rb = ring_random(seed_b, (cols, rows), dtype)
             ra = ring_random(seed_r, (m, cols), dtype)
             rb = ring_matmul(Ra_left, Rb.T) - ra
@@ -299,7 +302,8 @@ def _level_handler(party: Party, dtype: Any, who: str) -> Any:
                 return
             # Beaver's OT precomputation: the holder gets R0, R1; the owner c and R_c
             R0R1 = ring_random(seed_ot, (2, m, cols), dtype)
-            c = np.frombuffer(secrets.token_bytes(len(blocks) * (cols // n_cls)), np.uint8)
+            n_c = len(blocks) * (cols // n_cls)
+            c = np.frombuffer(randomness.token_bytes(n_c, f"{tag}/c"), np.uint8)
             c = (c & 1).astype(bool).reshape(len(blocks), cols // n_cls)
             Rc = np.where(expand_blocks(c, blocks, n_cls), R0R1[1], R0R1[0])
             await party.send(
@@ -334,19 +338,22 @@ async def deal_triples(
     await deal_pool(party, site, peer, tag, Needs(n_and, n_words), Ring(shape[0]))
 
 
-async def serve_level_dealer(party: Party, sites: Sequence[str], *, dtype: Any) -> int:
+async def serve_level_dealer(
+    party: Party, sites: Sequence[str], *, dtype: Any, requests: str = REQUESTS
+) -> int:
     """The dealer (``helper="dealer"``): serve every site's numbered requests until each says
     ``done``. ``outer``: correlated randomness for an outer product; ``xdot``: for an owner's
     dot products and the oblivious transfer of the holder's share; ``perm``: for the permuted
     opening of an owner's counts. Returns the number of products dealt. It receives shapes,
     fan-outs, domain sizes, seeds of masks and the class permutations, never data."""
     handle = _level_handler(party, dtype, "the dealer")
-    return await serve_dealer_requests(party, sites, REQUESTS, handle)
+    return await serve_dealer_requests(party, sites, requests, handle)
 
 
 async def serve_level_helper(
-    party: Party, sites: Sequence[str], *, dtype: Any, rule: Rule = third_site
-) -> int:
+    party: Party, sites: Sequence[str], *, dtype: Any, rule: Rule = third_site,
+    requests: str = REQUESTS,
+) -> int:  # fmt: skip
     """A helping site (``helper="sites"``): serve the requests of every site that may ask this
     one (:func:`requesters_of`) until each says ``done``, refusing a product this site is not
     the dealing site of by ``rule`` (:func:`third_site`) (one of its own, say). Each request goes on
@@ -367,7 +374,7 @@ async def serve_level_helper(
     return await serve_dealer_requests(
         party,
         sites,
-        REQUESTS,
+        requests,
         handle,
         serve=requesters_of(me, sites, rule),
         label="fast-counts/helped",
@@ -404,8 +411,9 @@ class Helper:
     """Who makes the correlated randomness of the level driver's products between two sites:
     one entry of :data:`protocols.ppid3.helpers.HELPERS`. ``name`` is its name on command
     lines and in deployment files, ``help`` a line for ``--help``, ``trust`` the assumption a
-    run with it rests on, ``min_sites`` the sites it needs, ``outside`` the role of an outside
-    party it adds (the dealer), or None.
+    run with it rests on, ``collusion`` who must not collude with whom and what a collusion
+    would give (docs/leakage.md prints it), ``min_sites`` the sites it needs, ``outside`` the
+    role of an outside party it adds (the dealer), or None.
 
     :meth:`run` is a site's part: it makes the site's :class:`Dealing` and grows the tree
     with it (``grow``), running beside it whatever the helper does for the other sites;
@@ -414,6 +422,7 @@ class Helper:
     name: str = ""
     help: str = ""
     trust: str = ""
+    collusion: str = ""
     min_sites: int = 2
     outside: str | None = None
 
@@ -437,7 +446,19 @@ class Helper:
         the tree and its cost counters."""
         raise NotImplementedError
 
-    async def serve(self, party: Party, sites: Sequence[str], *, dtype: Any) -> int:
+    async def beside(
+        self, party: Party, program: Callable[[Dealing], Awaitable[T]], *, requests: str
+    ) -> T:
+        """Run ``program(dealing)`` at this site with this helper making the triples of
+        ``p0``'s and ``p1``'s products (:class:`protocols.ppid3.shared_scores.Duo`: nothing
+        is set up for products between other sites), and whatever this helper does for the
+        other sites beside it; ``requests`` is the tag prefix of the dealing's requests (the
+        outside party serves the same, :meth:`serve`)."""
+        raise NotImplementedError
+
+    async def serve(
+        self, party: Party, sites: Sequence[str], *, dtype: Any, requests: str = REQUESTS
+    ) -> int:
         """The outside party's program (a helper with an ``outside`` party only)."""
         raise ConfigError(f"--helper {self.name} has no outside party")
 
@@ -452,6 +473,12 @@ class DealerHelper(Helper):
     name = "dealer"
     help = "a commodity server, a 'dealer' process that must collude with no site"
     trust = "semi-honest sites; the dealer (commodity server) colludes with no site"
+    collusion = (
+        "the dealer colludes with no site: with either site of a product it unmasks the "
+        "other's input (an owner's one-hot columns from X^T + Ra, the class site's shares of Z "
+        "from Z + Rb); the sites do not collude with each other (the paper's assumption: the "
+        "holders of a node's shares together learn which records reach it, and their classes)"
+    )
     outside = DEALER
 
     async def run(
@@ -460,8 +487,18 @@ class DealerHelper(Helper):
     ) -> tuple[Any, dict[str, int]]:  # fmt: skip
         return await grow(Dealing(party, "dealer", dealer=DEALER))
 
-    async def serve(self, party: Party, sites: Sequence[str], *, dtype: Any) -> int:
-        return await serve_level_dealer(party, sites, dtype=dtype)
+    async def beside(
+        self, party: Party, program: Callable[[Dealing], Awaitable[T]], *, requests: str
+    ) -> T:
+        dealing = Dealing(party, "dealer", dealer=DEALER, requests=requests)
+        out = await program(dealing)
+        await dealing.close()
+        return out
+
+    async def serve(
+        self, party: Party, sites: Sequence[str], *, dtype: Any, requests: str = REQUESTS
+    ) -> int:
+        return await serve_level_dealer(party, sites, dtype=dtype, requests=requests)
 
     def describe(self, cost: dict[str, Any]) -> str:
         return "randomness from the dealer"
@@ -477,6 +514,14 @@ class SitesHelper(Helper):
         "needs 3 or more sites, no two of them colluding"
     )
     trust = "semi-honest sites, no two colluding; each product's randomness dealt by a third site"
+    collusion = (
+        "no two sites collude: the site that deals a product and either site of the product "
+        "together unmask the other's input (a site with the helper of its dot product with an "
+        "owner recovers the owner's one-hot columns from X^T + Ra and the seed of Ra the owner "
+        "sent the helper; with the helper of an outer product, the class site's shares Z + "
+        "Rb, hence every record's class); the holders of a node's shares together learn which "
+        "records reach it, and their classes"
+    )
     min_sites = 3
     #: the site that deals a product between two
     rule: Rule = staticmethod(third_site)
@@ -497,6 +542,21 @@ class SitesHelper(Helper):
         (tree, cost), dealt_for_others = await run_beside(grow(dealing), service)
         cost["dealt"] = dealt_for_others
         return tree, cost
+
+    async def beside(
+        self, party: Party, program: Callable[[Dealing], Awaitable[T]], *, requests: str
+    ) -> T:
+        dealing = Dealing(party, "sites", rule=self.rule, requests=requests)
+
+        async def main() -> T:
+            out = await program(dealing)
+            await dealing.close()
+            return out
+
+        service = serve_level_helper(party, list(party.parties), dtype=np.uint64, rule=self.rule,
+                                     requests=requests)  # fmt: skip
+        out, _ = await run_beside(main(), service)
+        return out
 
     def describe(self, cost: dict[str, Any]) -> str:
         return f"randomness dealt by the sites: {cost['dealt_by_sites']} requests"

@@ -113,12 +113,12 @@ partner.
 from __future__ import annotations
 
 import asyncio
-import secrets
-from collections.abc import Callable, Coroutine, Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 
+from mpc.crypto import randomness
 from mpc.errors import ConfigError, ProtocolError
 from mpc.runtime.chunks import pack_array, unpack_array
 from mpc.runtime.expect import ANY, boolean, either, integer, list_of, one_of, record, text
@@ -143,6 +143,8 @@ __all__ = [
     "open_permuted_owner_ot",
     "ot_dealing",
 ]
+
+T = TypeVar("T")
 
 #: a site's numbered requests to the leader of its pair
 REQUESTS = "levels/ot/req"
@@ -378,7 +380,7 @@ class OTDealing(Dealing):
         if kind == "xdot" and len(shape) == 3:
             material = await self._xdot(req, shape, mine, sender, receiver)
         elif kind == "perm" and len(shape) == 3:
-            material = await self._perm(own, shape, mine, sender, receiver)
+            material = await self._perm(own, shape, mine, sender, receiver, f"{req['tag']}/k")
         else:
             raise ProtocolError(f"{req['site']} asked for {kind!r} of shape {shape}")
         self._future(req["tag"]).set_result(material)
@@ -408,12 +410,17 @@ class OTDealing(Dealing):
             return {}
         n_attr, n_blocks, width = len(blocks), cols // p, max(blocks) * p
         if mine:  # the owner: the random OT's choice bits c
-            c = np.frombuffer(secrets.token_bytes(n_attr * n_blocks), np.uint8) & 1
+            c = (
+                np.frombuffer(
+                    randomness.token_bytes(n_attr * n_blocks, f"{req['tag']}/c"), np.uint8
+                )
+                & 1
+            )
             y = await vector_ots_receive(self.party, receiver, c, width, self.dtype)
             Rc = _blocks_to_counts(y, blocks, n_blocks, p)
             c_bits = c.astype(bool).reshape(n_attr, n_blocks)
             return {"c": pack_array(c_bits), "Rc": pack_array(Rc)}
-        D = ring_random(secrets.token_bytes(32), (n_attr * n_blocks, width), self.dtype)
+        D = ring_random(randomness.seed(f"{req['tag']}/d"), (n_attr * n_blocks, width), self.dtype)
         x = await vector_ots_send(self.party, sender, D)
         R0 = _blocks_to_counts(x, blocks, n_blocks, p)
         R1 = _blocks_to_counts(x + D, blocks, n_blocks, p)
@@ -503,6 +510,7 @@ class OTDealing(Dealing):
         mine: bool,
         sender: ExtensionSender,
         receiver: ExtensionReceiver,
+        label: str,
     ) -> dict[str, Any]:
         m, B, p = shape
         if mine:  # the class site: the bits of its permutation matrices choose
@@ -513,7 +521,7 @@ class OTDealing(Dealing):
             y = await vector_ots_receive(self.party, receiver, bits.reshape(-1), m, self.dtype)
             d = y.reshape(B, p, p, m).sum(axis=2, dtype=self.dtype)  # Kπ - L
             return {"d": np.ascontiguousarray(d.transpose(2, 0, 1).reshape(m, B * p))}
-        K = ring_random(secrets.token_bytes(32), (m, B * p), self.dtype)
+        K = ring_random(randomness.seed(label), (m, B * p), self.dtype)
         cols = K.T.reshape(B, 1, p, m)  # [b, ., c]: K[:, b p + c]
         delta = np.broadcast_to(cols, (B, p, p, m)).reshape(-1, m)
         x = await vector_ots_send(self.party, sender, np.ascontiguousarray(delta))
@@ -587,6 +595,11 @@ class OtHelper(Helper):
         "semi-honest sites; correlated randomness by oblivious transfer between each pair, "
         "no third party"
     )
+    collusion = (
+        "the sites do not collude (the paper's assumption): no third party knows any "
+        "randomness, but the holders of a node's shares together learn which records reach "
+        "it, and their classes"
+    )
 
     async def run(
         self, party: Party, view: Any, *, dtype: Any, tag: str,
@@ -597,6 +610,13 @@ class OtHelper(Helper):
         (tree, cost), made = await run_beside(grow(ot), ot.serve())
         cost["ot_requests"] = made
         return tree, cost
+
+    async def beside(
+        self, party: Party, program: Callable[[Dealing], Awaitable[T]], *, requests: str
+    ) -> T:
+        """No one deals: ``p0`` and ``p1`` make their triples over an OT session of their own
+        (:meth:`protocols.ppid3.shared_scores.Duo.pool`), which nothing sets up in advance."""
+        return await program(OTDealing(party, {}, {}, {}, dtype=np.uint64))
 
     def describe(self, cost: dict[str, Any]) -> str:
         return "randomness by oblivious transfer between each pair of sites"

@@ -28,13 +28,13 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import hmac
-import secrets
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from mpc.crypto import randomness
 from mpc.errors import ConfigError, ProtocolError
 from mpc.runtime.chunks import pack_array, unpack_array
 from mpc.runtime.expect import boolean, integer, list_of, raw, record
@@ -402,7 +402,7 @@ async def _xdot_owner(
             request["transfer"] = False
         first = holder not in prepared
         if first and direct is None:
-            seed = secrets.token_bytes(32)  # fresh every run, one per holder
+            seed = randomness.seed(f"{tag}/ra")  # fresh every run, one per holder
             request["seed"] = seed
         await dealing.ask(request)
         await party.send(holder, f"{tag}/head", {"new": first, "blocks": sizes} if first
@@ -527,7 +527,7 @@ async def _xdot_holder(
         y0 = np.where(flip, R1, R0)
         y1 = v + np.where(flip, R0, R1)
         if mask:
-            T = ring_random(secrets.token_bytes(32), (m, cols), z.dtype)
+            T = ring_random(randomness.seed(f"{tag}/t"), (m, cols), z.dtype)
             masks.append(T)
             y0 -= T
             y1 -= T
@@ -590,7 +590,7 @@ async def pair_keys(party: Party, tag: str) -> dict[str, bytes]:
     me = names.index(party.name)
     keys: dict[str, bytes] = {}
     for s in names[me + 1 :]:
-        keys[s] = secrets.token_bytes(32)
+        keys[s] = randomness.seed(f"{tag}/{s}")
         await party.send(s, tag, keys[s])
     for s in names[:me]:
         keys[s] = await party.recv(s, tag, PAIR_KEY, expect=raw(32))

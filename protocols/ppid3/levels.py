@@ -82,7 +82,8 @@ What each party learns (ledger):
   class columns in a fresh order per node that it does not know;
 * every site: the public structure (``ppid3/structure``) and which sites hold shares of each
   node (the owners on its path: the structure tells it); every message from another site is
-  a masked array, a share, an OT choice bit, or a pairwise key, each uniform on its own;
+  a masked array, a share, an OT choice bit, or a pairwise key, each uniform beside what the
+  site holds (its own randomness, what it dealt: the joint-view tests);
 * the dealer (``helper="dealer"``): every request as received (``fast-counts/request``):
   which two sites multiply, the shapes (rows, classes, the number of nodes of a batch), the
   fan-outs (the parent of each child in an outer product), the domain sizes of the owner's
@@ -395,7 +396,8 @@ class _Levels:
             del self.shares[k]
         if self.is_class:
             for node in inner:
-                node.perms = {s: os_permutation(self.p) for i, s in enumerate(self.names)
+                node.perms = {s: os_permutation(self.p, f"{t}/perm/{node.key}/{s}")
+                              for i, s in enumerate(self.names)
                               if s != self.class_site and node.left[i] > 0}  # fmt: skip
         await remaining_attribute_counts(
             self.party, self.nodes, inner, self.shares, self.view, self.xt, self.offsets,

@@ -14,38 +14,46 @@ and each record selects exactly one terminal:
    nodes (1 where it owns no node of the path).
 2. **Shares**: every site deals its bits to the first two sites, ``p0`` and ``p1``, as
    additive shares in ``Z_{2^64}`` (a fresh seed to one, the rest to the other).
-3. **Selection** (``p0`` and ``p1``, Beaver products, triples dealt by the third site with
-   three or more sites, made by oblivious transfer with two): the indicator ``Π_s b_s[r,
+3. **Selection** (``p0`` and ``p1``, Beaver products, their triples from the run's helper,
+   as in training: ``dealing``, the outside dealer for ``dealer``, the third site for
+   ``sites``, oblivious transfer between the two for ``ot``): the indicator ``Π_s b_s[r,
    τ]``, one product per further site, then the class ``Σ_τ label_τ ind[r, τ]``. A leaf's
    label is public in this mode (the training opened it); an interior node's majority class
    is not, and stays as ``p0``'s and ``p1``'s shares from the training (saved in their model
    parts), multiplied in on shares.
-4. **Delivery**: ``p0`` and ``p1`` send their shares of the classes to the party that asks
-   (``deliver_to``), which adds them; the class site sends it the names of the classes.
+4. **Delivery**: ``p0`` and ``p1`` open the classes to the party that asks (``deliver_to``)
+   through their door (:mod:`protocols.engine.opening`): each sends its share re-randomised
+   by a zero-sharing only the two know, so that the receiver, even the party that dealt
+   their triples, gets a uniform sharing of the classes and nothing of the products that
+   made them; the class site sends it the names of the classes.
 
 What each party receives: ``p0`` and ``p1`` the other sites' bits as seeds or shares, each
-other's masked values, triples (uniform); ``deliver_to`` two uniform shares of each
-prediction (they open ``classify/predictions``) and the class names (public). A site's view
-of classifying two records with the same prediction is the same.
+other's masked values, triples (uniform); ``deliver_to`` two re-randomised shares of each
+prediction (they open ``classify/predictions``) and the class names (public); a dealing
+party the pair's requests (public shapes). Given its own randomness, a party's view of
+classifying two records with the same prediction is the same: nothing it receives depends
+on the path (the joint-view tests).
 """
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from mpc.crypto import randomness
 from mpc.crypto.prg import SeedStream
 from mpc.errors import ProtocolError
 from mpc.runtime.expect import integer, list_of, raw, text
 from mpc.runtime.party import Party
 from mpc.runtime.view import public, uniform
-from protocols.ppid3.level_dealing import third_site
+from protocols.engine.opening import opening
+from protocols.ppid3.level_dealing import Dealing
 from protocols.ppid3.ppid3 import DistributedTree
+from protocols.ppid3.shared_scores import Duo
 from protocols.primitives.ring import RING64
-from protocols.primitives.secure_comparison import Needs, make_pool, multiply
+from protocols.primitives.secure_comparison import Needs
 
 __all__ = ["CLASS_NAMES", "PREDICTION_SHARE", "classify_obliviously", "terminal_bits"]
 
@@ -58,9 +66,9 @@ AHEAD = 2
 BIT_SEED = uniform("oblivious/bit-seed", "a site's fresh seed of the part of its test bits")
 BIT_SHARE = uniform("oblivious/bit-share", "a site's test bits less a part from a seed")
 LEAF_LABELS = public("oblivious/leaf-labels", "the leaves' labels (public in --reveal tree)")
-PREDICTION_SHARE = uniform(
+PREDICTION_SHARE = opening(
     "oblivious/prediction-share",
-    "p0's or p1's share of the predicted class of every record",
+    "p0's or p1's share of the predicted class of every record, re-randomised",
     opens="classify/predictions",
 )
 CHUNK_DONE = public(
@@ -126,15 +134,19 @@ async def classify_obliviously(
     *,
     class_site: str,
     deliver_to: str,
+    dealing: Dealing,
     tag: str = "oblivious",
 ) -> list[str] | None:
     """The predicted class of each of the ``n`` aligned records (``columns``: this site's
-    values of them), opened to ``deliver_to`` only (the module docstring). Returns the
-    classes at ``deliver_to``, None elsewhere."""
+    values of them), opened to ``deliver_to`` only (the module docstring), the triples made
+    as ``dealing`` makes them (run by :meth:`protocols.ppid3.level_dealing.Helper.beside`).
+    Returns the classes at ``deliver_to``, None elsewhere."""
     names = list(party.parties)
     p0, p1 = names[0], names[1]
     me = party.name
     active = me in (p0, p1)
+    duo = Duo(party, dealing, RING64)
+    await duo.start(f"{tag}/open-key")
     structure = tree.structure
     t = len(structure)
     leaves = [int(rec["node"]) for rec in structure if rec["leaf"]]
@@ -152,38 +164,39 @@ async def classify_obliviously(
     # bits and, as the third site, its triples would otherwise pile up at p1)
     per = max(1, CHUNK_ELEMENTS // t)
     chunks = list(enumerate(range(0, n, per)))
-    parts: list[np.ndarray] = []
+    opened: list[int] = []
+
+    async def deliver(c: int, size: int, prediction: np.ndarray | None) -> None:
+        got = await duo.open(prediction, size, to=[deliver_to], tag=f"{tag}/c{c}/prediction",
+                             receipt=PREDICTION_SHARE)  # fmt: skip
+        if got is not None:
+            opened.extend(got)
+
     for c, start in chunks:
         if not active and c >= AHEAD:
             await party.recv(p1, f"{tag}/c{c - AHEAD}/done", CHUNK_DONE, expect=integer(lo=0))
         rows = slice(start, min(n, start + per))
         cols = {a: v[rows] for a, v in columns.items()}
-        got = await _chunk(party, tree, cols, rows.stop - rows.start, labels, leaves, inner,
-                           deliver_to=deliver_to, tag=f"{tag}/c{c}")  # fmt: skip
-        if got is not None:
-            parts.append(got)
+        size = rows.stop - rows.start
+        got = await _chunk(duo, tree, cols, size, labels, leaves, inner, tag=f"{tag}/c{c}")
+        if active:  # each chunk's classes go out as soon as they are made
+            await deliver(c, size, got)
         if me == p1:
             for s in names[2:]:
                 await party.send(s, f"{tag}/c{c}/done", c)
     if not active:
         for c in range(max(0, len(chunks) - AHEAD), len(chunks)):
             await party.recv(p1, f"{tag}/c{c}/done", CHUNK_DONE, expect=integer(lo=0))
-    prediction = None if not active else (
-        np.concatenate(parts) if parts else np.zeros(0, dtype=U64))  # fmt: skip
     if me == class_site and deliver_to != me:
         await party.send(deliver_to, f"{tag}/classes", list(tree.classes))
     if me != deliver_to:
         return None
     classes = (tree.classes if me == class_site else await party.recv(
         class_site, f"{tag}/classes", CLASS_NAMES, expect=list_of(text())))  # fmt: skip
-    total = np.zeros(n, dtype=U64) if prediction is None else prediction
-    for c, start in enumerate(range(0, n, per)):
-        size = min(n, start + per) - start
-        for s in (p0, p1):
-            if s != me:
-                got = await party.recv(s, f"{tag}/c{c}/prediction", PREDICTION_SHARE)
-                total[start : start + size] += RING64.unpack(got, (size,), s, "predictions")
-    index = total.astype(np.int64)
+    if not active:
+        for c, start in chunks:
+            await deliver(c, min(n, start + per) - start, None)
+    index = np.asarray(opened, dtype=np.int64)
     if ((index < 0) | (index >= len(classes))).any():
         raise ProtocolError(f"{me}: the predictions opened outside the {len(classes)} classes")
     party.ledger.record("classify/predictions", n, step=tag)
@@ -191,69 +204,55 @@ async def classify_obliviously(
 
 
 async def _chunk(
-    party: Party, tree: DistributedTree, columns: dict[str, Sequence[str]], n: int,
-    labels: list[int], leaves: list[int], inner: list[int], *, deliver_to: str, tag: str,
+    duo: Duo, tree: DistributedTree, columns: dict[str, Sequence[str]], n: int,
+    labels: list[int], leaves: list[int], inner: list[int], *, tag: str,
 ) -> np.ndarray | None:  # fmt: skip
     """Steps 1-3 for ``n`` records (their columns at this site): ``p0``'s or ``p1``'s shares
-    of their classes, sent to ``deliver_to`` unless it is this party; None elsewhere."""
+    of their classes (opened by the caller); None elsewhere."""
+    party = duo.party
     names = list(party.parties)
-    p0, p1 = names[0], names[1]
+    p0, p1 = duo.p0, duo.p1
     me = party.name
-    active = me in (p0, p1)
-    role = 0 if me == p0 else 1
-    other = p1 if role == 0 else p0
     t = len(tree.structure)
     mine = terminal_bits(tree, columns, n).reshape(-1)
     # every site's bits as shares of p0 and p1: theirs are (own bits, 0), another site's a
     # seed's expansion to p0 and the rest to p1
     shares: list[np.ndarray] = []
-    if active:
+    if duo.active:
         for s in names:
             if s == me:
                 shares.append(mine)
             elif s in (p0, p1):
                 shares.append(np.zeros_like(mine))
-            elif role == 0:
+            elif duo.role == 0:
                 seed = await party.recv(s, f"{tag}/seed", BIT_SEED, expect=raw(32))
                 shares.append(RING64.random(SeedStream(seed), mine.size))
             else:
                 got = await party.recv(s, f"{tag}/bits", BIT_SHARE)
                 shares.append(RING64.unpack(got, mine.shape, s, "bits"))
     else:
-        seed = secrets.token_bytes(32)
+        seed = randomness.seed(f"{tag}/seed")
         await party.send(p0, f"{tag}/seed", seed)
         rest = mine - RING64.random(SeedStream(seed), mine.size)
         await party.send(p1, f"{tag}/bits", RING64.pack(rest))
-    # the selection, at p0 and p1
+        return None
+    # the selection, at p0 and p1, with the triples of the run's helper
     k = len(names)
-    helper = third_site(p0, p1, names) if k >= 3 else ""
-    method = "sites" if k >= 3 else "ot"
-    needs = Needs(words=(k - 1) * n * t + n * len(inner))
-    pool = None
-    if me in (p0, p1, helper):  # the third site deals; any other site has no part here
-        pool = await make_pool(party, helper=helper, method=method, p0=p0, p1=p1,
-                               tag=f"{tag}/triples", needs=needs)  # fmt: skip
-    prediction = None
-    if active:
-        assert pool is not None
-        ind = shares[0]
-        for i, other_bits in enumerate(shares[1:]):
-            if ind.size:
-                ind = await multiply(party, ind, other_bits, pool, role=role, other=other,
-                                     tag=f"{tag}/and{i}")  # fmt: skip
-        ind = ind.reshape(n, t)
-        lab = np.zeros(t, dtype=U64)
-        lab[leaves] = np.asarray(labels, dtype=U64)  # public: both scale their shares
-        kept = np.asarray([tree.label_shares[u] for u in inner], dtype=U64)
-        inner_part = np.zeros(0, dtype=U64)
-        if inner and n:  # a root that is a leaf has no interior label to multiply in
-            inner_part = await multiply(party, ind[:, inner].reshape(-1), np.tile(kept, n), pool,
-                                        role=role, other=other, tag=f"{tag}/labels")  # fmt: skip
-        prediction = (ind * lab[None, :]).sum(axis=1, dtype=U64)
-        if inner_part.size:
-            prediction += inner_part.reshape(n, len(inner)).sum(axis=1, dtype=U64)
-        pool.finished()
-        if deliver_to != me:
-            await party.send(deliver_to, f"{tag}/prediction", RING64.pack(prediction))
+    pool = await duo.pool(f"{tag}/triples", Needs(words=(k - 1) * n * t + n * len(inner)), RING64)
+    ind = shares[0]
+    for i, other_bits in enumerate(shares[1:]):
+        if ind.size:
+            ind = await duo.mul(ind, other_bits, pool, f"{tag}/and{i}", RING64)
+    ind = ind.reshape(n, t)
+    lab = np.zeros(t, dtype=U64)
+    lab[leaves] = np.asarray(labels, dtype=U64)  # public: both scale their shares
+    kept = np.asarray([tree.label_shares[u] for u in inner], dtype=U64)
+    inner_part = np.zeros(0, dtype=U64)
+    if inner and n:  # a root that is a leaf has no interior label to multiply in
+        inner_part = await duo.mul(ind[:, inner].reshape(-1), np.tile(kept, n), pool,
+                                   f"{tag}/labels", RING64)  # fmt: skip
+    prediction = (ind * lab[None, :]).sum(axis=1, dtype=U64)
+    if inner_part.size:
+        prediction += inner_part.reshape(n, len(inner)).sum(axis=1, dtype=U64)
+    pool.finished()
     return prediction
-    return None

@@ -44,30 +44,35 @@ A level, at every site:
    ring.
 
 What each party receives: from a dealing party, seeds and masks (uniform); from each other,
-masked arrays, shares and a re-randomised fold (uniform); the openings of the decisions
-above (``reveal/stop-share``, ``reveal/label-share``, ``reveal/split-share``: each share is
-uniform, the pair opens what the ledger records as ``reveal/stops``, ``reveal/labels``,
-``reveal/splits``). A dealing party receives requests with public shapes, and seeds of
-masks as in the paper's mode. Trust: the helper's (``dealer``: it colludes with no site;
+masked arrays, shares and a re-randomised fold (uniform); the numbers of distinct values of
+every site's attributes (``reveal/domains``, declared: the fan-outs a split on each would
+have); the openings of the decisions above (``reveal/stop-share``, ``reveal/label-share``,
+``reveal/split-share``), which ``p0`` and ``p1`` send through their one door
+(:mod:`protocols.engine.opening`): each share plus a fresh zero-sharing from a key only the two
+hold, so that the pair opens what the ledger records as ``reveal/stops``, ``reveal/labels``,
+``reveal/splits`` and each message is uniform beside everything its receiver holds, the
+triples it dealt included. A dealing party receives requests with public shapes, and seeds
+of masks as in the paper's mode. Trust: the helper's (``dealer``: it colludes with no site;
 ``sites``: no two sites collude) and, whatever the helper, **``p0`` and ``p1`` do not
 collude**: together they would hold every count.
 """
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
+from mpc.crypto import randomness
 from mpc.crypto.prg import SeedStream
 from mpc.errors import ConfigError, ProtocolError
 from mpc.learners.criteria import NLOGN_W
 from mpc.runtime.chunks import pack_array, unpack_array
 from mpc.runtime.expect import integer, list_of, raw
 from mpc.runtime.party import Party
-from mpc.runtime.view import public, uniform
+from mpc.runtime.view import declared, uniform
+from protocols.engine.opening import opening
 from protocols.ppid3.distribution_counts import SiteView
 from protocols.ppid3.fast_counts import CLASSES
 from protocols.ppid3.gini_argmax import argmax_plan, gini_argmax, plan_needs
@@ -96,17 +101,27 @@ __all__ = ["SEED", "SHARE", "grow_tree"]
 #: the criteria this mode computes on shares (the plain learner's of the same names)
 CRITERIA = ("gini", "entropy-fixed")
 
-DOMAINS = public("reveal/domains", "the numbers of values of a site's attributes")
+DOMAINS = declared(
+    "reveal/domains",
+    "the numbers of distinct values of a site's attributes in the aligned records (the "
+    "fan-outs a split on each would have; the paper's DistributionCounts shows them too)",
+)
 SEED = uniform("reveal/seed", "a site's fresh seed of the part of its shares this party holds")
 SHARE = uniform("reveal/share", "a site's shares less the part expanded from a seed")
-STOP_SHARE = uniform(
-    "reveal/stop-share", "p0's or p1's share of the level's stop bits", opens="reveal/stops"
+STOP_SHARE = opening(
+    "reveal/stop-share",
+    "p0's or p1's share of the level's stop bits, re-randomised",
+    opens="reveal/stops",
 )
-LABEL_SHARE = uniform(
-    "reveal/label-share", "p0's or p1's share of the leaves' labels", opens="reveal/labels"
+LABEL_SHARE = opening(
+    "reveal/label-share",
+    "p0's or p1's share of the leaves' labels, re-randomised",
+    opens="reveal/labels",
 )
-SPLIT_SHARE = uniform(
-    "reveal/split-share", "p0's or p1's share of the level's splits", opens="reveal/splits"
+SPLIT_SHARE = opening(
+    "reveal/split-share",
+    "p0's or p1's share of the level's splits, re-randomised",
+    opens="reveal/splits",
 )
 
 
@@ -223,6 +238,7 @@ class _Tree:
                 raise ConfigError(f"--criterion entropy-fixed counts at most {2**NLOGN_W - 1:,} "
                                   f"rows; this table has {n:,}")  # fmt: skip
             self.duo = Duo(party, dealing, entropy_ring(widest * (self.p + 1)))
+        await self.duo.start(f"{tag}/open-key")
         self.xt, _ = one_hot_columns(view.codes, mine, self.dtype)
         root = LevelNode(0, 0, None, 0, [class_site], list(attribute_counts))
         self.nodes.append(root)
@@ -250,7 +266,7 @@ class _Tree:
         duo, party, ring = self.duo, self.party, RING64
         if party.name == owner:
             assert values is not None
-            seed = secrets.token_bytes(32)
+            seed = randomness.seed(f"{tag}/seed")
             rest = ring.reduce(values - ring.random(SeedStream(seed), n))
             if owner == duo.p0:
                 await party.send(duo.p1, f"{tag}/seed", seed)
@@ -274,7 +290,7 @@ class _Tree:
         duo, party = self.duo, self.party
         others = [s for s in self.names if s not in (duo.p0, duo.p1)]
         if not duo.active:
-            seed = secrets.token_bytes(32)
+            seed = randomness.seed(f"{tag}/seed")
             await party.send(duo.p0, f"{tag}/seed", seed)
             await party.send(duo.p1, f"{tag}/rest",
                              pack_array(x - ring_random(seed, x.shape, x.dtype)))  # fmt: skip
@@ -292,18 +308,11 @@ class _Tree:
     async def _open(
         self, values: np.ndarray | None, n: int, tag: str, receipt: Any, ring: Ring = RING64
     ) -> list[int]:
-        """Open ``n`` shared values of ``p0`` and ``p1`` (in ``ring``) to every site."""
-        duo, party = self.duo, self.party
-        if n == 0:
-            return []
-        if duo.active:
-            assert values is not None
-            await party.broadcast(tag, ring.pack(values))
-            theirs = ring.unpack(await party.recv(duo.other, tag, receipt), (n,), duo.other, tag)
-            return ring.signed(ring.reduce(values + theirs))
-        got = await party.gather([duo.p0, duo.p1], tag, receipt)
-        a, b = (ring.unpack(got[s], (n,), s, tag) for s in (duo.p0, duo.p1))
-        return ring.signed(ring.reduce(a + b))
+        """Open ``n`` shared values of ``p0`` and ``p1`` (in ``ring``) to every site, through
+        the pair's door (re-randomised: :mod:`protocols.engine.opening`)."""
+        got = await self.duo.open(values, n, to=self.names, tag=tag, receipt=receipt, ring=ring)
+        assert got is not None  # every site is a receiver
+        return got
 
     # ----------------------------------------------------------------- a level
 

@@ -33,12 +33,15 @@ the decisions.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from mpc.learners.criteria import GINI_ALPHA
 from mpc.runtime.party import Party
+from mpc.runtime.view import Receipt
+from protocols.engine.opening import Pair, open_shares
 from protocols.ot.iknp import ExtensionReceiver, ExtensionSender
 from protocols.ppid3.level_dealing import Dealing
 from protocols.primitives.ring import RING64, Ring, ring_for_bits
@@ -99,6 +102,22 @@ class Duo:
         self.role = 0 if self.party.name == self.p0 else 1
         self.other = self.p1 if self.role == 0 else self.p0
         self.session: ExtensionSender | ExtensionReceiver | None = None
+        #: the pair's door for what it opens (:mod:`protocols.engine.opening`)
+        self.pair = Pair(self.party, self.p0, self.p1)
+
+    async def start(self, tag: str) -> None:
+        """``p0`` and ``p1`` agree the key of their openings' re-randomisation."""
+        await self.pair.agree(tag)
+
+    async def open(
+        self, values: np.ndarray | None, n: int, *, to: Sequence[str], tag: str,
+        receipt: Receipt, ring: Ring | None = None,
+    ) -> list[int] | None:  # fmt: skip
+        """Open ``n`` shared values to the parties ``to``, re-randomised
+        (:func:`protocols.engine.opening.open_shares`): the only way a value leaves the
+        pair."""
+        return await open_shares(self.pair, values, n, to=to, tag=tag, receipt=receipt,
+                                 ring=ring or RING64)  # fmt: skip
 
     def const(self, value: int, shape: int | tuple[int, ...]) -> np.ndarray:
         """Shares of a public constant in the wide ring: ``p0`` holds it, ``p1`` zero."""

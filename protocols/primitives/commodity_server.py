@@ -33,7 +33,7 @@ from protocols.primitives.dot_product_base import (
     DotProductMethod,
     RandomWords,
     fields_of,
-    open_shares,
+    reveal_products,
     row_sums,
 )
 
@@ -63,7 +63,7 @@ class CommodityServer(DotProductMethod):
         reveal_to: str | None, tag: str, key_bits: int, words: RandomWords, rows: bool,
     ) -> tuple[np.ndarray, tuple[int, int, int]]:  # fmt: skip
         share, dims = await _dealer_method(party, M, role, other, helper, tag, rows)
-        return await open_shares(party, share, role, other, reveal_to, tag), dims
+        return await reveal_products(party, share, role, other, reveal_to, tag), dims
 
 
 COMMODITY_SERVER = CommodityServer()

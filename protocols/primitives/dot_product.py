@@ -52,8 +52,8 @@ from typing import Any
 
 import numpy as np
 
+from mpc.crypto import randomness
 from mpc.crypto.paillier import PAILLIER_KEY_BITS
-from mpc.crypto.prg import os_random_words
 from mpc.errors import ConfigError, ProtocolError
 from mpc.runtime.party import Party
 from protocols.primitives.commodity_server import COMMODITY_SERVER
@@ -175,7 +175,7 @@ async def _products(
             f"dot product ({method}): party {party.name!r} is none of {sorted(roles)}"
         )
     expected = _check_shape(shape, rows)
-    words = random_words or os_random_words
+    words = random_words or (lambda k: randomness.words(k, f"{tag}/words"))
     label = "dot-product/row-shape" if rows else "dot-product/shape"
     with party.phase(tag):
         if role == DEALER:

@@ -17,9 +17,8 @@ import gmpy2
 import numpy as np
 
 from mpc.errors import ConfigError, ProtocolError
-from mpc.runtime.chunks import pack_array, unpack_array
 from mpc.runtime.party import Party
-from mpc.runtime.view import uniform
+from protocols.engine.opening import Pair, open_values, opening
 
 __all__ = [
     "ALICE",
@@ -31,7 +30,7 @@ __all__ = [
     "DotProductMethod",
     "RandomWords",
     "fields_of",
-    "open_shares",
+    "reveal_products",
     "row_sums",
 ]
 
@@ -40,7 +39,7 @@ WORD = 2**64
 MPZ = type(gmpy2.mpz(0))
 
 #: what a party receives when it learns the products: the other party's share
-SHARE = uniform(
+SHARE = opening(
     "dot-product/share",
     "the other party's share of the products (to the party that learns them)",
     opens="dot-product/product",
@@ -88,20 +87,17 @@ def row_sums(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
     return (X * Y).sum(axis=1, dtype=np.uint64, keepdims=True)
 
 
-async def open_shares(
+async def reveal_products(
     party: Party, share: np.ndarray, role: str, other: str, reveal_to: str | None, tag: str
 ) -> np.ndarray:
-    """Send this share to the other party if it learns the product; add the other's share
-    if this party does. Returns the product or the share."""
-    other_role = BOB if role == ALICE else ALICE
-    if reveal_to in (other_role, "both"):
-        await party.send(other, f"{tag}/share", pack_array(share))
-    if reveal_to in (role, "both"):
-        theirs = unpack_array(
-            await party.recv(other, f"{tag}/share", SHARE), np.uint64, share.shape, other, "share"
-        )
-        return share + theirs
-    return share
+    """Open the products to the party (or both) ``reveal_to`` names, through the pair's door
+    (:func:`protocols.engine.opening.open_values`: within the pair, the other's share).
+    Returns the product, or this party's share where it does not learn them."""
+    alice, bob = (party.name, other) if role == ALICE else (other, party.name)
+    to = [n for r, n in ((ALICE, alice), (BOB, bob)) if reveal_to in (r, "both")]
+    got = await open_values(Pair(party, alice, bob), share.reshape(-1), share.size, to=to,
+                            tag=f"{tag}/share", receipt=SHARE)  # fmt: skip
+    return share if got is None else got.reshape(share.shape)
 
 
 def fields_of(body: object, sender: str, allowed: Sequence[str]) -> dict[str, Any]:

@@ -27,11 +27,11 @@ encryption per entry of Alice's matrix): small tables only.
 from __future__ import annotations
 
 import asyncio
-import secrets
 from typing import Any
 
 import numpy as np
 
+from mpc.crypto import randomness
 from mpc.crypto.paillier import PaillierPrivateKey, PaillierPublicKey
 from mpc.errors import ConfigError, ProtocolError
 from mpc.runtime.chunks import checked_shape, pack_array, unpack_array
@@ -212,7 +212,7 @@ async def _bob(
     party.metrics.count("paillier_mul", m * n * ell)
     t = np.zeros(m * ell, dtype=np.uint64) if alice_learns else words(m * ell)
     high = paillier_capacity_bits(n) - 1 - 64  # R < 2^(κ + σ - 64)
-    masks = [int(ti) + (secrets.randbits(high) << 64) for ti in t.tolist()]
+    masks = [int(ti) + (randomness.randbits(high, f"{tag}/mask") << 64) for ti in t.tolist()]
     fresh = await asyncio.to_thread(pk.encrypt_many, masks)  # also re-randomises C
     party.metrics.count("paillier_enc", m * ell)
     out = [c * e % pk.n_sq for c, e in zip(C, fresh, strict=True)]

@@ -44,13 +44,13 @@ and the ``k - 1`` others it forwards), so ``k * sum(|sets|)`` operations in all.
 from __future__ import annotations
 
 import itertools
-import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from mpc.crypto import randomness
 from mpc.crypto.curve25519 import ELEMENT_BYTES, InvalidPoint, X25519Key
 from mpc.errors import ConfigError, PeerMisbehaved, ProtocolError
 from mpc.runtime.party import Party
@@ -113,7 +113,7 @@ class GroupInput:
     label: str = ""
 
 
-def os_permutation(n: int) -> np.ndarray:
+def os_permutation(n: int, label: str) -> np.ndarray:
     """A uniformly random permutation of ``0 .. n-1`` (``int64``) from the OS generator.
 
     It sorts ``n`` fresh 64-bit keys from :func:`secrets.token_bytes`; when two keys are
@@ -125,15 +125,15 @@ def os_permutation(n: int) -> np.ndarray:
     if n < 2:
         return np.arange(n, dtype=np.int64)
     while True:
-        keys = np.frombuffer(secrets.token_bytes(8 * n), dtype=np.uint64)
+        keys = np.frombuffer(randomness.token_bytes(8 * n, label), dtype=np.uint64)
         order = np.argsort(keys)  # equal keys are redrawn, so no sort needs to be stable
         ranked = keys[order]
         if not (ranked[1:] == ranked[:-1]).any():
             return order.astype(np.int64, copy=False)
 
 
-def _shuffled(rows: np.ndarray) -> np.ndarray:
-    return rows[os_permutation(len(rows))] if len(rows) > 1 else rows
+def _shuffled(rows: np.ndarray, label: str) -> np.ndarray:
+    return rows[os_permutation(len(rows), label)] if len(rows) > 1 else rows
 
 
 def _check_bundle(obj: object, n_groups: int, sender: str, what: str) -> list[list[np.ndarray]]:
@@ -251,7 +251,7 @@ async def set_intersection_cardinality(
         for s in g.sets:
             if s.dtype != np.uint8 or s.ndim != 2 or s.shape[1] != ELEMENT_BYTES:
                 raise ConfigError("PSI-CA: every set must be an (m, 32) uint8 array")
-    keys = [X25519Key.generate() for _ in groups]  # fresh keys, one per group
+    keys = [X25519Key.generate(f"{tag}/key") for _ in groups]  # fresh keys, one per group
     with party.phase(tag):
         bundle, sizes = await _ring(party, groups, keys, tag)
         # ``bundle`` is now the fully encrypted sets of the party after me (origin me + 1)
@@ -305,7 +305,7 @@ async def _ring(
         for key, sets in zip(keys, bundle, strict=True):
             enc = []
             for s in sets:
-                enc.append(_shuffled(key.encrypt_many(s)) if len(s) else s)
+                enc.append(_shuffled(key.encrypt_many(s), f"{tag}/shuffle") if len(s) else s)
                 ops += len(s)
             out.append(enc)
         party.metrics.count("x25519", ops)

@@ -43,12 +43,12 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from mpc.crypto import randomness
 from mpc.crypto.curve25519 import ELEMENT_BYTES, hash_to_curve
 from mpc.errors import ConfigError
 from mpc.runtime.expect import boolean, integer, raw
@@ -135,7 +135,7 @@ async def align_records(
         sizes = {n: sizes[n] for n in names}
         party.ledger.record(f"{tag}/sizes", sizes, step=f"{tag}/size")
 
-        share = secrets.token_bytes(_SHARE_BYTES)
+        share = randomness.token_bytes(_SHARE_BYTES, f"order-key/{tag}")
         await party.broadcast(f"{tag}/key-share", share)
         shares = {party.name: share}
         for sender in party.peers:

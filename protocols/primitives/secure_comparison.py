@@ -51,17 +51,18 @@ with its own they open the winners, the outcome, which its ledger records as
 
 from __future__ import annotations
 
-import secrets
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from mpc.crypto import randomness
 from mpc.crypto.prg import SeedStream
 from mpc.errors import ConfigError, ProtocolError
 from mpc.runtime.chunks import pack_array, unpack_array
 from mpc.runtime.party import Party
 from mpc.runtime.view import uniform
+from protocols.engine.opening import Pair, open_shares, opening
 from protocols.ot.gilboa import beaver_triples, wide_beaver_triples
 from protocols.ot.iknp import (
     ExtensionReceiver,
@@ -113,9 +114,9 @@ DEALT = uniform(
 MASKED = uniform(
     "compare/masked", "the other party's values or bits plus a mask this party does not know"
 )
-WINNERS = uniform(
+WINNERS = opening(
     "compare/winner-shares",
-    "the other party's shares of the winners (to a party that learns them)",
+    "p0's or p1's share of the winners, re-randomised (to a party that learns them)",
     opens="compare/winners",
 )
 
@@ -219,7 +220,7 @@ async def deal_pool(
 ) -> None:
     """A dealing helper's part: two fresh seeds, ``p0``'s triples expanded from its seed,
     ``p1``'s ``a, b`` from its own and its ``c`` sent as a correction. It receives nothing."""
-    seeds = (secrets.token_bytes(32), secrets.token_bytes(32))
+    seeds = (randomness.seed(f"{tag}/p0"), randomness.seed(f"{tag}/p1"))
     s0, s1 = SeedStream(seeds[0]), SeedStream(seeds[1])
     w = needs.words
     a0, b0, c0 = s0.bits(needs.bits), s0.bits(needs.bits), s0.bits(needs.bits)
@@ -315,8 +316,9 @@ async def _ot_words(
     if not n:
         return (ring.zeros(0),) * 3
     if ring.wide:  # Gilboa's products with pads as wide as the ring
-        la, lb, cross = await wide_beaver_triples(party, other, n, bits=ring.bits,
-                                                  session=session)  # fmt: skip
+        la, lb, cross = await wide_beaver_triples(
+            party, other, n, bits=ring.bits, session=session, tag=f"{tag}/ot-words"
+        )
         a, b, z = (ring.from_words(x, (n,)) for x in (la, lb, cross))
         return a, b, ring.reduce(a * b + z)
     t = await beaver_triples(party, other, n, session=session, tag=f"{tag}/ot-words")
@@ -561,19 +563,15 @@ async def argmax(
 
 
 async def open_winners(
-    party: Party, index: np.ndarray, *, other: str, tag: str, to: tuple[str, ...],
+    pair: Pair, index: np.ndarray | None, n: int, *, tag: str, to: tuple[str, ...],
     ring: Ring = RING64,
 ) -> np.ndarray | None:  # fmt: skip
-    """Open the shared winners to the parties named in ``to`` (of ``p0`` and ``p1``): each
-    sends its share to the other if the other is to learn them."""
-    if other in to:
-        await party.send(other, f"{tag}/winners", ring.pack(index))
-    if party.name not in to:
-        return None
-    theirs = ring.unpack(
-        await party.recv(other, f"{tag}/winners", WINNERS), index.shape, other, "winners"
-    )
-    return np.asarray(ring.signed(ring.reduce(index + theirs)), dtype=np.int64)
+    """Open the ``n`` shared winners to the parties named in ``to``, through the pair's door
+    (re-randomised: :func:`protocols.engine.opening.open_shares`; ``pair`` has agreed its
+    key). Returns them (int64) to those, None elsewhere."""
+    got = await open_shares(pair, index, n, to=to, tag=f"{tag}/winners", receipt=WINNERS,
+                            ring=ring)  # fmt: skip
+    return None if got is None else np.asarray(got, dtype=np.int64)
 
 
 async def secure_argmax(
@@ -591,6 +589,8 @@ async def secure_argmax(
     (int64) to those, None to the others."""
     rows, count = shape
     party.ledger.record("compare/shape", [rows, count], step=tag)
+    pair = Pair(party, p0, p1)
+    await pair.agree(f"{tag}/open-key")
     needs = argmax_needs(rows, count, fractions, ring)
     pool = await make_pool(party, helper=helper or "", method=method, p0=p0, p1=p1, tag=tag,
                            needs=needs, ring=ring)  # fmt: skip
@@ -602,7 +602,7 @@ async def secure_argmax(
     index = await argmax(party, keys, pool, role=role, other=other, tag=tag,
                          denominators=denominators if fractions else None, ring=ring)  # fmt: skip
     pool.finished()
-    winners = await open_winners(party, index, other=other, tag=tag, ring=ring,
+    winners = await open_winners(pair, index, rows, tag=tag, ring=ring,
                                  to=reveal_to if reveal_to is not None else (p0, p1))  # fmt: skip
     if winners is not None:
         party.ledger.record("compare/winners", winners.tolist(), step=tag)

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import dataclasses
 import random
-import secrets
 from collections.abc import Sequence
 
+from mpc.crypto import randomness
 from mpc.errors import ConfigError, ProtocolError
 from mpc.runtime.party import Party
 from mpc.runtime.view import declared, uniform
@@ -74,7 +74,7 @@ async def secure_sum(
 
     with party.phase(tag):
         if me == 0:
-            r = (rng or secrets.SystemRandom()).randrange(m)
+            r = (rng or randomness.SecureRandom(f"{tag}/r")).randrange(m)
             await party.send(succ, f"{tag}/ring", (x + r) % m)
             total = await party.recv(pred, f"{tag}/ring", ring_receipt)
             _check_residue(total, m, pred)

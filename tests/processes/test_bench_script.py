@@ -128,7 +128,8 @@ def test_bad_arguments_are_refused() -> None:
     for argv in (["--helpers", "--datasets", "iris"], ["--scaling", "--scaling-helpers", "x"],
                  ["--scaling", "--scaling-sites", "1,2"], ["--repeat", "0"],
                  ["--reveal", "--datasets", "nursery"], ["--datasets", "car"],
-                 ["--helpers", "--reveal", "--datasets", "car"]):  # fmt: skip
+                 ["--helpers", "--reveal", "--datasets", "car"], ["--against", str(ROOT)],
+                 ["--reveal", "--against", str(ROOT / "docs")]):  # fmt: skip
         with pytest.raises(SystemExit):
             bench.parse_args(argv)
 
@@ -427,3 +428,31 @@ def test_compare_reveal_alternates_modes_and_stops_a_configuration_past_its_targ
     assert doc["repeat"] == 2 and len(doc["runs"]) == 5
     assert (tmp_path / "reveal.md").read_text() == md
     assert "under 360 s: no (stopped: timed out after 360 s)" in md
+
+
+def test_against_alternates_the_checkouts_and_compares_their_medians(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """``--reveal --against DIR``: every run made by both checkouts, this one first in even
+    repeats; the table gives each side's median, their ratio, the median of the pairs'
+    ratios, and the verdict at 1.10x for --reveal tree."""
+    reveal = sys.modules["bench_reveal"]
+    made: list[tuple[str, str, int]] = []
+    other = bench.Checkout(tmp_path, "/usr/bin/python3")
+
+    def fake(dataset: str, counts: str, extra: list[str], timeout: float, limit: Any = None,
+             checkout: Any = None) -> dict[str, Any]:  # fmt: skip
+        side = "against" if checkout == other else "this"
+        mode = extra[extra.index("--reveal") + 1]
+        made.append((side, mode, len(made)))
+        wall = {"this": 1.2, "against": 1.0}[side] * (2 if mode == "tree" else 1)
+        return record(dataset, 3, "sites", wall)
+
+    monkeypatch.setattr(reveal, "tried", fake)
+    md = reveal.compare_against(2, 60.0, tmp_path, other, ["car"])
+    sides = [s for s, m, _ in made if m == "tree"]
+    assert sides == ["this", "against", "against", "this"]
+    row = next(line for line in md.splitlines() if line.startswith("| car") and "| tree |" in line)
+    assert "| 2.40 (2.40-2.40) | 2.00 (2.00-2.00) | 1.200 | 1.200 |" in row
+    assert "at most 1.10x: no (1.200x, pairs 1.200x)" in md
+    assert (tmp_path / "reveal-against.json").is_file()

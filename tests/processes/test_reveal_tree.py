@@ -114,3 +114,62 @@ def test_reveal_tree_classifies_held_out_and_new_records_without_opening_a_path(
         labels = {e["label"] for e in report["ledger"]}
         assert "classify/instances" not in labels
         assert ("classify/predictions" in labels) == (name == "site1"), name
+
+
+@pytest.mark.parametrize(("helper", "sites"), [("dealer", 3), ("ot", 3), ("sites", 3), ("ot", 2)])
+def test_classification_without_a_path_takes_its_triples_from_the_training_s_helper(
+    helper: str, sites: int, tmp_path: Path
+) -> None:
+    """Held-out records and saved parts are classified with the training's helper: with
+    ``ot`` no third party deals, whatever the number of sites (the third site receives no
+    triples and no request); with ``dealer`` the dealer serves the classification too; the
+    trust lines say so; ``ppid3-classify --helper`` may choose another."""
+    models = tmp_path / "models"
+    code, doc = run_mpc_json(
+        "run", "ppid3", "--dataset", "car", "--sites", str(sites), "--reveal", "tree",
+        "--helper", helper, "--max-depth", "2", "--test-split", "0.3", "--model-out",
+        str(models), deadline=120,
+    )  # fmt: skip
+    assert code == 0, doc
+    result = doc["result"]
+    assert result["accuracy"]["test_predictions_equal_plain"] is True
+    assert f"test records classified without a path, randomness from {helper}" in result["trust"]
+
+    def received(report: dict, prefix: str) -> set[str]:
+        return {r["receipt"] for r in report["received"] if r["tag"].startswith(prefix)}
+
+    third = doc["parties"].get("site3")
+    if helper == "ot" and third is not None:  # nobody deals p0's and p1's triples
+        assert not received(third, "classify/") & {"fast-counts/request", "compare/dealt"}
+        for name in ("site1", "site2"):
+            got = received(doc["parties"][name], "classify/test")
+            assert "compare/dealt" not in got and any(r.startswith("ot/") for r in got), got
+    if helper == "dealer":
+        assert "fast-counts/request" in received(doc["parties"]["dealer"], "classify/")
+    code, doc = run_mpc_json(
+        "run", "ppid3-classify", "--model", str(models), "--csv", str(_car_records(tmp_path)),
+        "--predictions-out", str(tmp_path / "predictions.csv"), deadline=120,
+    )  # fmt: skip
+    assert code == 0, doc
+    assert doc["result"]["equal_to_plain_tree"] is True and doc["result"]["helper"] == helper
+    assert ("dealer" in doc["parties"]) == (helper == "dealer")
+    other = "ot" if helper != "ot" else ("sites" if sites >= 3 else "dealer")
+    code, doc = run_mpc_json(
+        "run", "ppid3-classify", "--model", str(models), "--csv", str(_car_records(tmp_path)),
+        "--helper", other, "--predictions-out", str(tmp_path / "predictions.csv"),
+        deadline=120,
+    )  # fmt: skip
+    assert code == 0, doc
+    assert doc["result"]["equal_to_plain_tree"] is True
+    assert f"--helper {other}" in doc["result"]["trust"]
+
+
+def _car_records(folder: Path) -> Path:
+    """Twenty of car's records as a table with a header and no class."""
+    path = folder / "new.csv"
+    if not path.exists():
+        header = "buying,maint,doors,persons,lug_boot,safety"
+        data = ROOT / "mpc" / "datasets" / "data" / "uci" / "car" / "car.data"
+        rows = [",".join(line.split(",")[:6]) for line in data.read_text().split()[::86]]
+        path.write_text(header + "\n" + "\n".join(rows) + "\n")
+    return path

@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import chisquare
 
+from mpc.crypto import randomness
 from mpc.crypto.paillier import PaillierPrivateKey, PaillierPublicKey, multi_powmod
-from mpc.crypto.prg import os_random_words
 from mpc.errors import ConfigError, MPCError, ProtocolError
 from mpc.runtime.codec import decode
 from mpc.runtime.local import run_in_memory
@@ -261,7 +261,7 @@ def test_dealer_masked_messages_are_uniform_whatever_the_inputs(fill: str) -> No
         "max": np.full(n, U64, dtype=np.uint64),
         "pattern": (np.arange(n) % 3 == 0).astype(np.uint64),
     }[fill].reshape(1, n)
-    seen = _masked_views(xa, os_random_words)
+    seen = _masked_views(xa, lambda k: randomness.words(k, "test/words"))
     assert seen["bob"].size == n and seen["alice"].size == n
     # fixed threshold; a fair mask fails it with probability 1e-9 per view (8e-9 for the
     # eight views of this test), and the biased mask below lands far under it

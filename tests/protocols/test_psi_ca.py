@@ -191,7 +191,7 @@ def test_the_wire_carries_only_encrypted_rows() -> None:
 
 @given(st.integers(0, 3000))
 def test_os_permutation_is_a_permutation(n: int) -> None:
-    perm = os_permutation(n)
+    perm = os_permutation(n, "test/perm")
     assert perm.dtype == np.int64 and perm.shape == (n,)
     assert np.array_equal(np.sort(perm), np.arange(n))
 
@@ -202,14 +202,14 @@ def test_os_permutation_is_uniform() -> None:
     same check rejects a shuffle that never puts element 0 first. And on 50,000 elements the
     first half of the positions holds each sixteenth of the elements about equally often (a
     shuffle that moves little fails it)."""
-    draws = Counter(tuple(os_permutation(4).tolist()) for _ in range(24_000))
+    draws = Counter(tuple(os_permutation(4, "test/perm").tolist()) for _ in range(24_000))
     orders = list(itertools.permutations(range(4)))
     assert set(draws) <= set(orders)
     assert chisquare([draws[o] for o in orders]).pvalue > 1e-9
     biased = [0 if o[0] == 0 else 1_000 * 24 // 18 for o in orders]
     assert chisquare(biased).pvalue < 1e-9
     n = 50_000
-    first_half = os_permutation(n)[: n // 2]
+    first_half = os_permutation(n, "test/perm")[: n // 2]
     assert chisquare(np.bincount(first_half * 16 // n, minlength=16)).pvalue > 1e-9
     assert chisquare(np.bincount(np.arange(n // 2) * 16 // n, minlength=16)).pvalue < 1e-9
 
@@ -235,8 +235,8 @@ def test_every_hop_shuffles_the_sets(monkeypatch: pytest.MonkeyPatch) -> None:
     keys: list[X25519Key] = []
     generate = X25519Key.generate.__func__  # type: ignore[attr-defined]
 
-    def recording(cls: type[X25519Key]) -> X25519Key:
-        key = generate(cls)
+    def recording(cls: type[X25519Key], label: str = "x25519/key") -> X25519Key:
+        key = generate(cls, label)
         keys.append(key)
         return key
 

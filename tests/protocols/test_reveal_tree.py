@@ -6,6 +6,7 @@ party; the Gini fractions on shares equal the plain scores."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from fractions import Fraction
 from typing import Any
 
@@ -14,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from mpc.crypto import randomness
 from mpc.datasets import Partition, Table, partition, weather
 from mpc.learners.criteria import gini_score
 from mpc.learners.id3 import ID3Classifier
@@ -25,6 +27,7 @@ from mpc.runtime.view import ViewRecorder, public
 from protocols.ppid3 import oblivious_classify
 from protocols.ppid3.fast_counts import Sites
 from protocols.ppid3.gini_argmax import argmax_plan, gini_argmax, plan_needs
+from protocols.ppid3.helpers import helper_of
 from protocols.ppid3.levels import DEALER, ppid3_levels, ring_dtype, serve_level_dealer
 from protocols.ppid3.oblivious_classify import classify_obliviously
 from protocols.ppid3.ppid3 import assemble, check_tree_equal
@@ -55,16 +58,22 @@ SITE_LABELS = {"ppid3/structure", "reveal/stops", "reveal/labels", "reveal/split
 def run_reveal(
     table: Table, part: Partition, *, helper: str = "dealer", max_depth: int | None = None,
     mss: int | None = None, record: bool = False, criterion: str = "gini",
+    fixed: dict[str, bytes] | None = None,
 ) -> dict[str, Any]:  # fmt: skip
     """``--reveal tree`` in memory; the plain tree with the same criterion beside it; ``opened``:
     what every party other than the first two sites could open by adding the two messages they send
-    it under one tag (:func:`_tap_openings`)."""
+    it under one tag (:func:`_tap_openings`). ``fixed``: the parties whose randomness is fixed
+    (:func:`mpc.crypto.randomness.fixed`), with their seeds."""
     views = _views(table, part)
     names = [v.name for v in views]
     class_site = names[part.class_site]
     parties = [*names, DEALER] if helper == "dealer" else names
 
     async def program(p: Any) -> Any:
+        with own_randomness(p.name, fixed):
+            return await party_program(p)
+
+    async def party_program(p: Any) -> Any:
         if record:
             p.view = ViewRecorder()
         if p.name == DEALER:
@@ -90,6 +99,12 @@ def run_reveal(
     )
     return {"view": view, "plain": to_json(plain.tree_), "parties": by_name, "names": names,
             "opened": opened}  # fmt: skip
+
+
+def own_randomness(name: str, fixed: dict[str, bytes] | None) -> Any:
+    """The party ``name``'s randomness fixed to its seed in ``fixed``, or its own."""
+    seed = (fixed or {}).get(name)
+    return contextlib.nullcontext() if seed is None else randomness.fixed(seed)
 
 
 def _tap_openings(network: InMemoryNetwork, p0: str, p1: str) -> dict[tuple[str, str], Any]:
@@ -368,18 +383,27 @@ def test_the_argmax_plan_compares_narrow_candidates_in_narrow_rings() -> None:
 def run_classify(
     table: Table, part: Partition, new: Table, *, helper: str = "sites",
     max_depth: int | None = None, record: bool = False, network: InMemoryNetwork | None = None,
+    fixed: dict[str, bytes] | None = None, deliver_to: str | None = None,
 ) -> dict[str, Any]:  # fmt: skip
     """Train with ``--reveal tree`` in memory, then classify the rows of ``new`` without a
-    path, delivered to the last site."""
+    path, delivered to ``deliver_to`` (the last site by default); ``fixed`` as for
+    :func:`run_reveal`, for the whole run."""
     views = _views(table, part)
     new_views = _views(new, part)
     names = [v.name for v in views]
     class_site = names[part.class_site]
-    deliver_to = names[-1]
+    deliver_to = deliver_to or names[-1]
 
     async def program(p: Any) -> Any:
+        with own_randomness(p.name, fixed):
+            return await party_program(p)
+
+    async def party_program(p: Any) -> Any:
         if p.name == DEALER:
-            return await serve_level_dealer(p, names, dtype=ring_dtype(table.n_rows))
+            await serve_level_dealer(p, names, dtype=ring_dtype(table.n_rows))
+            if record:
+                p.view = ViewRecorder()
+            return await serve_level_dealer(p, names, dtype=np.uint64, requests="classify/req")
         i = names.index(p.name)
         site = Sites(p, names).as_party()
         tree, _ = await ppid3_levels(
@@ -390,8 +414,13 @@ def run_classify(
             p.view = ViewRecorder()
         v = new_views[i]
         cols = {a: [v.domains[j][c] for c in v.codes[:, j]] for j, a in enumerate(v.attributes)}
-        return await classify_obliviously(site, tree, cols, new.n_rows, class_site=class_site,
-                                          deliver_to=deliver_to)  # fmt: skip
+        return await helper_of(helper).beside(
+            site,
+            lambda dealing: classify_obliviously(site, tree, cols, new.n_rows,
+                                                 class_site=class_site, deliver_to=deliver_to,
+                                                 dealing=dealing),
+            requests="classify/req",
+        )  # fmt: skip
 
     parties = [*names, DEALER] if helper == "dealer" else names
     results, by_name = asyncio.run(run_in_memory(parties, program, timeout=120,

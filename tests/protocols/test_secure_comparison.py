@@ -19,6 +19,7 @@ from scipy.stats import chisquare
 from mpc.runtime.codec import decode
 from mpc.runtime.local import InMemoryNetwork, run_in_memory
 from mpc.runtime.view import ViewRecorder
+from protocols.engine.opening import Pair
 from protocols.primitives import secure_comparison as sc
 from protocols.primitives.ring import Ring
 
@@ -182,7 +183,8 @@ def _masked(keys: np.ndarray) -> dict[str, list[np.ndarray]]:
 
     def tap(sender: str, receiver: str, frames: list[bytes]) -> None:
         env = decode(frames)
-        opening = env.tag.startswith("cmp/") and not env.tag.endswith(("/winners", "/dealt"))
+        opening = env.tag.startswith("cmp/") and not env.tag.endswith(
+            ("/winners", "/dealt", "/open-key"))  # fmt: skip
         if sender in ("p0", "p1") and receiver in seen and opening:
             seen[receiver].append(np.concatenate(env.body["parts"]).view(np.uint8))
 
@@ -298,8 +300,9 @@ def test_wide_less_than_zero_and_argmax_are_exact(bits: int, data: Any) -> None:
         k, d = (n0, d0) if role == 0 else (n1, d1)
         index = await sc.argmax(party, k.reshape(1, -1), pool, role=role, other=other, tag="a",
                                 denominators=d.reshape(1, -1), ring=ring)  # fmt: skip
-        return await sc.open_winners(party, index, other=other, tag="a", to=("p0", "p1"),
-                                     ring=ring)  # fmt: skip
+        pair = Pair(party, "p0", "p1")
+        await pair.agree("key")
+        return await sc.open_winners(pair, index, 1, tag="a", to=("p0", "p1"), ring=ring)
 
     out = run_pair(NAMES, amax, sc.argmax_needs(1, len(nums), True, ring), ring)
     values_f = [Fraction(a, b) for a, b in zip(nums, dens, strict=True)]
@@ -356,7 +359,9 @@ def test_oblivious_transfer_makes_wide_triples_and_a_wide_argmax(bits: int) -> N
         k, d = (n0, d0) if role == 0 else (n1, d1)
         index = await sc.argmax(party, k.reshape(1, -1), pool, role=role, other=other, tag="m",
                                 denominators=d.reshape(1, -1), ring=ring)  # fmt: skip
-        return await sc.open_winners(party, index, other=other, tag="m", to=("p0",), ring=ring)
+        pair = Pair(party, "p0", "p1")
+        await pair.agree("key")
+        return await sc.open_winners(pair, index, 1, tag="m", to=("p0",), ring=ring)
 
     results, _ = asyncio.run(run_in_memory(NAMES[:2], amax, timeout=60))
     assert results["p0"].tolist() == [1]

@@ -281,11 +281,17 @@ def _same_view(
         assert_documented,
         canonical_view,
         differences,
+        joint_failures,
+        own_seed,
+        randomness_fixed,
         undeclared,
         uniformity_failures,
     )
 
-    runs = [run_system(system, timeout=30, **first), run_system(system, timeout=30, **second)]
+    with randomness_fixed():
+        runs = [run_system(system, timeout=30, **first)]
+    with randomness_fixed(own_seed(party)):
+        runs.append(run_system(system, timeout=30, **second))
     for r in runs:
         assert r.ok, r.error
         assert_documented(variant, r)
@@ -295,6 +301,8 @@ def _same_view(
     assert not diff, f"{system}: {party}'s view depends on what it may not learn:\n" + "\n".join(
         diff
     )
+    joint = joint_failures(*(r.reports[party] for r in runs))
+    assert not joint, f"{system}: {party}'s view beside its own randomness:\n" + "\n".join(joint)
 
 
 @pytest.mark.parametrize(
@@ -568,12 +576,40 @@ def test_the_other_configurations_receive_only_what_the_page_lists(
     variant: str, tmp_path: Path
 ) -> None:
     """The configurations the record-swap tests above do not run (Paillier dot products, a
-    later cdtl session, several clients on one CDBS): every party receives only what
-    docs/leakage.md lists, nothing undeclared, and uniform payloads that look uniform."""
-    from ..views import _leakage_script, assert_documented, undeclared, uniformity_failures
+    later cdtl session, several clients on one CDBS, the secure argmax with each helper,
+    classification without a path from saved parts): every party receives only what
+    docs/leakage.md lists, nothing undeclared, and uniform payloads that look uniform; and
+    each party, its randomness fixed, receives nothing uniform that repeats when the same
+    inputs run again (the joint-view test)."""
+    from ..views import (
+        _leakage_script,
+        assert_documented,
+        joint_failures,
+        own_seed,
+        randomness_fixed,
+        undeclared,
+        uniformity_failures,
+    )
 
-    run = _leakage_script().run_variant(variant, tmp_path)
+    script = _leakage_script()
+    v = script.VARIANTS[variant]
+    options = dict(v.options)
+    if v.prepare is not None:  # a model to classify with, made once
+        options.update(v.prepare(tmp_path))
+    with randomness_fixed():
+        run = run_system(v.system, timeout=60, **options)
+    assert run.ok, run.error
     assert_documented(variant, run)
     for name, report in run.reports.items():
         assert not undeclared(report), (name, undeclared(report))
         assert not uniformity_failures(report), (name, uniformity_failures(report))
+    # the same inputs again, one party's randomness as in the first run, everyone else's
+    # fresh: nothing uniform it receives may repeat
+    for name in run.reports:
+        with randomness_fixed(own_seed(name)):
+            again = run_system(v.system, timeout=60, **options)
+        assert again.ok, again.error
+        joint = joint_failures(run.reports[name], again.reports[name])
+        assert not joint, f"{variant}: {name}'s view beside its own randomness:\n" + (
+            "\n".join(joint)
+        )

@@ -4,7 +4,7 @@ The framework's packages, bottom to top::
 
     mpc.errors
     mpc.runtime   mpc.crypto   mpc.datasets      (each imports only mpc.errors and itself)
-    mpc.learners                                 (+ mpc.datasets, mpc.runtime)
+    mpc.learners                                 (+ mpc.datasets, mpc.runtime, mpc.crypto)
     mpc.deployment                               (+ mpc.runtime: files, launcher, netlab)
     protocols                                    (+ anything in mpc but mpc.deployment)
     parties                                      (+ protocols; the systems and party programs)
@@ -41,7 +41,7 @@ ALLOWED: dict[str, set[str]] = {
     "mpc.runtime": {"mpc.errors"},
     "mpc.crypto": {"mpc.errors"},
     "mpc.datasets": {"mpc.errors"},
-    "mpc.learners": {"mpc.errors", "mpc.datasets", "mpc.runtime"},
+    "mpc.learners": {"mpc.errors", "mpc.datasets", "mpc.runtime", "mpc.crypto"},
     "mpc.deployment": {"mpc.errors", "mpc.runtime"},
     "mpc": MPC - {"mpc"},
     "mpc.__main__": {"parties.command"},
