@@ -55,9 +55,9 @@ CPU_SAMPLE_S = 0.25
 #: The CPU share is taken over at least this many seconds (the newest sample this old).
 CPU_WINDOW_S = 1.0
 #: A party that waits for no peer and used at least this share of a core over the window
-#: computes (an idle process uses a few thousandths; a computing one, even on a host that
-#: runs four other busy processes per core, a fifth and more).
-COMPUTING_CPU_SHARE = 0.1
+#: computes (an idle or stuck process uses a few thousandths; a computing one more than this
+#: even on a host whose cores each run a dozen other busy processes).
+COMPUTING_CPU_SHARE = 0.02
 
 
 class HealthChecks:
