@@ -372,20 +372,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="--reveal tree beside the paper's mode on car, kr-vs-kp, adult (3 sites, and 2 "
         "with ot) and a million rows, against that mode's targets",
     )
-    p.add_argument(
-        "--against",
-        type=Path,
-        default=None,
-        metavar="DIR",
-        help="--reveal: run every configuration with this checkout and with the one in DIR in "
-        "turn, and compare (reveal-against.md)",
-    )
-    p.add_argument(
-        "--against-python",
-        default=None,
-        metavar="PYTHON",
-        help="--against: the interpreter of DIR's checkout (default: this one, run from DIR)",
-    )
+    _add_against(p)
     p.add_argument(
         "--datasets",
         type=name_list,
@@ -466,6 +453,24 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if args.out is None:
         args.out = SCRATCH if is_smoke(args) else ROOT / "results" / "bench"
     return args
+
+
+def _add_against(p: argparse.ArgumentParser) -> None:
+    """``--against DIR`` and ``--against-python``: another checkout to compare with."""
+    p.add_argument(
+        "--against",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="--reveal: run every configuration with this checkout and with the one in DIR in "
+        "turn, and compare (reveal-against.md)",
+    )
+    p.add_argument(
+        "--against-python",
+        default=None,
+        metavar="PYTHON",
+        help="--against: the interpreter of DIR's checkout (default: this one, run from DIR)",
+    )
 
 
 def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:

@@ -47,12 +47,13 @@ from mpc.runtime.view import declared, public, uniform
 from parties.own_data import read_own_table, write_predictions
 from parties.own_party import OwnParty
 from parties.params import AtLeast, Params, option
+from protocols.engine.ring import Ring
 from protocols.ppid3.classify_instance import classify_instances, tree_depth
 from protocols.ppid3.distribution_counts import PSICountOracle, SiteView
 from protocols.ppid3.fast_counts import Sites
 from protocols.ppid3.helpers import HELPERS, classify_helper, helper_of
 from protocols.ppid3.level_dealing import DEALER
-from protocols.ppid3.levels import REVEAL, ppid3_levels, ring_dtype
+from protocols.ppid3.levels import REVEAL, ppid3_levels
 from protocols.ppid3.oblivious_classify import classify_obliviously
 from protocols.ppid3.ppid3 import DistributedTree, ppid3
 from protocols.ppid3.reveal_tree import CRITERIA
@@ -298,7 +299,7 @@ async def _serve_outside(
     rows = await party.recv(class_site, "ppid3/rows", ROWS, expect=integer(lo=0))
     dealt = 0
     if rows > 0:
-        dealt = await how.serve(party, sites, dtype=ring_dtype(rows))
+        dealt = await how.serve(party, sites, dtype=Ring.for_rows(rows).dtype)
     phases = text(["classify", "done"])
     while await party.recv(class_site, "ppid3/phase", PHASE, expect=phases) == "classify":
         dealt += await how.serve(party, sites, dtype=np.uint64, requests=CLASSIFY_REQUESTS)

@@ -53,7 +53,7 @@ from mpc.errors import ConfigError, ProtocolError
 from mpc.runtime.expect import raw
 from mpc.runtime.party import Party
 from mpc.runtime.view import Receipt, uniform
-from protocols.primitives.ring import RING64, Ring
+from protocols.engine.ring import RING64, Ring
 
 __all__ = ["OPENINGS", "PAIR_KEY", "Pair", "open_shares", "open_values", "opening"]
 

@@ -43,7 +43,7 @@ from mpc.runtime.chunks import pack_array, unpack_array
 from mpc.runtime.expect import check, integer, list_of, raw, record, text
 from mpc.runtime.party import Party
 from mpc.runtime.view import public, uniform
-from protocols.ppid3.share_ring import ring_random
+from protocols.engine.ring import Ring
 
 __all__ = [
     "DEALER",
@@ -150,7 +150,7 @@ async def deal_permuted_open(
     m, B, p = (int(d) for d in shape)
     perms = _check_perms(req.get("perms"), B, p, site)
     seed = randomness.seed(f"{tag}/perm")
-    K, L = ring_random(seed, (2, m, B * p), dtype)
+    K, L = Ring.of(dtype).random(seed, (2, m, B * p))
     await party.send(peer, f"{tag}/dealer", {"seed": seed})
     await party.send(site, f"{tag}/dealer", {"d": pack_array(permute_blocks(K, perms) - L)})
 
@@ -163,7 +163,7 @@ async def open_permuted_owner(
     site's order for that block. Sends ``a - K`` (``K`` from the dealing party ``dealer``,
     uniform)."""
     got = await party.recv(dealer, f"{tag}/dealer", DEALT, expect=record({"seed": raw(32)}))
-    K, L = ring_random(got["seed"], (2, *a.shape), a.dtype)
+    K, L = Ring.of(a.dtype).random(got["seed"], (2, *a.shape))
     await party.send(class_site, f"{tag}/a-K", pack_array(a - K))
     y = unpack_array(await party.recv(class_site, f"{tag}/open", PERMUTED_OPEN), a.dtype, a.shape,
                 class_site,

@@ -35,8 +35,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from protocols.engine.ring import RING64, Ring, ring_for_bits
 from protocols.ppid3.shared_scores import Duo, fraction_bounds
-from protocols.primitives.ring import RING64, Ring, ring_for_bits
 from protocols.primitives.secure_comparison import (
     Needs,
     Pool,

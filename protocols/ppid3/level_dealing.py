@@ -45,6 +45,7 @@ from mpc.crypto import randomness
 from mpc.errors import ConfigError, ProtocolError
 from mpc.runtime.chunks import pack_array, unpack_array
 from mpc.runtime.party import Party
+from protocols.engine.ring import Left, Ring
 from protocols.ppid3.fast_counts import (
     DEALER,
     DEALT,
@@ -54,17 +55,7 @@ from protocols.ppid3.fast_counts import (
     open_permuted_owner,
     serve_dealer_requests,
 )
-from protocols.ppid3.share_ring import (
-    Left,
-    dealt,
-    expand_blocks,
-    outer_product,
-    outer_shares,
-    ring_left,
-    ring_matmul,
-    ring_random,
-)
-from protocols.primitives.ring import Ring
+from protocols.ppid3.level_arrays import dealt, expand_blocks, outer_product, outer_shares
 from protocols.primitives.secure_comparison import Needs, deal_pool
 
 __all__ = [
@@ -195,7 +186,7 @@ class Dealing:
         derived: np.ndarray | None = None,
     ) -> np.ndarray:
         """This site's additive share of the row-wise outer product
-        (:func:`protocols.ppid3.share_ring.outer_product`) of ``a_side``'s ``A`` (``V x N``) and
+        (:func:`protocols.ppid3.level_arrays.outer_product`) of ``a_side``'s ``A`` (``V x N``) and
         ``b_side``'s ``B`` (``P*p x N``). One exchange: ``a_side`` sends ``A + Ra``, ``b_side``
         sends ``B + Rb``; the dealing party dealt ``Ra`` and ``ra`` (as seeds) to ``a_side``,
         ``Rb`` (a seed) and ``rb = Ra (x) Rb - ra`` to ``b_side``."""
@@ -268,9 +259,9 @@ def _level_handler(party: Party, dtype: Any, who: str) -> Any:
             ):
                 raise ProtocolError(f"{site} sent {who} bad parent indices")
             seed_a, seed_r, seed_b = (randomness.seed(f"{tag}/outer") for _ in range(3))
-            Ra = ring_random(seed_a, (v, rows), dtype)
-            ra = ring_random(seed_r, (v, p, rows), dtype)
-            Rb = ring_random(seed_b, (cols, rows), dtype)
+            Ra = Ring.of(dtype).random(seed_a, (v, rows))
+            ra = Ring.of(dtype).random(seed_r, (v, p, rows))
+            Rb = Ring.of(dtype).random(seed_b, (cols, rows))
             rb = outer_product(Ra, Rb, np.asarray(parents, np.int64), p)
             rb -= ra
             await party.send(site, f"{tag}/dealer", {"seed": seed_a, "seed2": seed_r})
@@ -288,20 +279,21 @@ def _level_handler(party: Party, dtype: Any, who: str) -> Any:
             ):
                 raise ProtocolError(f"{site} sent {who} bad xdot blocks")
             if isinstance(req.get("seed"), bytes):
-                contexts[(site, peer)] = ring_left(ring_random(req["seed"], (m, rows), dtype))
+                ring = Ring.of(dtype)
+                contexts[(site, peer)] = ring.left(ring.random(req["seed"], (m, rows)))
             Ra_left = contexts.get((site, peer))
             if Ra_left is None:
                 raise ProtocolError(f"{site} used a context with {peer} it never opened")
             seed_b, seed_r, seed_ot = (randomness.seed(f"{tag}/xdot") for _ in range(3))
-            Rb = ring_random(seed_b, (cols, rows), dtype)
-            ra = ring_random(seed_r, (m, cols), dtype)
-            rb = ring_matmul(Ra_left, Rb.T) - ra
+            Rb = Ring.of(dtype).random(seed_b, (cols, rows))
+            ra = Ring.of(dtype).random(seed_r, (m, cols))
+            rb = Ring.of(Rb.dtype).matmul(Ra_left, Rb.T) - ra
             if req.get("transfer") is False:  # the product stays shared (--reveal tree)
                 await party.send(site, f"{tag}/dealer", {"seed": seed_r})
                 await party.send(peer, f"{tag}/dealer", {"seed": seed_b, "r": pack_array(rb)})
                 return
             # Beaver's OT precomputation: the holder gets R0, R1; the owner c and R_c
-            R0R1 = ring_random(seed_ot, (2, m, cols), dtype)
+            R0R1 = Ring.of(dtype).random(seed_ot, (2, m, cols))
             n_c = len(blocks) * (cols // n_cls)
             c = np.frombuffer(randomness.token_bytes(n_c, f"{tag}/c"), np.uint8)
             c = (c & 1).astype(bool).reshape(len(blocks), cols // n_cls)

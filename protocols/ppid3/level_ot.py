@@ -22,7 +22,7 @@ no dealt randomness (:meth:`OTDealing.outer_product`, :meth:`OTDealing.dot_owner
   for each ``(v, t)`` ``w`` chooses by ``A[v, t]``, ``h``'s correlation is the row
   ``(B[parent(v) p + c, t])_c``; ``w`` keeps ``y = x + A[v, t] B[...]``, ``h`` keeps ``-x``:
   additive shares of ``A ⊙ B`` row-wise, the product of
-  :func:`protocols.ppid3.share_ring.outer_product`. Fresh vector OTs of width ``p`` (the
+  :func:`protocols.ppid3.level_arrays.outer_product`. Fresh vector OTs of width ``p`` (the
   attribute ``A`` is the winner's secret, so the OTs of its fixed one-hot data cannot
   serve: the holder would have to know which attribute's). When every child of a parent is
   interior, its last child needs none: every record has one value, so the children's rows
@@ -124,6 +124,7 @@ from mpc.runtime.chunks import pack_array, unpack_array
 from mpc.runtime.expect import ANY, boolean, either, integer, list_of, one_of, record, text
 from mpc.runtime.party import Party
 from mpc.runtime.view import public
+from protocols.engine.ring import Ring
 from protocols.ot.iknp import (
     ExtensionReceiver,
     ExtensionSender,
@@ -134,7 +135,6 @@ from protocols.ot.one_hot import OneHotChooser, OneHotVectors, one_hot_chooser, 
 from protocols.ot.vector_ot import vector_ots_receive, vector_ots_send
 from protocols.ppid3.fast_counts import A_MINUS_K, PERMUTED_OPEN, permute_blocks
 from protocols.ppid3.level_dealing import Dealing, Helper, run_beside
-from protocols.ppid3.share_ring import ring_random
 
 __all__ = [
     "OTDealing",
@@ -420,7 +420,8 @@ class OTDealing(Dealing):
             Rc = _blocks_to_counts(y, blocks, n_blocks, p)
             c_bits = c.astype(bool).reshape(n_attr, n_blocks)
             return {"c": pack_array(c_bits), "Rc": pack_array(Rc)}
-        D = ring_random(randomness.seed(f"{req['tag']}/d"), (n_attr * n_blocks, width), self.dtype)
+        D = Ring.of(self.dtype).random(randomness.seed(f"{req['tag']}/d"),
+                                       (n_attr * n_blocks, width))  # fmt: skip
         x = await vector_ots_send(self.party, sender, D)
         R0 = _blocks_to_counts(x, blocks, n_blocks, p)
         R1 = _blocks_to_counts(x + D, blocks, n_blocks, p)
@@ -439,7 +440,7 @@ class OTDealing(Dealing):
         tag: str = "",
         derived: np.ndarray | None = None,
     ) -> np.ndarray:
-        """This site's additive share of :func:`protocols.ppid3.share_ring.outer_product` of
+        """This site's additive share of :func:`protocols.ppid3.level_arrays.outer_product` of
         ``a_side``'s one-hot ``A`` (``V x N``, bits) and ``b_side``'s share ``B``
         (``P p x N``), directly: a vector OT per entry of ``A``, ``a_side`` choosing by
         ``A[v, t]``, ``b_side`` giving the row ``(B[parents[v] p + c, t])_c``. Over the pair's
@@ -521,7 +522,7 @@ class OTDealing(Dealing):
             y = await vector_ots_receive(self.party, receiver, bits.reshape(-1), m, self.dtype)
             d = y.reshape(B, p, p, m).sum(axis=2, dtype=self.dtype)  # Kπ - L
             return {"d": np.ascontiguousarray(d.transpose(2, 0, 1).reshape(m, B * p))}
-        K = ring_random(randomness.seed(label), (m, B * p), self.dtype)
+        K = Ring.of(self.dtype).random(randomness.seed(label), (m, B * p))
         cols = K.T.reshape(B, 1, p, m)  # [b, ., c]: K[:, b p + c]
         delta = np.broadcast_to(cols, (B, p, p, m)).reshape(-1, m)
         x = await vector_ots_send(self.party, sender, np.ascontiguousarray(delta))
@@ -534,7 +535,7 @@ def _blocks_to_counts(
 ) -> np.ndarray:
     """One vector per (attribute, node) (``L B x W``) laid out as the ``sum(blocks) x B p``
     count matrix whose block each governs (the layout of
-    :func:`protocols.ppid3.share_ring.expand_blocks`)."""
+    :func:`protocols.ppid3.level_arrays.expand_blocks`)."""
     per = values.reshape(len(blocks), n_blocks, -1)
     parts = [per[j, :, : s * p].reshape(n_blocks, s, p).transpose(1, 0, 2).reshape(s, -1)
              for j, s in enumerate(blocks)]  # fmt: skip

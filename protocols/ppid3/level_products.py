@@ -40,22 +40,15 @@ from mpc.runtime.chunks import pack_array, unpack_array
 from mpc.runtime.expect import boolean, integer, list_of, raw, record
 from mpc.runtime.party import Party
 from mpc.runtime.view import uniform
+from protocols.engine.ring import Left, Ring
 from protocols.ppid3.distribution_counts import SiteView, classes_unordered
 from protocols.ppid3.fast_counts import (
     HEAD,
     MASKED,
     X_PLUS_RA,
 )
+from protocols.ppid3.level_arrays import dealt, expand_blocks
 from protocols.ppid3.level_dealing import Dealing
-from protocols.ppid3.share_ring import (
-    Left,
-    dealt,
-    expand_blocks,
-    ring_dtype,
-    ring_left,
-    ring_matmul,
-    ring_random,
-)
 
 #: a dot product's header: whether the owner's masked columns come now, and their blocks
 _HEAD_FORM = record(
@@ -176,7 +169,7 @@ async def child_shares(
     """Step 2: this site's shares of ``Z`` for the interior nodes ``inner`` (all children of
     nodes split at the previous level) from their parents' shares, by outer products."""
     n = len(view.tids)
-    dtype = ring_dtype(n)
+    dtype = Ring.for_rows(n).dtype
     names = list(party.parties)
     by_parent: dict[int, list[LevelNode]] = {}
     for node in inner:
@@ -267,7 +260,7 @@ def local_products(
     local = [node.key for node in mine if party.name in node.holders]
     for chunk in _chunks(local, lambda k: p, xt.shape[1]):
         z = np.concatenate([shares[k] for k in chunk], axis=0)
-        prod = ring_matmul(xt, z.T, binary=True)  # xt is one-hot
+        prod = Ring.of(z.dtype).matmul(xt, z.T, binary=True)  # xt is one-hot
         for i, k in enumerate(chunk):
             out[k] = prod[:, i * p : (i + 1) * p]
     return out
@@ -411,8 +404,8 @@ async def _xdot_owner(
             prepared[holder] = (xt.dtype, ())
             mine = await direct.dot_owner(holder, cols, tag=f"{tag}/oh")
         elif first:
-            Ra = ring_random(seed, (m, n), xt.dtype)
-            prepared[holder] = ring_left(Ra)
+            Ra = Ring.of(xt.dtype).random(seed, (m, n))
+            prepared[holder] = Ring.of(Ra.dtype).left(Ra)
             await party.send(holder, f"{tag}/Ahat", pack_array(xt + Ra))
         got = await dealing.receive(holder, tag)
         if not transfer:
@@ -420,7 +413,7 @@ async def _xdot_owner(
                 ra = dealt(got, "seed", (m, cols), xt.dtype, dealer, "ra")
                 b_hat = unpack_array(await party.recv(holder, f"{tag}/masked", MASKED),
                                      xt.dtype, (cols, n), holder, "z+Rb")  # fmt: skip
-                mine = ra - ring_matmul(prepared[holder], b_hat.T)
+                mine = ra - Ring.of(b_hat.dtype).matmul(prepared[holder], b_hat.T)
             part = mine
             party.metrics.count("dot_products", m * cols)
             cost["dot_batches"] += 1
@@ -437,7 +430,7 @@ async def _xdot_owner(
             ra = dealt(got, "seed", (m, cols), xt.dtype, dealer, "ra")
             b_hat = unpack_array(await party.recv(holder, f"{tag}/masked", MASKED), xt.dtype,
                                  (cols, n), holder, "z+Rb")  # fmt: skip
-            mine = ra - ring_matmul(prepared[holder], b_hat.T)
+            mine = ra - Ring.of(b_hat.dtype).matmul(prepared[holder], b_hat.T)
         y = unpack_array(await party.recv(holder, f"{tag}/ot", OT_PAIR), xt.dtype, (2, m, cols),
                          holder, "y")  # fmt: skip
         mask = expand_blocks(want, sizes, p)
@@ -489,7 +482,7 @@ async def _xdot_holder(
             if not dealing.direct_products:
                 got_hat = unpack_array(await party.recv(owner, f"{tag}/Ahat", X_PLUS_RA), z.dtype,
                                   (sum(blocks), n), owner, "X+Ra")  # fmt: skip
-                xt_hat[owner] = ring_left(got_hat)
+                xt_hat[owner] = Ring.of(got_hat.dtype).left(got_hat)
             xt_blocks[owner] = blocks
         if owner not in xt_blocks:
             raise ProtocolError(f"{owner} reused a context it never sent")
@@ -503,7 +496,7 @@ async def _xdot_holder(
             Rb = dealt(got, "seed", (cols, n), z.dtype, dealer, "Rb")
             rb = dealt(got, "r", (m, cols), z.dtype, dealer, "rb")
             await party.send(owner, f"{tag}/masked", pack_array(z + Rb))
-            v = ring_matmul(xt_hat[owner], z.T) + rb
+            v = Ring.of(z.dtype).matmul(xt_hat[owner], z.T) + rb
         if out is not None:
             for i, k in enumerate(chunk):
                 out[k] = v[:, i * p : (i + 1) * p]
@@ -527,7 +520,7 @@ async def _xdot_holder(
         y0 = np.where(flip, R1, R0)
         y1 = v + np.where(flip, R0, R1)
         if mask:
-            T = ring_random(randomness.seed(f"{tag}/t"), (m, cols), z.dtype)
+            T = Ring.of(z.dtype).random(randomness.seed(f"{tag}/t"), (m, cols))
             masks.append(T)
             y0 -= T
             y1 -= T
@@ -609,13 +602,13 @@ def zero_share(
 ) -> np.ndarray:
     """This party's part of a sharing of zero among ``me`` and ``others``:
     ``sum over o of ±PRF(key_{me,o}, label)`` (``+`` where ``me`` comes before ``o`` in
-    ``order``), HMAC-SHA-256 expanded by :func:`protocols.ppid3.share_ring.ring_random`. The parts
+    ``order``), HMAC-SHA-256 expanded by :meth:`protocols.engine.ring.Ring.random`. The parts
     of all the parties sum to zero; anyone without the pairwise keys sees each part as
     uniform (with at least two parties)."""
     out = np.zeros(shape, dtype=dtype)
     for o in others:
         seed = hmac.new(keys[o], label.encode(), hashlib.sha256).digest()
-        r = ring_random(seed, shape, dtype)
+        r = Ring.of(dtype).random(seed, shape)
         if order.index(me) < order.index(o):
             out += r
         else:

@@ -23,7 +23,7 @@ pads and the permuted opening) in such a task (:class:`protocols.ppid3.level_ot.
 interior
 node ``ν`` the sites in ``H_ν`` (the class site and the owners of the splits on its path:
 public) hold additive shares, in the ring ``Z_{2^b}`` (``b = 16`` when there are fewer than
-``2^16`` rows, else 32; :mod:`protocols.ppid3.share_ring`), of the ``N x p`` matrix
+``2^16`` rows, else 32; :meth:`protocols.engine.ring.Ring.for_rows`), of the ``N x p`` matrix
 ``Z^ν[t, c] = [row t reaches ν][class of t is c]``. At the start every pair of sites agrees on
 a key (for the zero-sharing of step 3). A level:
 
@@ -163,6 +163,7 @@ from mpc.learners.tree import majority
 from mpc.runtime.expect import boolean, check, integer, list_of, mapping, nothing_or, real, text
 from mpc.runtime.party import Party
 from mpc.runtime.view import declared
+from protocols.engine.ring import Left, Ring
 from protocols.ppid3.distribution_counts import (
     SiteView,
     columns_sorted,
@@ -172,6 +173,7 @@ from protocols.ppid3.distribution_counts import (
 )
 from protocols.ppid3.fast_counts import CLASSES
 from protocols.ppid3.helpers import helper_of
+from protocols.ppid3.level_arrays import one_hot_columns
 from protocols.ppid3.level_dealing import (
     DEALER,
     Dealing,
@@ -194,13 +196,6 @@ from protocols.ppid3.ppid3 import (
     check_sites,
 )
 from protocols.ppid3.reveal_tree import grow_tree
-from protocols.ppid3.share_ring import (
-    Left,
-    one_hot_columns,
-    ring_dtype,
-    ring_matmul,
-    ring_random,
-)
 from protocols.primitives.psi_ca import os_permutation
 
 #: what a run opens: ``counts``, the paper's PPID3 (Theorem 1's counts and gains); ``tree``,
@@ -226,9 +221,6 @@ __all__ = [
     "DISTS",
     "REVEAL",
     "ppid3_levels",
-    "ring_dtype",
-    "ring_matmul",
-    "ring_random",
     "serve_level_dealer",
 ]
 
@@ -278,7 +270,7 @@ async def ppid3_levels(
         return _grow(party, view, dealing, class_site, attribute_counts, max_depth,
                      min_samples_split, tag, progress)  # fmt: skip
 
-    return await how.run(party, view, dtype=ring_dtype(len(view.tids)), tag=tag, grow=grow)
+    return await how.run(party, view, dtype=Ring.for_rows(len(view.tids)).dtype, tag=tag, grow=grow)
 
 
 async def _grow(
@@ -341,7 +333,7 @@ class _Levels:
         self.names = list(party.parties)
         self.is_class = party.name == class_site
         n = len(view.tids)
-        self.dtype = ring_dtype(n)
+        self.dtype = Ring.for_rows(n).dtype
         self.cost = {"outer_batches": 0, "dot_batches": 0, "levels": 0}
         # X_s^T: one-hot rows of every attribute of this site, in column order
         sizes = [len(d) for d in view.domains]

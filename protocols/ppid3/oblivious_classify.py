@@ -49,10 +49,10 @@ from mpc.runtime.expect import integer, list_of, raw, text
 from mpc.runtime.party import Party
 from mpc.runtime.view import public, uniform
 from protocols.engine.opening import opening
+from protocols.engine.ring import RING64
 from protocols.ppid3.level_dealing import Dealing
 from protocols.ppid3.ppid3 import DistributedTree
 from protocols.ppid3.shared_scores import Duo
-from protocols.primitives.ring import RING64
 from protocols.primitives.secure_comparison import Needs
 
 __all__ = ["CLASS_NAMES", "PREDICTION_SHARE", "classify_obliviously", "terminal_bits"]

@@ -73,13 +73,14 @@ from mpc.runtime.expect import integer, list_of, raw
 from mpc.runtime.party import Party
 from mpc.runtime.view import declared, uniform
 from protocols.engine.opening import opening
+from protocols.engine.ring import RING64, Left, Ring
 from protocols.ppid3.distribution_counts import SiteView
 from protocols.ppid3.fast_counts import CLASSES
 from protocols.ppid3.gini_argmax import argmax_plan, gini_argmax, plan_needs
+from protocols.ppid3.level_arrays import one_hot_columns
 from protocols.ppid3.level_dealing import Dealing
 from protocols.ppid3.level_products import LevelNode, child_shares, shared_attribute_counts
 from protocols.ppid3.ppid3 import DistributedTree
-from protocols.ppid3.share_ring import Left, one_hot_columns, ring_dtype, ring_random
 from protocols.ppid3.shared_entropy import entropy_needs, entropy_pad, entropy_ring, entropy_scores
 from protocols.ppid3.shared_scores import (
     Duo,
@@ -93,7 +94,6 @@ from protocols.ppid3.shared_scores import (
     node_decisions,
     score_needs,
 )
-from protocols.primitives.ring import RING64, Ring
 from protocols.primitives.secure_comparison import lift_needs
 
 __all__ = ["SEED", "SHARE", "grow_tree"]
@@ -228,7 +228,7 @@ class _Tree:
             if len(self.domains[s]) != a:
                 raise ProtocolError(f"{s} announced {len(self.domains[s])} attributes, not {a}")
         n = self.rows = len(view.tids)
-        self.dtype = ring_dtype(n)
+        self.dtype = Ring.for_rows(n).dtype
         self.width = np.dtype(self.dtype).itemsize * 8
         widest = max(max(d, default=1) for d in self.domains.values())
         if criterion == "gini":
@@ -293,13 +293,13 @@ class _Tree:
             seed = randomness.seed(f"{tag}/seed")
             await party.send(duo.p0, f"{tag}/seed", seed)
             await party.send(duo.p1, f"{tag}/rest",
-                             pack_array(x - ring_random(seed, x.shape, x.dtype)))  # fmt: skip
+                             pack_array(x - Ring.of(x.dtype).random(seed, x.shape)))  # fmt: skip
             return None
         total = x.copy()
         for s in others:
             if duo.role == 0:
                 seed = await party.recv(s, f"{tag}/seed", SEED, expect=raw(32))
-                total += ring_random(seed, x.shape, x.dtype)
+                total += Ring.of(x.dtype).random(seed, x.shape)
             else:
                 total += unpack_array(await party.recv(s, f"{tag}/rest", SHARE), x.dtype,
                                       x.shape, s, "shares")  # fmt: skip

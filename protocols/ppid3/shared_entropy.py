@@ -36,8 +36,8 @@ import numpy as np
 
 from mpc.learners.criteria import NLOGN_COEFFS, NLOGN_SCALE_BITS, NLOGN_W
 from mpc.runtime.party import Party
+from protocols.engine.ring import Ring, ring_for_bits
 from protocols.ppid3.shared_scores import Duo
-from protocols.primitives.ring import Ring, ring_for_bits
 from protocols.primitives.secure_comparison import (
     Needs,
     Pool,

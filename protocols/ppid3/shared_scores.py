@@ -42,9 +42,9 @@ from mpc.learners.criteria import GINI_ALPHA
 from mpc.runtime.party import Party
 from mpc.runtime.view import Receipt
 from protocols.engine.opening import Pair, open_shares
+from protocols.engine.ring import RING64, Ring, ring_for_bits
 from protocols.ot.iknp import ExtensionReceiver, ExtensionSender
 from protocols.ppid3.level_dealing import Dealing
-from protocols.primitives.ring import RING64, Ring, ring_for_bits
 from protocols.primitives.secure_comparison import (
     Needs,
     Pool,

@@ -63,6 +63,7 @@ from mpc.runtime.chunks import pack_array, unpack_array
 from mpc.runtime.party import Party
 from mpc.runtime.view import uniform
 from protocols.engine.opening import Pair, open_shares, opening
+from protocols.engine.ring import RING64, Ring
 from protocols.ot.gilboa import beaver_triples, wide_beaver_triples
 from protocols.ot.iknp import (
     ExtensionReceiver,
@@ -72,7 +73,6 @@ from protocols.ot.iknp import (
     random_ots_receive,
     random_ots_send,
 )
-from protocols.primitives.ring import RING64, Ring
 
 __all__ = [
     "BITS",

@@ -18,7 +18,7 @@ from mpc.runtime.codec import decode
 from mpc.runtime.local import run_in_memory
 from mpc.runtime.transport import InMemoryNetwork
 from protocols.engine.opening import OPENINGS, Pair, open_shares, opening
-from protocols.primitives.ring import RING64, Ring
+from protocols.engine.ring import RING64, Ring
 
 from ..views import _leakage_script
 

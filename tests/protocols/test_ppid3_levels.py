@@ -19,13 +19,12 @@ from mpc.learners.id3 import ID3Classifier
 from mpc.learners.tree import to_json
 from mpc.runtime.local import run_in_memory
 from mpc.runtime.transport import InMemoryNetwork
+from protocols.engine.ring import Ring
 from protocols.ppid3.classify_instance import classify_instances, tree_depth
 from protocols.ppid3.fast_counts import Sites
 from protocols.ppid3.levels import (
     DEALER,
     ppid3_levels,
-    ring_dtype,
-    ring_matmul,
     serve_level_dealer,
 )
 from protocols.ppid3.ppid3 import assemble, check_tree_equal
@@ -52,7 +51,7 @@ def run_levels(
 
     async def program(p: Any) -> Any:
         if p.name == DEALER:
-            return await serve_level_dealer(p, names, dtype=ring_dtype(table.n_rows))
+            return await serve_level_dealer(p, names, dtype=Ring.for_rows(table.n_rows).dtype)
         view = views[names.index(p.name)]
         site = Sites(p, names).as_party()
         tree, _ = await ppid3_levels(
@@ -165,7 +164,7 @@ def test_ring_matmul_is_exact(n: int, m: int, c: int, bits: int, seed: int) -> N
     a = rng.integers(0, 2**bits, (m, n), dtype=np.uint64)
     b = rng.integers(0, 2**bits, (n, c), dtype=np.uint64)
     want = ((a @ b) & np.uint64(2**bits - 1)).astype(dtype)  # uint64 wraps mod 2^64
-    assert np.array_equal(ring_matmul(a.astype(dtype), b.astype(dtype)), want)
+    assert np.array_equal(Ring.of(dtype).matmul(a.astype(dtype), b.astype(dtype)), want)
 
 
 @given(st.integers(1, 300), st.integers(1, 5), st.integers(1, 6), st.sampled_from([16, 32]),
@@ -176,7 +175,7 @@ def test_binary_ring_matmul_is_exact(n: int, m: int, c: int, bits: int, seed: in
     a = rng.integers(0, 2, (m, n), dtype=np.uint64)
     b = rng.integers(0, 2**bits, (n, c), dtype=np.uint64)
     want = ((a @ b) & np.uint64(2**bits - 1)).astype(dtype)
-    got = ring_matmul(a.astype(dtype), b.astype(dtype), binary=True)
+    got = Ring.of(dtype).matmul(a.astype(dtype), b.astype(dtype), binary=True)
     assert np.array_equal(got, want)
 
 
@@ -184,7 +183,7 @@ def test_binary_ring_matmul_is_exact(n: int, m: int, c: int, bits: int, seed: in
 def test_ring_matmul_is_exact_across_row_blocks(binary: bool) -> None:
     """More rows than one block of the 32-bit product, the right operand transposed (as the
     level driver passes it), values at the top of the ring."""
-    from protocols.ppid3.share_ring import ROW_BLOCK
+    from protocols.engine.ring import ROW_BLOCK
 
     rng = np.random.default_rng(7)
     n, m, c = 2 * ROW_BLOCK + 123, 3, 5
@@ -193,15 +192,15 @@ def test_ring_matmul_is_exact_across_row_blocks(binary: bool) -> None:
     z = rng.integers(0, 2**32, (c, n), dtype=np.uint64)
     z[:, :10] = 2**32 - 1
     want = ((a @ z.T) & np.uint64(2**32 - 1)).astype(np.uint32)
-    got = ring_matmul(a.astype(np.uint32), z.astype(np.uint32).T, binary=binary)
+    got = Ring.of(np.uint32).matmul(a.astype(np.uint32), z.astype(np.uint32).T, binary=binary)
     assert np.array_equal(got, want)
 
 
 def test_ring_is_chosen_by_rows() -> None:
-    assert ring_dtype(48_842) == np.uint16
-    assert ring_dtype(70_000) == np.uint32
+    assert Ring.for_rows(48_842).dtype == np.uint16
+    assert Ring.for_rows(70_000).dtype == np.uint32
     with pytest.raises(ConfigError):
-        ring_dtype(2**22)
+        Ring.for_rows(2**22)
 
 
 def _random_table(n: int, seed: int) -> Table:
@@ -238,7 +237,7 @@ def test_every_array_a_site_receives_from_a_site_is_uniform(helper: str) -> None
 
     async def program(p: Any) -> Any:
         if p.name == DEALER:
-            return await serve_level_dealer(p, names, dtype=ring_dtype(table.n_rows))
+            return await serve_level_dealer(p, names, dtype=Ring.for_rows(table.n_rows).dtype)
         orig_recv = p.recv
 
         async def spy(peer: str, tag: str, receipt: Any, **kw: Any) -> Any:

@@ -29,9 +29,9 @@ from mpc.runtime.party import Party
 from mpc.runtime.view import uniform
 from parties.cli.main import build_parser
 from parties.systems.registry import get_system
+from protocols.engine.ring import RING64
 from protocols.ppid3.helpers import HELPERS
 from protocols.ppid3.level_dealing import SitesHelper
-from protocols.ppid3.share_ring import ring_random
 from protocols.primitives.dot_product import METHODS, dot_products
 from protocols.primitives.dot_product_base import ALICE, DotProductMethod, RandomWords, row_sums
 
@@ -97,8 +97,8 @@ class SeededServer(DotProductMethod):
     ) -> None:  # fmt: skip
         m, n, ell = shape
         sa, sr, sb = (secrets.token_bytes(32) for _ in range(3))
-        Ra, ra = ring_random(sa, (m, n), np.uint64), ring_random(sr, (m, ell), np.uint64)
-        Rb = ring_random(sb, (m, n) if rows else (n, ell), np.uint64)
+        Ra, ra = RING64.random(sa, (m, n)), RING64.random(sr, (m, ell))
+        Rb = RING64.random(sb, (m, n) if rows else (n, ell))
         rb = (row_sums(Ra, Rb) if rows else Ra @ Rb) - ra
         await party.send(alice, f"{tag}/seeded", {"Ra": sa, "ra": sr, "ell": ell})
         await party.send(bob, f"{tag}/seeded", {"Rb": sb, "rb": pack_array(rb)})
@@ -111,14 +111,13 @@ class SeededServer(DotProductMethod):
         if role == ALICE:
             m, n = M.shape
             ell = int(got["ell"])
-            Ra, ra = ring_random(got["Ra"], (m, n), np.uint64), ring_random(got["ra"], (m, ell),
-                                                                           np.uint64)  # fmt: skip
+            Ra, ra = RING64.random(got["Ra"], (m, n)), RING64.random(got["ra"], (m, ell))
             await party.send(other, f"{tag}/m", pack_array(M + Ra))
             b_hat = unpack_array(await party.recv(other, f"{tag}/m", SEEDED), np.uint64,
                                  (m, n) if rows else (n, ell), other, "B+Rb")  # fmt: skip
             share = ra - (row_sums(Ra, b_hat) if rows else Ra @ b_hat)
         else:
-            Rb = ring_random(got["Rb"], M.shape, np.uint64)
+            Rb = RING64.random(got["Rb"], M.shape)
             rb = unpack_array(got["rb"], np.uint64, (None, None), helper, "rb")
             m, ell = rb.shape
             n = M.shape[1] if rows else M.shape[0]

@@ -24,11 +24,12 @@ from mpc.runtime.codec import decode
 from mpc.runtime.local import run_in_memory
 from mpc.runtime.transport import InMemoryNetwork
 from mpc.runtime.view import ViewRecorder, public
+from protocols.engine.ring import RING64, Ring
 from protocols.ppid3 import oblivious_classify
 from protocols.ppid3.fast_counts import Sites
 from protocols.ppid3.gini_argmax import argmax_plan, gini_argmax, plan_needs
 from protocols.ppid3.helpers import helper_of
-from protocols.ppid3.levels import DEALER, ppid3_levels, ring_dtype, serve_level_dealer
+from protocols.ppid3.levels import DEALER, ppid3_levels, serve_level_dealer
 from protocols.ppid3.oblivious_classify import classify_obliviously
 from protocols.ppid3.ppid3 import assemble, check_tree_equal
 from protocols.ppid3.shared_scores import (
@@ -41,7 +42,6 @@ from protocols.ppid3.shared_scores import (
     gini_terms,
     score_needs,
 )
-from protocols.primitives.ring import RING64, Ring
 from protocols.primitives.secure_comparison import deal_pool
 
 from .. import datasets
@@ -77,7 +77,7 @@ def run_reveal(
         if record:
             p.view = ViewRecorder()
         if p.name == DEALER:
-            return await serve_level_dealer(p, names, dtype=ring_dtype(table.n_rows))
+            return await serve_level_dealer(p, names, dtype=Ring.for_rows(table.n_rows).dtype)
         view = views[names.index(p.name)]
         tree, _ = await ppid3_levels(
             Sites(p, names).as_party(), view, class_site=class_site,
@@ -400,7 +400,7 @@ def run_classify(
 
     async def party_program(p: Any) -> Any:
         if p.name == DEALER:
-            await serve_level_dealer(p, names, dtype=ring_dtype(table.n_rows))
+            await serve_level_dealer(p, names, dtype=Ring.for_rows(table.n_rows).dtype)
             if record:
                 p.view = ViewRecorder()
             return await serve_level_dealer(p, names, dtype=np.uint64, requests="classify/req")

@@ -20,8 +20,8 @@ from mpc.runtime.codec import decode
 from mpc.runtime.local import InMemoryNetwork, run_in_memory
 from mpc.runtime.view import ViewRecorder
 from protocols.engine.opening import Pair
+from protocols.engine.ring import Ring
 from protocols.primitives import secure_comparison as sc
-from protocols.primitives.ring import Ring
 
 from ..conftest import run_mpc_json
 from ..views import canonical_view, differences, uniformity_failures

@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mpc.learners.criteria import NLOGN_W, nlogn_fixed
+from protocols.engine.ring import Ring
 from protocols.ppid3.shared_entropy import entropy_ring, nlogn_needs, nlogn_shares
 from protocols.primitives import secure_comparison as sc
-from protocols.primitives.ring import Ring
 
 from .test_secure_comparison import NAMES, run_pair
 
