@@ -14,10 +14,12 @@ For example::
 
 :func:`run_system` starts one OS process per party on 127.0.0.1 over CurveZMQ, exactly as
 ``mpc run`` does (:func:`mpc.deployment.launcher.launch`): the options are those of ``mpc run
-SYSTEM``, as keyword arguments (``--class-site 2`` is ``class_site=2``, a flag is ``True``, a
-list of numbers a list); they are checked, and every output path with them, before any party
-starts. A run whose parties fail returns a :class:`RunResult` with ``ok`` False and each
-party's error; a wrong option raises :class:`~mpc.errors.ConfigError` at once.
+SYSTEM``, as keyword arguments named as the command line names them (``--class-site 2`` is
+``class_site=2``, ``--id rid`` is ``id="rid"``, ``--class label`` is ``class_="label"``; a
+flag is ``True``, a list of numbers a list; ``quiet=True`` is ``--quiet``); they are checked,
+and every output path with them, before any party starts. A run whose parties fail returns
+a :class:`RunResult` with ``ok`` False and each party's error; a wrong option raises
+:class:`~mpc.errors.ConfigError` at once.
 
 A party program of one's own runs the same way: :func:`run_program` starts a process per
 party with a command of one's own, and :func:`party_main` is what that command runs (the
@@ -29,6 +31,7 @@ code, no sockets, exceptions with their tracebacks.
 from __future__ import annotations
 
 import json
+import keyword
 import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -56,6 +59,7 @@ __all__ = [
     "PartyProgram",
     "PartyReport",
     "RunResult",
+    "option_keywords",
     "party_main",
     "run_planned",
     "run_program",
@@ -196,20 +200,48 @@ class RunResult:
 # ----------------------------------------------------------------------------- options
 
 
+def _keyword(flag: str) -> str:
+    """The keyword of a command-line flag: no dashes, ``-`` as ``_``, a trailing ``_`` for
+    a name Python keeps (``--class`` is ``class_``)."""
+    name = flag.lstrip("-").replace("-", "_")
+    return f"{name}_" if keyword.iskeyword(name) else name
+
+
+def option_keywords(system: str | System) -> dict[str, str]:
+    """The keyword of every option of ``mpc run SYSTEM`` -> the option's field: its flag's
+    keyword (``class_site`` for ``--class-site``, ``id`` for ``--id``, ``class_`` for
+    ``--class``), and the field's own name too where it differs (``class_column``)."""
+    sys_ = get_system(system) if isinstance(system, str) else system
+    names = sys_.options.option_names()
+    keywords = {_keyword(sys_.options.flag_of(n)): n for n in names}
+    return {**{n: n for n in names}, **keywords}
+
+
 def system_options(system: str | System, **options: Any) -> Params:
     """The options of ``mpc run SYSTEM`` given as keyword arguments, as the system's typed
-    options (:attr:`~parties.systems.base.System.options`): a field's name (``class_site=2``
-    for ``--class-site 2``, ``class_column`` for ``--class``, ``id_column`` for ``--id``), its
-    typed value or the text the command line takes; True or False for a switch; a list for a
-    list (or for a repeatable option, one value each); None for the default. An unknown option
-    or a wrong value raises :class:`~mpc.errors.ConfigError`."""
+    options (:attr:`~parties.systems.base.System.options`): named as the command line names
+    them (:func:`option_keywords`: ``class_site=2`` for ``--class-site 2``, ``class_="label"``
+    for ``--class label``, ``id="rid"`` for ``--id rid``), or by the option's field; its typed
+    value or the text the command line takes; True or False for a switch; a list for a list
+    (or for a repeatable option, one value each); None for the default. An unknown option or
+    a wrong value raises :class:`~mpc.errors.ConfigError`."""
     sys_ = get_system(system) if isinstance(system, str) else system
-    known = sys_.options.option_names()
-    unknown = sorted(set(options) - set(known))
+    keywords = option_keywords(sys_)
+    unknown = sorted(set(options) - set(keywords))
     if unknown:
-        raise ConfigError(f"{sys_.name} has no option {unknown[0]!r}; its options are {known}")
+        flags = sorted(_keyword(sys_.options.flag_of(n)) for n in sys_.options.option_names())
+        raise ConfigError(
+            f"{sys_.name} has no option {unknown[0]!r}; its options are {flags} (those of "
+            f"`mpc run {sys_.name} --help`, - as _)"
+        )
+    fields: dict[str, Any] = {}
+    for given, value in options.items():
+        field_name = keywords[given]
+        if field_name in fields:
+            raise ConfigError(f"run_system({sys_.name!r}): {given!r} gives an option twice")
+        fields[field_name] = value
     try:
-        return sys_.options.from_options(**options)
+        return sys_.options.from_options(**fields)
     except ConfigError as exc:
         raise ConfigError(f"run_system({sys_.name!r}): {exc}") from None
 
@@ -226,18 +258,21 @@ def run_system(
     plot: str | Path | None = None,
     kill: tuple[str, int] | None = None,
     progress: Callable[[str], None] | None = None,
+    quiet: bool = False,
     **options: Any,
 ) -> RunResult:
     """Run ``system`` (a name of ``mpc run --help``) with every party as a local process, as
     ``mpc run`` does, and return its :class:`RunResult`.
 
-    ``options`` are the system's own (:func:`system_options`); ``timeout`` is every
-    receive's deadline in seconds; ``insecure`` turns CurveZMQ off (debugging only); ``keep``
-    keeps the deployment (keys, config, data, logs, reports) in that folder; ``plot`` draws
-    the tree to that file (``.svg`` or ``.png``; matplotlib); ``kill = (party, n)`` makes
-    that party kill itself after sending ``n`` messages (fault injection); ``progress`` gets
-    the launcher's and the parties' progress lines. Options and output paths are checked
-    before any party starts."""
+    ``options`` are the system's own, named as ``mpc run SYSTEM --help`` names them
+    (:func:`system_options`); ``timeout`` is every receive's deadline in seconds
+    (``--timeout``); ``insecure`` turns CurveZMQ off (debugging only); ``keep`` keeps the
+    deployment (keys, config, data, logs, reports) in that folder; ``plot`` draws the tree to
+    that file (``.svg`` or ``.png``; matplotlib); ``kill = (party, n)`` makes that party kill
+    itself after sending ``n`` messages (fault injection); ``progress`` gets the launcher's
+    and the parties' progress lines; ``quiet`` prints nothing, not even the plan's notes (a
+    column read as continuous). Options and output paths are checked before any party
+    starts."""
     sys_ = get_system(system)
     args = system_options(sys_, **options)
     if plot is not None:
@@ -250,7 +285,7 @@ def run_system(
         check_output(keep, kind="folder", option="keep")
     check_outputs(args.outputs(), args)
     plan = sys_.plan(args)
-    for note in plan.notes:
+    for note in [] if quiet else plan.notes:
         print(f"[mpc] {note}", file=sys.stderr)
     run = run_planned(
         sys_, plan, timeout=timeout, insecure=insecure,

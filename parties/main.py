@@ -1,12 +1,15 @@
 """Entry point of one party process: ``python -m parties ROLE --config FILE --name NAME``
 (``--config`` and ``--name`` default to ``$MPC_CONFIG`` and ``$MPC_PARTY``).
 
-The process reads the deployment file, loads its own secret key and the peers' public keys,
-opens the ZeroMQ runtime (CurveZMQ unless ``--insecure``), runs the configured system's
-party program and writes a JSON report (result, error, metrics, ledger; mode 0600, as it is
-the party's private output). Exit codes: 0 on success, 1 when the protocol failed (peer silent
-or dead, abort, protocol error), 2 when the configuration or input is wrong (nothing was
-started).
+The process reads the deployment file, reads and checks its own input (its file with its
+columns and ids, its saved model part: the system's ``check``), loads its own secret key and
+the peers' public keys, opens the ZeroMQ runtime (CurveZMQ unless ``--insecure``), runs the
+configured system's party program and writes a JSON report (result, error, metrics, ledger;
+mode 0600, as it is the party's private output). A wrong input is said at once, before the
+party waits for anyone; its peers are told that it stopped and why, in public words (the
+notices wait at most one deadline for them). Exit codes: 0 on success, 1 when the protocol
+failed (peer silent or dead, abort, protocol error), 2 when the configuration or input is
+wrong (nothing was started).
 
 ``python -m parties ping --config FILE --name NAME`` is the health check of a running party:
 it sends a PING with the deployment's monitor key (``--secret-key`` or
@@ -35,16 +38,17 @@ from mpc import __version__
 from mpc.crypto import randomness
 from mpc.errors import ConfigError, InputError, MPCError, PeerError, ProtocolError
 from mpc.runtime.config import DeploymentConfig, agreement, check_endpoint
+from mpc.runtime.faults import Fault
 from mpc.runtime.files import OUTPUT_RULE, check_output, write_private
 from mpc.runtime.keys import load_public_key, load_secret_key
 from mpc.runtime.metrics import jsonable
 from mpc.runtime.monitor import ping
-from mpc.runtime.party import Fault, Party
+from mpc.runtime.party import Party
 from mpc.runtime.signals import STOP_SIGNALS, Stopped
 from mpc.runtime.transport import PeerAddress, ZmqTransport
 from parties.own_party import OwnParty, load_deployment, own_party
 from parties.params import column_list
-from parties.programs.registry import program_of
+from parties.programs.registry import no_input, program_of
 
 __all__ = ["PROG", "build_parser", "check_party_outputs", "main", "own_files"]
 
@@ -61,6 +65,8 @@ STRICT_ENV = "MPC_STRICT_RECEIPTS"
 
 #: what a party process runs once its runtime is up (a system's ``run``)
 Program = Callable[[Party, DeploymentConfig, OwnParty], Awaitable[Any]]
+#: what it does first, before it waits for anyone: read and check its own input
+Check = Callable[[DeploymentConfig, OwnParty], None]
 
 
 def _add_identity(p: argparse.ArgumentParser) -> None:
@@ -135,6 +141,21 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
         metavar="N",
         help="fault injection: SIGSTOP this process after it sent N protocol messages (it "
         "goes on when sent SIGCONT)",
+    )
+    faults.add_argument(
+        "--compute-after",
+        type=int,
+        default=None,
+        metavar="N",
+        help="fault injection: after it sent N protocol messages, compute for --compute-for "
+        "seconds without yielding (a busy party, not a dead one), then go on",
+    )
+    p.add_argument(
+        "--compute-for",
+        type=float,
+        default=None,
+        metavar="S",
+        help="how long --compute-after computes, in seconds",
     )
     p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     return p
@@ -314,10 +335,16 @@ def _error_dict(exc: BaseException) -> dict[str, Any]:
 
 
 def _fault(args: argparse.Namespace) -> Fault | None:
+    if (args.compute_after is None) != (args.compute_for is None):
+        raise ConfigError("--compute-after N and --compute-for S go together")
     if args.kill_after is not None:
         return Fault(args.kill_after, "kill")
     if args.stop_after is not None:
         return Fault(args.stop_after, "stop")
+    if args.compute_after is not None:
+        if not args.compute_for > 0:
+            raise ConfigError(f"--compute-for: expected seconds > 0, got {args.compute_for}")
+        return Fault(args.compute_after, "compute", args.compute_for)
     return None
 
 
@@ -373,12 +400,43 @@ def _transport(cfg: DeploymentConfig, me: OwnParty, args: argparse.Namespace) ->
     )
 
 
+def _party(cfg: DeploymentConfig, me: OwnParty, args: argparse.Namespace) -> Party:
+    return Party(
+        me.name,
+        me.role,
+        cfg.names,
+        _transport(cfg, me, args),
+        timeout=cfg.timeout,
+        max_frame_bytes=cfg.max_frame_bytes,
+        fault=_fault(args),
+        record_view=os.environ.get(VIEW_ENV) == "1",
+        agreement=agreement(cfg, __version__),
+    )
+
+
+async def _refuse(
+    cfg: DeploymentConfig, me: OwnParty, args: argparse.Namespace, exc: ConfigError
+) -> None:
+    """This party's own input is wrong: tell its peers that it stopped and why (in public
+    words), waiting at most one deadline for them to be up."""
+    peers = [n for n in cfg.names if n != me.name]
+    log.info(
+        "%s: telling %s that it stopped (each notice waits at most %g s for its peer)",
+        me.name, ", ".join(peers), cfg.timeout,
+    )  # fmt: skip
+    try:
+        await _party(cfg, me, args).refuse(exc)
+    except MPCError as err:  # its keys, its port: it cannot tell them
+        log.error("%s: could not tell its peers: %s: %s", me.name, type(err).__name__, err)
+
+
 async def _run(
     cfg: DeploymentConfig,
     me: OwnParty,
     args: argparse.Namespace,
     report: dict[str, Any],
     program: Program,
+    check: Check,
 ) -> int:
     record_view = os.environ.get(VIEW_ENV) == "1"
     fixed = randomness.fixed_seed_of(me.name, os.environ)
@@ -387,29 +445,36 @@ async def _run(
             f"{randomness.FIXED_ENV} fixes a party's randomness for a view test, so it needs "
             f"{VIEW_ENV}=1 beside it; unset {randomness.FIXED_ENV}"
         )
-    transport = _transport(cfg, me, args)
-    fault = _fault(args)
-    party = Party(
-        me.name,
-        me.role,
-        cfg.names,
-        transport,
-        timeout=cfg.timeout,
-        max_frame_bytes=cfg.max_frame_bytes,
-        fault=fault,
-        record_view=record_view,
-        agreement=agreement(cfg, __version__),
-    )
-    rc = 0
     source = contextlib.nullcontext() if fixed is None else randomness.fixed(*fixed)
     if fixed is not None:
         what = "all of it" if fixed[1] is None else ", ".join(fixed[1])
         log.warning("%s: randomness fixed by %s for a view test (%s): this party protects "
                     "nothing", me.name, randomness.FIXED_ENV, what)  # fmt: skip
         report["randomness"] = f"fixed for a view test ({what})"
+    with source:  # the input check and the run draw from the same source
+        return await _checked_run(cfg, me, args, report, program, check)
+
+
+async def _checked_run(
+    cfg: DeploymentConfig,
+    me: OwnParty,
+    args: argparse.Namespace,
+    report: dict[str, Any],
+    program: Program,
+    check: Check,
+) -> int:
+    """The party's own input checked before it waits for anyone, then its run."""
+    try:  # its own input first: a wrong file is said now, not after waiting for the others
+        check(cfg, me)
+    except ConfigError as exc:
+        log.error("%s: %s: %s", me.name, type(exc).__name__, exc)
+        report["error"] = _error_dict(exc)
+        await _refuse(cfg, me, args, exc)
+        return 2
+    party = _party(cfg, me, args)
+    rc = 0
     try:
-        with source:
-            await _run_program(party, cfg, me, report, program)
+        await _run_program(party, cfg, me, report, program)
     except MPCError as exc:
         log.error("%s: %s: %s", me.name, type(exc).__name__, exc)
         report["error"] = _error_dict(exc)
@@ -445,6 +510,7 @@ async def _run_stoppable(
     args: argparse.Namespace,
     report: dict[str, Any],
     program: Program,
+    check: Check,
 ) -> int:
     """:func:`_run`, ended cleanly by SIGINT or SIGTERM: the first signal cancels the run
     (the party tells its peers that it stops and closes its sockets), then :class:`Stopped`
@@ -468,7 +534,7 @@ async def _run_stoppable(
     for s in handled:
         loop.add_signal_handler(s, stop, s)
     try:
-        return await _run(cfg, me, args, report, program)
+        return await _run(cfg, me, args, report, program, check)
     except asyncio.CancelledError:
         if got:
             raise Stopped(got[0]) from None
@@ -533,14 +599,15 @@ def main(
                 f"party {me.name!r} has role {me.role!r} in {cfg.path}, "
                 f"but was started as {args.role!r}"
             )
+        check: Check = no_input  # a program of one's own reads its input as it likes
         if program is None:
             system = program_of(cfg.protocol)
             if me.role not in system.roles:
                 raise ConfigError(
                     f"system {cfg.protocol!r} has roles {sorted(system.roles)}, not {me.role!r}"
                 )
-            program = system.run
-        rc = asyncio.run(_run_stoppable(cfg, me, args, report, program))
+            program, check = system.run, system.check
+        rc = asyncio.run(_run_stoppable(cfg, me, args, report, program, check))
     except MPCError as exc:  # configuration, keys, input: nothing was started
         log.error("%s: %s: %s", args.name, type(exc).__name__, exc)
         report["error"] = _error_dict(exc)

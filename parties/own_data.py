@@ -1,9 +1,11 @@
 """A party's own files: reading its CSV, writing its predictions.
 
-Every party program that takes its own data calls :func:`read_own_table` once the run has
-started (after the handshake), so that a wrong file stops every party at once: the party
-itself reports the full error (file, line, value), its peers are told only what is wrong
-(:class:`~mpc.errors.InputError`), never a value of the file.
+Every party program that takes its own data reads it with :func:`read_own_table` (or
+:func:`read_own_file`, :func:`load_party_data`) in its system's input check, before the
+party waits for anyone, so that a wrong file is said at once: the party itself reports the
+full error (file, line, value), its peers are told that it stopped and what is wrong
+(:class:`~mpc.errors.InputError`), never a value of the file. The run asks again and finds
+the file read (:class:`~parties.own_party.ReadOnce`).
 """
 
 from __future__ import annotations
@@ -37,7 +39,11 @@ log = logging.getLogger("mpc.party")
 
 
 def load_party_data(me: OwnParty) -> dict[str, Any]:
-    """Read this party's private input file (JSON object)."""
+    """Read this party's private input file (JSON object), once."""
+    return me.inputs.get(("json", me.data), lambda: _load_party_data(me))
+
+
+def _load_party_data(me: OwnParty) -> dict[str, Any]:
     if me.data is None:
         raise ConfigError(f"party {me.name!r} has no `data` file in the deployment")
     try:
@@ -57,7 +63,16 @@ def read_own_table(
     """This party's CSV (``me.data``) read with its id column, delimiter, column kinds and
     missing-value markers;
     ``columns`` (default: the deployment's ``columns`` for this party, if any) must be the
-    file's attributes. Returns the table and the few-valued-columns warning (or None)."""
+    file's attributes. Returns the table and the few-valued-columns warning (or None). Read
+    once per process for the same options."""
+    key = ("csv", me.data, me.id_column, class_column, None if columns is None else tuple(columns),
+           me.columns, me.nominal, me.continuous, me.delimiter, me.missing)  # fmt: skip
+    return me.inputs.get(key, lambda: _read_own_table(me, class_column, columns))
+
+
+def _read_own_table(
+    me: OwnParty, class_column: str | None, columns: Sequence[str] | None
+) -> tuple[PartyTable, str | None]:
     if me.data is None:
         raise ConfigError(
             f"party {me.name!r}: no data file; give --data FILE.csv (or a `data` entry)"
@@ -85,7 +100,16 @@ def read_own_file(
 ) -> tuple[PartyTable, str | None, dict[str, Any]]:
     """This party's own CSV (:func:`read_own_table`) and its private extras: when the
     launcher wrote the CSV inside a JSON object (``{"csv": TEXT, ...}``, a local run with a
-    party's own seed for a reproducible experiment), the object's other fields."""
+    party's own seed for a reproducible experiment), the object's other fields. Read once per
+    process for the same options."""
+    key = ("file", me.data, me.id_column, class_column, None if columns is None else tuple(columns),
+           me.columns, me.nominal, me.continuous, me.delimiter, me.missing)  # fmt: skip
+    return me.inputs.get(key, lambda: _read_own_file(me, class_column, columns))
+
+
+def _read_own_file(
+    me: OwnParty, class_column: str | None, columns: Sequence[str] | None
+) -> tuple[PartyTable, str | None, dict[str, Any]]:
     if me.data is None or me.data.suffix != ".json":
         own, warning = read_own_table(me, class_column=class_column, columns=columns)
         return own, warning, {}

@@ -22,8 +22,10 @@ each of them (``python -m parties ROLE ... --data FILE --id COLUMN``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TypeVar
 
 from mpc.errors import ConfigError
 from mpc.runtime.config import (
@@ -35,7 +37,29 @@ from mpc.runtime.config import (
     path_field,
 )
 
-__all__ = ["OWN_FIELDS", "OwnParty", "load_deployment", "own_party"]
+__all__ = ["OWN_FIELDS", "OwnParty", "ReadOnce", "load_deployment", "own_party"]
+
+T = TypeVar("T")
+
+
+class ReadOnce:
+    """What a party process has read of its own input, kept by what was asked.
+
+    A system's input check (:attr:`parties.programs.registry.Program.check`) reads the
+    party's input before the party waits for anyone, so that a wrong file or model part is
+    said at once; its run then asks for the same reads and finds them done. A read that fails
+    is not kept."""
+
+    def __init__(self) -> None:
+        self._done: dict[Hashable, Any] = {}
+
+    def get(self, key: Hashable, read: Callable[[], T]) -> T:
+        """What ``read()`` returns, read once for ``key``."""
+        if key not in self._done:
+            self._done[key] = read()
+        value: T = self._done[key]
+        return value
+
 
 #: the fields the learners add to a ``[[party]]`` table
 OWN_FIELDS = (
@@ -57,6 +81,8 @@ class OwnParty(PartyConfig):
     model: Path | None = None
     predictions: Path | None = None
     test: Path | None = None
+    #: what this process has read of its input (shared by the copies ``replace`` makes)
+    inputs: ReadOnce = field(default_factory=ReadOnce, compare=False, repr=False)
 
     @classmethod
     def of(cls, me: PartyConfig, cfg_path: Path) -> OwnParty:

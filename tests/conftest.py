@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 
+from . import datasets
+
 ROOT = Path(__file__).resolve().parent.parent
 
 # A shell without job control starts a background command (`pytest &`) with SIGINT ignored,
@@ -63,6 +65,17 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
                     group = next(g for part, g in DOCKER_LINES if part in item.nodeid)
                 item.add_marker(pytest.mark.xdist_group(group))
                 break
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Tell :mod:`tests.data` whether the test about to run is marked ``datasets``: its
+    helpers fail a test that reads a dataset without the mark."""
+    datasets.current.marked = item.get_closest_marker(datasets.MARKER) is not None
+
+
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    datasets.current.marked = None
 
 
 def run_mpc(*args: str, deadline: float = 60.0) -> tuple[int, str, str]:

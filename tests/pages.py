@@ -17,23 +17,22 @@ A command shown without output is run and must succeed, its output unchecked.
 
 from __future__ import annotations
 
-import csv
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
+from mpc.datasets import load_dataset, write_party_files
 
 from .conftest import ROOT
 
-#: the UCI datasets beside this clone (or where MPC_DATA_DIR says)
-DATA = Path(os.environ.get("MPC_DATA_DIR") or ROOT.parent / "shared" / "datasets")
 BLOCK = re.compile(r"^```console\n(.*?)^```", re.M | re.S)
 
 #: what varies from run to run, masked in the page's lines and the real ones alike
@@ -43,6 +42,7 @@ MASKS = [
     (re.compile(r"\b\d+\.\d+ s\b"), "T s"),
     (re.compile(r"\b\d+\.\d+ ms\b"), "T ms"),
     (re.compile(r"\bmodel( id)? [0-9a-f]{12}\b"), r"model\1 MODEL"),
+    (re.compile(r"\bmodel id [0-9a-f]{32}\b"), "model id MODEL"),
     (re.compile(r"^wall: +\S+"), "wall: T"),
 ]
 
@@ -196,43 +196,28 @@ def run_page(
     return printed
 
 
-def car_rows() -> tuple[list[list[str]], list[list[str]]]:
-    """UCI car in a shuffle fixed by seed 3: 1,000 records to train on and 728 new ones."""
-    rows = [line.split(",") for line in (DATA / "car" / "car.data").read_text().split() if line]
-    rows = [rows[i] for i in np.random.default_rng(3).permutation(len(rows))]
-    return rows[:1000], rows[1000:]
+#: how the walk-through pages cut car: 728 new records, the shuffle of seed 3 (the own-data
+#: page's `mpc datasets split` command says the same)
+NEW_RECORDS, SEED = 728, 3
 
 
 def write_organisation_files(folders: dict[str, Path]) -> None:
     """Each organisation's two files, ``ORG.csv`` (training records; the garage's with the
-    class) and ``ORG-new.csv`` (the new records), into its folder: an id column (``r0``...,
-    ``n0``...) and its own columns of car, each file in an order of its own organisation's."""
-    train, new = car_rows()
-    for k, (org, cols) in enumerate(COLUMNS.items()):
-        idx = [CAR.index(c) for c in cols]
-        for name, part, prefix in ((org, train, "r"), (f"{org}-new", new, "n")):
-            with_class = org == "garage" and part is train
-            order = np.random.default_rng([7, k, len(part)]).permutation(len(part))
-            with (folders[org] / f"{name}.csv").open("w", newline="") as fh:
-                out = csv.writer(fh, lineterminator="\n")
-                out.writerow(["id", *cols, *(["class"] if with_class else [])])
-                for i in order:
-                    r = part[i]
-                    out.writerow([f"{prefix}{i}", *(r[j] for j in idx),
-                                  *([r[6]] if with_class else [])])  # fmt: skip
+    class) and ``ORG-new.csv`` (the new records), into its folder, as ``mpc datasets split
+    car`` cuts them from the package's car."""
+    car, _ = load_dataset("car", None)
+    with tempfile.TemporaryDirectory() as cut:
+        for f in write_party_files(car, COLUMNS, Path(cut), new=NEW_RECORDS, seed=SEED):
+            org = f.path.name.removesuffix(".csv").removesuffix("-new")
+            shutil.move(f.path, folders[org] / f.path.name)
 
 
 def write_joined_files(folder: Path) -> tuple[Path, Path]:
-    """The joined tables that no organisation holds, for the plain learner's check:
-    ``joined.csv`` (id, car's columns, class) and ``new-joined.csv`` (id, car's columns)."""
-    train, new = car_rows()
+    """The joined tables that no organisation holds, for the plain learner's check, cut as the
+    organisations' files are: ``joined.csv`` (id, car's columns, class) and
+    ``new-joined.csv`` (id, car's columns)."""
+    car, _ = load_dataset("car", None)
+    write_party_files(car, {"joined": CAR}, folder, new=NEW_RECORDS, seed=SEED)
     joined, new_joined = folder / "joined.csv", folder / "new-joined.csv"
-    with joined.open("w", newline="") as fh:
-        csv.writer(fh, lineterminator="\n").writerows(
-            [["id", *CAR, "class"], *([f"r{i}", *r] for i, r in enumerate(train))]
-        )
-    with new_joined.open("w", newline="") as fh:
-        csv.writer(fh, lineterminator="\n").writerows(
-            [["id", *CAR], *([f"n{i}", *r[:6]] for i, r in enumerate(new))]
-        )
+    (folder / "joined-new.csv").replace(new_joined)
     return joined, new_joined

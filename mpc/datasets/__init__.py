@@ -13,7 +13,9 @@ the vertical partitioning of a table over ``k`` sites.
 * :mod:`mpc.datasets.discretize` — :class:`Discretizer`: equal-frequency bins learned on
   training rows only, for the ID3 family;
 * :mod:`mpc.datasets.vertical` — :func:`partition`, :func:`split_vertically`,
-  :func:`join_sites`.
+  :func:`join_sites`;
+* :mod:`mpc.datasets.party_files` — :func:`write_party_files`: one CSV file per party, as
+  organisations that never pooled their data would each hold it (``mpc datasets split``).
 
 Every problem with a data file raises :class:`DataError`, whose message names the file, the
 line (1-based, as an editor shows it) and the column (name and 0-based field index, as in
@@ -35,8 +37,18 @@ from mpc.datasets.csv_files import (
     load_party_csv,
 )
 from mpc.datasets.discretize import Discretizer
+from mpc.datasets.party_files import PartyFile, write_party_files
 from mpc.datasets.planted import synthetic
-from mpc.datasets.table import CONTINUOUS, DATA_DIR_ENV, KINDS, MISSING, NOMINAL, DataError, Table
+from mpc.datasets.table import (
+    CONTINUOUS,
+    DATA_DIR_ENV,
+    KINDS,
+    MISSING,
+    NO_DATA_DIR_ENV,
+    NOMINAL,
+    DataError,
+    Table,
+)
 from mpc.datasets.uci import (
     KNOWN_DATASETS,
     DatasetInfo,
@@ -56,10 +68,12 @@ __all__ = [
     "KNOWN_DATASETS",
     "MISSING",
     "NOMINAL",
+    "NO_DATA_DIR_ENV",
     "DataError",
     "DatasetInfo",
     "Discretizer",
     "Partition",
+    "PartyFile",
     "PartyTable",
     "SiteData",
     "Table",
@@ -77,4 +91,5 @@ __all__ = [
     "split_vertically",
     "synthetic",
     "weather",
+    "write_party_files",
 ]

@@ -152,10 +152,14 @@ def fetch_dataset(
 def import_dataset(name: str, data_dir: Path, files: Sequence[Path]) -> Path:
     """Take copies of the named dataset's files (under any names), each recognised by its
     size and SHA-256, and write them (and the schema) to ``data_dir/name``. Every data file
-    of the dataset must be among them. Returns the dataset's folder."""
+    of the dataset must be among them; a ``schema.json`` among them (a dataset folder's own,
+    as in ``import NAME FOLDER/*``) is left out, the package's being written. Returns the
+    dataset's folder."""
     expected = {s.sha256: s for s in sources(name)}
     got: dict[str, bytes] = {}
     for path in files:
+        if Path(path).name == "schema.json":  # a dataset folder's own: the package writes its
+            continue
         try:
             data = Path(path).read_bytes()
         except OSError as exc:

@@ -71,17 +71,22 @@ def parse_floats(
     name: str,
     j: int,
 ) -> np.ndarray:
-    """The numbers of a continuous column, NaN for a missing one (a cell in ``markers``)."""
+    """The numbers of a continuous column, NaN for a missing one: a cell in ``markers``, or
+    one that reads as NaN (``nan``, ``NaN``). A cell that is no number, or an infinity
+    (``inf``, ``-Infinity``, a number past the largest float such as ``1e999``), is refused
+    naming its line and column: no learner can split between infinities."""
     nan = math.nan
     try:
-        return np.array([nan if v in markers else float(v) for v in values], dtype=np.float64)
+        out = np.array([nan if v in markers else float(v) for v in values], dtype=np.float64)
     except ValueError:
-        pass
+        out = None
+    if out is not None and not np.isinf(out).any():
+        return out
     for i, v in enumerate(values):
         if v in markers:
             continue
         try:
-            float(v)
+            number = float(v)
         except ValueError:
             raise DataError(
                 f"{v!r} is not a number nor a missing value ({show_markers(markers)}); this "
@@ -91,6 +96,16 @@ def parse_floats(
                 column=name,
                 index=j,
             ) from None
+        if math.isinf(number):
+            raise DataError(
+                f"{v!r} is not a finite number; a continuous column holds finite numbers, "
+                f"and a missing value is {show_markers(markers)} or nan: fix the cell",
+                file=path,
+                line=line_nos[i],
+                column=name,
+                index=j,
+                public="its data file has a number that is not finite in a continuous column",
+            )
     raise AssertionError("unreachable: a value failed to parse but none fails alone")
 
 

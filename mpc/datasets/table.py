@@ -12,6 +12,7 @@ labels are ``str``::
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -45,6 +46,17 @@ def show_markers(markers: frozenset[str]) -> str:
 
 #: The environment variable naming the data directory.
 DATA_DIR_ENV = "MPC_DATA_DIR"
+#: ``MPC_NO_DATA_DIR=1``: look in no data directory but the one ``--data-dir`` names (neither
+#: ``$MPC_DATA_DIR`` nor a folder found by default): only the tables the package ships and
+#: the embedded weather table are there, as on a machine that has no data directory.
+NO_DATA_DIR_ENV = "MPC_NO_DATA_DIR"
+
+
+def no_data_dir() -> bool:
+    """Whether ``$MPC_NO_DATA_DIR`` puts every data directory out of reach (set, and not
+    ``0``)."""
+    return os.environ.get(NO_DATA_DIR_ENV, "") not in ("", "0")
+
 
 NOMINAL = "nominal"
 CONTINUOUS = "continuous"
@@ -130,6 +142,12 @@ class Table:
                 raise DataError(
                     f"table {self.name!r}: column {a!r} must be one-dimensional, "
                     f"got shape {arr.shape}"
+                )
+            if kind == CONTINUOUS and np.isinf(arr).any():
+                i = int(np.flatnonzero(np.isinf(arr))[0])
+                raise DataError(
+                    f"table {self.name!r}: continuous column {a!r} holds {arr[i]} in row {i}; "
+                    "a continuous column holds finite numbers (NaN for a missing value)"
                 )
             columns.append(arr)
         target = np.asarray(self.target)

@@ -2,9 +2,12 @@
 ``schema.json``; and Quinlan's weather table, embedded in the package.
 
 The data directory is ``--data-dir``, else ``$MPC_DATA_DIR``, else ``../shared/datasets`` next
-to the repository (:func:`resolve_data_dir`). Each dataset folder has a ``schema.json`` (column
-names and types, class column, declared values, missing-value marker, delimiter, lines to
-skip); every field is checked against it while reading::
+to the repository, else the user's data directory (:func:`resolve_data_dir`);
+``MPC_NO_DATA_DIR=1`` leaves only ``--data-dir``
+(:data:`~mpc.datasets.table.NO_DATA_DIR_ENV`). The tables the package ships are read from
+the package when the data directory has no copy. Each dataset folder has a ``schema.json``
+(column names and types, class column, declared values, missing-value marker, delimiter,
+lines to skip); every field is checked against it while reading::
 
     car/car.data:7: column 'buying' (field 1): value 'cheap' is not one of the values declared
     in car/schema.json (high, low, med, vhigh); fix the file or add the value there
@@ -27,7 +30,16 @@ from mpc.datasets.fields import (
     field_count_error,
     read_text,
 )
-from mpc.datasets.table import CONTINUOUS, DATA_DIR_ENV, KINDS, NOMINAL, DataError, Table
+from mpc.datasets.table import (
+    CONTINUOUS,
+    DATA_DIR_ENV,
+    KINDS,
+    NO_DATA_DIR_ENV,
+    NOMINAL,
+    DataError,
+    Table,
+    no_data_dir,
+)
 
 
 @dataclass(frozen=True)
@@ -259,8 +271,11 @@ def _repository_default() -> Path:
 def default_data_dir() -> Path | None:
     """``$MPC_DATA_DIR`` if set, else ``../shared/datasets`` next to the repository if it
     exists, else the user's data directory (:func:`mpc.datasets.fetch.user_data_dir`, where
-    ``mpc datasets fetch`` writes) if it exists, else ``None``. (Whether ``$MPC_DATA_DIR``
-    exists is checked by :func:`resolve_data_dir`.)"""
+    ``mpc datasets fetch`` writes) if it exists, else ``None``; always ``None`` with
+    ``MPC_NO_DATA_DIR=1``. (Whether ``$MPC_DATA_DIR`` exists is checked by
+    :func:`resolve_data_dir`.)"""
+    if no_data_dir():
+        return None
     env = os.environ.get(DATA_DIR_ENV)
     if env:
         return Path(env)
@@ -272,11 +287,11 @@ def default_data_dir() -> Path | None:
 
 def resolve_data_dir(cli_value: str | Path | None) -> Path | None:
     """The data directory to use: ``--data-dir`` if given, else ``$MPC_DATA_DIR``, else the
-    repository default (``None`` if there is none). A given directory that does not exist
-    raises :class:`DataError` naming it."""
+    repository default (``None`` if there is none, or with ``MPC_NO_DATA_DIR=1``). A given
+    directory that does not exist raises :class:`DataError` naming it."""
     if cli_value is not None and str(cli_value) != "":
         path, origin = Path(cli_value), "--data-dir"
-    elif os.environ.get(DATA_DIR_ENV):
+    elif os.environ.get(DATA_DIR_ENV) and not no_data_dir():
         path, origin = Path(os.environ[DATA_DIR_ENV]), f"${DATA_DIR_ENV}"
     else:
         return default_data_dir()
@@ -377,9 +392,12 @@ def load_dataset(name: str, data_dir: Path | None = None) -> tuple[Table, Table 
     if data_dir is None:
         if spec.name == "weather":
             return weather(), None
+        off = f" (${NO_DATA_DIR_ENV} is set)" if no_data_dir() else ""
         raise DataError(
-            f"dataset {name!r} needs the UCI data directory, and none was found: pass "
-            f"--data-dir DIR or set {DATA_DIR_ENV} (from Python: "
+            f"dataset {name!r} is not shipped with the package and no data directory was "
+            f"found{off}: `mpc datasets fetch {name}` downloads it from the UCI archive into "
+            f"{user_data_dir()}, where every command looks; or pass --data-dir DIR or set "
+            f"{DATA_DIR_ENV} to a folder that holds it (from Python: "
             f"load_dataset({name!r}, resolve_data_dir(None)))"
         )
     folder = Path(data_dir) / spec.name
@@ -388,7 +406,8 @@ def load_dataset(name: str, data_dir: Path | None = None) -> tuple[Table, Table 
     if not folder.is_dir():
         raise DataError(
             f"dataset {name!r} is not in the data directory {str(data_dir)!r}: "
-            f"expected a folder {str(folder)!r} with schema.json and {spec.train}"
+            f"expected a folder {str(folder)!r} with schema.json and {spec.train}; "
+            f"`mpc datasets fetch {name} --data-dir {data_dir}` downloads it there"
         )
     schema = _load_schema(folder)
     names = [c.name for c in schema.columns]

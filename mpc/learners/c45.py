@@ -18,7 +18,10 @@ same training rows and declared values (an ARFF header) it learns J48's tree nod
   ``min_split`` weight (10% of the known weight per class, at least ``min_leaf``, at most
   25); values closer than 1e-5 are not split apart; the gain loses the MDL cost
   ``log2(number of valid thresholds) / node weight`` (Quinlan 1996). ``t`` is the largest
-  value of *all* training rows at or below the midpoint of the two values split apart.
+  value of *all* training rows at or below the midpoint of the two values split apart (the
+  midpoint computed without overflow near the largest float; a threshold that rounding
+  leaves outside the two values is refused, as it would separate nothing). Every value is
+  finite: the readers refuse an infinity, and NaN is an unknown value.
 * **Unknown values** (``"?"`` for nominal, NaN for continuous): gains are computed on the
   rows with a known value and scaled by their share, the split info counts them as one more
   branch; a row with an unknown value goes down every branch with a fractional weight
@@ -373,13 +376,7 @@ class C45Classifier(PlainTreeClassifier):
                 best, best_ratio = c, c.ratio
         if best is None or best.test is None:
             return None
-        test = dict(best.test)
-        if test["kind"] == "threshold":
-            # C4.5 moves the threshold to the largest training value at or below the midpoint
-            values = self._values[best.j]
-            at = int(np.searchsorted(values, test.pop("mid") + SMALL, side="left")) - 1
-            test["t"] = float(values[max(at, 0)])
-        return test
+        return dict(best.test)
 
     def _joint_all(self, js: list[int], rows: np.ndarray, w: np.ndarray) -> np.ndarray:
         """The weight of every (attribute of ``js``, value, class) among ``rows`` with a known
@@ -503,12 +500,29 @@ class C45Classifier(PlainTreeClassifier):
         gain = best - math.log2(len(at)) / total
         if gain < SMALL or split < 0:
             return None
-        mid = (xk[split] + xk[split + 1]) / 2
-        if mid == xk[split + 1]:
-            mid = xk[split]
+        lo, hi = float(xk[split]), float(xk[split + 1])
+        threshold = self._threshold(j, lo, hi)
+        if threshold is None:
+            return None
         branch_w = np.array([left_w[split], right_w[split]])
         ratio = float(_ratios(gain, branch_w, known_w, total))
-        return _Candidate(j, gain, ratio, {"kind": "threshold", "j": j, "mid": float(mid)})
+        return _Candidate(j, gain, ratio, {"kind": "threshold", "j": j, "t": threshold})
+
+    def _threshold(self, j: int, lo: float, hi: float) -> float | None:
+        """The threshold of a split of attribute ``j`` between its neighbouring values
+        ``lo < hi``: C4.5 moves the midpoint to the largest training value at or below it.
+        The midpoint is computed without overflow (``lo + hi`` passes the largest float when
+        both are near it); a threshold that does not separate ``lo`` from ``hi`` (rounding at
+        the ends of the floats) refuses the split, which would send every row down one
+        branch. None when refused."""
+        total = lo + hi  # a Python float: inf past the largest float, with no warning
+        mid = total / 2 if math.isfinite(total) else lo / 2 + hi / 2
+        if mid >= hi:
+            mid = lo
+        values = self._values[j]
+        at = int(np.searchsorted(values, mid + SMALL, side="left")) - 1
+        threshold = float(values[max(at, 0)])
+        return threshold if lo <= threshold < hi else None
 
     def _keys(self, test: dict[str, Any]) -> list[str]:
         if test["kind"] == "threshold":

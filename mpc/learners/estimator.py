@@ -130,22 +130,31 @@ def _nominal(values: Sequence[Any] | np.ndarray) -> np.ndarray:
 
 
 def _continuous(values: Sequence[Any] | np.ndarray, name: str) -> np.ndarray:
-    """A continuous column as float64 (NaN missing); a value that is no number is an error."""
+    """A continuous column as float64 (NaN missing); a value that is no number, or an
+    infinity, is an error naming the column and the row."""
     values = np.asarray(values, dtype=object) if not isinstance(values, np.ndarray) else values
     if values.dtype.kind in "iuf":
-        return values.astype(np.float64)
-    out = np.empty(len(values), dtype=np.float64)
-    for i, v in enumerate(values.tolist()):
-        if _is_missing(v):
-            out[i] = np.nan
-        elif _is_number(v):
-            out[i] = float(v)
-        else:
-            raise _error(
-                f"column {name!r} is continuous, but row {i} holds {v!r}; give numbers (None or "
-                "NaN for a missing value), or read the column as nominal with "
-                f"kinds={{{name!r}: 'nominal'}}"
-            )
+        out = values.astype(np.float64)
+    else:
+        out = np.empty(len(values), dtype=np.float64)
+        for i, v in enumerate(values.tolist()):
+            if _is_missing(v):
+                out[i] = np.nan
+            elif _is_number(v):
+                out[i] = float(v)
+            else:
+                raise _error(
+                    f"column {name!r} is continuous, but row {i} holds {v!r}; give numbers "
+                    "(None or NaN for a missing value), or read the column as nominal with "
+                    f"kinds={{{name!r}: 'nominal'}}"
+                )
+    infinite = np.flatnonzero(np.isinf(out))
+    if len(infinite):
+        i = int(infinite[0])
+        raise _error(
+            f"column {name!r} is continuous, but row {i} holds {out[i]}: Input X contains "
+            "infinity; give finite numbers (None or NaN for a missing value)"
+        )
     return out
 
 

@@ -62,6 +62,7 @@ __all__ = [
     "Envelope",
     "decode",
     "encode",
+    "kind_prefix",
 ]
 
 #: Version of the envelope; a peer speaking another version is refused at the handshake.
@@ -319,6 +320,15 @@ def encode(
     if len(buffers) + 1 > MAX_FRAMES:
         raise ProtocolError(f"message has {len(buffers)} arrays; at most {MAX_FRAMES - 1} allowed")
     return [header, *buffers]
+
+
+def kind_prefix(kind: str) -> bytes:
+    """The first bytes of frame 0 of every message of ``kind`` (the envelope's array header,
+    the version, the kind): what lets a receiver pick out one kind without decoding the
+    others. A message that starts so is still decoded, with every check, before use."""
+    if kind not in KINDS:
+        raise ProtocolError(f"unknown message kind {kind!r}; expected one of {sorted(KINDS)}")
+    return b"\x95" + msgpack.packb(PROTOCOL_VERSION) + msgpack.packb(kind, use_bin_type=True)
 
 
 def decode(

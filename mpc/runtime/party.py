@@ -20,10 +20,15 @@ as ``undeclared``. With ``record_view`` the party also keeps its whole view for 
 record-swap tests (:class:`~mpc.runtime.view.ViewRecorder`).
 
 Startup is a handshake: every party sends HELLO (with the protocol version and its role) to
-every peer and waits for all of theirs, never a sleep. Every receive has a deadline. When a
-party sees a failure (a silent peer, a protocol error) it broadcasts ABORT naming the peer it
-blames and the step; every party that receives it fails at once with
-:class:`~mpc.errors.PeerAborted`, so the whole deployment ends within one deadline.
+every peer and waits for all of theirs, never a sleep. Every receive has a deadline, which
+bounds silence, not work: when it passes, the party asks the peer what it is doing (a PROBE,
+answered by the peer's runtime even while a long computation holds its event loop,
+:mod:`mpc.runtime.health`). A peer that answers that it is computing is waited for, and asked
+again at each deadline; one that does not answer (dead, stopped, cut off), or that is alive
+but neither waits nor computes, is blamed. When a party sees a failure (a silent peer, a
+protocol error) it broadcasts ABORT naming the peer it blames and the step; every party that
+receives it fails at once with :class:`~mpc.errors.PeerAborted`, so the whole deployment ends
+within one deadline of the failure.
 
 A monitor holding the deployment's monitor key may PING a party at any time (a container
 healthcheck, :mod:`mpc.runtime.monitor`); the runtime answers PONG with the party's name, role,
@@ -45,13 +50,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import secrets
-import signal
 from collections import defaultdict, deque
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from mpc.errors import (
     ConfigError,
@@ -64,24 +66,23 @@ from mpc.errors import (
     PeerTimeout,
     ProtocolError,
 )
-from mpc.runtime.codec import DEFAULT_MAX_FRAME_BYTES, PROTOCOL_VERSION, decode, encode
-from mpc.runtime.config import AGREEMENT_SECTIONS, DEFAULT_TIMEOUT
+from mpc.runtime.codec import DEFAULT_MAX_FRAME_BYTES, decode, encode
+from mpc.runtime.config import DEFAULT_TIMEOUT
 from mpc.runtime.expect import Expect
-from mpc.runtime.health import MAX_PINGS_PER_S, HealthChecks
+from mpc.runtime.faults import Fault, inject
+from mpc.runtime.handshake import Handshake
+from mpc.runtime.health import CPU_SAMPLE_S, MAX_PINGS_PER_S, HealthChecks
 from mpc.runtime.metrics import Ledger, Metrics
 from mpc.runtime.transport import Transport, is_monitor
 from mpc.runtime.view import READY, Receipt, ViewRecorder, tag_pattern
 
-__all__ = ["Fault", "Party"]
+__all__ = ["Party"]
 
 log = logging.getLogger("mpc.runtime.party")
 
 #: How long a party keeps trying to hand over its final messages / its abort notice.
 CLOSE_LINGER_S = 1.0
 ABORT_LINGER_S = 1.0
-#: Fault injection flushes the messages a party has sent before it kills itself, so a
-#: "kill after N messages" is exactly that, not a race with the I/O thread.
-FAULT_FLUSH_S = 2.0
 #: Messages that arrive before their ``recv`` wait in a buffer, at most this many per peer
 #: and (see :class:`Party`'s ``max_buffered_bytes``) this many bytes per peer; a peer that
 #: goes past either has flooded this party, and the run ends blaming it.
@@ -90,17 +91,7 @@ MAX_BUFFERED_MESSAGES = 65536
 BUFFERED_FRAMES = 4
 
 
-@dataclass(frozen=True)
-class Fault:
-    """Fault injection for tests and demos, once this party has sent ``after`` protocol
-    messages: ``"kill"`` flushes them and SIGKILLs the process; ``"stop"`` SIGSTOPs it (a
-    party frozen at a known point of the protocol, to be resumed with SIGCONT)."""
-
-    after: int
-    action: Literal["kill", "stop"] = "kill"
-
-
-class Party(HealthChecks):
+class Party(Handshake, HealthChecks):
     """One party of a deployment: ``name``, ``role``, the ordered list of all party names.
 
     ``parties`` is the deployment order (P1 ... Pk) and must contain ``name``.
@@ -170,6 +161,8 @@ class Party(HealthChecks):
         self._closing = False
         self._probes: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self._probe_seq = 0
+        self._cpu_samples: deque[tuple[float, float]] = deque(maxlen=16)
+        self._sampler: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[None]] = set()
         self._reader: asyncio.Task[None] | None = None
         self._seen_depth = 0
@@ -183,6 +176,9 @@ class Party(HealthChecks):
         """Open the transport and complete the startup handshake with every peer."""
         self._transport.set_failure_handler(self._transport_failed)
         self._transport.set_peer_lost_handler(self._peer_lost)
+        self._transport.set_answers(self)
+        self._sample_cpu()
+        self._sampler = asyncio.create_task(self._sample_loop(), name=f"{self.name}-cpu")
         await self._transport.start()
         self._reader = asyncio.create_task(self._read_loop(), name=f"{self.name}-reader")
         self._reader.add_done_callback(self._reader_done)
@@ -211,7 +207,35 @@ class Party(HealthChecks):
             with contextlib.suppress(asyncio.CancelledError):
                 await self._reader
             self._reader = None
+        if self._sampler is not None:
+            self._sampler.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._sampler
+            self._sampler = None
         await self._transport.close(linger_s)
+
+    async def _sample_loop(self) -> None:
+        """Sample the process's CPU time every :data:`~mpc.runtime.health.CPU_SAMPLE_S`
+        (what tells a computing party from a stuck one, :meth:`computing`)."""
+        while True:
+            await asyncio.sleep(CPU_SAMPLE_S)
+            self._sample_cpu()
+
+    async def refuse(self, exc: BaseException, *, step: str = "input check") -> None:
+        """End, before its start, a run this party cannot take part in (its own input is
+        wrong, found before it waits for anyone): tell every peer that it stopped and why,
+        in public words (an :class:`~mpc.errors.InputError`'s ``public``), and release the
+        transport. The notices wait at most one deadline for their peers to be up, so a peer
+        started a little later hears it as soon as it connects."""
+        self._step = step
+        self._set_failure(exc if isinstance(exc, MPCError) else ProtocolError(str(exc)))
+        self._aborted_sent = True
+        await self._transport.start()
+        notice = {"peer": self.name, "step": step, "reason": self._public_reason(exc)}
+        frames = encode("abort", "abort", 0, notice, max_frame_bytes=self._max_frame)
+        for peer in self.peers:
+            await self._transport.send(peer, frames)  # queued until the peer is up
+        await self._transport.close(linger_s=self.timeout)
 
     async def __aenter__(self) -> Party:
         try:
@@ -229,52 +253,7 @@ class Party(HealthChecks):
         else:
             await self.close()
 
-    def _hello_body(self) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            "version": PROTOCOL_VERSION,
-            "name": self.name,
-            "role": self.role,
-            "incarnation": self._incarnation,
-        }
-        if self._agreement is not None:
-            body["agreement"] = self._agreement
-        return body
-
-    async def _handshake(self) -> None:
-        self._step = "startup handshake"
-        hello = self._hello_body()
-        for peer in self.peers:
-            await self._send_raw(peer, "hello", "hello", hello, count=False)
-        try:
-            await asyncio.wait_for(self._hello_event.wait(), self.timeout)
-        except TimeoutError:
-            missing = [p for p in self.peers if p not in self._hello]
-            detail = "; ".join(self._transport.describe_peer(p) for p in missing)
-            raise PeerTimeout(
-                f"{self.name}: startup handshake: no HELLO from {', '.join(missing)} within "
-                f"{self.timeout:g}s; is it running and reachable, with the key the deployment "
-                f"file names? ({detail})",
-                peer=missing[0],
-                step="startup handshake",
-            ) from None
-        if self._failure is not None:
-            raise self._failure
-        self._step = "ready"
-
     # ------------------------------------------------------------------ tags and phases
-
-    def expect_restarts(self, peer: str, on_restart: Callable[[], Awaitable[None]]) -> None:
-        """Let ``peer`` be restarted during the run: it keeps what matters in durable storage
-        (the CDBS's database), so a new process of it can take over.
-
-        While ``peer`` is gone this party waits for it instead of failing when the
-        connection drops (every receive keeps its deadline, so a peer that never comes back
-        still ends the run with :class:`~mpc.errors.PeerTimeout`). When the new process
-        says HELLO, this party answers it and awaits ``on_restart()``, which should send
-        again whatever the old process received but never answered.
-        """
-        self._check_peer(peer)
-        self._restartable[peer] = on_restart
 
     @staticmethod
     def tag(*parts: object) -> str:
@@ -349,33 +328,50 @@ class Party(HealthChecks):
             raise self._left_error(peer, tag)
         if key in self._waiters:
             raise ProtocolError(f"{self.name}: two receives wait for ({peer!r}, {tag!r}) at once")
-        fut: asyncio.Future[tuple[int, Any, int]] = asyncio.get_running_loop().create_future()
-        self._waiters[key] = fut
         limit = self.timeout if timeout is None else timeout
-        try:
-            # asyncio.timeout, not wait_for: the receive resumes in the loop iteration that
-            # delivers the message (wait_for's extra waiter costs iterations per message)
-            async with asyncio.timeout(limit):
-                depth, body, size = await fut
-        except TimeoutError:
-            blamed, chain = await self._trace_blame(peer)
-            if self._buffer.get(key):  # it arrived while we were asking around
-                return self._unbuffer(key, receipt)
-            link = self._transport.describe_peer(blamed)
-            rejected = [r for r in self.metrics.rejected if r.startswith(f"{peer}: ")]
-            err = PeerTimeout(
-                f"{self.name}: no message from {peer} for step {tag!r} within {limit:g}s; "
-                + "; ".join(chain)
-                + (f"; {link}" if link else "")
-                + (f"; rejected from {peer}: {rejected[-1]}" if rejected else ""),
-                peer=blamed,
-                step=tag,
-            )
-            await self._fail(err)
-            raise err from None
-        finally:
-            self._waiters.pop(key, None)
-        return self._consume(key, receipt, depth, body, size)
+        waited = 0.0
+        while True:
+            fut: asyncio.Future[tuple[int, Any, int]] = asyncio.get_running_loop().create_future()
+            self._waiters[key] = fut
+            try:
+                # asyncio.timeout, not wait_for: the receive resumes in the loop iteration
+                # that delivers the message (wait_for's extra waiter costs iterations)
+                async with asyncio.timeout(limit):
+                    depth, body, size = await fut
+                return self._consume(key, receipt, depth, body, size)
+            except TimeoutError:
+                waited += limit
+                blamed, chain, computing = await self._trace_blame(peer)
+                if self._buffer.get(key):  # it arrived while we were asking around
+                    return self._unbuffer(key, receipt)
+                if self._failure is not None:
+                    raise self._failure from None
+                if computing:  # alive and at work: a deadline bounds silence, not work
+                    log.warning(
+                        "%s: no message from %s for step %r within %gs, but %s; waiting on",
+                        self.name, peer, tag, waited, "; ".join(chain),
+                    )  # fmt: skip
+                    continue
+                err = self._timeout_error(peer, tag, limit, blamed, chain)
+                await self._fail(err)
+                raise err from None
+            finally:
+                self._waiters.pop(key, None)
+
+    def _timeout_error(
+        self, peer: str, tag: str, limit: float, blamed: str, chain: list[str]
+    ) -> PeerTimeout:
+        """The error of a receive from ``peer`` that timed out, blaming ``blamed``."""
+        link = self._transport.describe_peer(blamed)
+        rejected = [r for r in self.metrics.rejected if r.startswith(f"{peer}: ")]
+        return PeerTimeout(
+            f"{self.name}: no message from {peer} for step {tag!r} within {limit:g}s; "
+            + "; ".join(chain)
+            + (f"; {link}" if link else "")
+            + (f"; rejected from {peer}: {rejected[-1]}" if rejected else ""),
+            peer=blamed,
+            step=tag,
+        )
 
     def drain(self, peer: str, prefix: str, receipt: Receipt) -> int:
         """Take every message from ``peer`` whose tag starts with ``prefix`` that arrived and
@@ -506,23 +502,11 @@ class Party(HealthChecks):
                 await self._inject_fault()
 
     async def _inject_fault(self) -> None:
-        """Fault injection, once: flush what was sent so far, then SIGKILL this process; or
-        SIGSTOP it where it stands (its sockets stay open, so SIGCONT lets it go on)."""
+        """Fault injection, once (:func:`mpc.runtime.faults.inject`)."""
         if self._fault is None or self._fault_fired:
             return
         self._fault_fired = True
-        verb = "killing" if self._fault.action == "kill" else "stopping"
-        log.error(
-            "%s: fault injection: %s this process after %d messages",
-            self.name,
-            verb,
-            self._sent_total,
-        )
-        if self._fault.action == "stop":
-            os.kill(os.getpid(), signal.SIGSTOP)
-            return
-        await self._transport.close(linger_s=FAULT_FLUSH_S)
-        os.kill(os.getpid(), signal.SIGKILL)
+        await inject(self._fault, self.name, self._transport, self._sent_total)
 
     # ------------------------------------------------------------------ incoming
 
@@ -615,9 +599,7 @@ class Party(HealthChecks):
             log.error("%s: rejected a message from %s: %s", self.name, sender, exc)
             return
         if env.kind != "msg":  # the runtime's own messages: public, never the protocol's data
-            line = self._received[(env.kind, f"runtime/{env.kind}", "public", sender)]
-            line[0] += 1
-            line[1] += sum(len(f) for f in frames)
+            self.count_runtime_message(sender, env.kind, sum(len(f) for f in frames))
         if env.kind == "hello":
             self._on_hello(sender, env.body)
         elif env.kind == "abort":
@@ -641,72 +623,6 @@ class Party(HealthChecks):
         else:  # ping / pong come from monitors only
             self.metrics.reject(f"{sender}: a peer sent a {env.kind!r} message")
 
-    def _on_hello(self, sender: str, body: Any) -> None:
-        version = body.get("version") if isinstance(body, dict) else body
-        if not isinstance(body, dict) or type(version) is not int or version != PROTOCOL_VERSION:
-            self._set_failure(
-                ProtocolError(
-                    f"{self.name}: {sender} speaks protocol version {str(version)[:40]}, "
-                    f"this party speaks {PROTOCOL_VERSION}; run the same release everywhere"
-                )
-            )
-            return
-        if type(body.get("incarnation")) not in (str, type(None)):
-            self.metrics.reject(f"{sender}: a HELLO whose incarnation is not a str")
-            return
-        if self._agreement is not None and body.get("agreement") != self._agreement:
-            self._set_failure(self._disagreement(sender, body.get("agreement")))
-            return
-        previous = self._hello.get(sender)
-        if previous is not None and previous.get("incarnation") != body.get("incarnation"):
-            self._on_restart(sender, body)
-            return
-        self._hello[sender] = body
-        self.peer_roles[sender] = str(body.get("role", ""))
-        if all(p in self._hello for p in self.peers):
-            self._hello_event.set()
-
-    def _disagreement(self, sender: str, theirs: Any) -> ConfigError:
-        """The error of a peer whose deployment differs from this party's (its HELLO's
-        ``agreement``, :func:`mpc.runtime.config.agreement`)."""
-        mine = self._agreement or {}
-        theirs = theirs if isinstance(theirs, dict) else {}
-        differ = [s for s in AGREEMENT_SECTIONS if theirs.get(s) != mine.get(s)]
-        what = "; ".join(AGREEMENT_SECTIONS[s] for s in differ) or "its deployment"
-        release = (
-            f" (release {theirs.get('release')} there, {mine.get('release')} here)"
-            if "release" in differ
-            else ""
-        )
-        return ConfigError(
-            f"{self.name}: {sender} runs a different deployment: {what} differ{release}; "
-            "every party must run the same release with the same deployment file"
-        )
-
-    def _on_restart(self, sender: str, body: dict[str, Any]) -> None:
-        """A new process of ``sender`` said HELLO: carry on with it if it may restart, else
-        the run is over (the old process's state is gone)."""
-        on_restart = self._restartable.get(sender)
-        if on_restart is None:
-            err = PeerLost(
-                f"{self.name}: {sender} was restarted (a new process said HELLO at step "
-                f"{self._step!r}) and lost the state of this run; start the run again",
-                peer=sender,
-                step=self._step,
-            )
-            log.error("%s", err)
-            self._set_failure(err)
-            self._background_task(self._fail(err))
-            return
-        log.warning("%s: %s was restarted; carrying on with the new process", self.name, sender)
-        self._hello[sender] = body
-
-        async def resume() -> None:
-            await self._send_raw(sender, "hello", "hello", self._hello_body(), count=False)
-            await on_restart()
-
-        self._background_task(resume())
-
     def _background_task(self, coro: Awaitable[None]) -> None:
         async def run() -> None:
             try:
@@ -729,14 +645,13 @@ class Party(HealthChecks):
         blamed = str(body.get("peer", sender))
         step = str(body.get("step", "?"))
         reason = str(body.get("reason", "no reason given"))
+        what = (  # a party that stops on its own error blames no one
+            f"{sender} stopped the run at step {step!r}"
+            if blamed == sender
+            else f"{sender} aborted the run at step {step!r}, blaming {blamed}"
+        )
         self._set_failure(
-            PeerAborted(
-                f"{self.name}: {sender} aborted the run at step {step!r}, "
-                f"blaming {blamed}: {reason}",
-                peer=blamed,
-                step=step,
-                origin=sender,
-            )
+            PeerAborted(f"{self.name}: {what}: {reason}", peer=blamed, step=step, origin=sender)
         )
 
     def _set_failure(self, err: MPCError) -> None:
@@ -765,13 +680,7 @@ class Party(HealthChecks):
         if self._aborted_sent:
             return
         self._aborted_sent = True
-        if isinstance(exc, InputError):
-            reason = f"{type(exc).__name__}: {exc.public}"  # never this party's private input
-        elif isinstance(exc, asyncio.CancelledError):  # stopped: the message says by what
-            reason = str(exc) or f"{self.name}'s run was cancelled"
-        else:
-            reason = f"{type(exc).__name__}: {exc}"
-        notice = {"peer": peer, "step": step, "reason": reason}
+        notice = {"peer": peer, "step": step, "reason": self._public_reason(exc)}
         frames = encode("abort", "abort", 0, notice, max_frame_bytes=self._max_frame)
         gone = self._left | ({peer} if isinstance(exc, PeerLost) else set())
 
@@ -782,6 +691,23 @@ class Party(HealthChecks):
                 log.warning("%s: could not send the abort notice to %s: %s", self.name, p, err)
 
         await asyncio.gather(*(tell(p) for p in self.peers if p not in gone))
+
+    def _public_reason(self, exc: BaseException) -> str:
+        """Why this party stops, as its peers are told: never a value of its private input
+        (an :class:`~mpc.errors.InputError` says only its ``public`` line; another error of
+        its input or its deployment entry, found before the run, only that there is one)."""
+        if isinstance(exc, InputError):
+            return f"{type(exc).__name__}: {exc.public}"
+        if isinstance(exc, ConfigError) and self._step == "input check":
+            public = getattr(exc, "public", None)  # a DataError says what is wrong, publicly
+            what = f"{self.name}: {public}" if public else (
+                f"{self.name}'s input or its entry in the deployment file is wrong (its own "
+                "error says where and why)"
+            )  # fmt: skip
+            return f"{type(exc).__name__}: {what}"
+        if isinstance(exc, asyncio.CancelledError):  # stopped: the message says by what
+            return str(exc) or f"{self.name}'s run was cancelled"
+        return f"{type(exc).__name__}: {exc}"
 
     def report(self) -> dict[str, Any]:
         """Metrics and ledger as plain JSON data. ``metrics`` also lists the connections the

@@ -8,6 +8,9 @@ Two implementations share one interface:
   connection is encrypted, the server key of each peer is pinned from the deployment file,
   and a ZAP handler admits only the deployment's public keys; the sender of every received
   message is the party name bound to the authenticated key, never a value from the payload.
+  The ROUTER and the ZAP handler belong to a thread of their own
+  (:mod:`mpc.runtime.receiver`), which answers PINGs and PROBEs while the event loop
+  computes, over a second DEALER per peer that carries nothing but those answers.
 * A *monitor* (a health check, :mod:`mpc.runtime.monitor`) may connect to a party's ROUTER with
   the deployment's monitor key (``monitor_key``). It is not a peer: its routing id starts
   with :data:`MONITOR_ID`, the runtime answers only its ``ping`` (through :meth:`reply`),
@@ -35,6 +38,8 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
+from typing import Any
 
 import zmq
 import zmq.asyncio
@@ -42,6 +47,7 @@ from zmq.utils import z85
 from zmq.utils.monitor import parse_monitor_message
 
 from mpc.errors import AuthenticationError, ConfigError, PeerMisbehaved, ProtocolError
+from mpc.runtime.receiver import Answers, Receiver
 
 __all__ = [
     "MONITOR_ID",
@@ -80,6 +86,10 @@ MAX_REFUSED_NOTES = 20
 REFUSED_LOG_INTERVAL_S = 10.0
 
 
+def _connect_dealer(dealer: Any, peer: str, endpoint: str) -> None:
+    dealer.connect(endpoint)
+
+
 def is_monitor(sender: str) -> bool:
     """Whether ``sender`` (as :meth:`Transport.recv` returns it) is a monitor, not a peer."""
     return sender.startswith(MONITOR_ID + "/")
@@ -91,6 +101,7 @@ class Transport(ABC):
     name: str
     _on_failure: Callable[[BaseException], None] | None = None
     _on_peer_lost: Callable[[str, str], None] | None = None
+    _answers: Answers | None = None
 
     @abstractmethod
     async def start(self) -> None:
@@ -134,6 +145,12 @@ class Transport(ABC):
         """Call ``handler(peer, detail)`` when the connection to ``peer`` is lost and does
         not come back within the reconnect grace period (a dead process, a cut link)."""
         self._on_peer_lost = handler
+
+    def set_answers(self, answers: Answers) -> None:
+        """The runtime's answers to PINGs and PROBEs. A transport that receives on a thread
+        of its own (:class:`ZmqTransport`) gives them there, so that a party answers while
+        its event loop computes; the others hand PINGs and PROBEs to the event loop."""
+        self._answers = answers
 
     def _watch(self, task: asyncio.Task[None]) -> asyncio.Task[None]:
         def done(t: asyncio.Task[None]) -> None:
@@ -215,7 +232,10 @@ class _LinkState:
 
 
 class ZmqTransport(Transport):
-    """ROUTER in, one DEALER per peer out; CurveZMQ + ZAP unless ``keypair`` is None.
+    """ROUTER in, one DEALER per peer out; CurveZMQ + ZAP unless ``keypair`` is None. The
+    ROUTER and the ZAP handler belong to the receiving thread
+    (:class:`~mpc.runtime.receiver.Receiver`), which answers PINGs and PROBEs itself, over a
+    second DEALER per peer that only ever carries those answers.
 
     ``keypair`` is ``(public_z85, secret_z85)``; pass ``None`` only for an explicitly
     insecure deployment (plaintext, unauthenticated: the sender is the DEALER routing id).
@@ -240,7 +260,10 @@ class ZmqTransport(Transport):
         self._keypair = keypair
         self._max_frame = max_frame_bytes
         self._ctx = zmq.asyncio.Context()
-        self._router: zmq.asyncio.Socket | None = None
+        # sockets of the receiving thread: synchronous ones, on the same libzmq context (the
+        # ZAP handler must share the ROUTER's)
+        self._sync: zmq.Context[Any] = zmq.Context.shadow(self._ctx.underlying)
+        self._receiver: Receiver | None = None
         self._dealers: dict[str, zmq.asyncio.Socket] = {}
         self._tasks: list[asyncio.Task[None]] = []
         self._links = {p: _LinkState(events=[]) for p in self._peers}
@@ -292,13 +315,13 @@ class ZmqTransport(Transport):
         self._refused_unlogged = 0
 
     async def start(self) -> None:
-        ctx = self._ctx
+        ctx, sync = self._ctx, self._sync
+        zap = None
         if self._keypair is not None:
-            zap = ctx.socket(zmq.REP)
+            zap = sync.socket(zmq.REP)
             zap.linger = 0
             zap.bind(_ZAP_ENDPOINT)
-            self._tasks.append(self._watch(asyncio.create_task(self._zap_loop(zap), name="zap")))
-        router = ctx.socket(zmq.ROUTER)
+        router = sync.socket(zmq.ROUTER)
         router.linger = 0
         # hard cap enforced by libzmq before any allocation: a peer sending a bigger frame is
         # disconnected; the codec re-checks every frame against the same limit.
@@ -312,24 +335,20 @@ class ZmqTransport(Transport):
             router.bind(self._bind)
         except zmq.ZMQError as exc:
             router.close(0)
+            if zap is not None:
+                zap.close(0)
             raise ConfigError(
                 f"{self.name}: cannot bind {self._bind}: {exc}; is another process using it?"
             ) from exc
-        self._router = router
+        answering = {peer: self._dealer(sync, addr) for peer, addr in self._peers.items()}
+        self._receiver = Receiver(
+            self, sync, router, zap, answering, max_frame_bytes=self._max_frame
+        )
+        self._receiver.answers = self._answers
+        self._receiver.start(self._receiver_failed)
         for peer, addr in self._peers.items():
-            dealer = ctx.socket(zmq.DEALER)
-            dealer.linger = 0
-            dealer.routing_id = f"{self.name}/{secrets.token_hex(8)}".encode()
-            dealer.setsockopt(zmq.MAXMSGSIZE, DEALER_MAX_MESSAGE_BYTES)
-            dealer.setsockopt(zmq.RCVHWM, DEALER_RCVHWM)
-            dealer.setsockopt(zmq.HEARTBEAT_IVL, HEARTBEAT_IVL_MS)
-            dealer.setsockopt(zmq.HEARTBEAT_TIMEOUT, HEARTBEAT_TIMEOUT_MS)
-            dealer.setsockopt(zmq.HEARTBEAT_TTL, HEARTBEAT_TIMEOUT_MS)
-            dealer.setsockopt(zmq.RECONNECT_IVL, 100)
-            dealer.setsockopt(zmq.RECONNECT_IVL_MAX, 1000)
-            if self._keypair is not None:
-                dealer.curve_publickey, dealer.curve_secretkey = self._keypair
-                dealer.curve_serverkey = addr.public_key
+            self._connect(peer, addr.endpoint, self._receiver.connect)
+            dealer = self._dealer(ctx, addr)
             monitor = dealer.get_monitor_socket(
                 zmq.EVENT_HANDSHAKE_SUCCEEDED
                 | zmq.EVENT_DISCONNECTED
@@ -342,14 +361,37 @@ class ZmqTransport(Transport):
                     asyncio.create_task(self._monitor_loop(peer, monitor), name=f"monitor-{peer}")
                 )
             )
-            self._connect(peer, dealer, addr.endpoint)
+            self._connect(peer, addr.endpoint, partial(_connect_dealer, dealer))
             self._dealers[peer] = dealer
             self._tasks.append(
                 self._watch(asyncio.create_task(self._guard(peer, dealer), name=f"guard-{peer}"))
             )
 
-    def _connect(self, peer: str, dealer: zmq.asyncio.Socket, endpoint: str) -> None:
-        """Connect ``dealer`` to ``endpoint`` once its host name resolves.
+    def _dealer(self, ctx: zmq.Context[Any], addr: PeerAddress) -> Any:
+        """A DEALER to a peer under this party's key, not yet connected: nothing is ever
+        received on it (it admits only tiny messages, and queues a few)."""
+        dealer = ctx.socket(zmq.DEALER)
+        dealer.linger = 0
+        dealer.routing_id = f"{self.name}/{secrets.token_hex(8)}".encode()
+        dealer.setsockopt(zmq.MAXMSGSIZE, DEALER_MAX_MESSAGE_BYTES)
+        dealer.setsockopt(zmq.RCVHWM, DEALER_RCVHWM)
+        dealer.setsockopt(zmq.HEARTBEAT_IVL, HEARTBEAT_IVL_MS)
+        dealer.setsockopt(zmq.HEARTBEAT_TIMEOUT, HEARTBEAT_TIMEOUT_MS)
+        dealer.setsockopt(zmq.HEARTBEAT_TTL, HEARTBEAT_TIMEOUT_MS)
+        dealer.setsockopt(zmq.RECONNECT_IVL, 100)
+        dealer.setsockopt(zmq.RECONNECT_IVL_MAX, 1000)
+        if self._keypair is not None:
+            dealer.curve_publickey, dealer.curve_secretkey = self._keypair
+            dealer.curve_serverkey = addr.public_key
+        return dealer
+
+    def _receiver_failed(self, exc: BaseException) -> None:
+        handler = self._on_failure
+        if handler is not None:
+            handler(exc)
+
+    def _connect(self, peer: str, endpoint: str, connect: Callable[[str, str], None]) -> None:
+        """Call ``connect(peer, endpoint)`` once the endpoint's host name resolves.
 
         libzmq resolves a host name in its I/O thread, which also runs this party's listening
         socket: a name that does not resolve yet (a peer's container not created yet, its DNS
@@ -364,7 +406,7 @@ class ZmqTransport(Transport):
         except ValueError:
             literal = host in ("*", "localhost")
         if literal:
-            dealer.connect(endpoint)
+            connect(peer, endpoint)
             return
 
         async def resolve_then_connect() -> None:
@@ -379,7 +421,7 @@ class ZmqTransport(Transport):
                     if not link.events or not link.events[-1].endswith("does not resolve yet"):
                         link.events.append(note)
                     await asyncio.sleep(RESOLVE_RETRY_S)
-            dealer.connect(endpoint)
+            connect(peer, endpoint)
 
         self._tasks.append(
             self._watch(asyncio.create_task(resolve_then_connect(), name=f"resolve-{peer}"))
@@ -398,30 +440,29 @@ class ZmqTransport(Transport):
             step="transport",
         )
 
-    async def _zap_loop(self, zap: zmq.asyncio.Socket) -> None:
-        """RFC 27 ZAP handler: admit a CURVE client only if its key is in the deployment."""
-        while True:
-            msg = await zap.recv_multipart()
-            if len(msg) < 6:
-                continue
-            version, request_id, _domain, address, _identity, mechanism = msg[:6]
-            credentials = msg[6:]
-            user = b""
-            if version != b"1.0":
-                status, text = b"400", b"unsupported ZAP version"
-            elif mechanism != b"CURVE" or len(credentials) != 1:
-                status, text = b"400", b"CURVE required"
+    def zap_reply(self, request: list[bytes]) -> list[bytes] | None:
+        """RFC 27 ZAP: the reply to a request (None: not a request), admitting a CURVE client
+        only if its key is in the deployment. Called by the receiving thread."""
+        if len(request) < 6:
+            return None
+        version, request_id, _domain, address, _identity, mechanism = request[:6]
+        credentials = request[6:]
+        user = b""
+        if version != b"1.0":
+            status, text = b"400", b"unsupported ZAP version"
+        elif mechanism != b"CURVE" or len(credentials) != 1:
+            status, text = b"400", b"CURVE required"
+        else:
+            key = z85.encode(credentials[0])
+            peer = self._known_keys.get(key)
+            if peer is None:
+                status, text = b"400", b"unknown public key"
+                source = address.decode(errors="replace")
+                note = f"refused a connection from {source} with unknown key {key.decode()}"
+                self._refuse(note)
             else:
-                key = z85.encode(credentials[0])
-                peer = self._known_keys.get(key)
-                if peer is None:
-                    status, text = b"400", b"unknown public key"
-                    source = address.decode(errors="replace")
-                    note = f"refused a connection from {source} with unknown key {key.decode()}"
-                    self._refuse(note)
-                else:
-                    status, text, user = b"200", b"OK", peer.encode()
-            await zap.send_multipart([b"1.0", request_id, status, text, user, b""])
+                status, text, user = b"200", b"OK", peer.encode()
+        return [b"1.0", request_id, status, text, user, b""]
 
     async def _monitor_loop(self, peer: str, monitor: zmq.asyncio.Socket) -> None:
         link = self._links[peer]
@@ -491,16 +532,13 @@ class ZmqTransport(Transport):
         await dealer.send_multipart(frames, copy=False)
 
     async def recv(self) -> tuple[str, list[bytes | memoryview]]:
-        assert self._router is not None, "start() not called"  # internal invariant
-        while True:
-            parts = await self._router.recv_multipart(copy=False)
-            routing_id = bytes(parts[0].bytes).decode(errors="replace")
-            frames = parts[1:]
-            sender = self._sender(routing_id, frames)
-            if sender is not None:
-                return sender, [f.buffer for f in frames]
+        assert self._receiver is not None, "start() not called"  # internal invariant
+        return await self._receiver.recv()
 
-    def _sender(self, routing_id: str, frames: list[zmq.Frame]) -> str | None:
+    def monitor_sender(self, sender: str) -> bool:
+        return is_monitor(sender)
+
+    def sender_of(self, routing_id: str, frames: list[zmq.Frame]) -> str | None:
         """Who sent a message that came in under ``routing_id``: the party name bound to its
         authenticated key (the routing id must be ``NAME/...`` of that name), a monitor
         (returned with its routing id, to be answered through :meth:`reply`), or ``None``
@@ -526,9 +564,9 @@ class ZmqTransport(Transport):
         return None
 
     async def reply(self, sender: str, frames: Frames) -> None:
-        if self._router is None or not is_monitor(sender):
+        if self._receiver is None or not is_monitor(sender):
             raise ProtocolError(f"{self.name}: can only reply to a connected monitor, not {sender}")
-        await self._router.send_multipart([sender.encode(), *frames], copy=False)
+        self._receiver.reply(sender, frames)
 
     async def close(self, linger_s: float = 0.0) -> None:
         self._on_peer_lost = None
@@ -539,11 +577,11 @@ class ZmqTransport(Transport):
             task.cancel()
         # failures were reported by _watch when they happened; collect, do not re-raise
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._receiver is not None:
+            self._receiver.stop()  # the thread closes the ROUTER and its own DEALERs
         linger_ms = int(linger_s * 1000)
         for dealer in self._dealers.values():
             with contextlib.suppress(zmq.ZMQError):
                 dealer.disable_monitor()
             dealer.close(linger=linger_ms)
-        if self._router is not None:
-            self._router.close(linger=0)
         self._ctx.destroy(linger=linger_ms)

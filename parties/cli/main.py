@@ -274,10 +274,12 @@ def _add_deploy(p: CommandParser, system: System) -> None:
     )
     g.add_argument(
         "--keys",
-        default="keys",
+        default=None,
         metavar="DIR",
-        help="the folder holding NAME.public as the parties see it (default: keys, next to "
-        "the deployment file; /keys in the containers)",
+        help="the folder holding NAME.public (default: keys, next to the deployment file); a "
+        "relative DIR is taken from the current directory, as every path here is, and written "
+        "into the deployment file relative to it; an absolute one as the parties see it "
+        "(/public/keys in the containers)",
     )
     g.add_argument(
         "--timeout",
@@ -330,9 +332,10 @@ def _deploy(args: argparse.Namespace) -> int:
     ]
     if args.monitor and args.insecure:
         raise MPCError("--monitor needs keys; an --insecure deployment lets anyone ping")
+    keys = _keys_seen_from(args.out, args.keys)
     path = write_deployment(
         args.out, system.name, plan.params, plan.parties, timeout=args.timeout,
-        insecure=args.insecure, endpoints=endpoints, keys=args.keys, monitor=args.monitor,
+        insecure=args.insecure, endpoints=endpoints, keys=keys, monitor=args.monitor,
         private=args.private,
     )  # fmt: skip
     inputs = [p for p in plan.parties if p.data is not None or p.csv is not None]
@@ -346,7 +349,7 @@ def _deploy(args: argparse.Namespace) -> int:
             f"wrote {path} and {len(inputs)} private input files as "
             f"{folder}/NAME/{system.name}.* (a folder per party)"
         )
-    keys = args.keys if Path(args.keys).is_absolute() else str(args.out / args.keys)
+    keys = keys if Path(keys).is_absolute() else os.path.normpath(args.out / keys)
     print(
         f"keys: each party makes its own pair on its own host (mpc keygen --out keys NAME), "
         f"keeps NAME.secret there and sends NAME.public, to be put in {keys}/"
@@ -366,6 +369,17 @@ def _deploy(args: argparse.Namespace) -> int:
         except MPCError:
             print(f"{name:<8} missing: {folder / f'{name}.public'} (ask {name} for it)")
     return 0
+
+
+def _keys_seen_from(out: Path, keys: str | None) -> str:
+    """``--keys`` as the deployment file in ``out`` names it: ``keys`` by default (beside
+    the file), an absolute folder as given, a relative one (from the current directory)
+    relative to ``out``."""
+    if keys is None:
+        return "keys"
+    if Path(keys).is_absolute():
+        return keys
+    return os.path.relpath(keys, out)
 
 
 def _listen_on(host: str | None) -> str:

@@ -22,12 +22,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mpc.datasets import (
+    KNOWN_DATASETS,
     MISSING,
     available_datasets,
     kinds_warning,
     load_csv,
     load_dataset,
     resolve_data_dir,
+    write_party_files,
 )
 from mpc.datasets.fetch import fetch_dataset, import_dataset, user_data_dir
 from mpc.datasets.table import DATA_DIR_ENV
@@ -68,7 +70,8 @@ def add_data_options(p: argparse.ArgumentParser) -> None:
         "--data-dir",
         metavar="DIR",
         help="where the UCI datasets are (default: $MPC_DATA_DIR, else "
-        "../shared/datasets next to the repository)",
+        f"../shared/datasets next to the repository, else {user_data_dir()}); weather and "
+        "the tables the package ships need none",
     )
 
 
@@ -80,7 +83,8 @@ def add_datasets_parser(sub: Any) -> None:
         "$MPC_DATA_DIR, else the one next to the repository, else "
         f"{user_data_dir()} (where fetch and import write). `mpc datasets fetch NAME` "
         "downloads a dataset from the UCI archive, `mpc datasets import NAME FILE...` takes "
-        "copies you have; both check every file's size and SHA-256 first.",
+        "copies you have; both check every file's size and SHA-256 first. `mpc datasets "
+        "split NAME --parts ...` cuts a dataset into one CSV file per organisation.",
     )
     p.add_argument("--data-dir", metavar="DIR", help="where the UCI datasets are")
     p.add_argument("--json", action="store_true", help="machine-readable output")
@@ -100,6 +104,31 @@ def add_datasets_parser(sub: Any) -> None:
     imp.add_argument("name", metavar="NAME", help="the dataset's name")
     imp.add_argument("files", nargs="+", type=Path, metavar="FILE", help="its files")
     imp.add_argument("--data-dir", metavar="DIR", help="where to write it")
+    split = actions.add_parser(
+        "split",
+        help="cut a named dataset into one CSV file per organisation, as each would hold it",
+        description="Write PARTY.csv for each party of --parts: an id column all share, the "
+        "party's own columns and, at the last party (or --class-at), the class; each file "
+        "lists the records in an order of its own. With --new N the last N records of a "
+        "shuffle (--seed) go to PARTY-new.csv instead, without the class: new records to "
+        "classify with a trained model.",
+    )
+    split.add_argument("name", metavar="NAME", help="the dataset's name (see mpc datasets)")
+    split.add_argument(
+        "--parts",
+        required=True,
+        metavar="PARTY=COL,...;...",
+        help="each party's name and columns, parties separated by ';' (e.g. "
+        "'bank=buying,maint;garage=lug_boot,safety')",
+    )
+    split.add_argument(
+        "--class-at", metavar="PARTY", help="who holds the class (default: the last)"
+    )
+    split.add_argument("--new", type=int, default=0, metavar="N", help="new records (default 0)")
+    split.add_argument("--seed", type=int, default=0, help="seed of the shuffle (default 0)")
+    split.add_argument("--out", type=Path, default=Path("."), metavar="DIR",
+                       help="where to write the files (default: here)")  # fmt: skip
+    split.add_argument("--data-dir", metavar="DIR", help="where the UCI datasets are")
 
 
 def add_train_parser(sub: Any) -> None:
@@ -245,6 +274,8 @@ def run_datasets(args: argparse.Namespace) -> int:
             )  # fmt: skip
             print(f"{name}: {folder} (every file's SHA-256 checked)")
         return 0
+    if args.datasets_command == "split":
+        return _split(args)
     if args.datasets_command == "import":
         folder = import_dataset(args.name, _target_dir(args.data_dir), args.files)
         print(f"{args.name}: {folder} (every file's SHA-256 checked)")
@@ -262,13 +293,43 @@ def run_datasets(args: argparse.Namespace) -> int:
             )
         )
         return 0
-    print(f"data directory: {data_dir if data_dir else '(none found; only embedded data)'}")
+    shown = data_dir if data_dir else "none found; the tables the package ships"
+    print(f"data directory: {shown}")
     print(f"{'name':<16} {'rows':>7} {'attrs':>5}  {'class':<12} source")
     for i in infos:
         d = _info_dict(i)
         print(
             f"{d['name']:<16} {d['rows']:>7} {d['attributes']:>5}  {d['class']:<12} {d['source']}"
         )
+    absent = [n for n in KNOWN_DATASETS if n not in {i.name for i in infos}]
+    if absent:
+        print(f"not found: {', '.join(absent)} (mpc datasets fetch NAME downloads one)")
+    return 0
+
+
+def _parts(text: str) -> dict[str, list[str]]:
+    """``--parts 'bank=buying,maint;garage=lug_boot,safety'`` as party -> columns."""
+    parts: dict[str, list[str]] = {}
+    for item in text.split(";"):
+        party, sep, columns = item.partition("=")
+        cols = [c.strip() for c in columns.split(",") if c.strip()]
+        if not sep or not party.strip() or not cols or party.strip() in parts:
+            raise ConfigError(
+                f"--parts: expected PARTY=COL,... for each party, separated by ';', each party "
+                f"once; got {item!r}"
+            )
+        parts[party.strip()] = cols
+    return parts
+
+
+def _split(args: argparse.Namespace) -> int:
+    table, _ = load_dataset(args.name, resolve_data_dir(args.data_dir))
+    written = write_party_files(
+        table, _parts(args.parts), args.out, class_at=args.class_at, new=args.new,
+        seed=args.seed,
+    )  # fmt: skip
+    for f in written:
+        print(f"{f.path}: {f.records} records ({', '.join(f.header)})")
     return 0
 
 

@@ -50,6 +50,8 @@ from protocols.cdtl.store import CDBSStore
 __all__ = [
     "ANATOMY_SEED_KEY",
     "METHODS",
+    "check",
+    "load_check",
     "load_run",
     "method_order",
     "run",
@@ -86,11 +88,7 @@ async def run(party: Party, cfg: DeploymentConfig, me: OwnParty) -> Any:
     protocol = Protocol.named(str(p.get("protocol", "optimised")))
     if me.role == CDBS:
         return await serve_cdbs(party, cfg, clients, single_leaf=protocol.single_leaf)
-    if p.get("input") == "csv":
-        table, folds, data = own_table_and_folds(me, p)
-    else:
-        data = load_party_data(me)
-        table, folds = table_of_doc(data["table"]), data["folds"]
+    table, folds, data = _client_input(cfg, me)
     rng = private_seed(data, ANATOMY_SEED_KEY, me, "its anatomization")
     bins, bin_attributes = int(p.get("bins", 4)), str(p.get("bin_attributes", "sensitive"))
     key = ClientKey.generate("cdtl/client-key")  # never leaves this process
@@ -161,6 +159,34 @@ async def run(party: Party, cfg: DeploymentConfig, me: OwnParty) -> Any:
         folds_out.append(out)
     await client.done()
     return {"folds": folds_out}
+
+
+def _client_input(cfg: DeploymentConfig, me: OwnParty) -> tuple[Any, Any, dict[str, Any]]:
+    """The client's table, its folds and its private extras: from its own CSV file, or from
+    the input file the launcher wrote."""
+    p = cfg.params
+
+    def read() -> tuple[Any, Any, dict[str, Any]]:
+        if p.get("input") == "csv":
+            return own_table_and_folds(me, p)
+        data = load_party_data(me)
+        return table_of_doc(data["table"]), data["folds"], data
+
+    return me.inputs.get(("cdtl-client",), read)
+
+
+def check(cfg: DeploymentConfig, me: OwnParty) -> None:
+    """The client's own input, read and prepared before it waits for anyone (the run finds it
+    read): its file with its columns, ids and classes, the table it outsources and its folds.
+    The CDBS has none."""
+    if me.role != CDBS:
+        _client_input(cfg, me)
+
+
+def load_check(cfg: DeploymentConfig, me: OwnParty) -> None:
+    """A load client's input file, read before it waits for anyone."""
+    if me.role != CDBS:
+        load_party_data(me)
 
 
 def own_table_and_folds(

@@ -88,9 +88,11 @@ __all__ = [
     "MODEL_FILE",
     "MODEL_SYSTEM",
     "ClientModel",
+    "classify_check",
     "classify_run",
     "load_client_model",
     "model_path",
+    "outsource_check",
     "outsource_run",
     "rows_to_classify",
 ]
@@ -295,33 +297,56 @@ def rows_to_classify(me: OwnParty, model: ClientModel) -> tuple[PartyTable, Tabl
 # ----------------------------------------------------------------------------- outsource
 
 
-async def outsource_run(party: Party, cfg: DeploymentConfig, me: OwnParty) -> Any:
+def _outsource_input(cfg: DeploymentConfig, me: OwnParty) -> tuple[Any, Any, Any, Any, Any]:
+    """The client's own file, prepared for outsourcing: the file as read, its warning, the
+    table (binned as the run's options say), the rows kept for l-diversity and the
+    discretizer."""
     p = cfg.params
-    if me.role == CDBS:
-        return await serve_cdbs(party, cfg, [str(c) for c in p.get("clients", [CLIENT])])
     if me.model_out is None:
         raise InputError(
             f"{me.name}: no model file to write; give --model-out FILE (or a `model_out` entry)",
             public=f"{me.name}: it was given no model file to write",
         )
+    sensitive, l = str(p["sensitive"]), int(p["l"])  # noqa: E741
+
+    def read() -> tuple[Any, Any, Any, Any, Any]:
+        own, warning = read_own_table(me, class_column=str(p["class"]))
+        if warning:
+            log.warning("%s: %s", me.name, warning)
+        bins = int(p.get("bins", 4))
+        with own_input(me):
+            table = client_table(
+                own.table, sensitive=sensitive, l=l, bins=bins,
+                no_suppress=bool(p.get("no_suppress", False)), source=str(me.data),
+            )  # fmt: skip
+            # the table is outsourced whole: its bins are fitted on all of its rows
+            discretizer = fit_bins(
+                table, sensitive=sensitive, bins=bins,
+                bin_attributes=str(p.get("bin_attributes", "sensitive")),
+            )  # fmt: skip
+            if discretizer is not None:
+                table = discretizer.transform(table)
+            keep = suppress_for_l(table, sensitive, l)
+        return own, warning, table, keep, discretizer
+
+    return me.inputs.get(("cdtl-outsource",), read)
+
+
+def outsource_check(cfg: DeploymentConfig, me: OwnParty) -> None:
+    """The client's own file, read and prepared before it waits for anyone (the run finds it
+    done). The CDBS has none."""
+    if me.role != CDBS:
+        _outsource_input(cfg, me)
+
+
+async def outsource_run(party: Party, cfg: DeploymentConfig, me: OwnParty) -> Any:
+    p = cfg.params
+    if me.role == CDBS:
+        return await serve_cdbs(party, cfg, [str(c) for c in p.get("clients", [CLIENT])])
     sensitive, l, seed = str(p["sensitive"]), int(p["l"]), int(p.get("seed", 0))  # noqa: E741
-    own, warning = read_own_table(me, class_column=str(p["class"]))
-    if warning:
-        log.warning("%s: %s", me.name, warning)
     bins = int(p.get("bins", 4))
-    with own_input(me):
-        table = client_table(
-            own.table, sensitive=sensitive, l=l, bins=bins,
-            no_suppress=bool(p.get("no_suppress", False)), source=str(me.data),
-        )  # fmt: skip
-        # the table is outsourced whole: its bins are fitted on all of its rows
-        discretizer = fit_bins(
-            table, sensitive=sensitive, bins=bins,
-            bin_attributes=str(p.get("bin_attributes", "sensitive")),
-        )  # fmt: skip
-        if discretizer is not None:
-            table = discretizer.transform(table)
-        keep = suppress_for_l(table, sensitive, l)
+    own, warning, table, keep, discretizer = _outsource_input(cfg, me)
+    assert me.model_out is not None  # checked by _outsource_input
     # the shared prune set: a public choice of the seed, on the rows read; its rows that are
     # outsourced, numbered as ESEQ numbers them (positions among the outsourced rows)
     _, prune_read = train_test_split(table.target, PRUNE_FRACTION, seed=seed)
@@ -381,18 +406,36 @@ async def outsource_run(party: Party, cfg: DeploymentConfig, me: OwnParty) -> An
 # ----------------------------------------------------------------------------- classify
 
 
-async def classify_run(party: Party, cfg: DeploymentConfig, me: OwnParty) -> Any:
-    p = cfg.params
-    if me.role == CDBS:
-        return await serve_cdbs(party, cfg, [str(c) for c in p.get("clients", [CLIENT])])
+def _classify_input(me: OwnParty) -> tuple[ClientModel, SavedModel, PartyTable, Table]:
+    """The client's model file and the rows it classifies with it, read once."""
     if me.predictions is None:
         raise InputError(
             f"{me.name}: nowhere to write the predictions; give --predictions-out FILE (or a "
             "`predictions` entry)",
             public=f"{me.name}: it was given no file for the predictions",
         )
-    model, saved = _model_input(me)
-    own, table = rows_to_classify(me, model)
+
+    def read() -> tuple[ClientModel, SavedModel, PartyTable, Table]:
+        model, saved = _model_input(me)
+        own, table = rows_to_classify(me, model)
+        return model, saved, own, table
+
+    return me.inputs.get(("cdtl-classify",), read)
+
+
+def classify_check(cfg: DeploymentConfig, me: OwnParty) -> None:
+    """The client's model file and its new records, read before it waits for anyone. The
+    CDBS has none."""
+    if me.role != CDBS:
+        _classify_input(me)
+
+
+async def classify_run(party: Party, cfg: DeploymentConfig, me: OwnParty) -> Any:
+    p = cfg.params
+    if me.role == CDBS:
+        return await serve_cdbs(party, cfg, [str(c) for c in p.get("clients", [CLIENT])])
+    model, saved, own, table = _classify_input(me)
+    assert me.predictions is not None  # checked by _classify_input
     client = CDBSClient(
         party, model.key, sensitive=model.sensitive, class_name=model.class_name,
         nominal_splits=model.nominal_splits,

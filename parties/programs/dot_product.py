@@ -19,7 +19,7 @@ from parties.own_party import OwnParty
 from parties.params import AtLeast, Params, option
 from protocols.primitives.dot_product import METHODS, dot_products
 
-__all__ = ["TAG", "DotParams", "run"]
+__all__ = ["TAG", "DotParams", "check", "run"]
 
 TAG = "dot-product"
 
@@ -49,10 +49,7 @@ async def run(party: Party, cfg: DeploymentConfig, me: OwnParty) -> Any:
         "tag": TAG,
         "key_bits": p.key_bits,
     }
-    vectors = None
-    if me.role in ("alice", "bob"):
-        want = (p.m, p.n) if me.role == "alice" else (p.l, p.n)
-        vectors = _vectors(load_party_data(me), want, me)
+    vectors = _input(p, me)
     await party.barrier(f"{TAG}/ready")  # every input loaded: the timed phase starts together
     if vectors is None:
         await dot_products(party, None, **options)
@@ -61,6 +58,19 @@ async def run(party: Party, cfg: DeploymentConfig, me: OwnParty) -> Any:
     if me.role == "alice" and out is not None:
         return {"product": out.tolist()}
     return None  # Bob holds a share of zero: he learns nothing
+
+
+def _input(p: DotParams, me: OwnParty) -> np.ndarray | None:
+    """Alice's or Bob's vectors (the dealer holds none)."""
+    if me.role not in ("alice", "bob"):
+        return None
+    want = (p.m, p.n) if me.role == "alice" else (p.l, p.n)
+    return _vectors(load_party_data(me), want, me)
+
+
+def check(cfg: DeploymentConfig, me: OwnParty) -> None:
+    """This party's vectors, read before it waits for anyone."""
+    _input(DotParams.from_deployment(cfg.params, str(cfg.path)), me)
 
 
 def _vectors(data: dict[str, Any], shape: tuple[int, int], me: OwnParty) -> np.ndarray:

@@ -115,6 +115,7 @@ __all__ = [
     "TABLE_GROUPS",
     "TREES",
     "TrainingParams",
+    "check",
     "classify_party",
     "make_groups",
     "party_codes",
@@ -318,6 +319,41 @@ class TrainingParams:
         )  # fmt: skip
 
 
+def _training_input(cfg: DeploymentConfig, me: OwnParty) -> Any:
+    """Alice's or Bob's own file (Bob's with the class), its warning and its private extras."""
+    tp = TrainingParams.from_config(cfg)
+    return read_own_file(
+        me, class_column=tp.class_name if me.role == BOB else None, columns=tp.columns[me.role]
+    )
+
+
+def _classify_input(me: OwnParty) -> tuple[HybridPart, Any, str | None]:
+    """Alice's or Bob's saved part and the new records it classifies, read with its columns."""
+    part = _load_part(me)
+    reader = dataclasses.replace(me, nominal=part.nominal, continuous=part.continuous)
+    own, warning = read_own_table(reader, class_column=None, columns=part.own_attributes)
+    return part, own, warning
+
+
+def check(cfg: DeploymentConfig, me: OwnParty) -> None:
+    """Alice's or Bob's own input, read and checked before it waits for anyone (the run finds
+    it read): its file with its columns and ids, or its saved model part and the new records
+    it classifies with it. The dealer has none."""
+    if me.name != me.role or me.role not in (ALICE, BOB, DEALER):
+        raise ConfigError(f"Hybrid-ID3's parties are alice, bob and dealer, not {me.name!r}")
+    if me.role == DEALER:
+        return
+    if cfg.protocol != "hybrid-id3" and me.model is None:
+        raise ConfigError(
+            f"party {me.name!r}: {cfg.protocol} classifies with a saved model part; give "
+            "--model FILE (or a `model` entry)"
+        )
+    if me.model is not None:
+        _classify_input(me)
+    else:
+        _training_input(cfg, me)
+
+
 async def run(party: Party, cfg: DeploymentConfig, me: OwnParty) -> Any:
     """One party of ``hybrid-id3`` (and of ``hybrid-id3-classify``): train, or classify with
     a saved model part when Alice and Bob are started with one (``--model``)."""
@@ -347,11 +383,7 @@ async def _train(party: Party, cfg: DeploymentConfig, me: OwnParty) -> dict[str,
     three trees and their costs, where its coins came from, the saved model's id and path."""
     tp = TrainingParams.from_config(cfg)
     with party.phase("hybrid/input"):
-        own, warning, private = read_own_file(
-            me,
-            class_column=tp.class_name if me.role == BOB else None,
-            columns=tp.columns[me.role],
-        )
+        own, warning, private = _training_input(cfg, me)
     if warning:
         log.warning("%s: %s", me.name, warning)
     alignment = await align_records(Sites(party, [ALICE, BOB]).as_party(), list(own.ids))
@@ -426,8 +458,9 @@ def _load_part(me: OwnParty) -> HybridPart:
     says what is wrong without the file's path."""
     if me.model is None:
         raise ConfigError(f"party {me.name!r}: no model part to classify with; give --model")
+    path = me.model
     try:
-        return load_part(me.model, me.role)
+        return me.inputs.get(("model", path, me.role), lambda: load_part(path, me.role))
     except ModelError as exc:
         public = str(exc).replace(f"model file {me.model}", "its model file")
         raise InputError(f"{me.name}: {exc}", public=f"{me.name}: {public}") from None
@@ -441,12 +474,9 @@ async def classify_party(party: Party, cfg: DeploymentConfig, me: OwnParty) -> d
         raise ConfigError(
             f"{cfg.path}: protocol.params.deliver_to must be alice or bob, got {deliver_to!r}"
         )
-    with party.phase("hybrid-classify/model"):
-        part = _load_part(me)
-    await check_parts(party, part.model_id, part.parts)
-    reader = dataclasses.replace(me, nominal=part.nominal, continuous=part.continuous)
     with party.phase("hybrid-classify/input"):
-        own, warning = read_own_table(reader, class_column=None, columns=part.own_attributes)
+        part, own, warning = _classify_input(me)
+    await check_parts(party, part.model_id, part.parts)
     if warning:
         log.warning("%s: %s", me.name, warning)
     alignment = await align_records(Sites(party, [ALICE, BOB]).as_party(), list(own.ids))

@@ -153,7 +153,7 @@ def load_part(path: str | Path, role: str) -> HybridPart:
     where = f"model file {model.path}"
     if model.party != role:
         raise ModelError(
-            f"{where} is {model.party!r}'s part of the model; {role} needs its own part"
+            f"{where} is the part of {model.party} of the model; {role} needs its own part"
         )
     if sorted(model.parts) != [ALICE, BOB]:
         raise ModelError(f"{where}: its run recorded parts {sorted(model.parts)}, not alice, bob")

@@ -14,7 +14,7 @@ from parties.own_party import OwnParty
 from parties.params import Params, option
 from protocols.ppid3.is_r_empty import is_r_empty
 
-__all__ = ["IsREmptyParams", "run"]
+__all__ = ["IsREmptyParams", "check", "run"]
 
 
 @dataclass(frozen=True)
@@ -30,9 +30,18 @@ class IsREmptyParams(Params):
     )
 
 
-async def run(party: Party, cfg: DeploymentConfig, me: OwnParty) -> Any:
-    params = IsREmptyParams.from_deployment(cfg.params, str(cfg.path))
+def _flag(me: OwnParty) -> int:
     flag = load_party_data(me).get("flag")
     if flag not in (0, 1) or isinstance(flag, bool):
         raise ConfigError(f"party {me.name!r}: data file {me.data} needs `flag` = 0 or 1")
-    return await is_r_empty(party, flag, m=params.domain)
+    return int(flag)
+
+
+def check(cfg: DeploymentConfig, me: OwnParty) -> None:
+    """This party's flag, read before it waits for anyone."""
+    _flag(me)
+
+
+async def run(party: Party, cfg: DeploymentConfig, me: OwnParty) -> Any:
+    params = IsREmptyParams.from_deployment(cfg.params, str(cfg.path))
+    return await is_r_empty(party, _flag(me), m=params.domain)

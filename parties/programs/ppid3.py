@@ -63,6 +63,7 @@ __all__ = [
     "COUNTS",
     "ID_COLUMN",
     "Ppid3Params",
+    "check",
     "leaf_accuracy",
     "run",
 ]
@@ -212,6 +213,51 @@ def _as_view(name: str, table: Any) -> Any:
 # --------------------------------------------------------------------------- the program
 
 
+def _mode(cfg: DeploymentConfig, me: OwnParty) -> str:
+    """What this site was started to do: ``classify`` with a saved part, else ``train``."""
+    return "classify" if me.model is not None or cfg.protocol == "ppid3-classify" else "train"
+
+
+def _training_input(params: Ppid3Params, me: OwnParty) -> tuple[Any, str | None]:
+    """This site's training file (the class column at the class site) and its warning."""
+    is_class = me.name == params.class_site
+    class_column = params.class_name or None
+    if is_class and class_column is None:
+        raise ConfigError("the deployment's ppid3 params need 'class' (the class column)")
+    return read_own_table(me, class_column=class_column if is_class else None)
+
+
+def _test_input(params: Ppid3Params, me: OwnParty) -> Any:
+    """This site's held-out records (``me.test``), read as its training file is."""
+    is_class = me.name == params.class_site
+    test = dataclasses.replace(me, data=me.test)
+    return read_own_table(test, class_column=params.class_name or None if is_class else None)[0]
+
+
+def _classify_input(params: Ppid3Params, cfg: DeploymentConfig, me: OwnParty) -> Any:
+    """This site's saved part and its file of new records, read with the part's columns."""
+    sites = list(params.sites) or list(cfg.names)
+    model = _read_part(me, sites, params.class_site)
+    reader = _classify_reader(me, model.body)
+    own, _ = read_own_table(reader, class_column=None)
+    return model, reader, own
+
+
+def check(cfg: DeploymentConfig, me: OwnParty) -> None:
+    """This site's own input, read and checked before it waits for anyone (the run finds it
+    read): its file (the columns the deployment gives it, its ids), its held-out records, or
+    its saved model part and the new records it classifies with it."""
+    params = Ppid3Params.from_deployment(cfg.params, str(cfg.path))
+    if me.role == DEALER:
+        return
+    if _mode(cfg, me) == "classify":
+        _classify_input(params, cfg, me)
+        return
+    _training_input(params, me)
+    if me.test is not None:
+        _test_input(params, me)
+
+
 async def run(party: Party, cfg: DeploymentConfig, me: OwnParty) -> Any:
     """One site (or the dealer) of ``ppid3`` / ``ppid3-classify``."""
     params = Ppid3Params.from_deployment(cfg.params, str(cfg.path))
@@ -221,7 +267,7 @@ async def run(party: Party, cfg: DeploymentConfig, me: OwnParty) -> Any:
     if me.role == DEALER:
         return await _serve_outside(party, sites, class_site, helper)
     site = Sites(party, sites).as_party()
-    mode = "classify" if me.model is not None or cfg.protocol == "ppid3-classify" else "train"
+    mode = _mode(cfg, me)
     await site.broadcast("ppid3/mode", mode)
     for peer in site.peers:
         theirs = await site.recv(peer, "ppid3/mode", MODE)
@@ -233,7 +279,7 @@ async def run(party: Party, cfg: DeploymentConfig, me: OwnParty) -> Any:
     if mode == "classify":
         if DEALER in party.parties and party.name == class_site:
             await party.send(DEALER, "ppid3/rows", 0)
-        out = await _classify_run(site, params, me, class_site, party.parties)
+        out = await _classify_run(site, params, cfg, me, class_site, party.parties)
     else:
         out = await _train_run(party, site, params, me, class_site, helper)
     if DEALER in party.parties and party.name == class_site:
@@ -291,9 +337,7 @@ async def _train_run(
     intersections); then classify the held-out records and save this site's part."""
     is_class = party.name == class_site
     class_column = params.class_name or None
-    if is_class and class_column is None:
-        raise ConfigError("the deployment's ppid3 params need 'class' (the class column)")
-    own, warning = read_own_table(me, class_column=class_column if is_class else None)
+    own, warning = _training_input(params, me)
     if warning:
         log.warning("%s: %s", party.name, warning)
     table, _ = await _align(site, own, "record-alignment")
@@ -343,8 +387,9 @@ async def _train_run(
     if is_class and params.reveal != "tree":  # from the leaves' class counts
         out["train_accuracy"] = leaf_accuracy(tree, table.n_rows)
     if me.test is not None:
-        out.update(await _classify_test(site, me, tree, edges, class_site, class_column,
-                                        params.reveal, helper))  # fmt: skip
+        test_own = _test_input(params, me)
+        out.update(await _classify_test(site, test_own, tree, edges, class_site, params.reveal,
+                                        helper))  # fmt: skip
     await _save_part(site, me, tree, edges, own, class_site, class_column, out, params.reveal,
                      helper)  # fmt: skip
     log.info(
@@ -380,21 +425,16 @@ def _cost(fast_cost: dict[str, int], oracle: PSICountOracle | None) -> dict[str,
 
 async def _classify_test(
     site: Party,
-    me: OwnParty,
+    test_own: Any,
     tree: DistributedTree,
     edges: dict[str, list[float]],
     class_site: str,
-    class_column: str | None,
     reveal: str = "counts",
     helper: str | None = None,
 ) -> dict[str, Any]:
-    """Algorithm 8 on the held-out records (``me.test``), or with ``reveal = "tree"``
-    classification without a path with the training's ``helper``: the class site's test
-    accuracy and predictions."""
-    is_class = site.name == class_site
-    test_own, _ = read_own_table(
-        dataclasses.replace(me, data=me.test), class_column=class_column if is_class else None
-    )
+    """Algorithm 8 on the held-out records (``test_own``, read from ``me.test``), or with
+    ``reveal = "tree"`` classification without a path with the training's ``helper``: the
+    class site's test accuracy and predictions."""
     ttable, tids_text = await _align(site, test_own, "record-alignment/test")
     ttable, _ = bin_columns(ttable, None, edges)
     tcols: dict[str, Sequence[str]] = {
@@ -504,37 +544,56 @@ async def _bind_parts(site: Party, body: dict[str, Any]) -> tuple[str, dict[str,
 # --------------------------------------------------------------------------- classify
 
 
-def _read_part(site: Party, me: OwnParty, class_site: str) -> SavedModel:
+def _read_part(me: OwnParty, sites: Sequence[str], class_site: str) -> SavedModel:
     """This site's saved part, checked: its own, of a tree trained by these sites."""
     if me.model is None:
-        raise ConfigError(f"{site.name}: classifying needs this site's model part (--model FILE)")
+        raise ConfigError(f"{me.name}: classifying needs this site's model part (--model FILE)")
+    path = me.model
     try:
-        model = read_model(me.model, "ppid3")
-        if model.party != site.name:
+        model = me.inputs.get(("model", path), lambda: read_model(path, "ppid3"))
+        if model.party != me.name:
             raise ModelError(
-                f"model file {me.model} is {model.party!r}'s part, not {site.name!r}'s"
+                f"model file {me.model} is the part of {model.party}, not of {me.name}; give "
+                f"{me.name} its own part"
             )
     except ModelError as exc:
         raise InputError(
-            f"{site.name}: {exc}",
-            public=f"{site.name}: its model file is not a valid part of a saved tree",
+            f"{me.name}: {exc}",
+            public=f"{me.name}: its model file is not a valid part of a saved tree",
         ) from None
     body = model.body
-    if list(body["sites"]) != list(site.parties) or body["class_site"] != class_site:
+    if list(body["sites"]) != list(sites) or body["class_site"] != class_site:
         raise ConfigError(
-            f"{site.name}: the model was trained by sites {body['sites']} with class site "
-            f"{body['class_site']}; this deployment has {list(site.parties)}, {class_site}"
+            f"{me.name}: the model was trained by sites {body['sites']} with class site "
+            f"{body['class_site']}; this deployment has {list(sites)}, {class_site}"
         )
     return model
 
 
+def _classify_reader(me: OwnParty, body: dict[str, Any]) -> OwnParty:
+    """How a site reads its new records: with the columns and kinds of its saved part."""
+    columns_doc = body["columns"]
+    return dataclasses.replace(
+        me,
+        nominal=tuple(c["name"] for c in columns_doc if c["kind"] != CONTINUOUS),
+        continuous=tuple(c["name"] for c in columns_doc if c["kind"] == CONTINUOUS),
+        id_column=me.id_column or body.get("id_column"),
+        columns=tuple(body["attributes"]),
+    )
+
+
 async def _classify_run(
-    site: Party, params: Ppid3Params, me: OwnParty, class_site: str, deployment: Sequence[str]
+    site: Party,
+    params: Ppid3Params,
+    cfg: DeploymentConfig,
+    me: OwnParty,
+    class_site: str,
+    deployment: Sequence[str],
 ) -> dict[str, Any]:
     """Algorithm 8 on new, unlabelled records with this site's saved model part, or, for a
     tree learnt with ``--reveal tree``, classification without a path (the helper chosen for
     it, else the training's; ``deployment``: every party's name)."""
-    model = _read_part(site, me, class_site)
+    model, me, own = _classify_input(params, cfg, me)
     body = model.body
     await site.broadcast("ppid3/model", [model.model_id, model.parts])
     for peer in site.peers:
@@ -545,15 +604,6 @@ async def _classify_run(
                 "changed since); every site must use its part of the same saved tree"
             )
     columns_doc = body["columns"]
-    cont = [c["name"] for c in columns_doc if c["kind"] == CONTINUOUS]
-    me = dataclasses.replace(
-        me,
-        nominal=tuple(c["name"] for c in columns_doc if c["kind"] != CONTINUOUS),
-        continuous=tuple(cont),
-        id_column=me.id_column or body.get("id_column"),
-        columns=tuple(body["attributes"]),
-    )
-    own, _ = read_own_table(me, class_column=None)
     table, ids = await _align(site, own, "record-alignment")
     edges = {c["name"]: c["bins"] for c in columns_doc if "bins" in c}
     table, _ = bin_columns(table, None, edges)

@@ -17,7 +17,7 @@ from parties.own_party import OwnParty
 from parties.params import Params, option
 from protocols.primitives.psi_ca import GroupInput, set_intersection_cardinality
 
-__all__ = ["PHASES", "PsiParams", "run"]
+__all__ = ["PHASES", "PsiParams", "check", "run"]
 
 #: seconds of the party phases that make up one PSI-CA run (hashing, then the protocol)
 PHASES = ("psi-ca/hash", "psi-ca")
@@ -43,6 +43,11 @@ def _elements(data: dict[str, Any], me: OwnParty) -> list[str]:
     if len(set(elements)) != len(elements):
         raise ConfigError(f"party {me.name!r}: data file {me.data} repeats an element")
     return elements
+
+
+def check(cfg: DeploymentConfig, me: OwnParty) -> None:
+    """This party's set, read before it waits for anyone."""
+    _elements(load_party_data(me), me)
 
 
 async def run(party: Party, cfg: DeploymentConfig, me: OwnParty) -> Any:

@@ -27,35 +27,55 @@ from parties.programs import (
     secure_sum,
 )
 
-__all__ = ["PROGRAMS", "Program", "program_of"]
+__all__ = ["PROGRAMS", "Check", "Program", "no_input", "program_of"]
 
 #: what a party process runs once its runtime is up
 Run = Callable[[Party, DeploymentConfig, OwnParty], Awaitable[Any]]
+#: what a party process does before its runtime starts: read and check its own input
+Check = Callable[[DeploymentConfig, OwnParty], None]
+
+
+def no_input(cfg: DeploymentConfig, me: OwnParty) -> None:
+    """The check of a program that reads no input of its own before it runs."""
 
 
 @dataclass(frozen=True)
 class Program:
-    """A system's party program and the roles its parties may have."""
+    """A system's party program and the roles its parties may have.
+
+    ``check`` reads and checks the party's own input (its file with its columns and ids,
+    its saved model part) before the party waits for anyone, raising the error its run
+    would raise (:class:`~mpc.errors.InputError`, a ``ConfigError``); the run then finds the
+    input read (:class:`~parties.own_party.ReadOnce`)."""
 
     roles: frozenset[str]
     run: Run
+    check: Check = no_input
 
 
 #: every system's party program, by the system's name
 PROGRAMS: dict[str, Program] = {
-    "secure-sum": Program(frozenset({"site"}), secure_sum.run),
-    "is-r-empty": Program(frozenset({"site"}), is_r_empty.run),
-    "psi-ca": Program(frozenset({"site"}), psi_ca.run),
-    "dot-product": Program(frozenset({"alice", "bob", "dealer"}), dot_product.run),
-    "secure-argmax": Program(frozenset({"p0", "p1", "dealer", "site"}), secure_argmax.run),
-    "ppid3": Program(frozenset({"site", "dealer"}), ppid3.run),
-    "ppid3-classify": Program(frozenset({"site", "dealer"}), ppid3.run),
-    "hybrid-id3": Program(frozenset({"alice", "bob", "dealer"}), hybrid.run),
-    "hybrid-id3-classify": Program(frozenset({"alice", "bob", "dealer"}), hybrid.run),
-    "cdtl": Program(frozenset({"client", "cdbs"}), cdtl.run),
-    "cdtl-outsource": Program(frozenset({"client", "cdbs"}), cdtl_sessions.outsource_run),
-    "cdtl-classify": Program(frozenset({"client", "cdbs"}), cdtl_sessions.classify_run),
-    "cdbs-load": Program(frozenset({"client", "cdbs"}), cdtl.load_run),
+    "secure-sum": Program(frozenset({"site"}), secure_sum.run, secure_sum.check),
+    "is-r-empty": Program(frozenset({"site"}), is_r_empty.run, is_r_empty.check),
+    "psi-ca": Program(frozenset({"site"}), psi_ca.run, psi_ca.check),
+    "dot-product": Program(
+        frozenset({"alice", "bob", "dealer"}), dot_product.run, dot_product.check
+    ),
+    "secure-argmax": Program(
+        frozenset({"p0", "p1", "dealer", "site"}), secure_argmax.run, secure_argmax.check
+    ),
+    "ppid3": Program(frozenset({"site", "dealer"}), ppid3.run, ppid3.check),
+    "ppid3-classify": Program(frozenset({"site", "dealer"}), ppid3.run, ppid3.check),
+    "hybrid-id3": Program(frozenset({"alice", "bob", "dealer"}), hybrid.run, hybrid.check),
+    "hybrid-id3-classify": Program(frozenset({"alice", "bob", "dealer"}), hybrid.run, hybrid.check),
+    "cdtl": Program(frozenset({"client", "cdbs"}), cdtl.run, cdtl.check),
+    "cdtl-outsource": Program(
+        frozenset({"client", "cdbs"}), cdtl_sessions.outsource_run, cdtl_sessions.outsource_check
+    ),
+    "cdtl-classify": Program(
+        frozenset({"client", "cdbs"}), cdtl_sessions.classify_run, cdtl_sessions.classify_check
+    ),
+    "cdbs-load": Program(frozenset({"client", "cdbs"}), cdtl.load_run, cdtl.load_check),
 }
 
 

@@ -19,7 +19,7 @@ from parties.own_party import OwnParty
 from parties.params import AtLeast, Params, option
 from protocols.primitives.secure_comparison import HELPERS, secure_argmax
 
-__all__ = ["TAG", "ArgmaxParams", "parties_of", "run"]
+__all__ = ["TAG", "ArgmaxParams", "check", "parties_of", "run"]
 
 TAG = "compare"
 
@@ -42,16 +42,30 @@ def parties_of(helper: str) -> tuple[str, str, str | None]:
     return "p0", "p1", "dealer" if helper == "dealer" else None
 
 
+def _input(
+    p: ArgmaxParams, me: OwnParty, p0: str, p1: str
+) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """This party's shares of the keys (and of the denominators), if it holds any."""
+    if me.name not in (p0, p1):
+        return None, None
+    shape = (p.rows, p.candidates)
+    data = load_party_data(me)
+    keys = _shares(data, "keys", shape, me)
+    return keys, _shares(data, "denominators", shape, me) if p.fractions else None
+
+
+def check(cfg: DeploymentConfig, me: OwnParty) -> None:
+    """This party's shares, read before it waits for anyone."""
+    p = ArgmaxParams.from_deployment(cfg.params, str(cfg.path))
+    p0, p1, _ = parties_of(p.helper)
+    _input(p, me, p0, p1)
+
+
 async def run(party: Party, cfg: DeploymentConfig, me: OwnParty) -> Any:
     p = ArgmaxParams.from_deployment(cfg.params, str(cfg.path))
     shape = (p.rows, p.candidates)
     p0, p1, helper = parties_of(p.helper)
-    keys = denominators = None
-    if me.name in (p0, p1):
-        data = load_party_data(me)
-        keys = _shares(data, "keys", shape, me)
-        if p.fractions:
-            denominators = _shares(data, "denominators", shape, me)
+    keys, denominators = _input(p, me, p0, p1)
     await party.barrier(f"{TAG}/ready")  # every input loaded: the timed phase starts together
     with party.phase(TAG):
         winners = await secure_argmax(

@@ -14,7 +14,7 @@ from parties.own_party import OwnParty
 from parties.params import AtLeast, Params, option
 from protocols.primitives.secure_sum import secure_sum
 
-__all__ = ["REVEAL", "SumParams", "run"]
+__all__ = ["REVEAL", "SumParams", "check", "run"]
 
 #: who learns the sum
 REVEAL = ("all", "receiver")
@@ -41,9 +41,19 @@ class SumParams(Params):
     )
 
 
-async def run(party: Party, cfg: DeploymentConfig, me: OwnParty) -> Any:
-    params = SumParams.from_deployment(cfg.params, str(cfg.path))
+def _value(me: OwnParty) -> int:
     value = load_party_data(me).get("value")
     if not isinstance(value, int) or isinstance(value, bool):
         raise ConfigError(f"party {me.name!r}: data file {me.data} needs an integer `value`")
+    return value
+
+
+def check(cfg: DeploymentConfig, me: OwnParty) -> None:
+    """This party's value, read before it waits for anyone."""
+    _value(me)
+
+
+async def run(party: Party, cfg: DeploymentConfig, me: OwnParty) -> Any:
+    params = SumParams.from_deployment(cfg.params, str(cfg.path))
+    value = _value(me)
     return await secure_sum(party, value, modulus=params.modulus, reveal=params.reveal)

@@ -45,6 +45,7 @@ from parties.params import AtLeast, Params, column_list, option
 from parties.programs.cdtl import ANATOMY_SEED_KEY, METHODS
 from parties.programs.cdtl_tables import (
     BIN_ATTRIBUTES,
+    CLASS_ALIASES,
     binned_attributes,
     cdtl_folds,
     client_table,
@@ -170,7 +171,13 @@ class CdtlOptions(ClientCsv, Binning):
         metavar="COL",
         help="the attribute to predict: with --csv its class column (required, read as "
         "labels); with --dataset default the dataset's class, and a continuous one is split "
-        "at its median into low/high",
+        "at its median into low/high; a dataset's class also goes by the papers' name for it ("
+        + "; ".join(
+            f"{alias} for {name}'s {column!r}"
+            for name, aliases in CLASS_ALIASES.items()
+            for alias, column in aliases.items()
+        )
+        + ")",
     )
     l: int = option(2, flag="--l", check=AtLeast(2), help="l of l-diversity (default 2)")  # noqa: E741
     cv: int = option(10, flag="--cv", metavar="K", help="folds (default 10)")

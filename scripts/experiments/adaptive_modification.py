@@ -40,7 +40,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from mpc.datasets import Table, load_dataset, resolve_data_dir  # noqa: E402
+from mpc.datasets import DataError, Table, load_dataset, resolve_data_dir  # noqa: E402
 from mpc.errors import ConfigError  # noqa: E402
 from mpc.learners import adaptive_modification as am  # noqa: E402
 from mpc.learners import confidential_release as cr  # noqa: E402
@@ -560,9 +560,10 @@ def main(argv: list[str] | None = None) -> int:
         p.error("--seeds and --jobs must be at least 1")
     seeds = 3 if args.quick else args.seeds
     out = output_folder(args)
-    resolve = resolve_data_dir(args.data_dir)
-    if resolve is None or not (resolve / "house-votes-84").exists():
-        p.error("house-votes-84 is not in the data directory (set --data-dir or MPC_DATA_DIR)")
+    try:  # the table first (the data directory's, else the package's): said before any run
+        load_dataset("house-votes-84", resolve_data_dir(args.data_dir))
+    except DataError as exc:
+        p.error(str(exc))
     load_start = os.getloadavg()[0]
     started = time.perf_counter()
     base = {"data_dir": args.data_dir, "n": args.confidential, "v": args.threshold,

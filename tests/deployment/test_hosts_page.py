@@ -27,7 +27,6 @@ from mpc.learners.id3 import ID3Classifier
 from ..conftest import ROOT
 from ..pages import (
     COLUMNS,
-    DATA,
     Shown,
     page_commands,
     run_page,
@@ -72,8 +71,6 @@ def _send(root: Path, command: Shown) -> None:
 
 
 def test_the_hosts_page_runs_as_printed_and_predicts_as_plain_id3(tmp_path: Path) -> None:
-    if not (DATA / "car" / "car.data").exists():
-        pytest.skip(f"UCI car is not at {DATA}")
     shown = page_commands(PAGE.read_text(encoding="utf-8"), PROMPT, "docs/hosts.md")
     assert {s.host for s in shown} == set(HOSTS)
     for org in HOSTS:

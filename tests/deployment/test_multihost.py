@@ -35,6 +35,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+from mpc.datasets.fetch import SHIPPED
+
 from ..compose_file import Service, in_profile, load_services, one_shot
 from ..conftest import ROOT
 
@@ -300,9 +302,9 @@ def _files(folder: Path) -> dict[str, int]:
 
 
 def _data_dir() -> Path:
-    from mpc.datasets import resolve_data_dir
-
-    return resolve_data_dir(None) or ROOT / "mpc" / "data"
+    """The folder mounted as the data directory: the package's own tables (weather is
+    embedded; house-votes-84, the compose file's default, is among them)."""
+    return SHIPPED
 
 
 def _audit(run: ComposeRun, plan_service: str) -> dict[str, Any]:
@@ -408,8 +410,6 @@ def test_ppid3_sites_on_separate_hosts(
 
 def test_hybrid_id3_alice_bob_and_commodity_server_on_three_hosts(compose: Any) -> None:
     data = _data_dir()
-    if not (data / "house-votes-84").is_dir():
-        pytest.skip(f"house-votes-84 is not in the data directory {data}")
     run: ComposeRun = compose("hybrid-id3", MPC_DATA_DIR=str(data), MPC_TIMEOUT="30")
     assert run.parties == ["hybrid-dealer", "alice", "bob"]
     run.prepare()
@@ -426,8 +426,6 @@ def test_hybrid_id3_alice_bob_and_commodity_server_on_three_hosts(compose: Any) 
 
 def test_cdtl_client_and_cdbs_on_two_hosts(compose: Any) -> None:
     data = _data_dir()
-    if not (data / "house-votes-84").is_dir():
-        pytest.skip(f"house-votes-84 is not in the data directory {data}")
     run: ComposeRun = compose("cdtl", MPC_DATA_DIR=str(data), MPC_CDTL_FOLDS="3", MPC_TIMEOUT="30")
     assert run.parties == ["cdbs", "client"]
     run.prepare()
@@ -453,8 +451,6 @@ def test_a_cut_link_ends_ppid3_on_every_host_naming_the_peer_and_step(compose: A
     """site2's cable is pulled mid-training: every site exits 1 with a PeerError that names
     the peer it lost (site2, or for site2 one of the others) and the protocol step."""
     data = _data_dir()
-    if not (data / "house-votes-84").is_dir():
-        pytest.skip(f"house-votes-84 is not in the data directory {data}")
     # the compose file's default PPID3 run (house-votes-84, depth 4) lasts long enough
     run: ComposeRun = compose("ppid3", MPC_DATA_DIR=str(data), MPC_TIMEOUT="10")
     run.prepare()

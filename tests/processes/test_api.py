@@ -98,6 +98,23 @@ def test_options_are_read_as_the_command_line_reads_them() -> None:
         run_system("pid3")
 
 
+def test_options_take_the_command_line_s_names(tmp_path: Path) -> None:
+    """``--class``, ``--id`` and ``--criterion`` are ``class_``, ``id`` and ``criterion`` (the
+    names of the options' fields work too); ``quiet`` prints nothing, as ``mpc run --quiet``."""
+    csv = tmp_path / "t.csv"
+    csv.write_text("rid,a,label\n" + "".join(f"r{i},{i % 3},{'yn'[i % 2]}\n" for i in range(12)))
+    args = system_options("ppid3", csv=str(csv), class_="label", id="rid", criterion="gini",
+                          reveal="tree", counts="fast")  # fmt: skip
+    assert (args.class_column, args.id_column, args.split_criterion) == ("label", "rid", "gini")
+    assert system_options("ppid3", csv=str(csv), class_column="label").class_column == "label"
+    with pytest.raises(ConfigError, match=r"'class_column' gives an option twice"):
+        system_options("ppid3", csv=str(csv), class_="label", class_column="label")
+    with pytest.raises(ConfigError, match=r"its options are \[.*'class_', .*'id', .*\]"):
+        system_options("ppid3", dataset="weather", classes=2)
+    run = run_system("ppid3", dataset="weather", sites=2, quiet=True, timeout=30)
+    assert run.ok
+
+
 def test_outputs_and_values_are_checked_before_any_process_starts(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -44,6 +44,7 @@ from protocols.cdtl.client import CDBSClient, ClientCosts
 from protocols.cdtl.joins import open_eseq
 from protocols.cdtl.store import CDBSStore
 
+from .. import datasets
 from ..conftest import processes_mentioning, run_mpc, run_mpc_json
 from ..harness import Parties, plan_deployment
 
@@ -218,17 +219,13 @@ def test_a_file_to_classify_is_read_with_the_models_kinds_and_cut_points(tmp_pat
 
 
 @pytest.mark.processes
+@pytest.mark.datasets
 @pytest.mark.timeout(90)
 def test_the_csv_path_trains_as_the_dataset_path_on_the_same_table(tmp_path: Path) -> None:
     """car written to a CSV file: the client reads it itself and makes the same folds, prune
     sets, BDTs and trees as from the launcher's table (car has no missing value and
     ``safety`` is 3-diverse as it is, so nothing random changes a tree)."""
-    from mpc.datasets import load_dataset, resolve_data_dir
-
-    data_dir = resolve_data_dir(None)
-    if data_dir is None or not (data_dir / "car").exists():
-        pytest.skip("car is not in the data directory (set MPC_DATA_DIR)")
-    table, _ = load_dataset("car", data_dir)
+    table, _ = datasets.table("car")
     rows = [[*r, y] for r, y in zip(zip(*table.columns, strict=True), table.target, strict=True)]
     path = _write_csv(tmp_path / "car.csv", [*table.attributes, "label"], rows)
     common = ["--sensitive", "safety", "--where", "buying=low", "--cv", "2", "--quiet"]

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from mpc.datasets import DataError, load_csv, load_party_csv, resolve_data_dir
+from mpc.datasets import DataError, load_csv, load_party_csv
 from mpc.errors import ConfigError
 from parties.cli.main import build_parser
 from parties.cli.parser import keep_negative_values, plain_text, walk
@@ -197,11 +197,8 @@ def _stderr_lines_until(proc: subprocess.Popen[bytes], pattern: str, deadline_s:
 
 
 def _long_ppid3_run() -> list[str]:
-    """A PPID3 run that takes several seconds: nursery with set-intersection counts (a
-    generated table when the UCI data is not here)."""
-    data_dir = resolve_data_dir(None)
-    if data_dir is not None and (data_dir / "nursery").is_dir():
-        return ["run", "ppid3", "--dataset", "nursery", "--counts", "psi"]
+    """A PPID3 run that takes several seconds: a generated table of 20,000 rows with
+    set-intersection counts."""
     return ["run", "ppid3", "--synthetic", "20000,12,1", "--counts", "psi"]
 
 
@@ -657,4 +654,19 @@ def test_a_party_stopped_by_ctrl_c_is_named_as_interrupted_by_its_peers(tmp_path
                 proc.wait(timeout=10)
     assert site2.returncode == 130
     message = json.loads((tmp_path / "site1.json").read_text())["error"]["message"]
-    assert "blaming site2" in message and "site2 was interrupted by SIGINT" in message, message
+    assert "site2 stopped the run" in message and "site2 was interrupted by SIGINT" in message, (
+        message
+    )
+
+
+def test_every_name_a_class_goes_by_is_in_the_help() -> None:
+    """``--class party`` (house-votes-84's 'Class Name', as the papers name it) is listed by
+    ``mpc run cdtl --help``, as every such alias."""
+    from parties.programs.cdtl_tables import CLASS_ALIASES
+
+    code, out, _ = run_mpc("run", "cdtl", "--help")
+    flat = " ".join(out.split())
+    assert code == 0
+    for name, aliases in CLASS_ALIASES.items():
+        for alias, column in aliases.items():
+            assert f"{alias} for {name}'s {column!r}" in flat, flat

@@ -16,21 +16,28 @@ from pathlib import Path
 import pytest
 
 from mpc.datasets import load_dataset
-from mpc.datasets.fetch import sources
+from mpc.datasets.fetch import shipped_folder, sources
 
-from ..conftest import ROOT, run_mpc
+from ..conftest import run_mpc
 
 pytestmark = pytest.mark.processes
 
-SHARED = ROOT.parent / "shared" / "datasets"
+
+def uci_copy(name: str) -> Path:
+    """The folder of a table the package ships: byte for byte the UCI archive's files (the
+    sizes and SHA-256 sums that fetch checks), so they can stand in for the archive's."""
+    folder = shipped_folder(name)
+    assert folder is not None, f"the package ships no copy of {name}"
+    return folder
 
 
 def serve_archive(root: Path, names: list[str]) -> Path:
-    """``root`` laid out as the archive's machine-learning-databases/ for ``names``."""
+    """``root`` laid out as the archive's machine-learning-databases/ for ``names`` (tables
+    the package ships)."""
     for name in names:
         for s in sources(name):
             (root / s.uci).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy(SHARED / name / s.name, root / s.uci)
+            shutil.copy(uci_copy(name) / s.name, root / s.uci)
     return root
 
 
@@ -38,8 +45,6 @@ def serve_archive(root: Path, names: list[str]) -> Path:
 def archive(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     """A loopback HTTP server over a copy of car's and tic-tac-toe's files: (its address, the
     folder it serves)."""
-    if not (SHARED / "car" / "car.data").is_file():
-        pytest.skip(f"the UCI files are not at {SHARED}")
     root = serve_archive(tmp_path / "archive", ["car", "tic-tac-toe"])
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
@@ -88,11 +93,9 @@ def test_a_file_that_does_not_match_its_sum_is_refused_and_nothing_is_written(
 def test_import_takes_copies_under_any_name_and_a_lone_file_reads_with_the_package_schema(
     tmp_path: Path,
 ) -> None:
-    if not (SHARED / "car" / "car.data").is_file():
-        pytest.skip(f"the UCI files are not at {SHARED}")
     copy = tmp_path / "downloads" / "my-car-file.csv"
     copy.parent.mkdir()
-    shutil.copy(SHARED / "car" / "car.data", copy)
+    shutil.copy(uci_copy("car") / "car.data", copy)
     data = tmp_path / "data"
     code, _, err = run_mpc("datasets", "import", "car", str(copy), "--data-dir", str(data))
     assert code == 0, err
@@ -100,12 +103,22 @@ def test_import_takes_copies_under_any_name_and_a_lone_file_reads_with_the_packa
     # a UCI file alone in its folder, no schema.json: the package's schema reads it
     alone = tmp_path / "alone"
     (alone / "car").mkdir(parents=True)
-    shutil.copy(SHARED / "car" / "car.data", alone / "car" / "car.data")
+    shutil.copy(uci_copy("car") / "car.data", alone / "car" / "car.data")
     table, _ = load_dataset("car", alone)
     assert table.n_rows == 1728 and table.class_name
-    code, _, err = run_mpc("datasets", "import", "car", str(SHARED / "car" / "car.names"),
+    code, _, err = run_mpc("datasets", "import", "car", str(uci_copy("car") / "car.names"),
                            "--data-dir", str(tmp_path / "other"))  # fmt: skip
     assert code == 2 and "car also needs car.data" in err, err
+    # a dataset folder as it lies, its own schema.json with it (import car FOLDER/*)
+    folder = tmp_path / "folder" / "car"
+    folder.mkdir(parents=True)
+    for f in ("car.data", "car.names"):
+        shutil.copy(uci_copy("car") / f, folder / f)
+    (folder / "schema.json").write_text('{"an": "older schema"}')
+    code, _, err = run_mpc("datasets", "import", "car", *map(str, sorted(folder.iterdir())),
+                           "--data-dir", str(tmp_path / "third"))  # fmt: skip
+    assert code == 0, err
+    assert json.loads((tmp_path / "third" / "car" / "schema.json").read_text())["rows"]
 
 
 def test_an_address_that_is_no_url_is_one_line_naming_it(tmp_path: Path) -> None:

@@ -13,6 +13,11 @@ docs/ is one of:
 
 A command shown in the docs that is in neither fails :func:`test_every_shown_command_is_known`,
 so a new example is run, or said where it is run, from the day it is written.
+
+A block whose commands need datasets the package does not ship says so in its title, which
+the site shows above it: ```` ```console title="needs mpc datasets fetch mushroom" ````. Its
+commands run where a data directory holds those datasets, and skip, saying so, where none
+does (a clone with nothing beside it).
 """
 
 from __future__ import annotations
@@ -25,14 +30,19 @@ import sys
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from .. import datasets
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 
 #: a fenced block: its info string and its body
 BLOCK = re.compile(r"^ *```([^\n]*)\n(.*?)^ *```", re.M | re.S)
+#: the title of a block whose commands need fetched datasets: the datasets it names
+NEEDS = re.compile(r'\btitle="needs mpc datasets fetch ([a-z0-9-]+(?: [a-z0-9-]+)*)"')
 #: a command as the docs show it
 PROMPT = re.compile(r"^ *\$ (.*)$")
 #: commands of the project (the others, ``ls``, ``head``, ``diff``, are the shell's)
@@ -48,6 +58,7 @@ class Shown:
     command: str
     output: tuple[str, ...]
     exit_code: int | None  # what a following ``$ echo $?`` shows
+    needs: tuple[str, ...] = ()  # the datasets its block's title says to fetch first
 
 
 #: pages that a test of their own runs whole, as printed (every command, every output line)
@@ -66,6 +77,8 @@ def _commands(path: Path, root: Path = ROOT) -> list[Shown]:
             continue  # run, as printed, by the page's own test
         start = text.count("\n", 0, block.start(2)) + 1
         lines = block.group(2).splitlines()
+        needs = NEEDS.search(block.group(1))
+        fetched = tuple(needs.group(1).split()) if needs else ()
         i = 0
         while i < len(lines):
             m = PROMPT.match(lines[i])
@@ -86,7 +99,7 @@ def _commands(path: Path, root: Path = ROOT) -> list[Shown]:
                 code = int(lines[i + 1].strip())
             if OURS.match(command):
                 rel = path.relative_to(root).as_posix()
-                found.append(Shown(rel, line_no, command.strip(), tuple(output), code))
+                found.append(Shown(rel, line_no, command.strip(), tuple(output), code, fetched))
     return found
 
 
@@ -117,12 +130,8 @@ PARTY_ROW = r"^site\d+ +site +\d+ "
 BAD_CSV = {"bad.csv": "a,b,label\n1,x,yes\n2,y\n3,z,no\n"}
 
 RUNS: dict[str, Run] = {
-    "mpc datasets": Run(
-        (
-            r"^name ",
-            r"^(adult|car|weather|nursery) ",
-        )
-    ),
+    # each dataset's rows, attributes and class (its source is wherever it was fetched to)
+    "mpc datasets": Run((r"^name ", r"^(adult|car|weather|nursery) +(\d+) +(\d+) +(\S+)")),
     "mpc train --learner c45 --dataset house-votes-84 --cv 10": Run(
         (r"^dataset:", r"^evaluation:", r"^accuracy:", r"^(democrat|republican) +\d")
     ),
@@ -199,11 +208,21 @@ RUNS: dict[str, Run] = {
     ),
     (
         "mpc run ppid3 --dataset car --sites 3 --reveal tree --helper sites --min-samples-split 87"
-    ): Run((r"^dataset:", r"^partition:", r"^tree:", r"^identical:", r"^accuracy:", r"^trust:")),
+    ): Run(
+        (
+            r"^dataset:",
+            r"^partition:",
+            r"^tree:",
+            r"^identical:",
+            r"^accuracy:",
+            r"^cost:",
+            r"^trust:",
+        )
+    ),
     (
         "mpc run ppid3 --dataset car --sites 3 --reveal tree --criterion entropy-fixed "
         "--max-depth 2"
-    ): Run((r"^dataset:", r"^tree:", r"^identical:", r"^accuracy:", r"^trust:")),
+    ): Run((r"^dataset:", r"^tree:", r"^identical:", r"^accuracy:", r"^cost:", r"^trust:")),
     "mpc run ppid3 --dataset house-votes-84 --sites 3 --partition random:7 --test-split 0.3": Run(
         (r"^dataset:", r"^tree:", r"^identical:", r"^accuracy:"), timeout=300
     ),
@@ -305,12 +324,14 @@ def _shown_once() -> list[Shown]:
     return sorted(best.values(), key=lambda s: (s.page, s.line))
 
 
+@pytest.mark.datasets
 @pytest.mark.processes
 @pytest.mark.timeout(400)
 @pytest.mark.parametrize("shown", _shown_once(), ids=lambda s: f"{s.page}:{s.line}")
 def test_a_shown_command_runs_as_shown(shown: Shown, tmp_path: Path) -> None:
     spec = _run_spec(shown.command)
     assert spec is not None
+    datasets.needs(*shown.needs)
     for name, text in spec.files.items():
         (tmp_path / name).write_text(text, encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -342,13 +363,31 @@ def test_a_shown_command_runs_as_shown(shown: Shown, tmp_path: Path) -> None:
         ("```console\n$ ls -l\nfoo\n$ mpc datasets\nname rows\n```\n",
          [("mpc datasets", ("name rows",), None)]),
         ("prose `mpc run x` is not a shown command\n", []),
+        ('```console title="needs mpc datasets fetch adult nursery"\n$ mpc datasets\nx\n```\n',
+         [("mpc datasets", ("x",), None, ("adult", "nursery"))]),
     ],
-    ids=["continued, exit code", "the shell's commands are skipped", "prose"],
+    ids=["continued, exit code", "the shell's commands are skipped", "prose", "needs"],
 )  # fmt: skip
 def test_shown_commands_are_read_as_a_reader_reads_them(
-    tmp_path: Path, text: str, expected: list[tuple[str, tuple[str, ...], int | None]]
+    tmp_path: Path, text: str, expected: list[tuple[Any, ...]]
 ) -> None:
     page = tmp_path / "page.md"
     page.write_text(text, encoding="utf-8")
-    got = [(s.command, s.output, s.exit_code) for s in _commands(page, tmp_path)]
+    got = [(s.command, s.output, s.exit_code, *([s.needs] if s.needs else []))
+           for s in _commands(page, tmp_path)]  # fmt: skip
     assert got == expected
+
+
+def test_a_block_that_needs_datasets_names_only_fetchable_ones_and_reads_them() -> None:
+    """Every dataset a block's title says to fetch can be fetched, is not one the package
+    ships, and the block's commands read it; a command of a block without such a title reads
+    only what the package has (which the run without any data directory proves)."""
+    from mpc.datasets.fetch import shipped_folder, sources
+
+    marked = [s for s in shown_commands() if s.needs]
+    assert marked, "no page marks a block that needs fetched datasets"
+    for s in marked:
+        for name in s.needs:
+            assert sources(name) and shipped_folder(name) is None, (s.page, s.line, name)
+        named = re.findall(r"--dataset (\S+)", s.command)
+        assert set(named) <= set(s.needs), (s.page, s.line, s.command)

@@ -85,3 +85,30 @@ def test_the_example_runs_and_prints_what_the_page_shows(name: str) -> None:
     page = (ROOT / "docs" / "python-api.md").read_text(encoding="utf-8")
     for line in EXPECTED[name]:
         assert shown(line, page.splitlines()), f"the page does not show {line!r}"
+    # the output the page shows under the example is the real one, whole, but for what
+    # varies from run to run (the time, the bytes)
+    shown_block = page_output(page, name)
+    assert [masked(line) for line in shown_block] == [masked(line) for line in output], (
+        f"the page's output of {name} is not its real output:\n{proc.stdout}"
+    )
+
+
+#: what varies from run to run in an example's output, masked on the page and in the real one
+VARIES = [
+    (re.compile(r"wall: [\d.]+ s"), "wall: T s"),
+    (re.compile(r"sent \d+ bytes"), "sent N bytes"),
+]
+
+
+def masked(line: str) -> str:
+    for pattern, repl in VARIES:
+        line = pattern.sub(repl, line)
+    return line
+
+
+def page_output(page: str, name: str) -> list[str]:
+    """The lines of the first ``text`` block after the page includes ``name``."""
+    at = page.index(f'--8<-- "docs/examples/{name}"')
+    block = re.search(r"^```text\n(.*?)^```", page[at:], re.M | re.S)
+    assert block, f"python-api.md shows no output of {name}"
+    return block.group(1).splitlines()

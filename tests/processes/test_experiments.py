@@ -16,10 +16,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from mpc.datasets import Discretizer, load_dataset, resolve_data_dir
+from mpc.datasets import Discretizer
 from mpc.learners.evaluation import accuracy, train_test_split
 from mpc.learners.id3 import ID3Classifier
 from parties.systems.hybrid import split_attributes
+
+from .. import datasets
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -35,11 +37,10 @@ def script(name: str = "hybrid_id3") -> ModuleType:
     return module
 
 
+@pytest.mark.datasets
 @pytest.mark.timeout(120)
 def test_one_run_and_table1() -> None:
-    data_dir = resolve_data_dir(None)
-    if data_dir is None or not (data_dir / "tic-tac-toe").exists():
-        pytest.skip("tic-tac-toe is not in the data directory (set MPC_DATA_DIR)")
+    table, _ = datasets.table("tic-tac-toe")
     exp = script()
     job = {
         "dataset": "tic-tac-toe", "data_dir": None, "bins": 4, "max_depth": None,
@@ -47,7 +48,6 @@ def test_one_run_and_table1() -> None:
     }  # fmt: skip
     run = exp.one_run(job)
     # SMC-only is plain ID3 on the same split and partition
-    table, _ = load_dataset("tic-tac-toe", data_dir)
     tr, te = train_test_split(table.target, 0.2, seed=3)
     train, test = table.subset(tr), table.subset(te)
     if "continuous" in train.kinds:
@@ -202,11 +202,8 @@ def test_each_party_seeds_its_coins_from_its_own_child() -> None:
 
 @pytest.mark.timeout(120)
 def test_adaptive_modification_experiment_one_seed(tmp_path: Path) -> None:
-    data_dir = resolve_data_dir(None)
-    if data_dir is None or not (data_dir / "house-votes-84").exists():
-        pytest.skip("house-votes-84 is not in the data directory (set MPC_DATA_DIR)")
     exp = script("adaptive_modification")
-    table, _ = load_dataset("house-votes-84", data_dir)
+    table, _ = datasets.table("house-votes-84")
     small = table.subset(np.arange(120))
     run = exp.one_seed(small, 6, 2, 0.25, best_first_n=3)
     for method in ("adaptive", "best-first", "undo-no-gain"):
@@ -252,14 +249,13 @@ def test_adaptive_modification_experiment_one_seed(tmp_path: Path) -> None:
 
 
 @pytest.mark.processes
+@pytest.mark.datasets
 @pytest.mark.timeout(180)
 def test_bench_quick_runs_and_writes_the_table(tmp_path: Path) -> None:
     import json
     import subprocess
 
-    data_dir = resolve_data_dir(None)
-    if data_dir is None or not (data_dir / "house-votes-84").exists():
-        pytest.skip("house-votes-84 is not in the data directory (set MPC_DATA_DIR)")
+    datasets.needs("house-votes-84")
     proc = subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "bench.py"), "--quick", "--out", str(tmp_path),
          "--timeout", "60"],

@@ -25,9 +25,9 @@ from protocols.cdtl.cdtl import subtree_aad
 from protocols.cdtl.find_leaf import find_bdt_leaf
 from protocols.cdtl.store import CDBSStore
 
+from .. import datasets
 from ..conftest import processes_mentioning, run_mpc_json
 from ..harness import Parties, plan_deployment
-from ..protocols.test_cdtl import needs_house_votes
 
 #: a table whose BDT leaves need refining (every leaf of weather's is answered by the CDBS)
 HOUSE_VOTES = ("--dataset", "house-votes-84", "--sensitive", "physician-fee-freeze",
@@ -128,6 +128,34 @@ def test_a_party_paused_past_the_deadline_is_named_by_every_other(
     assert processes_mentioning(str(config)) == []
 
 
+@pytest.mark.parametrize(
+    ("system", "args", "busy"),
+    [("ppid3", ["--sites", "3"], "site2"), ("hybrid-id3", HYBRID, "dealer")],
+    ids=["ppid3-site", "hybrid-id3-dealer"],
+)
+def test_a_party_computing_past_the_deadline_is_waited_for_and_the_run_ends_well(
+    tmp_path: Path, system: str, args: list[str], busy: str
+) -> None:
+    """One party computes on its event loop for 6 s (three deadlines of 2 s, three probe
+    timeouts) after its fifth protocol message, never yielding, as numpy on a large table
+    does: its runtime answers the probes of the parties that wait for it meanwhile, saying it
+    computes, so they wait on, and every party ends well. (A party stopped instead, answering
+    nothing, is named by every other within the deadline:
+    test_a_party_paused_past_the_deadline_is_named_by_every_other.)"""
+    config, roles = plan_deployment(tmp_path, system, *args, timeout=2)
+    with Parties(config, roles) as run:
+        for name in roles:
+            extra = ["--compute-after", "5", "--compute-for", "6"] if name == busy else []
+            run.start(name, *extra)
+        codes = run.wait(list(roles), deadline=60)
+        logs = {n: run.log(n) for n in roles}
+        assert codes == dict.fromkeys(roles, 0), logs
+        assert "fault injection: computing for 6 s" in logs[busy], logs[busy]
+        waited = [n for n in roles if n != busy and f"{busy} is computing" in logs[n]]
+        assert waited, logs  # the deadline passed for some party, which waited on
+    assert processes_mentioning(str(config)) == []
+
+
 def _stored_subtrees(db: Path) -> dict[tuple[str, str], bytes]:
     """(table, leaf) -> sealed subtree, as the CDBS's database holds them."""
     with contextlib.closing(sqlite3.connect(db)) as con:
@@ -167,7 +195,7 @@ def test_the_cdbs_process_restarted_on_its_database_serves_the_clients_on(
     and a new process started on the same SQLite file. The clients carry on in the same
     processes: every answer is the stored trees' answer, every subtree stored before the
     restart is served as it was (not learned again), and no leaf gets a second subtree."""
-    needs_house_votes()
+    datasets.needs("house-votes-84")
     db = tmp_path / "cdbs.sqlite"
     config, roles = plan_deployment(
         tmp_path / "run", "cdbs-load", *HOUSE_VOTES, "--clients", "3", "--predictions", "1",
@@ -249,7 +277,7 @@ def test_a_cdbs_serving_a_tampered_subtree_is_caught_by_the_client(
     sealed subtree flipped, or subtrees moved to other leaves) and a new process serves the
     client on: the client refuses the first altered subtree with an AuthenticationError
     naming the leaf and the table, and its abort ends the CDBS, which names the client."""
-    needs_house_votes()
+    datasets.needs("house-votes-84")
     db = tmp_path / "cdbs.sqlite"
     config, roles = plan_deployment(
         tmp_path / "run", "cdbs-load", *HOUSE_VOTES, "--clients", "1", "--predictions", "1",

@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mpc.datasets import NOMINAL, Table
-from mpc.deployment.launcher import PartySpec, launch
+from mpc.deployment.launcher import PartySpec, launch, write_deployment
 from mpc.learners.id3 import ID3Classifier
 from mpc.learners.tree import to_json
 from mpc.runtime.config import DeploymentConfig
@@ -31,7 +31,9 @@ from parties.own_party import OwnParty
 from parties.programs.ppid3 import run as ppid3_run
 from protocols.ppid3.ppid3 import assemble, check_tree_equal
 
+from .. import datasets
 from ..conftest import ROOT, run_mpc
+from ..harness import Parties
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -192,10 +194,8 @@ def test_mpc_run_trains_saves_and_classifies_a_thousand_new_records(tmp_path: Pa
     model parts, then 1,000 unlabelled records classified as plain ID3 does (the
     set-intersection counts to depth 3, which keeps the run under half a minute; the fast
     counts grow the whole tree)."""
-    data = ROOT.parent / "shared" / "datasets" / "car" / "car.data"
-    if not data.exists():
-        pytest.skip("the UCI datasets are not beside this clone")
-    rows = [line.split(",") for line in data.read_text().split() if line]
+    car = datasets.folder("car") / "car.data"  # the package's copy
+    rows = [line.split(",") for line in car.read_text().split() if line]
     header = ["buying", "maint", "doors", "persons", "lug_boot", "safety", "class"]
     train = write_csv(tmp_path / "train.csv", header, [r for r in rows[1000:]])
     new = write_csv(
@@ -333,6 +333,92 @@ def test_a_wrong_own_file_stops_every_party_naming_the_problem(
     # the peers hear what is wrong, never a value of site1's file
     for name in ("site2", "site3"):
         assert "id3" not in res.reports[name]["error"]["message"]
+
+
+def _missing(text: str) -> str:
+    return ""  # the file is removed once the deployment is written
+
+
+@pytest.mark.processes
+@pytest.mark.timeout(90)
+@pytest.mark.parametrize(
+    ("edit", "phrase", "own"),
+    [
+        (_missing, "its data file cannot be read", "site1.csv: no such file"),
+        (lambda t: t + "id12,v0\n", "its data file cannot be read", ":14: column 'b' (field 3)"),
+        (lambda t: t.replace("id4,", "id3,", 1), "repeats a record id", "record id 'id3' repeats"),
+        (
+            lambda t: t.replace(",b", ",bb", 1),
+            "has no column 'b', which the deployment file lists for it",
+            "the columns are ['id', 'a', 'bb']",
+        ),
+    ],
+    ids=["missing file", "ragged file", "duplicated id", "columns disagree"],
+)  # fmt: skip
+def test_a_party_with_a_wrong_own_file_says_so_at_once_and_its_peers_hear_why(
+    tmp_path: Path, edit: Any, phrase: str, own: str
+) -> None:
+    """site1 is started alone with a wrong file: it says its own error at once, without
+    waiting for anyone (its deadline is 30 s), and stays only to tell its peers; started
+    after, each of them ends at once, hearing that site1 stopped and what is wrong, never a
+    value of its file."""
+    texts = _texts(12, PARTS)
+    texts[0] = edit(texts[0]) or texts[0]
+    config = write_deployment(tmp_path, "ppid3", PARAMS, _specs(texts, PARTS), timeout=30,
+                              insecure=False)  # fmt: skip
+    if edit is _missing:
+        (tmp_path / "data" / "site1.csv").unlink()
+    with Parties(config, dict.fromkeys(SITES, "site")) as run:
+        run.start("site1")
+        run.wait_for_log("site1", own, deadline=15)
+        assert run.procs["site1"].poll() is None  # up, only to tell its peers
+        run.start("site2")
+        run.start("site3")
+        codes = run.wait(SITES, deadline=20)  # less than one deadline: nobody waited for it
+        reports = {n: run.report(n) for n in SITES}
+    assert codes == {"site1": 2, "site2": 1, "site3": 1}, {n: run.log(n) for n in SITES}
+    assert own in reports["site1"]["error"]["message"]
+    for name in ("site2", "site3"):
+        err = reports[name]["error"]
+        assert err["type"] == "PeerAborted" and err["peer"] == "site1", err
+        assert err["step"] == "input check", err
+        assert "site1 stopped the run at step 'input check'" in err["message"], err
+        assert phrase in err["message"], err
+        assert "id3" not in err["message"] and "bb" not in err["message"], err
+
+
+@pytest.mark.processes
+@pytest.mark.timeout(90)
+def test_a_site_with_a_wrong_model_part_says_so_at_once_and_its_peers_hear_why(
+    tmp_path: Path,
+) -> None:
+    """Classifying, site1 is started alone with another site's model part: it says so at
+    once and its peers, started after, end at once hearing that its model file is wrong."""
+    texts = _texts(30, PARTS)
+    models = {n: tmp_path / f"{n}.model.json" for n in SITES}
+    specs = [PartySpec(n, "site", columns=tuple(PARTS[i]), csv=texts[i],
+                       entries={"id": "id", "model_out": str(models[n])})
+             for i, n in enumerate(SITES)]  # fmt: skip
+    assert launch("ppid3", PARAMS, specs, timeout=30).ok
+    new = [t.replace(",class", "").replace(",c0\n", "\n").replace(",c1\n", "\n") for t in texts]
+    given = {**models, "site1": models["site2"]}
+    specs = [PartySpec(n, "site", csv=new[i], entries={"id": "id", "model": str(given[n])})
+             for i, n in enumerate(SITES)]  # fmt: skip
+    config = write_deployment(tmp_path / "classify", "ppid3-classify",
+                              {"class_site": "site3", "sites": SITES}, specs, timeout=30,
+                              insecure=False)  # fmt: skip
+    with Parties(config, dict.fromkeys(SITES, "site")) as run:
+        run.start("site1")
+        run.wait_for_log("site1", "is the part of site2, not of site1", deadline=15)
+        run.start("site2")
+        run.start("site3")
+        codes = run.wait(SITES, deadline=20)
+        reports = {n: run.report(n) for n in SITES}
+    assert codes == {"site1": 2, "site2": 1, "site3": 1}, {n: run.log(n) for n in SITES}
+    for name in ("site2", "site3"):
+        err = reports[name]["error"]
+        assert "site1 stopped the run at step 'input check'" in err["message"], err
+        assert "its model file is not a valid part of a saved tree" in err["message"], err
 
 
 def test_model_parts_from_another_run_or_edited_are_refused(tmp_path: Path) -> None:

@@ -20,13 +20,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mpc.datasets import Discretizer, Table, load_csv, load_dataset, resolve_data_dir
+from mpc.datasets import Discretizer, Table, load_csv
 from mpc.learners.c45 import C45Classifier
 from mpc.learners.id3 import ID3Classifier
 from mpc.learners.model_file import ModelError, SavedModel, new_model_id, write_model
 from mpc.learners.plain_model import load_plain_model
 from parties.cli import main
 
+from .. import datasets
 from ..conftest import run_mpc
 
 
@@ -153,10 +154,7 @@ def table_rows(table: Table) -> list[list[str]]:
 @pytest.fixture(scope="module")
 def australian_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """australian (nominal and continuous columns) as a training CSV and a test CSV."""
-    data_dir = resolve_data_dir(None)
-    if data_dir is None:
-        pytest.skip("UCI data directory not found (set MPC_DATA_DIR)")
-    table, _ = load_dataset("australian", data_dir)
+    table, _ = datasets.table("australian")
     folder = tmp_path_factory.mktemp("australian")
     header = [*table.attributes, table.class_name]
     rows = table_rows(table)
@@ -166,6 +164,7 @@ def australian_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Pa
     )
 
 
+@pytest.mark.datasets
 @pytest.mark.parametrize("learner", ["id3", "c45"])
 def test_mpc_predict_reproduces_the_test_predictions_of_mpc_train(
     australian_files: tuple[Path, Path], tmp_path: Path, learner: str

@@ -344,6 +344,26 @@ def test_arrays_and_big_integers_cross_curve_tcp_as_raw_frames(tmp_path: Path) -
     assert 800_000 < received < 800_000 + 1024
 
 
+def test_mpc_deploy_keys_is_a_folder_from_here_written_relative_to_the_deployment(
+    tmp_path: Path,
+) -> None:
+    """``--keys local/keys --out local`` reads local/keys (from the current directory, as
+    every path on the command line) and the deployment file names keys/ beside it."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+
+    def mpc(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "mpc", *args], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=60)  # fmt: skip
+
+    assert mpc("keygen", "--out", "local/keys", "site1", "site2").returncode == 0
+    done = mpc("deploy", "secure-sum", "--parties", "2", "--keys", "local/keys", "--out", "local")
+    assert done.returncode == 0, done.stderr
+    assert "missing" not in done.stdout and "to be put in local/keys/" in done.stdout, done.stdout
+    written = (tmp_path / "local" / "deployment.toml").read_text()
+    assert 'public_key = "keys/site1.public"' in written, written
+    assert 'public_key = "keys/site2.public"' in written, written
+
+
 def test_mpc_deploy_writes_a_deployment_each_party_runs_by_hand(tmp_path: Path) -> None:
     """`mpc deploy` + `mpc keygen` + one `python -m parties` per party, as on separate
     hosts (here all reached at 127.0.0.1): PPID3 with the fast counts and its dealer."""

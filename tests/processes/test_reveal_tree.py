@@ -41,6 +41,7 @@ def test_reveal_tree_equals_plain_gini_with_mpycs_stopping_rule(dataset: str, no
         assert {"reveal/stops", "reveal/splits", "reveal/labels"} <= labels
 
 
+@pytest.mark.datasets
 def test_reveal_tree_by_information_gain_on_shares() -> None:
     """``--criterion entropy-fixed``: the plain learner's fixed-point information gain, the
     same tree, the same ledger; the paper's mode refuses the flag."""

@@ -8,22 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from mpc.datasets import resolve_data_dir
 from mpc.learners.tree import Split, from_json, predict_one
 
+from .. import datasets
 from ..conftest import run_mpc, run_mpc_json
-
-
-@pytest.fixture(scope="module")
-def data_dir() -> Path:
-    found = resolve_data_dir(None)
-    if found is None:
-        pytest.skip(
-            "UCI data directory not found (set MPC_DATA_DIR or place ../shared/datasets "
-            "next to the repository); the accuracy tests need the real files"
-        )
-    return found
-
 
 # The acceptance figures of the reference learners (Weka J48 reaches about 0.96, 0.86, 0.85).
 ACCURACY_FLOORS = [
@@ -34,13 +22,12 @@ ACCURACY_FLOORS = [
 ]
 
 
+@pytest.mark.datasets
 @pytest.mark.parametrize(
     ("args", "floor"), ACCURACY_FLOORS, ids=[a[3] + "-" + a[1] for a, _ in ACCURACY_FLOORS]
 )
-def test_reference_learners_reach_their_accuracy(
-    data_dir: Path, args: tuple[str, ...], floor: float
-) -> None:
-    code, summary = run_mpc_json("train", *args, "--data-dir", str(data_dir), deadline=120)
+def test_reference_learners_reach_their_accuracy(args: tuple[str, ...], floor: float) -> None:
+    code, summary = run_mpc_json("train", *args, *datasets.data_args(args[3]), deadline=120)
     assert code == 0, summary
     assert summary["accuracy"] >= floor
     assert summary["nodes"] >= 3 and summary["depth"] >= 1
@@ -120,6 +107,25 @@ def test_malformed_csv_is_a_one_line_error_with_exit_code_2(tmp_path: Path) -> N
     assert "Traceback" not in err
 
 
+def test_c45_on_numbers_at_the_ends_of_the_floats_and_an_infinity(tmp_path: Path) -> None:
+    """C4.5 splits a column of numbers near the largest float (their midpoint does not
+    overflow) with no warning; ``inf`` in a continuous column is one line naming its cell."""
+    rows = ["x,label"] + ["1e308,a", "1.7e308,b"] * 6
+    csv = tmp_path / "huge.csv"
+    csv.write_text("\n".join(rows) + "\n")
+    tree_out = tmp_path / "tree.json"
+    args = ("--learner", "c45", "--csv", str(csv), "--class", "label", "--pruning", "none")
+    code, _, err = run_mpc("train", *args, "--cv", "2", "--tree-out", str(tree_out))
+    assert code == 0 and "Warning" not in err and "Traceback" not in err, err
+    tree = from_json(json.loads(tree_out.read_text()))
+    assert isinstance(tree, Split) and tree.threshold == 1e308
+    csv.write_text("x,label\n1,a\n2,b\ninf,a\n")
+    code, _, err = run_mpc("train", *args)
+    assert code == 2 and "Traceback" not in err
+    (line,) = [line for line in err.splitlines() if line.strip()]
+    assert f"{csv}:4: column 'x' (field 1): 'inf' is not a finite number" in line
+
+
 def test_unknown_class_column_is_a_one_line_error(tmp_path: Path) -> None:
     csv = tmp_path / "toy.csv"
     csv.write_text("a,b\n1,2\n")
@@ -138,23 +144,38 @@ def test_datasets_lists_the_embedded_weather_without_a_data_dir(tmp_path: Path) 
     assert names["weather"]["rows"] == 14
 
 
-def test_train_c45_with_error_based_pruning(data_dir: Path) -> None:
-    args = ("train", "--learner", "c45", "--dataset", "house-votes-84", "--cv", "10")
-    code, summary = run_mpc_json(
-        *args, "--pruning", "error-based", "--data-dir", str(data_dir), deadline=120
+@pytest.mark.datasets
+def test_datasets_without_a_data_directory_lists_the_shipped_tables_and_says_how_to_fetch(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("MPC_NO_DATA_DIR", "1")
+    code, out, _ = run_mpc("datasets")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0] == "data directory: none found; the tables the package ships"
+    shown = [line.split()[0] for line in lines[2:-1]]
+    assert shown == ["house-votes-84", "tic-tac-toe", "car", "weather", "kr-vs-kp"]
+    assert lines[-1] == (
+        "not found: adult, mushroom, autos, australian, nursery (mpc datasets fetch NAME "
+        "downloads one)"
     )
+    code, _, err = run_mpc("train", "--dataset", "nursery")
+    assert code == 2 and "`mpc datasets fetch nursery` downloads it" in err
+
+
+@pytest.mark.datasets
+def test_train_c45_with_error_based_pruning() -> None:
+    args = ("train", "--learner", "c45", "--dataset", "house-votes-84", "--cv", "10",
+            *datasets.data_args("house-votes-84"))  # fmt: skip
+    code, summary = run_mpc_json(*args, "--pruning", "error-based", deadline=120)
     assert code == 0, summary
     # Weka's J48 reaches 96.3% by 10-fold cross-validation on this table
     assert summary["accuracy"] >= 0.95
     assert summary["params"]["pruning"] == "error-based"
     assert summary["params"]["confidence"] == 0.25
-    code, harder = run_mpc_json(
-        *args, "--pruning", "error-based", "--confidence", "0.01", "--data-dir", str(data_dir)
-    )
+    code, harder = run_mpc_json(*args, "--pruning", "error-based", "--confidence", "0.01")
     assert code == 0 and harder["nodes"] <= summary["nodes"]
-    code, _, err = run_mpc(
-        *args, "--pruning", "error-based", "--confidence", "0.9", "--data-dir", str(data_dir)
-    )
+    code, _, err = run_mpc(*args, "--pruning", "error-based", "--confidence", "0.9")
     assert code == 2 and "confidence must be a number in (0, 0.5], got 0.9" in err
 
 

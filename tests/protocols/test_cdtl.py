@@ -32,6 +32,7 @@ from protocols.cdtl.find_leaf import find_bdt_leaf, leaf_of_rows, schema_digest
 from protocols.cdtl.joins import open_eseq
 from protocols.cdtl.store import CDBSStore
 
+from .. import datasets
 from ..conftest import run_mpc, run_mpc_json
 
 #: the receipt of this test's own messages
@@ -486,21 +487,12 @@ def test_suppression_makes_l_possible_with_the_fewest_tuples() -> None:
 # ----------------------------------------------------------------------------- processes
 
 
-def needs_house_votes() -> None:
-    """Skip unless house-votes-84 is in the data directory (the repository's default one
-    holds it)."""
-    from mpc.datasets import resolve_data_dir
-
-    data_dir = resolve_data_dir(None)
-    if data_dir is None or not (data_dir / "house-votes-84").exists():
-        pytest.skip("house-votes-84 is not in the data directory (set MPC_DATA_DIR)")
-
-
+@pytest.mark.datasets
 @pytest.mark.processes
 @pytest.mark.timeout(150)
 @pytest.mark.parametrize("splits", ["multiway", "binary"])
 def test_cdtl_system_across_processes(splits: str) -> None:
-    needs_house_votes()
+    datasets.needs("house-votes-84")
     code, doc = run_mpc_json(
         "run", "cdtl", "--dataset", "house-votes-84", "--sensitive", "physician-fee-freeze",
         "--class", "party", "--l", "2", "--cv", "3", "--nominal-splits", splits, deadline=140,
@@ -533,7 +525,7 @@ def test_mpc_run_cdtl_as_drawn_waits_for_every_update_bdt() -> None:
     """``--protocol as-drawn`` reaches both parties: the client waits for an updateBDT per
     subtree it learns, and the CDBS answers pure leaves with leafIns (so the client learns
     one subtree per leaf its queries reach)."""
-    needs_house_votes()
+    datasets.needs("house-votes-84")
     code, doc = run_mpc_json(
         "run", "cdtl", "--dataset", "house-votes-84", "--sensitive", "physician-fee-freeze",
         "--class", "party", "--cv", "2", "--method", "cdtl,cnl", "--protocol", "as-drawn",
@@ -576,7 +568,7 @@ def test_an_impossible_l_fails_before_any_party_starts() -> None:
 def test_concurrent_clients_lose_and_duplicate_no_subtree() -> None:
     # a table with leaves to refine (on weather, every BDT leaf's subtree is sure to be a
     # single leaf, which the CDBS answers itself)
-    needs_house_votes()
+    datasets.needs("house-votes-84")
     code, doc = run_mpc_json(
         "run", "cdbs-load", "--dataset", "house-votes-84", "--sensitive",
         "physician-fee-freeze", "--class", "party", "--clients", "3", "--predictions", "30",

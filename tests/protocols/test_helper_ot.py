@@ -10,7 +10,6 @@ the class site's permutations never leave it; the vector OTs and ring products a
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -18,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mpc.datasets import Partition, Table, load_dataset, partition, resolve_data_dir, weather
+from mpc.datasets import Partition, Table, partition, weather
 from mpc.runtime.codec import decode
 from mpc.runtime.local import run_in_memory
 from mpc.runtime.transport import InMemoryNetwork
@@ -28,6 +27,7 @@ from parties.systems.registry import get_system
 from protocols.ot import iknp, vector_ot
 from protocols.ppid3.level_ot import PUBLIC_FIELDS, leader_of
 
+from .. import datasets
 from ..conftest import run_mpc_json
 from .test_ppid3 import _opened, tables
 from .test_ppid3_levels import _assert_plain, run_levels
@@ -45,13 +45,6 @@ SITE_LABELS = {
     "ot/one-hot-use",
 }
 CLASS_LABELS = {"ppid3/node-counts", "ppid3/best-gains"}
-
-
-def _data_dir() -> Path:
-    found = resolve_data_dir(None)
-    if found is None:
-        pytest.skip("no data directory (set MPC_DATA_DIR or put ../shared/datasets beside)")
-    return found
 
 
 def _assert_ot_ledgers(out: dict[str, Any], part: Partition) -> None:
@@ -97,7 +90,7 @@ def test_helper_ot_on_weather_with_any_number_of_sites(k: int) -> None:
 
 @pytest.mark.parametrize(("name", "k"), [("house-votes-84", 3), ("car", 2)])
 def test_helper_ot_on_uci_tables_equals_plain_id3(name: str, k: int) -> None:
-    t, _ = load_dataset(name, _data_dir())
+    t, _ = datasets.table(name)
     part = partition(t.attributes, k, "random:7")
     out = run_levels(t, part, helper="ot")
     _assert_plain(out, t)
@@ -107,7 +100,7 @@ def test_helper_ot_on_uci_tables_equals_plain_id3(name: str, k: int) -> None:
 def test_the_class_order_never_leaves_the_class_site() -> None:
     """The class site's permutations stay with it: no message carries them, and the only
     requests on the wire hold public fields."""
-    t, _ = load_dataset("car", _data_dir())
+    t, _ = datasets.table("car")
     part = partition(t.attributes, 3, "round-robin", class_site=0)
     network = InMemoryNetwork()
     seen: list[tuple[str, str, Any]] = []
@@ -200,11 +193,12 @@ def test_helper_ot_has_no_dealer_party(k: int) -> None:
 # ----------------------------------------------------------------------------- processes
 
 
+@pytest.mark.datasets
 @pytest.mark.processes
 @pytest.mark.timeout(300)
 def test_mpc_run_with_helper_ot_on_two_sites_equals_plain_id3() -> None:
     """With two sites and no --helper, fast counts take ot, and the report says so."""
-    _data_dir()
+    datasets.needs("car")
     code, doc = run_mpc_json(
         "run", "ppid3", "--dataset", "car", "--counts", "fast",
         "--sites", "2", "--timeout", "60", deadline=280,

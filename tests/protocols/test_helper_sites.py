@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mpc.datasets import Partition, Table, load_dataset, partition, resolve_data_dir, weather
+from mpc.datasets import Partition, Table, partition, weather
 from mpc.errors import ConfigError, ProtocolError
 from mpc.runtime.codec import decode
 from mpc.runtime.transport import InMemoryNetwork
@@ -33,6 +33,7 @@ from protocols.ppid3.fast_counts import WITHHELD_FIELDS, request_record
 from protocols.ppid3.level_dealing import requesters_of, run_beside, third_site
 from protocols.ppid3.level_products import zero_share
 
+from .. import datasets
 from ..conftest import processes_mentioning, run_mpc_json
 from ..harness import Parties, plan_deployment
 from .test_class_order import _bfs_to_dfs
@@ -54,13 +55,6 @@ FIELDS = {
     "xdot": {"site", "kind", "peer", "shape", "blocks", "p", "context"},
     "perm": {"site", "kind", "peer", "shape"},
 }
-
-
-def _data_dir() -> Path:
-    found = resolve_data_dir(None)
-    if found is None:
-        pytest.skip("no data directory (set MPC_DATA_DIR or put ../shared/datasets beside)")
-    return found
 
 
 def _tap_requests(network: InMemoryNetwork, received: list[tuple[str, str, Any]]) -> None:
@@ -105,7 +99,7 @@ def test_helper_sites_equal_plain_id3_and_the_dealer_on_random_tables(
 
 @pytest.mark.parametrize("k", [3, 4, 5])
 def test_helper_sites_with_more_sites_and_a_middle_class_site(k: int) -> None:
-    t, _ = load_dataset("car", _data_dir())
+    t, _ = datasets.table("car")
     part = partition(t.attributes, k, "round-robin", class_site=1)
     out = run_levels(t, part, max_depth=4, helper="sites")
     _assert_plain(out, t)
@@ -372,13 +366,14 @@ def test_fast_counts_pick_the_helper_by_the_number_of_sites() -> None:
 # ----------------------------------------------------------------------------- processes
 
 
+@pytest.mark.datasets
 @pytest.mark.processes
 @pytest.mark.timeout(400)
 @pytest.mark.parametrize("dataset", ["house-votes-84", "car"])
 def test_mpc_run_with_helper_sites_equals_plain_id3(dataset: str) -> None:
     """On house-votes-84 --helper sites is named; on car it is the default with 3 sites, and
     the report's trust line names it."""
-    _data_dir()
+    datasets.needs(dataset)
     named = ["--helper", "sites"] if dataset == "house-votes-84" else []
     code, doc = run_mpc_json(
         "run", "ppid3", "--dataset", dataset, "--counts", "fast", *named,
@@ -436,7 +431,7 @@ def test_a_killed_helping_site_ends_every_party_naming_it(tmp_path: Path) -> Non
     them); killed after 60 of the ~190 messages it sends on car, mid-training, it leaves both
     others waiting on it, as a partner or as their dealer: each ends within the deadline,
     with an error naming site1."""
-    _data_dir()
+    datasets.needs("car")
     keep = tmp_path / "run"
     code, doc = run_mpc_json(
         "run", "ppid3", "--dataset", "car", "--counts", "fast", "--helper", "sites",

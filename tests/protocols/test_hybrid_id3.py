@@ -23,7 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mpc.datasets import Discretizer, Table, resolve_data_dir, weather
+from mpc.datasets import Discretizer, Table, weather
 from mpc.errors import ConfigError
 from mpc.learners.id3 import ID3Classifier
 from mpc.learners.tree import to_json
@@ -70,6 +70,7 @@ from protocols.ppid3.ppid3 import check_tree_equal
 from protocols.primitives.dot_product import METHODS
 from protocols.primitives.record_alignment import order_key
 
+from .. import datasets
 from ..conftest import run_mpc, run_mpc_json
 
 PARTY_LABELS = {
@@ -537,6 +538,7 @@ def test_what_alice_receives_is_disguised_or_masked() -> None:
 # ----------------------------------------------------------------------------- processes
 
 
+@pytest.mark.datasets
 @pytest.mark.processes
 @pytest.mark.timeout(120)
 def test_hybrid_id3_system_across_three_processes() -> None:
@@ -672,12 +674,6 @@ def _received_by_bob(cfg_dir: Path, alice_ids: list[str]) -> np.ndarray:
     return in_file_order
 
 
-def _needs(dataset: str) -> None:
-    data_dir = resolve_data_dir(None)
-    if data_dir is None or not (data_dir / dataset).exists():
-        pytest.skip(f"{dataset} is not in the data directory (set MPC_DATA_DIR)")
-
-
 @pytest.mark.processes
 @pytest.mark.timeout(180)
 @pytest.mark.parametrize(
@@ -697,7 +693,7 @@ def test_bob_and_the_dealer_cannot_rebuild_alices_coins_from_what_they_see(
     through Bob's ledger (the digest of the table he received); the fraction of Alice's bits
     an attacker recovers is measured on a tapped run of the same party programs over the same
     deployment: about θ (reading the disguised table as it is), far from 1."""
-    _needs("house-votes-84")
+    datasets.needs("house-votes-84")
     run = tmp_path / "run"
     code, out, err = run_mpc(
         "run", "hybrid-id3", "--dataset", "house-votes-84", "--seed", "5", *options,

@@ -17,9 +17,7 @@ from mpc.crypto.curve25519 import hash_ids
 from mpc.datasets import (
     Partition,
     Table,
-    load_dataset,
     partition,
-    resolve_data_dir,
     split_vertically,
     weather,
 )
@@ -33,6 +31,7 @@ from protocols.ppid3.distribution_counts import PSICountOracle, SiteView
 from protocols.ppid3.fast_counts import DEALER
 from protocols.ppid3.ppid3 import assemble, check_tree_equal, ppid3
 
+from .. import datasets
 from ..conftest import run_mpc_json
 
 
@@ -194,14 +193,6 @@ def test_fast_and_psi_counts_give_the_same_tree_and_ledger_counts(
                 assert set(e["value"]) <= set(part.sites[site])  # own attributes only
 
 
-@pytest.fixture(scope="module")
-def data_dir() -> Path:
-    found = resolve_data_dir(None)
-    if found is None:
-        pytest.skip("UCI data directory not found (set MPC_DATA_DIR); needs the real files")
-    return found
-
-
 def _assert_levels_open_the_same(psi: dict[str, Any], table: Table, part: Partition,
                                  max_depth: int | None) -> None:  # fmt: skip
     """PPID3 level by level on shares (``--counts fast``) opens the same counts as PPID3 with
@@ -215,10 +206,10 @@ def _assert_levels_open_the_same(psi: dict[str, Any], table: Table, part: Partit
 
 
 @pytest.mark.parametrize("depth", [2, pytest.param(4, marks=pytest.mark.slow)])
-def test_house_votes_84_three_sites(data_dir: Path, depth: int) -> None:
+def test_house_votes_84_three_sites(depth: int) -> None:
     """Real data, a random partition: to depth 2 in the default run (the set-intersection
     counts of every node to depth 3 take a minute), to depth 4 with ``-m slow``."""
-    t, _ = load_dataset("house-votes-84", data_dir)
+    t, _ = datasets.table("house-votes-84")
     part = partition(t.attributes, 3, "random:7")
     out = run_ppid3(t, part, max_depth=depth)
     _assert_equal_to_plain(out, t)
@@ -226,10 +217,10 @@ def test_house_votes_84_three_sites(data_dir: Path, depth: int) -> None:
 
 
 @pytest.mark.parametrize("depth", [1, pytest.param(3, marks=pytest.mark.slow)])
-def test_car_three_sites(data_dir: Path, depth: int) -> None:
+def test_car_three_sites(depth: int) -> None:
     """Car's 1,728 rows: to depth 1 in the default run (the set-intersection counts of depth
     2 take most of a minute), to depth 3 with ``-m slow``."""
-    t, _ = load_dataset("car", data_dir)
+    t, _ = datasets.table("car")
     part = partition(t.attributes, 3)
     out = run_ppid3(t, part, max_depth=depth)
     _assert_equal_to_plain(out, t)

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mpc.datasets import Partition, Table, load_dataset, partition, resolve_data_dir, weather
+from mpc.datasets import Partition, Table, partition, weather
 from mpc.errors import ConfigError
 from mpc.learners.id3 import ID3Classifier
 from mpc.learners.tree import to_json
@@ -29,6 +29,7 @@ from protocols.ppid3.levels import (
 )
 from protocols.ppid3.ppid3 import assemble, check_tree_equal
 
+from .. import datasets
 from .test_ppid3 import _opened, _views, run_ppid3, tables
 
 
@@ -130,10 +131,7 @@ def test_levels_on_weather_with_a_middle_class_site_and_min_samples_split() -> N
 
 @pytest.mark.parametrize(("name", "max_depth"), [("house-votes-84", None), ("car", None)])
 def test_levels_on_uci_tables_equal_plain_id3(name: str, max_depth: int | None) -> None:
-    data_dir = resolve_data_dir(None)
-    if data_dir is None:
-        pytest.skip("no data directory (set MPC_DATA_DIR or put ../shared/datasets beside)")
-    t, _ = load_dataset(name, data_dir)
+    t, _ = datasets.table(name)
     part = partition(t.attributes, 3, "random:7")
     out = run_levels(t, part, max_depth=max_depth)
     _assert_plain(out, t)

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from mpc.crypto import randomness
-from mpc.datasets import Partition, Table, load_dataset, partition, resolve_data_dir, weather
+from mpc.datasets import Partition, Table, partition, weather
 from mpc.learners.criteria import gini_score
 from mpc.learners.id3 import ID3Classifier
 from mpc.learners.tree import Split, to_json
@@ -44,6 +44,7 @@ from protocols.ppid3.shared_scores import (
 )
 from protocols.primitives.secure_comparison import deal_pool
 
+from .. import datasets
 from ..views import canonical_view, differences, uniformity_failures
 from .test_ppid3 import _views, tables
 
@@ -191,10 +192,7 @@ def test_reveal_tree_equals_plain_entropy_fixed_on_random_tables(
 def test_reveal_tree_on_car_for_each_helper_criterion_and_2_to_5_sites(
     k: int, helper: str, criterion: str, seed: int
 ) -> None:
-    data_dir = resolve_data_dir(None)
-    if data_dir is None:
-        pytest.skip("no data directory (set MPC_DATA_DIR or put ../shared/datasets beside)")
-    t, _ = load_dataset("car", data_dir)
+    t, _ = datasets.table("car")
     part = partition(t.attributes, k, f"random:{seed}", class_site=k - 1)
     out = run_reveal(t, part, helper=helper, max_depth=3, mss=87, criterion=criterion)
     _assert_same_tree(out)

@@ -17,6 +17,7 @@ import pytest
 from mpc.learners.tree import to_json
 from parties.api import RunResult, run_system
 
+from .. import datasets
 from ..conftest import ROOT
 from ..views import cached, check_swap, read_table, swap_pair, write_table
 
@@ -208,15 +209,12 @@ def test_hybrid_views_do_not_change_when_records_a_party_cannot_tell_apart_swap(
 
 # ----------------------------------------------------------------------------- cdtl
 
-VOTES = ROOT.parent / "shared" / "datasets" / "house-votes-84"
-
 
 def _votes_csv(path: Path) -> tuple[list[str], list[list[str]]]:
-    import json
-
-    schema = json.loads((VOTES / "schema.json").read_text())
+    schema = datasets.schema("house-votes-84")
     header = [c["name"] for c in sorted(schema["columns"], key=lambda c: c["index"])]
-    rows = [line.split(",") for line in (VOTES / "house-votes-84.data").read_text().split()]
+    votes = datasets.folder("house-votes-84") / "house-votes-84.data"
+    rows = [line.split(",") for line in votes.read_text().split()]
     write_table(path, header, rows)
     return header, rows
 
@@ -483,11 +481,8 @@ def test_hybrid_classification_views_depend_only_on_each_record_s_prediction(
 
 
 def _real_table(name: str, path: Path) -> tuple[list[str], list[list[str]], str]:
-    """A shared UCI table as one CSV with a header, and its class column."""
-    import json
-
-    folder = ROOT.parent / "shared" / "datasets" / name
-    schema = json.loads((folder / "schema.json").read_text())
+    """A UCI table (the package's copy) as one CSV with a header, and its class column."""
+    folder, schema = datasets.folder(name), datasets.schema(name)
     header = [c["name"] for c in sorted(schema["columns"], key=lambda c: c["index"])]
     data = next(f for f in schema["files"] if f.endswith(".data"))
     rows = [line.split(",") for line in (folder / data).read_text().split()]

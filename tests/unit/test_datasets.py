@@ -1,12 +1,14 @@
-"""Datasets: the UCI loaders against ../shared/datasets, CSV validation, discretisation,
-vertical partitioning and synthetic tables."""
+"""Datasets: the UCI loaders on the data directory's copies and the package's, CSV validation,
+discretisation, vertical partitioning and synthetic tables."""
 
 from __future__ import annotations
 
 import itertools
 import json
+import re
 from collections import Counter
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +38,9 @@ from mpc.datasets import (
 )
 from mpc.errors import ConfigError
 
-# Row counts from ../shared/datasets/README.md: (training rows, test rows or None).
+from .. import datasets
+
+# Row counts from the data directory's README.md: (training rows, test rows or None).
 README_ROWS = {
     "adult": (32561, 16281),
     "mushroom": (8124, None),
@@ -64,26 +68,18 @@ SHAPES = {
 }
 
 
-@pytest.fixture(autouse=True)
-def _no_env_data_dir(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Tests decide the data directory themselves; an outside $MPC_DATA_DIR must not leak in."""
+@pytest.fixture
+def no_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+    """Neither $MPC_DATA_DIR nor $MPC_NO_DATA_DIR: for the tests of how the data directory is
+    found, which set them themselves."""
     monkeypatch.delenv("MPC_DATA_DIR", raising=False)
+    monkeypatch.delenv("MPC_NO_DATA_DIR", raising=False)
+    return monkeypatch
 
 
 @pytest.fixture(scope="module")
-def data_dir() -> Path:
-    found = resolve_data_dir(None)
-    if found is None:
-        pytest.skip(
-            "UCI data directory not found (../shared/datasets next to the repository); "
-            "these tests need the real files"
-        )
-    return found
-
-
-@pytest.fixture(scope="module")
-def adult(data_dir: Path) -> tuple[Table, Table]:
-    train, test = load_dataset("adult", data_dir)
+def adult() -> tuple[Table, Table]:
+    train, test = datasets.table("adult")
     assert test is not None
     return train, test
 
@@ -110,16 +106,18 @@ def test_embedded_weather_is_quinlans_table() -> None:
     assert all(isinstance(v, str) for c in w.columns for v in c)
 
 
-def test_embedded_weather_equals_the_arff_file(data_dir: Path) -> None:
-    from_arff, test = load_dataset("weather", data_dir)
+@pytest.mark.datasets
+def test_embedded_weather_equals_the_arff_file() -> None:
+    from_arff, test = load_dataset("weather", datasets.folder("weather").parent)
     assert test is None
     assert from_arff.source.endswith("weather.nominal.arff")
     assert replace(from_arff, source=weather().source) == weather()
 
 
+@pytest.mark.datasets
 @pytest.mark.parametrize("name", KNOWN_DATASETS)
-def test_every_dataset_loads_with_the_readme_row_counts(data_dir: Path, name: str) -> None:
-    train, test = load_dataset(name, data_dir)
+def test_every_dataset_loads_with_the_readme_row_counts(name: str) -> None:
+    train, test = datasets.table(name)
     rows, test_rows = README_ROWS[name]
     n_attributes, class_name = SHAPES[name]
     assert train.n_rows == rows
@@ -131,6 +129,7 @@ def test_every_dataset_loads_with_the_readme_row_counts(data_dir: Path, name: st
         assert col.dtype == (np.float64 if kind == "continuous" else object)
 
 
+@pytest.mark.datasets
 def test_adult_follows_its_schema(adult: tuple[Table, Table]) -> None:
     train, test = adult
     assert Counter(train.target.tolist()) == {"<=50K": 24720, ">50K": 7841}
@@ -148,22 +147,26 @@ def test_adult_follows_its_schema(adult: tuple[Table, Table]) -> None:
     assert train.column("workclass")[0] == "State-gov"  # whitespace after ',' stripped
 
 
-def test_other_datasets_follow_their_notes(data_dir: Path) -> None:
-    mushroom, _ = load_dataset("mushroom", data_dir)
+@pytest.mark.datasets
+def test_other_datasets_follow_their_notes() -> None:
+    datasets.needs("mushroom", "house-votes-84", "autos", "australian")
+    mushroom, _ = datasets.table("mushroom")
     assert (mushroom.column("stalk-root") == "?").sum() == 2480
-    votes, _ = load_dataset("house-votes-84", data_dir)
+    votes, _ = datasets.table("house-votes-84")
     assert Counter(votes.target.tolist()) == {"democrat": 267, "republican": 168}
-    autos, _ = load_dataset("autos", data_dir)
+    autos, _ = datasets.table("autos")
     assert np.isnan(autos.column("normalized-losses")).sum() == 41
     assert (autos.column("num-of-doors") == "?").sum() == 2
-    australian, _ = load_dataset("australian", data_dir)
+    australian, _ = datasets.table("australian")
     assert australian.kind("A2") == "continuous" and australian.kind("A1") == "nominal"
     assert set(australian.column("A4").tolist()) == {"1", "2", "3"}  # codes kept as text
     assert Counter(australian.target.tolist()) == {"1": 307, "0": 383}
 
 
-def test_available_datasets_lists_every_dataset_found(data_dir: Path) -> None:
-    infos = {i.name: i for i in available_datasets(data_dir)}
+@pytest.mark.datasets
+def test_available_datasets_lists_every_dataset_found() -> None:
+    datasets.needs(*KNOWN_DATASETS)
+    infos = {i.name: i for i in available_datasets(datasets.data_dir())}
     assert list(infos) == list(KNOWN_DATASETS)
     assert infos["adult"].rows == 48842 and infos["adult"].test_rows == 16281
     assert infos["car"].rows == 1728 and infos["car"].attributes == 6
@@ -171,6 +174,7 @@ def test_available_datasets_lists_every_dataset_found(data_dir: Path) -> None:
     assert infos["adult"].source[1].endswith("adult.test")
 
 
+@pytest.mark.datasets
 def test_weather_and_the_shipped_tables_are_available_without_a_data_directory(
     tmp_path: Path,
 ) -> None:
@@ -186,9 +190,10 @@ def test_weather_and_the_shipped_tables_are_available_without_a_data_directory(
 SHIPPED_TABLES = ("house-votes-84", "tic-tac-toe", "car", "kr-vs-kp")
 
 
-def test_the_shipped_tables_are_the_uci_files_with_their_licence(data_dir: Path) -> None:
-    """Each shipped file is the UCI original (the size and SHA-256 that fetch checks), reads
-    as the data directory's copy does, and the folder says the licence and the citations."""
+@pytest.mark.datasets
+def test_the_shipped_tables_are_the_uci_files_with_their_licence() -> None:
+    """Each shipped file is the UCI original (the size and SHA-256 that fetch checks), and the
+    folder says the licence and the citations."""
     import hashlib
 
     from mpc.datasets.fetch import SHIPPED, shipped_folder, sources
@@ -203,11 +208,19 @@ def test_the_shipped_tables_are_the_uci_files_with_their_licence(data_dir: Path)
             data = (folder / file).read_bytes()
             assert len(data) == listed[file].size
             assert hashlib.sha256(data).hexdigest() == listed[file].sha256
-        ours, theirs = load_dataset(name, None)[0], load_dataset(name, data_dir)[0]
-        assert replace(ours, source="") == replace(theirs, source="")
     notice = (SHIPPED / "README.md").read_text()
     assert "CC BY 4.0" in notice and all(f"**{n}**" in notice for n in SHIPPED_TABLES)
     assert shipped_folder("adult") is None
+
+
+@pytest.mark.datasets
+@pytest.mark.parametrize("name", SHIPPED_TABLES)
+def test_a_shipped_table_reads_as_the_data_directory_s_copy(name: str) -> None:
+    found = datasets.data_dir()
+    if found is None or not (found / name).is_dir():
+        pytest.skip(f"no data directory has a copy of {name} to compare the package's with")
+    ours, theirs = load_dataset(name, None)[0], load_dataset(name, found)[0]
+    assert replace(ours, source="") == replace(theirs, source="")
 
 
 def test_a_data_directory_copy_comes_before_the_shipped_one(tmp_path: Path) -> None:
@@ -226,13 +239,15 @@ def test_unknown_dataset_names_the_known_ones(tmp_path: Path) -> None:
 
 
 def test_a_uci_dataset_without_data_directory_says_what_to_do(tmp_path: Path) -> None:
-    with pytest.raises(DataError, match=r"--data-dir.*MPC_DATA_DIR"):
+    with pytest.raises(DataError, match=r"`mpc datasets fetch adult` downloads it.*--data-dir"):
         load_dataset("adult", None)
-    with pytest.raises(DataError, match=r"'nursery' is not in the data directory"):
+    fetch = f"`mpc datasets fetch nursery --data-dir {tmp_path}` downloads it there"
+    with pytest.raises(DataError, match=rf"'nursery' is not in the data directory .*{fetch}"):
         load_dataset("nursery", tmp_path)
 
 
-def test_data_dir_resolution_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_data_dir_resolution_order(tmp_path: Path, no_env: pytest.MonkeyPatch) -> None:
+    monkeypatch = no_env
     cli, env = tmp_path / "cli", tmp_path / "env"
     cli.mkdir()
     env.mkdir()
@@ -248,9 +263,41 @@ def test_data_dir_resolution_order(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         resolve_data_dir(None)
 
 
-def test_default_data_dir_is_next_to_the_repository() -> None:
-    expected = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
-    assert default_data_dir() == (expected if expected.is_dir() else None)
+def test_no_data_dir_puts_every_data_directory_out_of_reach(
+    tmp_path: Path, no_env: pytest.MonkeyPatch
+) -> None:
+    """``MPC_NO_DATA_DIR=1``: neither $MPC_DATA_DIR nor a default folder is read, only the
+    one given (``--data-dir``); the shipped tables and weather still load, another dataset is
+    refused naming the command that fetches it."""
+    (tmp_path / "env").mkdir()
+    no_env.setenv("MPC_DATA_DIR", str(tmp_path / "env"))
+    no_env.setenv("XDG_DATA_HOME", str(tmp_path))
+    (tmp_path / "mpc-trees" / "datasets").mkdir(parents=True)
+    assert default_data_dir() == tmp_path / "env"
+    no_env.setenv("MPC_NO_DATA_DIR", "1")
+    assert default_data_dir() is None and resolve_data_dir(None) is None
+    assert resolve_data_dir(tmp_path) == tmp_path
+    assert load_dataset("car", resolve_data_dir(None))[0].n_rows == 1728
+    assert load_dataset("weather", None)[0] == weather()
+    with pytest.raises(DataError, match=r"\$MPC_NO_DATA_DIR is set.*mpc datasets fetch mushroom"):
+        load_dataset("mushroom", resolve_data_dir(None))
+    no_env.setenv("MPC_NO_DATA_DIR", "0")
+    assert default_data_dir() == tmp_path / "env"
+
+
+def test_default_data_dir_is_next_to_the_repository(
+    tmp_path: Path, no_env: pytest.MonkeyPatch
+) -> None:
+    """The folder ``shared/datasets`` beside the repository when there is one (this project's
+    own checkout), else the user's data directory when it exists, else none."""
+    import mpc
+
+    no_env.setenv("XDG_DATA_HOME", str(tmp_path))
+    beside = Path(mpc.__file__).resolve().parents[1].parent / "shared" / "datasets"
+    assert default_data_dir() == (beside if beside.is_dir() else None)
+    if not beside.is_dir():
+        (tmp_path / "mpc-trees" / "datasets").mkdir(parents=True)
+        assert default_data_dir() == tmp_path / "mpc-trees" / "datasets"
 
 
 # --------------------------------------------------------------------------------------------
@@ -413,6 +460,39 @@ def test_more_missing_markers_add_to_blank_and_question_mark(tmp_path: Path) -> 
     assert own.table.kinds == t.kinds
     np.testing.assert_array_equal(own.table.column("x"), t.column("x"))
     assert own.table.column("c").tolist() == ["?", "?", "red", "?"]
+
+
+def test_nan_is_missing_and_an_infinity_is_refused_naming_its_cell(tmp_path: Path) -> None:
+    """In a continuous column a cell that reads as NaN (``nan``, ``NaN``) is a missing value, as
+    a blank cell is; one that reads as an infinity (``inf``, ``-Infinity``, ``1e999``) is refused
+    in one line naming the file, the line and the column, by every reader of a numeric column:
+    a CSV with its kinds inferred or given, a party's own file, a UCI file read with its
+    schema."""
+    path = write(tmp_path / "n.csv", "x,c,y\nnan,a,p\n2,b,q\nNaN,a,p\n1.7e308,b,q\n")
+    t = load_csv(path, "y")
+    assert t.kinds == ("continuous", "nominal")
+    np.testing.assert_array_equal(t.column("x"), [np.nan, 2.0, np.nan, 1.7e308])
+    own = load_party_csv(path, id_column=None, class_column="y")
+    np.testing.assert_array_equal(own.table.column("x"), t.column("x"))
+    for cell in ("inf", "-Infinity", "1e999"):
+        bad = write(tmp_path / f"{cell}.csv", f"x,c,y\n1,a,p\n2,b,q\n{cell},a,p\n")
+        where = rf":4: column 'x' \(field 1\): {re.escape(repr(cell))} is not a finite number"
+        for reader in (load_csv, partial(load_csv, continuous=["x"]), load_party_csv):
+            with pytest.raises(DataError, match=where) as info:
+                if reader is load_party_csv:
+                    load_party_csv(bad, id_column=None, class_column="y")
+                else:
+                    reader(bad, "y")
+            assert "\n" not in str(info.value) and str(bad) in str(info.value)
+    small_dataset(tmp_path / "uci", "high,1.5,acc\nlow,nan,unacc\nlow,-inf,acc\n")
+    with pytest.raises(DataError, match=r"car\.data:3: column 'price' \(field 2\): '-inf' is"):
+        load_dataset("car", tmp_path / "uci")
+    with pytest.raises(DataError, match=r"column 'x' holds -inf in row 1; .* finite numbers"):
+        Table("t", ("x",), ("continuous",), (np.array([1.0, -np.inf]),), np.array(["p", "q"]),
+              "y", "test")  # fmt: skip
+    small_dataset(tmp_path / "uci", "high,1.5,acc\nlow,nan,unacc\n")
+    np.testing.assert_array_equal(load_dataset("car", tmp_path / "uci")[0].column("price"),
+                                  [1.5, np.nan])  # fmt: skip
 
 
 def test_a_record_without_its_class_is_refused_naming_the_line(tmp_path: Path) -> None:
@@ -735,3 +815,33 @@ def test_synthetic_labels_follow_a_planted_tree() -> None:
 def test_synthetic_rejects_bad_parameters(kwargs: dict[str, Any], message: str) -> None:
     with pytest.raises(DataError, match=message):
         synthetic(**kwargs)
+
+
+def test_party_files_share_the_ids_and_hold_each_party_s_own_columns(tmp_path: Path) -> None:
+    """``mpc datasets split``: every training file lists the same records under the same ids
+    (each in an order of its own), the class only at its holder; the new records go to
+    ``PARTY-new.csv`` without it; wrong parts are refused naming what is wrong."""
+    from mpc.datasets import write_party_files
+
+    car, _ = load_dataset("car", None)
+    parts = {"a": ["buying", "maint"], "b": ["doors"], "c": ["safety"]}
+    written = write_party_files(car, parts, tmp_path, new=28, seed=5)
+    assert [f.path.name for f in written] == ["a.csv", "a-new.csv", "b.csv", "b-new.csv",
+                                              "c.csv", "c-new.csv"]  # fmt: skip
+    rows = {n: (tmp_path / f"{n}.csv").read_text().split() for n in parts}
+    ids = {n: [r.split(",")[0] for r in rows[n][1:]] for n in parts}
+    assert ids["a"] != ids["b"] and sorted(ids["a"]) == sorted(ids["b"]) == sorted(ids["c"])
+    assert len(ids["a"]) == car.n_rows - 28 and rows["c"][0] == "id,safety,class"
+    assert (tmp_path / "c-new.csv").read_text().split()[0] == "id,safety"
+    held = load_csv(tmp_path / "c.csv", "class", id_column="id")
+    assert held.n_rows == car.n_rows - 28 and held.attributes == ("safety",)
+    for bad, message in (
+        ({"a": ["colour"]}, r"car has no column 'colour'"),
+        ({"a": ["doors"], "b": ["doors"]}, r"columns \['doors'\] are given to more than one"),
+    ):
+        with pytest.raises(DataError, match=message):
+            write_party_files(car, bad, tmp_path / "x")
+    with pytest.raises(DataError, match=r"the class goes to 'z', which is not one of"):
+        write_party_files(car, parts, tmp_path / "x", class_at="z")
+    with pytest.raises(DataError, match=r"new records: expected 0 to 1727, got 1728"):
+        write_party_files(car, parts, tmp_path / "x", new=1728)

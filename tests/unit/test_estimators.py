@@ -193,6 +193,26 @@ def test_errors_are_value_errors_and_not_fitted_is_scikit_learns() -> None:
         C45Classifier().fit(csr_matrix(np.eye(4)), [0, 1, 0, 1])
 
 
+@pytest.mark.filterwarnings("error")
+def test_infinities_are_refused_naming_the_cell_and_nan_is_missing() -> None:
+    """An infinity in a continuous column is refused, in fit as in predict, naming the column
+    and the row (as scikit-learn refuses it); NaN is a missing value; numbers at the ends of
+    the floats train without overflow."""
+    y = ["lo", "hi"] * 6
+    huge = np.array([[1e308], [1.7e308]] * 6)
+    model = C45Classifier(pruning="none", min_leaf=1).fit(huge, y)
+    assert model.predict(huge).tolist() == y
+    for X in (np.array([[1.0], [2.0], [np.inf]] * 4), pd.DataFrame({"a": [1.0, -np.inf] * 6}),
+              np.array([[1.0, "a"], [float("inf"), "b"]] * 6, dtype=object)):  # fmt: skip
+        for learner in (C45Classifier(), ID3Classifier()):
+            with pytest.raises(ValueError, match=r"column '(x0|a)' .* row [12] holds -?inf"):
+                learner.fit(X, y)
+    with pytest.raises(ValueError, match=r"column 'x0' .* row 1 holds inf"):
+        model.predict(np.array([[1.0], [np.inf]]))
+    with_nan = np.array([[1.0], [2.0], [np.nan]] * 4)
+    assert C45Classifier().fit(with_nan, y).predict(with_nan).shape == (12,)
+
+
 def test_feature_importances_depth_and_leaves() -> None:
     table = weather()
     model = ID3Classifier().fit(table)

@@ -16,9 +16,10 @@ from types import ModuleType
 import numpy as np
 import pytest
 
-from mpc.datasets import Table, load_dataset, resolve_data_dir, weather
-from mpc.errors import ConfigError
+from mpc.datasets import Table, weather
 from mpc.learners.tree import node_count
+
+from .. import datasets
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -50,11 +51,7 @@ def sample(name: str, rows: int | None) -> Table:
     """``rows`` rows of dataset ``name`` drawn with a fixed seed (all when None)."""
     if name == "weather":
         return weather()
-    data_dir = resolve_data_dir(None)
-    try:
-        table, _ = load_dataset(name, data_dir)
-    except ConfigError as e:
-        pytest.skip(f"{name} is not in the data directory (set MPC_DATA_DIR): {e}")
+    table, _ = datasets.table(name)
     if rows is None or rows >= table.n_rows:
         return table
     pick = np.sort(np.random.default_rng(7).choice(table.n_rows, rows, replace=False))
@@ -70,6 +67,7 @@ TABLES = {
 }
 
 
+@pytest.mark.datasets
 @pytest.mark.parametrize("mode", ["error-based", "binary", "reduced-error"])
 @pytest.mark.parametrize("name", list(TABLES))
 def test_same_tree_as_j48(jar: Path, tmp_path: Path, name: str, mode: str) -> None:

@@ -491,6 +491,61 @@ def test_the_new_checks_catch_what_they_are_for(
     assert check(root) == expected
 
 
+#: the test files that may name the ``shared/datasets`` folder beside the clone: the test of
+#: the package's default data directory, which is that folder
+SHARED_ALLOWED = {"tests/unit/test_datasets.py"}
+
+
+def _beside_the_clone(node: ast.AST) -> bool:
+    """Whether ``node`` is a path to ``shared/`` beside the clone: ``X.parent / "shared"``,
+    ``X.parents[n] / "shared"``, or ``Path("../shared...")``."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+        right, left = node.right, node.left
+        if isinstance(right, ast.Constant) and right.value == "shared":
+            return (isinstance(left, ast.Attribute) and left.attr == "parent") or (
+                isinstance(left, ast.Subscript)
+                and isinstance(left.value, ast.Attribute)
+                and left.value.attr == "parents"
+            )
+    if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Path" and node.args:
+        first = node.args[0]
+        return isinstance(first, ast.Constant) and str(first.value).startswith("../shared")
+    return False
+
+
+def tests_reading_shared(root: Path = ROOT) -> list[str]:
+    """Every line of a test that reaches the ``shared/`` folder beside the clone by a path
+    of its own: a stranger's clone has none. Tests find datasets through
+    :mod:`tests.datasets`."""
+    out = []
+    for f in sorted((root / "tests").rglob("*.py")):
+        rel = f.relative_to(root).as_posix()
+        if rel in SHARED_ALLOWED:
+            continue
+        for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
+            if _beside_the_clone(node):
+                out.append(f"{rel}:{node.lineno}: {ast.unparse(node)}")
+    return out
+
+
+def test_no_test_reads_the_folder_beside_the_clone_by_path() -> None:
+    assert tests_reading_shared() == []
+
+
+def test_the_shared_check_sees_a_path_to_the_folder_beside_the_clone(tmp_path: Path) -> None:
+    root = _write(tmp_path, {
+        "tests/test_x.py": 'DATA = ROOT.parent / "shared" / "datasets"\n'
+                           'OK = tmp_path / "shared"\n',
+        "tests/test_y.py": 'p = Path("../shared/datasets/car")\n'
+                           'q = Path(__file__).parents[2] / "shared"\n',
+    })  # fmt: skip
+    assert tests_reading_shared(root) == [
+        "tests/test_x.py:1: ROOT.parent / 'shared'",
+        "tests/test_y.py:1: Path('../shared/datasets/car')",
+        "tests/test_y.py:2: Path(__file__).parents[2] / 'shared'",
+    ]
+
+
 def test_a_party_process_imports_only_what_it_runs() -> None:
     """The party entry point, every system's party program and the zygote that forks the
     parties of ``mpc run`` load no launcher code: no deployment tools, no plain learners'

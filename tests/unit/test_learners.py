@@ -191,6 +191,31 @@ def test_c45_threshold_split_and_missing_values() -> None:
     assert proba[0] == pytest.approx([0.5, 0.5])
 
 
+@pytest.mark.parametrize(
+    "x",
+    [
+        [1e308, 1.7e308] * 6,  # the sum of the two overflows
+        [-1.7e308, 1.7e308] * 6,  # so does their difference
+        [1.7976931348623157e308, np.nextafter(1.7976931348623157e308, 0)] * 6,  # neighbours
+        [5e-324, 1e-323] * 6,  # the two smallest subnormals: no number lies between them
+    ],
+    ids=["huge", "opposite-huge", "largest-neighbours", "subnormal-neighbours"],
+)
+@pytest.mark.filterwarnings("error")
+def test_c45_thresholds_at_the_ends_of_the_floats_split_or_refuse_to(x: list[float]) -> None:
+    """The midpoint of two values never overflows, and a threshold that would not separate
+    the two values it lies between is refused: the tree splits them apart or is one leaf,
+    never a split with an empty branch (which would recurse without end)."""
+    y = ["lo", "hi"] * 6
+    model = C45Classifier(pruning="none", min_leaf=1).fit(table({"x": x}, y, {"x": "continuous"}))
+    tree = model.tree_
+    if isinstance(tree, Split):
+        assert min(x) <= tree.threshold < max(x)
+        assert [predict_one(tree, {"x": v}) for v in x] == y
+    else:
+        assert isinstance(tree, Leaf)
+
+
 def test_c45_fractional_instances_in_training() -> None:
     a = ["p", "p", "p", "q", "q", "q", "?", "?"]
     y = ["1", "1", "1", "2", "2", "2", "1", "2"]

@@ -208,6 +208,34 @@ def test_timeout_blame_follows_the_wait_for_chain() -> None:
     assert isinstance(seen["b"], PeerAborted) and seen["b"].peer == "a"
 
 
+def _burn(seconds: float) -> int:
+    """CPU-bound work for ``seconds`` (a loop that never waits for anything)."""
+    import time
+
+    end, n = time.monotonic() + seconds, 0
+    while time.monotonic() < end:
+        n += sum(range(200))
+    return n
+
+
+def test_a_peer_computing_past_the_deadline_is_waited_for() -> None:
+    """a computes (CPU-bound, off its event loop) for three of b's deadlines before it sends:
+    b's deadline passes, its probe finds a alive, waiting for no one and computing, so b
+    waits on and gets the message; a peer that is alive but neither waits nor computes
+    (asleep) is still blamed (test_timeout_blame_follows_the_wait_for_chain)."""
+
+    async def busy(p: Party) -> None:
+        with p.phase("long local work"):
+            await asyncio.to_thread(_burn, 1.5)
+        await p.send("b", "from-a", 42)
+
+    async def waits(p: Party) -> Any:
+        return await p.recv("a", "from-a", ANY, timeout=0.5)
+
+    results, _ = asyncio.run(run_in_memory(["a", "b"], {"a": busy, "b": waits}, timeout=4))
+    assert results["b"] == 42
+
+
 def test_a_peer_that_never_answers_is_blamed() -> None:
     async def main() -> None:
         network = InMemoryNetwork()
