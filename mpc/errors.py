@@ -19,7 +19,11 @@
           │                       an invalid curve point)
           └── PeerAborted         the peer (or a party that saw a failure) broadcast an abort
 
-Every message says what was expected, what was received and what to do about it.
+Every message says what was expected, what was received and what to do about it. A party
+that stops on an error tells its peers why in public words only: an error's ``public``
+message, written to be shared (``InputError`` always has one; any error may), or the
+runtime's own words about a peer; any other error is named by its type alone, since its
+message may quote what the party holds.
 """
 
 from __future__ import annotations
@@ -39,7 +43,12 @@ __all__ = [
 
 
 class MPCError(Exception):
-    """Base class of every error the framework raises on purpose."""
+    """Base class of every error the framework raises on purpose. ``public``, if given, is
+    what the party's peers may be told of it (the module docstring)."""
+
+    def __init__(self, message: str = "", *, public: str | None = None) -> None:
+        super().__init__(message)
+        self.public = public
 
 
 class ConfigError(MPCError):
@@ -53,8 +62,8 @@ class InputError(ConfigError):
     notice (what is wrong, never a value of the data)."""
 
     def __init__(self, message: str, *, public: str) -> None:
-        super().__init__(message)
-        self.public = public
+        super().__init__(message, public=public)
+        self.public: str = public
 
 
 class ProtocolError(MPCError):

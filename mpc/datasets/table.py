@@ -82,8 +82,6 @@ class DataError(ConfigError):
         public: str | None = None,
     ) -> None:
         self.file = None if file is None else str(file)
-        #: what is wrong, in words that quote no value of the file (for a party's peers)
-        self.public = public
         self.line = line
         self.column = column
         self.index = index
@@ -95,7 +93,8 @@ class DataError(ConfigError):
             where += f"column {column!r}{field}: "
         elif index is not None:
             where += f"field {index + 1}: "
-        super().__init__(where + what)
+        # public: what is wrong, in words that quote no value of the file (for a party's peers)
+        super().__init__(where + what, public=public)
 
 
 # --------------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+from mpc.errors import PeerAborted
 from mpc.runtime.party import Party
 from mpc.runtime.transport import InMemoryNetwork
 
@@ -33,7 +34,8 @@ async def run_in_memory(
     network: InMemoryNetwork | None = None,
 ) -> tuple[dict[str, Any], dict[str, Party]]:
     """Start one :class:`Party` per name, run ``program(party)`` on each concurrently and
-    return ``(results, parties)``. Exceptions propagate (the first one raised)."""
+    return ``(results, parties)``. When a party fails, the run fails with its exception (the
+    error that ended the run, not a peer's notice that it was aborted)."""
     network = network or InMemoryNetwork()
     parties = {
         n: Party(n, (roles or {}).get(n, "site"), names, network.transport(n), timeout=timeout)
@@ -45,5 +47,8 @@ async def run_in_memory(
         async with parties[name] as party:
             return await programs[name](party)
 
-    values = await asyncio.gather(*(one(n) for n in names))
+    values = await asyncio.gather(*(one(n) for n in names), return_exceptions=True)
+    errors = [v for v in values if isinstance(v, BaseException)]
+    if errors:  # the party whose failure ended the run, rather than a peer that heard of it
+        raise next((e for e in errors if not isinstance(e, PeerAborted)), errors[0])
     return dict(zip(names, values, strict=True)), parties

@@ -57,7 +57,6 @@ from typing import Any
 
 from mpc.errors import (
     ConfigError,
-    InputError,
     MPCError,
     PeerAborted,
     PeerError,
@@ -695,8 +694,10 @@ class Party(Handshake, HealthChecks):
     def _public_reason(self, exc: BaseException) -> str:
         """Why this party stops, as its peers are told: never a value of its private input
         (an :class:`~mpc.errors.InputError` says only its ``public`` line; another error of
-        its input or its deployment entry, found before the run, only that there is one)."""
-        if isinstance(exc, InputError):
+        its input or its deployment entry, found before the run, only that there is one), nor
+        of what it computed or received: the runtime's own errors about a peer (a deadline,
+        an abort) say so, any other only its type."""
+        if isinstance(exc, MPCError) and exc.public:
             return f"{type(exc).__name__}: {exc.public}"
         if isinstance(exc, ConfigError) and self._step == "input check":
             public = getattr(exc, "public", None)  # a DataError says what is wrong, publicly
@@ -707,7 +708,11 @@ class Party(Handshake, HealthChecks):
             return f"{type(exc).__name__}: {what}"
         if isinstance(exc, asyncio.CancelledError):  # stopped: the message says by what
             return str(exc) or f"{self.name}'s run was cancelled"
-        return f"{type(exc).__name__}: {exc}"
+        if isinstance(exc, PeerError):  # the runtime's own words: a peer, a step, a deadline
+            return f"{type(exc).__name__}: {exc}"
+        # any other error's message may quote what this party computed or received (a value
+        # a check refused, another party's message): it stays in this party's own log
+        return f"{type(exc).__name__} (its message stays in {self.name}'s log)"
 
     def report(self) -> dict[str, Any]:
         """Metrics and ledger as plain JSON data. ``metrics`` also lists the connections the

@@ -599,10 +599,11 @@ async def _classify_run(
     for peer in site.peers:
         got = await site.recv(peer, "ppid3/model", MODEL_CHECK)
         if got != [model.model_id, model.parts]:
-            raise ConfigError(
+            message = (
                 f"{site.name}: {peer}'s model part is from another training run (or was "
                 "changed since); every site must use its part of the same saved tree"
             )
+            raise ConfigError(message, public=message)
     columns_doc = body["columns"]
     table, ids = await _align(site, own, "record-alignment")
     edges = {c["name"]: c["bins"] for c in columns_doc if "bins" in c}

@@ -110,11 +110,12 @@ def _keyed(key: bytes, ids: Sequence[str]) -> list[bytes]:
 def _mismatch(names: Sequence[str], sizes: dict[str, int], common: int) -> RecordMismatch:
     held = ", ".join(f"{n} {sizes[n]}" for n in names)
     odd = ", ".join(f"{n} {sizes[n] - common}" for n in names if sizes[n] != common)
-    return RecordMismatch(
+    message = (
         f"the sites do not hold the same records: {common} record ids are held by every site "
         f"(ids held: {held}; held by some sites only: {odd}); every site must list the same "
         "records under the same ids (which ids differ is not revealed)"
     )
+    return RecordMismatch(message, public=message)  # counts only, which every site learns
 
 
 async def align_records(

@@ -370,3 +370,40 @@ def test_the_ledger_copies_a_value_unless_it_is_declared_plain() -> None:
     assert copied.value == {"name": "t", "instance": {"a": "x", "b": 1.5}}
     assert plain.value is value
     assert ledger.to_list()[0] == {"label": "p/copied", "value": copied.value, "step": "s"}
+
+
+def test_a_party_s_error_reaches_its_peers_in_public_words_only() -> None:
+    """A party that fails tells its peers why, but an error's message may quote what it
+    holds (a value a check refused, another party's message): its peers hear the type and
+    the step of an error without a public message, and the public message of one that has
+    it; the party itself keeps the whole message."""
+    heard: dict[str, str] = {}
+
+    async def program(party: Party) -> Any:
+        if party.name == "a":
+            await asyncio.sleep(0.01)
+            raise ProtocolError("site b sent the permutations [2, 0, 1], not 3 of 2")
+        if party.name == "c":
+            await asyncio.sleep(0.01)
+        try:
+            await party.recv("a", "never", _public("x", "y"))
+        except PeerAborted as exc:
+            heard[party.name] = str(exc)
+        raise PeerAborted("done", peer="a", step="x")
+
+    with pytest.raises(ProtocolError, match=r"\[2, 0, 1\]"):
+        asyncio.run(run_in_memory(["a", "b"], program, timeout=5))
+    assert "ProtocolError" in heard["b"] and "[2, 0, 1]" not in heard["b"], heard
+
+    async def public(party: Party) -> Any:
+        if party.name == "a":
+            raise ProtocolError("13 records differ at 'x'", public="13 records differ")
+        try:
+            await party.recv("a", "never", _public("x", "y"))
+        except PeerAborted as exc:
+            heard[party.name] = str(exc)
+        raise PeerAborted("done", peer="a", step="x")
+
+    with pytest.raises(ProtocolError):
+        asyncio.run(run_in_memory(["a", "b"], public, timeout=5))
+    assert "13 records differ" in heard["b"] and "'x'" not in heard["b"], heard
