@@ -64,7 +64,7 @@ VIEW_ENV = "MPC_VIEW"
 STRICT_ENV = "MPC_STRICT_RECEIPTS"
 
 #: what a party process runs once its runtime is up (a system's ``run``)
-Program = Callable[[Party, DeploymentConfig, OwnParty], Awaitable[Any]]
+RunProgram = Callable[[Party, DeploymentConfig, OwnParty], Awaitable[Any]]
 #: what it does first, before it waits for anyone: read and check its own input
 Check = Callable[[DeploymentConfig, OwnParty], None]
 
@@ -435,7 +435,7 @@ async def _run(
     me: OwnParty,
     args: argparse.Namespace,
     report: dict[str, Any],
-    program: Program,
+    program: RunProgram,
     check: Check,
 ) -> int:
     record_view = os.environ.get(VIEW_ENV) == "1"
@@ -460,7 +460,7 @@ async def _checked_run(
     me: OwnParty,
     args: argparse.Namespace,
     report: dict[str, Any],
-    program: Program,
+    program: RunProgram,
     check: Check,
 ) -> int:
     """The party's own input checked before it waits for anyone, then its run."""
@@ -497,7 +497,7 @@ async def _checked_run(
 
 
 async def _run_program(
-    party: Party, cfg: DeploymentConfig, me: OwnParty, report: dict[str, Any], program: Program
+    party: Party, cfg: DeploymentConfig, me: OwnParty, report: dict[str, Any], program: RunProgram
 ) -> None:
     async with party:
         log.info("%s: connected to %s; running %s", me.name, ", ".join(party.peers), cfg.protocol)
@@ -509,7 +509,7 @@ async def _run_stoppable(
     me: OwnParty,
     args: argparse.Namespace,
     report: dict[str, Any],
-    program: Program,
+    program: RunProgram,
     check: Check,
 ) -> int:
     """:func:`_run`, ended cleanly by SIGINT or SIGTERM: the first signal cancels the run
@@ -563,7 +563,7 @@ def report_text(report: dict[str, Any]) -> str:
 
 
 def main(
-    argv: Sequence[str] | None = None, *, prog: str = PROG, program: Program | None = None
+    argv: Sequence[str] | None = None, *, prog: str = PROG, program: RunProgram | None = None
 ) -> int:
     """One party process: ``argv`` as the module docstring says (default: ``sys.argv``).
     The party runs its system's program (``protocol.name`` of the deployment file), or

@@ -19,11 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from mpc.runtime.metrics import cpu_model
+from protocols.engine.preprocessing import PREPROCESSING
 
 ROOT = Path(__file__).resolve().parents[1]
 
-#: the helpers of ``--counts fast``, in the order the tables and plots list them
-HELPERS = ("sites", "dealer", "ot")
+#: the helpers of ``--counts fast``, in the order the tables and plots list them (the
+#: registry's)
+HELPERS = tuple(PREPROCESSING)
 #: --scaling: the generated table (attributes, seed), the depth of its trees, and the sites
 #: of the rows sweep
 SYNTHETIC_ATTRS = 20

@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 
 from mpc.runtime.view import Receipt  # noqa: E402
 from parties.api import RunResult, run_system  # noqa: E402
-from protocols.ppid3.helpers import HELPERS  # noqa: E402
+from protocols.engine.preprocessing import PREPROCESSING  # noqa: E402
 
 PAGE = ROOT / "docs" / "leakage.md"
 WEATHER = ROOT / "mpc" / "datasets" / "data" / "weather.csv"
@@ -269,8 +269,9 @@ def trust_lines(run: RunResult) -> list[str]:
     if run.trust:
         out += [f"**Trust:** {run.trust}.", ""]
     helper = run.result.get("helper") if isinstance(run.result, dict) else None
-    if run.system.startswith("ppid3") and helper in HELPERS:
-        out += [f"**Who must not collude** (`--helper {helper}`): {HELPERS[helper].collusion}.", ""]
+    if run.system.startswith("ppid3") and helper in PREPROCESSING:
+        collusion = PREPROCESSING[helper].collusion
+        out += [f"**Who must not collude** (`--helper {helper}`): {collusion}.", ""]
         if run.system == "ppid3-classify" or run.result.get("reveal") == "tree":
             out += [
                 "Without a path or with `--reveal tree`, `p0` and `p1` (the first two sites) must "

@@ -12,6 +12,10 @@ criterion          a candidate's score (the largest wins)
                    (``1 - Σ_v S_v / (n n_v)``, smallest first), with MPyC's denominators
                    ``α n_v + 1``, which keep an empty branch's away from zero. A fraction of
                    integers, compared exactly; only equal scores tie.
+``gini-impurity``  ``Σ_v S_v / n_v`` (``0`` for an empty branch): scikit-learn's and CART's
+                   weighted Gini impurity ``Σ_v (n_v / n) (1 - Σ_c (n_vc / n_v)²)``,
+                   smallest first, which is ``1 - (1/n) Σ_v S_v / n_v``; a fraction of
+                   integers, compared exactly; only equal scores tie.
 ``entropy-fixed``  the information gain's order with ``n log2 n`` replaced by
                    :func:`nlogn_fixed`, an integer function of the counts built from a bit
                    length and a polynomial, which additive shares can compute exactly (a bit
@@ -22,7 +26,14 @@ criterion          a candidate's score (the largest wins)
 The exact criteria exist for the learners that keep the counts secret (each score is computed
 on shares and only the winner is opened): integers and fractions of integers compare the
 same on shares as in the clear, so the private tree is the plain learner's with the same
-criterion. ``entropy-fixed`` orders the candidates as ``entropy`` does except where two gains
+criterion. Each criterion is one class here, with its plain score and, for an exact one, its
+circuit on additive shares (:class:`FractionCriterion.shared_terms`,
+:class:`EntropyFixed.shared_scores`), written against the operations of a session over shares
+(:class:`Shares`, which :class:`protocols.engine.session.Session` is): one entry of
+:data:`CRITERIA` offers it to the plain learners, to the paper's PPID3 (its owners score their
+counts with it) and, if exact, to PPID3's ``--reveal tree``.
+
+``entropy-fixed`` orders the candidates as ``entropy`` does except where two gains
 are within the approximation's error of each other (:data:`NLOGN_ERROR_BITS` bits of ``log2``
 per row, hence at most twice that in a gain); ``scripts/criteria_report.py`` counts, on every
 shared dataset, the trees where that happens.
@@ -30,14 +41,14 @@ shared dataset, the trees where that happens.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Sequence
 from fractions import Fraction
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from mpc.errors import ConfigError
+from mpc.runtime.expect import Expect, integer, list_of, real
 
 __all__ = [
     "CRITERIA",
@@ -46,6 +57,12 @@ __all__ = [
     "NLOGN_ERROR_BITS",
     "NLOGN_SCALE_BITS",
     "Criterion",
+    "EntropyFixed",
+    "FractionCriterion",
+    "Gini",
+    "GiniImpurity",
+    "InformationGain",
+    "Shares",
     "criterion",
     "entropy",
     "entropy_fixed_score",
@@ -145,33 +162,273 @@ def gini_score(joint: np.ndarray) -> Fraction:
     return total
 
 
-@dataclass(frozen=True)
+class SharedRing(Protocol):
+    """What a criterion's circuit needs of a ring of shares
+    (:class:`protocols.engine.ring.Ring`)."""
+
+    @property
+    def bits(self) -> int: ...
+
+    def array(self, values: Any) -> Any: ...
+
+    def reduce(self, x: Any) -> Any: ...
+
+    def zeros(self, shape: Any) -> Any: ...
+
+
+class Shares(Protocol):
+    """What a criterion's circuit needs of a session over additive shares of two parties
+    (:class:`protocols.engine.session.Session`): which of the two this is, shares of public
+    constants, and the session's circuits (products, the sign, the bits of a sum, their
+    prefix or, bits to the ring), each under a tag of the circuit's choosing."""
+
+    @property
+    def role(self) -> int: ...
+
+    def const(self, value: int, shape: Any, ring: Any = None) -> Any: ...
+
+    async def mul(self, x: Any, y: Any, tag: str, ring: Any = None) -> Any: ...
+
+    async def ltz(self, x: Any, tag: str, ring: Any = None) -> Any: ...
+
+    async def sum_bits(self, bits: Any, tag: str, ring: Any) -> tuple[Any, Any]: ...
+
+    async def prefix_or(self, bits: Any, tag: str, ring: Any) -> Any: ...
+
+    async def bit_to_ring(self, bits: Any, tag: str, ring: Any) -> Any: ...
+
+
 class Criterion:
-    """A split criterion: its name, its score of a count matrix, and the tolerance within
-    which two scores tie (0: only equal scores)."""
+    """A split criterion: its name, its score of a ``(values x classes)`` count matrix (the
+    largest wins), and the tolerance within which two scores tie (0: only equal scores).
+    ``on_shares`` says whether PPID3's ``--reveal tree`` computes it on additive shares."""
 
-    name: str
-    score: Callable[[np.ndarray], Any]
-    tie: float
-    doc: str
+    name: str = ""
+    doc: str = ""
+    tie: float = 0.0
+    on_shares: bool = False
+
+    def score(self, joint: np.ndarray) -> Any:
+        raise NotImplementedError
+
+    def score_in_any_class_order(self, joint: np.ndarray) -> Any:
+        """The score of a count matrix whose class columns come in an order the scorer does
+        not know (the paper's owners: the class site permutes them per node): the classes
+        sorted first, so that every order gives the same score (an exact criterion's is the
+        same anyway; a floating-point one's rounding is not)."""
+        m = np.asarray(joint)
+        if m.ndim == 2 and m.shape[1] > 1:
+            m = m[:, np.lexsort(m[::-1])]
+        return self.score(m)
+
+    def to_wire(self, score: Any) -> Any:
+        """A score as a message carries it (an owner's best score to the class site)."""
+        return float(score)
+
+    def from_wire(self, value: Any) -> Any:
+        """The inverse of :meth:`to_wire`."""
+        return value
+
+    def wire_form(self) -> Expect:
+        """The form :meth:`to_wire` gives, to check a message against."""
+        return real()
 
 
+class InformationGain(Criterion):
+    """Quinlan's information gain in bits (the module's table)."""
+
+    name = "entropy"
+    doc = "information gain in bits (floating point; the papers')"
+    tie = GAIN_TIE
+
+    def score(self, joint: np.ndarray) -> float:
+        return information_gain(joint)
+
+
+class FractionCriterion(Criterion):
+    """A score ``Σ_v num_v / den_v``, each term an integer function of one value's class
+    counts (:meth:`term`), compared exactly. On shares (:meth:`shared_terms`) the terms are
+    computed from the shares of the counts; the sums of the fractions and their argmax are
+    the engine's, in rings sized by :meth:`fraction_bounds`."""
+
+    on_shares = True
+
+    def term(self, row: Sequence[int]) -> tuple[int, int]:
+        raise NotImplementedError
+
+    def score(self, joint: np.ndarray) -> Fraction:
+        total = Fraction(0)
+        for row in np.asarray(joint, dtype=np.int64):
+            num, den = self.term([int(x) for x in row])
+            total += Fraction(num, den)
+        return total
+
+    def fraction_bounds(self, rows: int, values: int) -> tuple[int, int]:
+        """The bits of the largest numerator and denominator of a score summed over at most
+        ``values`` branches whose counts add up to at most ``rows``."""
+        raise NotImplementedError
+
+    async def shared_terms(self, s: Shares, counts: Any, ring: SharedRing) -> tuple[Any, Any]:
+        """Shares of each term's numerator and denominator from the shares of the counts
+        (``candidates x values x classes``, in ``ring``, ``Z_{2^64}``; a shorter domain
+        padded with zero rows, whose term must be ``0 / 1``)."""
+        raise NotImplementedError
+
+    def to_wire(self, score: Any) -> Any:
+        return [score.numerator, score.denominator]
+
+    def from_wire(self, value: Any) -> Any:
+        return Fraction(int(value[0]), int(value[1]))
+
+    def wire_form(self) -> Expect:
+        return list_of(integer(), 2)
+
+
+class Gini(FractionCriterion):
+    """``Σ_v S_v / (α n_v + 1)`` (the module's table), MPyC's ``GI``."""
+
+    name = "gini"
+    doc = "weighted Gini impurity, exact fractions (MPyC's scoring)"
+
+    def term(self, row: Sequence[int]) -> tuple[int, int]:
+        return sum(c * c for c in row), GINI_ALPHA * sum(row) + 1
+
+    def fraction_bounds(self, rows: int, values: int) -> tuple[int, int]:
+        """``den = Π_v (8 n_v + 1) <= D = ⌈(8 rows + |V|) / |V|⌉^|V|`` (a product of numbers
+        of a fixed sum is largest when they are equal) and ``num = den Σ_v S_v / (8 n_v + 1)
+        <= D rows / 8``."""
+        v = max(1, values)
+        d = (-(-(GINI_ALPHA * rows + v) // v)) ** v
+        return (d * max(1, rows)).bit_length(), d.bit_length()
+
+    async def shared_terms(self, s: Shares, counts: Any, ring: SharedRing) -> tuple[Any, Any]:
+        """``S_v = Σ_c n_vc²`` by one round of products, ``8 n_v + 1`` locally; counts below
+        ``2^32`` keep both exact in ``Z_{2^64}``."""
+        c, v, _ = counts.shape
+        squares = await s.mul(counts, counts, "sq", ring)
+        num = squares.sum(axis=2, dtype=np.uint64)
+        den = np.uint64(GINI_ALPHA) * counts.sum(axis=2, dtype=np.uint64) + s.const(1, (c, v), ring)
+        return num, den
+
+
+class GiniImpurity(FractionCriterion):
+    """``Σ_v S_v / n_v``, an empty branch's term ``0 / 1`` (the module's table): the weighted
+    Gini impurity as scikit-learn's ``DecisionTreeClassifier(criterion="gini")`` and CART
+    define it, the order of ``1 - Σ_v (n_v / n) Σ_c (n_vc / n_v)²``."""
+
+    name = "gini-impurity"
+    doc = "weighted Gini impurity as CART and scikit-learn define it, exact fractions"
+
+    def term(self, row: Sequence[int]) -> tuple[int, int]:
+        n = sum(row)
+        return sum(c * c for c in row), max(n, 1)
+
+    def fraction_bounds(self, rows: int, values: int) -> tuple[int, int]:
+        """``den = Π_v max(n_v, 1) <= Π_v (n_v + 1) <= D = ⌈(rows + |V|) / |V|⌉^|V|`` and
+        ``num = den Σ_v S_v / n_v <= D rows`` (each term is at most its ``n_v``)."""
+        v = max(1, values)
+        d = (-(-(rows + v) // v)) ** v
+        return (d * max(1, rows)).bit_length(), d.bit_length()
+
+    async def shared_terms(self, s: Shares, counts: Any, ring: SharedRing) -> tuple[Any, Any]:
+        """``S_v = Σ_c n_vc²`` by one round of products; ``n_v + [n_v = 0]``, the emptiness
+        by the sign of ``n_v - 1`` (one comparison per value)."""
+        c, v, _ = counts.shape
+        squares = await s.mul(counts, counts, "sq", ring)
+        num = squares.sum(axis=2, dtype=np.uint64)
+        n = counts.sum(axis=2, dtype=np.uint64).reshape(-1)
+        empty = await s.ltz(ring.reduce(n - s.const(1, c * v, ring)), "empty", ring)
+        return num, ring.reduce(n + empty).reshape(c, v)
+
+
+class EntropyFixed(Criterion):
+    """``Σ_v (Σ_c L(n_vc) - L(n_v))`` with ``L`` = :func:`nlogn_fixed` (the module's table): on
+    shares (:meth:`shared_scores`) every ``L`` is computed exactly from the bits of the
+    count, so the argmax opens to the plain learner's split."""
+
+    name = "entropy-fixed"
+    doc = "information gain with a fixed-point n log n, exact integers (computable on shares)"
+    on_shares = True
+
+    def score(self, joint: np.ndarray) -> int:
+        return entropy_fixed_score(joint)
+
+    def to_wire(self, score: Any) -> Any:
+        return int(score)
+
+    def wire_form(self) -> Expect:
+        return integer()
+
+    #: the bits of ``L(n)`` below ``2^W`` rows: ``n < 2^24`` times ``log2_fixed(n) < 24 ·
+    #: 2^116 + 2^116``
+    L_BITS = NLOGN_W + NLOGN_SCALE_BITS + 5
+
+    def score_bits(self, terms: int) -> int:
+        """The bits of a ring that holds every score summing at most ``terms`` values of
+        ``L`` (``|V| (p + 1)`` of the widest candidate), every difference of two and a pad
+        below them, signed."""
+        return self.L_BITS + max(1, terms).bit_length() + 3
+
+    async def shared_nlogn(self, s: Shares, x: Any, tag: str, ring: SharedRing) -> Any:
+        """Shares in ``ring`` of ``L(n)`` for each count ``n < 2^W`` whose ``Z_{2^64}`` shares
+        (``uint64``) this party holds in ``x``:
+
+        1. each party's share mod ``2^W`` as its own bits; the bits of their sum and its carry
+           out by a prefix adder: XOR shares of ``n``'s bits;
+        2. ``o_i`` = some bit at ``i`` or above is one (a prefix or), ``e_i = o_i ⊕
+           o_{i+1}``: the one-hot position ``k`` of ``n``'s top bit (all zero for ``0``);
+        3. ``e_i`` and the carry as shares in the ring; ``n = x_0 + x_1 - 2^W carry``, ``k =
+           Σ i e_i`` and ``2^{W-k} = Σ 2^{W-i} e_i``, all local;
+        4. ``t = n 2^{W-k} - 2^W``, ``t²``, ``t³``, ``t⁴`` (three rounds of products) and
+           ``log2_fixed(n) = k 2^{P+4W} + Σ_i A_i t^i 2^{W(4-i)}`` (local), as
+           :func:`log2_fixed` does in the clear;
+        5. ``L(n) = n · log2_fixed(n)`` (one product): ``0`` when ``n = 0``, whatever the rest.
+
+        Sixteen rounds for any number of counts, nothing rounded."""
+        w = NLOGN_W
+        m = x.size
+        low = np.asarray(x, dtype=np.uint64) & np.uint64((1 << w) - 1)
+        own = ((low[:, None] >> np.arange(w, dtype=np.uint64)) & np.uint64(1)).astype(np.uint8)
+        bits, carry = await s.sum_bits(own, f"{tag}/add", ring)
+        o = await s.prefix_or(bits, f"{tag}/top", ring)
+        e = o ^ np.concatenate([o[:, 1:], np.zeros_like(o[:, :1])], axis=1)
+        arith = await s.bit_to_ring(np.concatenate([e.reshape(-1), carry]), f"{tag}/b2a", ring)
+        e_r, c_r = arith[: m * w].reshape(m, w), arith[m * w :]
+        n = ring.reduce(ring.array(low) - (c_r << w))
+        k = ring.reduce((e_r * ring.array(np.arange(w))).sum(axis=1))
+        scale = ring.array(np.asarray([1 << (w - i) for i in range(w)], dtype=object))
+        power = ring.reduce((e_r * scale).sum(axis=1))
+        t = ring.reduce(await s.mul(n, power, f"{tag}/t", ring) - s.const(1 << w, m, ring))
+        t2 = await s.mul(t, t, f"{tag}/t2", ring)
+        t34 = await s.mul(np.concatenate([t2, t2]), np.concatenate([t, t2]), f"{tag}/t34", ring)
+        t3, t4 = t34[:m], t34[m:]
+        a1, a2, a3, a4 = NLOGN_COEFFS
+        q = a1 * (t << (3 * w)) + a2 * (t2 << (2 * w)) + a3 * (t3 << w) + a4 * t4
+        log = ring.reduce((k << NLOGN_SCALE_BITS) + q)
+        return await s.mul(n, log, f"{tag}/L", ring)
+
+    async def shared_scores(
+        self, s: Shares, counts: Any, lengths: Sequence[int], tag: str, ring: SharedRing
+    ) -> Any:
+        """Shares (``ring``) of each candidate's score from the ``Z_{2^64}`` shares of its
+        counts, the candidates' ``(value, class)`` rows laid end to end (``lengths[c]`` rows
+        each, ``p`` columns)."""
+        m, p = counts.shape
+        totals = counts.sum(axis=1, dtype=np.uint64)
+        values = np.concatenate([counts.reshape(-1), totals])
+        ell = await self.shared_nlogn(s, values, tag, ring)
+        terms = ell[: m * p].reshape(m, p).sum(axis=1) - ell[m * p :]
+        ends = np.cumsum(lengths)
+        out = ring.zeros(len(lengths))
+        for c, (start, end) in enumerate(zip(ends - np.asarray(lengths), ends, strict=True)):
+            out[c] = terms[start:end].sum()
+        return ring.reduce(out)
+
+
+#: every criterion, by name: the plain learners', the paper's PPID3's, and (``on_shares``)
+#: ``--reveal tree``'s
 CRITERIA: dict[str, Criterion] = {
-    "entropy": Criterion(
-        "entropy",
-        information_gain,
-        GAIN_TIE,
-        "information gain in bits (floating point; the papers')",
-    ),
-    "gini": Criterion(
-        "gini", gini_score, 0.0, "weighted Gini impurity, exact fractions (MPyC's scoring)"
-    ),
-    "entropy-fixed": Criterion(
-        "entropy-fixed",
-        entropy_fixed_score,
-        0.0,
-        "information gain with a fixed-point n log n, exact integers (computable on shares)",
-    ),
+    c.name: c for c in (InformationGain(), Gini(), GiniImpurity(), EntropyFixed())
 }
 
 

@@ -145,10 +145,11 @@ class Handshake:
             if "release" in differ
             else ""
         )
-        return ConfigError(
+        message = (
             f"{self.name}: {sender} runs a different deployment: {what} differ{release}; "
             "every party must run the same release with the same deployment file"
         )
+        return ConfigError(message, public=message)  # names parties and sections, no data
 
     def _on_restart(self, sender: str, body: dict[str, Any]) -> None:
         """A new process of ``sender`` said HELLO: carry on with it if it may restart, else

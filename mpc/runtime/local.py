@@ -22,12 +22,12 @@ from mpc.runtime.transport import InMemoryNetwork
 
 __all__ = ["run_in_memory"]
 
-Program = Callable[[Party], Awaitable[Any]]
+PartyMain = Callable[[Party], Awaitable[Any]]
 
 
 async def run_in_memory(
     names: Sequence[str],
-    program: Program | dict[str, Program],
+    program: PartyMain | dict[str, PartyMain],
     *,
     roles: dict[str, str] | None = None,
     timeout: float = 10.0,

@@ -74,6 +74,7 @@ from mpc.runtime.party import Party
 from parties.own_data import private_seed, read_own_file, read_own_table, write_predictions
 from parties.own_party import OwnParty
 from parties.programs.hybrid_model import LEARNER, HybridPart, load_part, part_body
+from protocols.engine.dealing import Sites
 from protocols.hybrid.agreement import (
     CLASSIFY,
     TRAIN,
@@ -100,7 +101,6 @@ from protocols.hybrid.hybrid_id3 import (
     exchange_disguised,
     hybrid_id3,
 )
-from protocols.ppid3.fast_counts import Sites
 from protocols.primitives.dot_product import METHODS
 from protocols.primitives.record_alignment import align_records
 

@@ -10,7 +10,7 @@ part of the tree (:mod:`mpc.learners.model_file`); started with ``--model`` it c
 records instead. ``counts = "psi"`` trains depth first with set-intersection counts
 (:mod:`protocols.ppid3.ppid3`); ``counts = "fast"`` trains a level per exchange on additive
 shares (:mod:`protocols.ppid3.levels`), the correlated randomness made as the deployment's
-``helper`` says (:data:`protocols.ppid3.helpers.HELPERS`).
+``helper`` says (:data:`protocols.engine.preprocessing.PREPROCESSING`).
 
 The training accuracy needs no exchange: the class site holds every leaf's class counts, and
 a training record is classified correctly exactly when its class is its leaf's label. (Running
@@ -32,6 +32,7 @@ import numpy as np
 
 from mpc.datasets import CONTINUOUS, Discretizer
 from mpc.errors import ConfigError, InputError, ProtocolError
+from mpc.learners.criteria import CRITERIA
 from mpc.learners.model_file import (
     ModelError,
     SavedModel,
@@ -47,16 +48,14 @@ from mpc.runtime.view import declared, public, uniform
 from parties.own_data import read_own_table, write_predictions
 from parties.own_party import OwnParty
 from parties.params import AtLeast, Params, option
+from protocols.engine.dealing import DEALER, Sites
+from protocols.engine.preprocessing import PREPROCESSING, classify_preprocessing, preprocessing_of
 from protocols.engine.ring import Ring
 from protocols.ppid3.classify_instance import classify_instances, tree_depth
 from protocols.ppid3.distribution_counts import PSICountOracle, SiteView
-from protocols.ppid3.fast_counts import Sites
-from protocols.ppid3.helpers import HELPERS, classify_helper, helper_of
-from protocols.ppid3.level_dealing import DEALER
-from protocols.ppid3.levels import REVEAL, ppid3_levels
+from protocols.ppid3.levels import REVEALS, ppid3_levels
 from protocols.ppid3.oblivious_classify import classify_obliviously
 from protocols.ppid3.ppid3 import DistributedTree, ppid3
-from protocols.ppid3.reveal_tree import CRITERIA
 from protocols.primitives.record_alignment import align_records
 
 __all__ = [
@@ -84,7 +83,7 @@ PHASE = public(
     "requests again) or 'done'",
 )
 #: the tag prefix of the requests of classification without a path (the outside party serves
-#: them under it, :meth:`protocols.ppid3.level_dealing.Helper.beside`)
+#: them under it, :meth:`protocols.engine.preprocessing.Preprocessing.beside`)
 CLASSIFY_REQUESTS = "classify/req"
 MODEL_ID = uniform("ppid3/model-id", "the fresh random id of the trained model", tokens=True)
 PART_COMMITMENT = uniform(
@@ -118,23 +117,28 @@ class Ppid3Params(Params):
     min_samples_split: int | None = option(None, key="min_samples_split", check=AtLeast(1))
     counts: str = option("psi", key="counts", choices=COUNTS)
     bins: int = option(4, key="bins", check=AtLeast(2))
-    helper: str | None = option(None, key="helper", choices=HELPERS)
+    helper: str | None = option(None, key="helper", choices=PREPROCESSING)
     deliver_to: str | None = option(None, key="deliver_to")
-    reveal: str = option("counts", key="reveal", choices=REVEAL)
+    reveal: str = option("counts", key="reveal", choices=REVEALS)
     criterion: str | None = option(None, key="criterion", choices=CRITERIA)
 
     def check(self) -> None:
         if self.counts not in COUNTS:
             raise ConfigError(f"protocol params 'counts' must be one of {list(COUNTS)}")
-        if self.reveal not in REVEAL:
-            raise ConfigError(f"protocol params 'reveal' must be one of {list(REVEAL)}")
+        if self.reveal not in REVEALS:
+            raise ConfigError(f"protocol params 'reveal' must be one of {list(REVEALS)}")
         if self.reveal == "tree" and self.counts != "fast":
             raise ConfigError('protocol params: reveal = "tree" needs counts = "fast"')
-        if self.criterion is not None and self.reveal != "tree":
-            raise ConfigError('protocol params: criterion goes with reveal = "tree"')
-        if self.helper is not None and self.helper not in HELPERS:
+        shared = self.criterion is None or CRITERIA[self.criterion].on_shares
+        if self.reveal == "tree" and not shared:
             raise ConfigError(
-                f"protocol params 'helper': expected one of {list(HELPERS)}, got {self.helper!r}"
+                f'protocol params: reveal = "tree" computes an exact criterion on shares, '
+                f"not {self.criterion!r}"
+            )
+        if self.helper is not None and self.helper not in PREPROCESSING:
+            raise ConfigError(
+                f"protocol params 'helper': expected one of {list(PREPROCESSING)}, "
+                f"got {self.helper!r}"
             )
         if not all(isinstance(c, int) and c >= 0 for c in self.attribute_counts):
             raise ConfigError("protocol params 'attribute_counts' must be counts")
@@ -149,7 +153,7 @@ class Ppid3Params(Params):
         if not self.fast:
             return None
         helper = self.helper or "dealer"
-        how = HELPERS[helper]
+        how = PREPROCESSING[helper]
         if how.outside is not None and how.outside not in parties:
             raise ConfigError(
                 f'{cfg.path}: helper = "{helper}" but no party is named {how.outside!r}'
@@ -295,7 +299,7 @@ async def _serve_outside(
     saved parts: 0 rows), then of each classification without a path the class site
     announces (``ppid3/phase``), until it says ``done``."""
     started = time.perf_counter()
-    how = HELPERS[helper or "dealer"]
+    how = PREPROCESSING[helper or "dealer"]
     rows = await party.recv(class_site, "ppid3/rows", ROWS, expect=integer(lo=0))
     dealt = 0
     if rows > 0:
@@ -342,7 +346,7 @@ async def _train_run(
         log.warning("%s: %s", party.name, warning)
     table, _ = await _align(site, own, "record-alignment")
     table, edges = bin_columns(table, params.bins, None)
-    outside = None if helper is None else HELPERS[helper].outside
+    outside = None if helper is None else PREPROCESSING[helper].outside
     if outside is not None and is_class:
         await party.send(outside, "ppid3/rows", table.n_rows)
     view = _as_view(party.name, table)
@@ -356,12 +360,12 @@ async def _train_run(
             view,
             class_site=class_site,
             attribute_counts=counts,
-            helper=helper,
+            preprocessing=PREPROCESSING[helper],
             max_depth=params.max_depth,
             min_samples_split=params.min_samples_split,
             progress=progress,
-            reveal=params.reveal,
-            criterion=params.criterion or "gini",
+            reveal=REVEALS[params.reveal],
+            criterion=CRITERIA[params.criterion] if params.criterion else None,
         )
     else:  # the paper's depth-first Algorithm 7 with set-intersection counts
         oracle = PSICountOracle()
@@ -374,6 +378,7 @@ async def _train_run(
             max_depth=params.max_depth,
             min_samples_split=params.min_samples_split,
             progress=progress,
+            criterion=CRITERIA[params.criterion] if params.criterion else None,
         )
         cost = {}
     train_s = time.perf_counter() - started
@@ -470,7 +475,7 @@ async def _oblivious(
 ) -> list[str] | None:  # fmt: skip
     """Classification without a path (:func:`classify_obliviously`), the pair's triples made
     as ``helper`` makes them; the outside party (the dealer) is told to serve them."""
-    how = helper_of(helper)
+    how = preprocessing_of(helper)
     if how.outside is not None and site.name == class_site:
         await site.send(how.outside, "ppid3/phase", "classify")
     log.info("%s: classifying %d records without a path, randomness from %s (%s)", site.name, n,
@@ -619,8 +624,8 @@ async def _classify_run(
         raise ConfigError(f"deliver_to {deliver_to!r} is not one of the sites {site.parties}")
     oblivious = body.get("reveal") == "tree"
     if oblivious:  # no path opened: the leaf is chosen on shares, the class opened to one
-        helper = classify_helper(params.helper, body.get("helper"), len(site.parties))
-        outside = HELPERS[helper].outside
+        helper = classify_preprocessing(params.helper, body.get("helper"), len(site.parties))
+        outside = PREPROCESSING[helper].outside
         if outside is not None and outside not in deployment:
             raise ConfigError(
                 f"{site.name}: classifying with --helper {helper} needs the {outside!r} party, "

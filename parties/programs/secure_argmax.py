@@ -17,11 +17,14 @@ from mpc.runtime.party import Party
 from parties.own_data import load_party_data
 from parties.own_party import OwnParty
 from parties.params import AtLeast, Params, option
-from protocols.primitives.secure_comparison import HELPERS, secure_argmax
+from protocols.engine.preprocessing import PREPROCESSING, preprocessing_of
+from protocols.primitives.secure_comparison import secure_argmax
 
 __all__ = ["TAG", "ArgmaxParams", "check", "parties_of", "run"]
 
 TAG = "compare"
+#: the tag prefix of the pair's requests for triples (the dealing party serves them)
+REQUESTS = "compare/req"
 
 
 @dataclass(frozen=True)
@@ -32,7 +35,7 @@ class ArgmaxParams(Params):
     rows: int = option(100, key="rows", check=AtLeast(1))
     candidates: int = option(10, key="candidates", check=AtLeast(1))
     fractions: bool = option(False, key="fractions")
-    helper: str = option("dealer", key="helper", choices=HELPERS)
+    helper: str = option("dealer", key="helper", choices=PREPROCESSING)
 
 
 def parties_of(helper: str) -> tuple[str, str, str | None]:
@@ -64,13 +67,21 @@ def check(cfg: DeploymentConfig, me: OwnParty) -> None:
 async def run(party: Party, cfg: DeploymentConfig, me: OwnParty) -> Any:
     p = ArgmaxParams.from_deployment(cfg.params, str(cfg.path))
     shape = (p.rows, p.candidates)
-    p0, p1, helper = parties_of(p.helper)
+    p0, p1, _ = parties_of(p.helper)
+    how = preprocessing_of(p.helper)
     keys, denominators = _input(p, me, p0, p1)
     await party.barrier(f"{TAG}/ready")  # every input loaded: the timed phase starts together
     with party.phase(TAG):
-        winners = await secure_argmax(
-            party, keys, shape=shape, p0=p0, p1=p1, helper=helper, method=p.helper, tag=TAG,
-            denominators=denominators, fractions=p.fractions, reveal_to=(p0,),
+        if how.outside is not None and party.name == how.outside:
+            dealt = await how.serve(party, [p0, p1], dtype=np.uint64, requests=REQUESTS)
+            return {"dealt": dealt}
+        winners = await how.beside(
+            party,
+            lambda dealing: secure_argmax(
+                party, keys, shape=shape, dealing=dealing, pair=(p0, p1), tag=TAG,
+                denominators=denominators, fractions=p.fractions, reveal_to=(p0,),
+            ),
+            requests=REQUESTS,
         )  # fmt: skip
     return None if winners is None else {"winners": winners.tolist()}
 

@@ -14,10 +14,11 @@ from parties.own_party import OwnParty
 from parties.params import AtLeast, Params, option
 from protocols.primitives.secure_sum import secure_sum
 
-__all__ = ["REVEAL", "SumParams", "check", "run"]
+__all__ = ["OUTPUT_TO", "SumParams", "check", "run"]
 
 #: who learns the sum
-REVEAL = ("all", "receiver")
+#: who learns the sum: every party, or the receiver alone
+OUTPUT_TO = ("all", "receiver")
 
 
 @dataclass(frozen=True)
@@ -35,7 +36,7 @@ class SumParams(Params):
     reveal: str = option(
         "all",
         flag="--reveal",
-        choices=REVEAL,
+        choices=OUTPUT_TO,
         key="reveal",
         help="who learns the sum: every party (default) or only the first",
     )

@@ -25,7 +25,7 @@ from parties.systems.base import Audit, Plan, System
 from parties.systems.cdtl import CDBS_TRUST, Binning, ClientCsv
 from protocols.cdtl.cdtl import CDBS, CLIENT, SPLITS
 
-__all__ = ["CdtlClassify", "CdtlOutsource", "ClassifyOptions", "OutsourceOptions"]
+__all__ = ["CdtlClassify", "CdtlClassifyOptions", "CdtlOutsource", "OutsourceOptions"]
 
 
 @dataclass(frozen=True)
@@ -91,7 +91,7 @@ class OutsourceOptions(ClientCsv, Binning):
 
 
 @dataclass(frozen=True)
-class ClassifyOptions(Params):
+class CdtlClassifyOptions(Params):
     """The options of ``mpc run cdtl-classify``."""
 
     csv: str = option(
@@ -197,7 +197,7 @@ def outsource_summary(result: dict[str, Any]) -> list[str]:
     return lines
 
 
-def classify_plan(args: ClassifyOptions) -> Plan:
+def classify_plan(args: CdtlClassifyOptions) -> Plan:
     model_file = model_path(Path(args.model).resolve())
     model, saved = load_client_model(model_file)
     entries = csv_entries(args)
@@ -281,7 +281,7 @@ class CdtlClassify(System):
         "cdtl, a later session: a new client process classifies a new CSV with its model file "
         "against the CDBS's stored table (Figure 3), refining leaves as needed"
     )
-    options = ClassifyOptions
+    options = CdtlClassifyOptions
 
     def plan(self, options: Any, *, deploy: bool = False) -> Plan:
         return classify_plan(options)

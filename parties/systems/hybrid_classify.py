@@ -62,11 +62,11 @@ from parties.vertical_csv import fresh_id_column, party_csv
 from protocols.hybrid.hybrid_id3 import ALICE, BOB, DEALER
 from protocols.primitives.dot_product import METHODS
 
-__all__ = ["ClassifyOptions", "HybridClassify"]
+__all__ = ["HybridClassify", "HybridClassifyOptions"]
 
 
 @dataclass(frozen=True)
-class ClassifyOptions(Params):
+class HybridClassifyOptions(Params):
     """The options of ``mpc run hybrid-id3-classify``."""
 
     csv: Path = option(
@@ -131,7 +131,7 @@ def _header(path: Path, delimiter: str) -> list[str]:
     return []
 
 
-def classify_plan(args: ClassifyOptions) -> Plan:
+def classify_plan(args: HybridClassifyOptions) -> Plan:
     if not Path(args.model).is_dir():
         raise ConfigError(
             f"--model {args.model}: expected the folder that `mpc run hybrid-id3 --model-out` "
@@ -249,7 +249,7 @@ class HybridClassify(System):
         "classify new records, held vertically by alice and bob, with their saved parts of a "
         "Hybrid-ID3 tree (secure row-wise dot products); one party learns the predictions"
     )
-    options = ClassifyOptions
+    options = HybridClassifyOptions
 
     def plan(self, options: Any, *, deploy: bool = False) -> Plan:
         return classify_plan(options)

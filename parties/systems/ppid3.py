@@ -5,9 +5,10 @@ For a local run the launcher loads a table, partitions its columns over ``k`` si
 each site its own CSV file, in its own row order; ``mpc deploy`` writes only public things
 unless asked to split a demo table (``--split-demo``). ``--counts psi`` trains depth first
 with set-intersection counts; ``--counts fast`` a level per exchange on additive shares, the
-correlated randomness made as ``--helper`` says (:data:`protocols.ppid3.helpers.HELPERS`;
-the default needs no party but the sites). The deployment file carries the choice as the
-protocol parameter ``helper``; a helper with an outside party (the dealer) adds it.
+correlated randomness made as ``--helper`` says
+(:data:`protocols.engine.preprocessing.PREPROCESSING`; the default needs no party but the
+sites). The deployment file carries the choice as the protocol parameter ``helper``; a kind
+with an outside party (the dealer) adds it.
 
 For auditing, the launcher — which in a test deployment holds every site's report — assembles
 the whole tree from every site's own nodes and compares it with plain ID3 on the joined data.
@@ -40,6 +41,7 @@ from mpc.datasets import (
 )
 from mpc.deployment.launcher import PartySpec
 from mpc.errors import ConfigError, ProtocolError
+from mpc.learners.criteria import CRITERIA
 from mpc.learners.evaluation import accuracy, train_test_split
 from mpc.learners.id3 import ID3Classifier
 from mpc.learners.tree import depth, from_json, node_count, to_json
@@ -49,10 +51,9 @@ from parties.params import AtLeast, NumberList, option
 from parties.programs.ppid3 import COUNTS, ID_COLUMN, Ppid3Params
 from parties.systems.base import SEMI_HONEST, Audit, Plan, System, number
 from parties.vertical_csv import fresh_id_column
-from protocols.ppid3.helpers import HELPERS, default_helper, helper_of
-from protocols.ppid3.levels import REVEAL
+from protocols.engine.preprocessing import PREPROCESSING, default_preprocessing, preprocessing_of
+from protocols.ppid3.levels import REVEALS
 from protocols.ppid3.ppid3 import assemble, check_tree_equal
-from protocols.ppid3.reveal_tree import CRITERIA
 
 __all__ = [
     "TRUST",
@@ -65,7 +66,7 @@ __all__ = [
 ]
 
 #: the assumption a run makes, by who dealt the correlated randomness (``none``: --counts psi)
-TRUST = {"none": "semi-honest sites", **{name: h.trust for name, h in HELPERS.items()}}
+TRUST = {"none": "semi-honest sites", **{name: h.trust for name, h in PREPROCESSING.items()}}
 #: the planted tree and the domains of ``--synthetic`` (the scaling benchmark's table)
 SYNTHETIC: dict[str, Any] = {"n_values": (2, 8), "depth": 4, "noise": 0.05, "n_classes": 2}
 
@@ -135,7 +136,7 @@ def synthetic_spec(text: str) -> tuple[int, int, int]:
 
 
 def _helper_help() -> str:
-    lines = "; ".join(f"{h.name}: {h.help}" for h in HELPERS.values())
+    lines = "; ".join(f"{h.name}: {h.help}" for h in PREPROCESSING.values())
     return (
         "with --counts fast, who makes the correlated randomness of each product between two "
         f"sites: {lines}. Default: the first that needs no outside party (sites with 3 or "
@@ -242,11 +243,11 @@ class Ppid3Options(DataSource, ColumnKinds):
         "paper's way, default); fast: additive secret sharing, a whole tree level per "
         "exchange, with correlated randomness from --helper",
     )
-    helper: str | None = option(None, flag="--helper", choices=HELPERS, help=_helper_help())
+    helper: str | None = option(None, flag="--helper", choices=PREPROCESSING, help=_helper_help())
     reveal: str = option(
         "counts",
         flag="--reveal",
-        choices=REVEAL,
+        choices=REVEALS,
         help="counts: the paper's PPID3, whose owners open their count matrices and whose "
         "class site learns every node's class distribution and best gains (Theorem 1; "
         "default); tree: only the tree is opened (which nodes are leaves, their labels, each "
@@ -258,10 +259,12 @@ class Ppid3Options(DataSource, ColumnKinds):
         None,
         flag="--criterion",
         choices=CRITERIA,
-        help="with --reveal tree, the split criterion computed on shares: gini (default; "
-        "MPyC's, exact fractions) or entropy-fixed (information gain with a fixed-point "
-        "n log n, exact integers; at most 16,777,215 rows). The paper's mode splits by "
-        "information gain in floating point",
+        help="the split criterion (mpc train's): entropy (the paper's information gain, "
+        "floating point; the default of --reveal counts), gini (MPyC's, exact fractions; the "
+        "default of --reveal tree), gini-impurity (CART's and scikit-learn's, exact "
+        "fractions) or entropy-fixed (information gain with a fixed-point n log n, exact "
+        "integers; fewer than 2^21 rows). --reveal tree computes the exact ones on shares; the "
+        "paper's owners score their counts with any",
     )
 
     def site_count(self) -> int:
@@ -288,16 +291,18 @@ class Ppid3Options(DataSource, ColumnKinds):
 
     @property
     def criterion(self) -> str:
-        """The split criterion: the papers' information gain, or with ``--reveal tree`` the
-        one computed on shares (``--criterion``, Gini by default)."""
+        """The split criterion: ``--criterion``, by default the paper's information gain, or
+        with ``--reveal tree`` Gini; ``--reveal tree`` computes only an exact one on shares."""
         if self.reveal != "tree":
-            if self.split_criterion is not None:
-                raise ConfigError(
-                    f"--criterion {self.split_criterion} goes with --reveal tree; the paper's "
-                    "PPID3 (--reveal counts) splits by information gain"
-                )
-            return "entropy"
-        return self.split_criterion or "gini"
+            return self.split_criterion or "entropy"
+        name = self.split_criterion or "gini"
+        if not CRITERIA[name].on_shares:
+            shared = [c.name for c in CRITERIA.values() if c.on_shares]
+            raise ConfigError(
+                f"--criterion {name} is computed in floating point, which shares cannot do "
+                f"exactly; --reveal tree splits by one of {shared}"
+            )
+        return name
 
     @property
     def counts_mode(self) -> str:
@@ -307,8 +312,8 @@ class Ppid3Options(DataSource, ColumnKinds):
         """Who makes the randomness of ``--counts fast`` with ``k`` sites (None for psi)."""
         if self.counts_mode != "fast":
             return None
-        helper = self.helper or default_helper(k)
-        helper_of(helper).check(k)
+        helper = self.helper or default_preprocessing(k)
+        preprocessing_of(helper).check(k)
         return helper
 
 
@@ -497,7 +502,7 @@ class Ppid3(System):
             bins=o.bins,
             helper=o.helper_for(part.k),
             reveal=o.reveal,
-            criterion=o.criterion if o.reveal == "tree" else None,
+            criterion=o.criterion if o.split_criterion or o.reveal == "tree" else None,
         ).to_deployment()
 
     def _public_plan(self, o: Ppid3Options, k: int, class_site: int) -> Plan:
@@ -633,7 +638,7 @@ def run_trust(helper: str | None, reveal: str, sites: list[str], test: bool) -> 
 def _outside(o: Ppid3Options, k: int) -> str | None:
     """The outside party the run's helper adds (the dealer), if any."""
     helper = o.helper_for(k)
-    return None if helper is None else HELPERS[helper].outside
+    return None if helper is None else PREPROCESSING[helper].outside
 
 
 def _accuracies(cls: dict[str, Any], ctx: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -717,7 +722,7 @@ def _short_number(x: float) -> str:
 def _cost_line(result: dict[str, Any]) -> str:
     cost = result["cost"]
     if result.get("counts") == "fast":
-        dealt = f" ({HELPERS[str(result['helper'])].describe(cost)})"
+        dealt = f" ({PREPROCESSING[str(result['helper'])].describe(cost)})"
         return (
             f"cost:      counts by secret sharing, level by level: {cost['levels']} levels, "
             f"{cost['outer_batches']} outer-product and {cost['dot_batches']} dot-product "

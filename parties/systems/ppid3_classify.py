@@ -21,14 +21,14 @@ from parties.params import Params, option
 from parties.programs.ppid3 import ID_COLUMN, Ppid3Params
 from parties.systems.base import Audit, Plan, System
 from parties.systems.ppid3 import csv_text
-from protocols.ppid3.helpers import HELPERS, classify_helper, classify_trust
+from protocols.engine.preprocessing import PREPROCESSING, classify_preprocessing, classify_trust
 from protocols.ppid3.ppid3 import assemble
 
-__all__ = ["ClassifyOptions", "Ppid3Classify"]
+__all__ = ["Ppid3Classify", "Ppid3ClassifyOptions"]
 
 
 @dataclass(frozen=True)
-class ClassifyOptions(Params):
+class Ppid3ClassifyOptions(Params):
     model: str = option(
         flag="--model",
         required=True,
@@ -71,7 +71,7 @@ class ClassifyOptions(Params):
     helper: str | None = option(
         None,
         flag="--helper",
-        choices=HELPERS,
+        choices=PREPROCESSING,
         help="who makes p0's and p1's randomness when classifying a tree learnt with --reveal "
         "tree (default: the training's, as its model parts say): 'sites' a third site, 'ot' "
         "the two by oblivious transfer, 'dealer' an outside dealer process",
@@ -115,10 +115,10 @@ class Ppid3Classify(System):
         "PPID3's classifyInstance (Vaidya & Clifton, Algorithm 8) on new records held "
         "vertically, with the model parts saved by `mpc run ppid3 --model-out`"
     )
-    options = ClassifyOptions
+    options = Ppid3ClassifyOptions
 
     def plan(self, options: Any, *, deploy: bool = False) -> Plan:
-        o: ClassifyOptions = options
+        o: Ppid3ClassifyOptions = options
         parts = _model_parts(Path(o.model))
         sites = list(parts)
         class_site = str(parts[sites[0]].body["class_site"])
@@ -134,8 +134,8 @@ class Ppid3Classify(System):
         body = parts[sites[0]].body
         helper = None
         if body.get("reveal") == "tree":  # the pair's triples: the training's helper, or o's
-            helper = classify_helper(o.helper, body.get("helper"), len(sites))
-            outside = HELPERS[helper].outside
+            helper = classify_preprocessing(o.helper, body.get("helper"), len(sites))
+            outside = PREPROCESSING[helper].outside
             if outside is not None:
                 specs.append(PartySpec(outside, outside))
         context["helper"] = helper
@@ -147,7 +147,7 @@ class Ppid3Classify(System):
 
     @staticmethod
     def _split(
-        o: ClassifyOptions, parts: dict[str, SavedModel], deliver_to: str, out: Path
+        o: Ppid3ClassifyOptions, parts: dict[str, SavedModel], deliver_to: str, out: Path
     ) -> tuple[list[PartySpec], Any]:
         """One joined file, split by the launcher into every site's own (a local demo)."""
         assert o.csv is not None
@@ -179,7 +179,7 @@ class Ppid3Classify(System):
 
     @staticmethod
     def _own_files(
-        o: ClassifyOptions, parts: dict[str, SavedModel], deliver_to: str, out: Path
+        o: Ppid3ClassifyOptions, parts: dict[str, SavedModel], deliver_to: str, out: Path
     ) -> list[PartySpec]:
         """Every site's own file (``--data``), each read by its own process."""
         assert o.data is not None

@@ -24,7 +24,8 @@ from mpc.errors import ProtocolError
 from parties.params import AtLeast, Params, option
 from parties.programs.secure_argmax import TAG, ArgmaxParams, parties_of
 from parties.systems.base import Audit, Plan, System
-from protocols.primitives.secure_comparison import HELPERS, tournament
+from protocols.engine.circuits import tournament
+from protocols.engine.preprocessing import PREPROCESSING
 
 __all__ = ["SecureArgmax", "SecureArgmaxOptions"]
 
@@ -46,7 +47,7 @@ class SecureArgmaxOptions(Params):
         help="keys are fractions n/d (d > 0), compared exactly by cross products",
     )  # fmt: skip
     helper: str = option(
-        "dealer", flag="--helper", choices=HELPERS,
+        "dealer", flag="--helper", choices=PREPROCESSING,
         help="where the triples come from: dealer (a commodity server), sites (three sites, "
         "the third deals), ot (no third party: oblivious transfer between the two) (dealer)",
     )  # fmt: skip
@@ -131,7 +132,7 @@ class SecureArgmax(System):
         lines = [
             f"table:     {result['rows']} rows x {result['candidates']} candidate {kind}, "
             f"additive shares mod 2^64 at {p0} and {p1}",
-            f"triples:   {result['helper']} ({HELPERS[result['helper']]})",
+            f"triples:   {result['helper']} ({PREPROCESSING[result['helper']].trust})",
             f"winners:   {result['winners']}{' ...' if result['rows'] > 10 else ''}  "
             f"(opened to {p0}; the first largest of each row)",
             f"correct:   {result['correct']}  (the launcher's plain argmax; no party knows "
@@ -150,4 +151,5 @@ class SecureArgmax(System):
 
     def audit(self, result: Any) -> Audit:
         helper = result.get("helper") if isinstance(result, dict) else None
-        return Audit(trust=HELPERS.get(str(helper), ""))
+        how = PREPROCESSING.get(str(helper))
+        return Audit(trust=how.trust if how is not None else "")

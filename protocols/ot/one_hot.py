@@ -4,8 +4,8 @@ by oblivious transfer with no third party: the *chooser* holds, for ``n`` record
 *vector side* holds, at each use, an ``n x w`` matrix ``D`` over a ring ``Z_{2^l}``; the two
 outputs add up to ``X^T D``, every attribute's ``s_j x w`` block (``Σ_t e_{v_{j,t}} ⊗ D[t]``).
 PPID3's level driver computes an owner's counts ``X_s^T Z_h`` with it
-(:mod:`protocols.ppid3.level_ot`): the owner's attribute values never change during a run, only the
-holder's shares do.
+(:mod:`protocols.engine.ot_dealing`): the owner's attribute values never change during a run,
+only the holder's shares do.
 
 **Setup, once per session** (:func:`one_hot_chooser`, :func:`one_hot_vectors`). The chooser
 announces the sizes ``s_j`` (public), then one IKNP OT per (attribute, value, record) over a

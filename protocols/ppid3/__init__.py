@@ -4,5 +4,5 @@ Data*: IsREmpty (Algorithm 2, :mod:`~protocols.ppid3.is_r_empty`), the counts of
 :mod:`~protocols.ppid3.ppid3`), classifyInstance (Algorithm 8,
 :mod:`~protocols.ppid3.classify_instance`), and the level driver
 (:mod:`~protocols.ppid3.levels`) that computes every count of a tree level on additive
-shares, its randomness dealt by a helper (:mod:`~protocols.ppid3.level_dealing`) or made by
-oblivious transfer (:mod:`~protocols.ppid3.level_ot`)."""
+shares, its randomness dealt by a helper (:mod:`~protocols.engine.dealing`) or made by
+oblivious transfer (:mod:`~protocols.engine.ot_dealing`)."""

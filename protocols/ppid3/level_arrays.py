@@ -3,7 +3,7 @@ counts (:class:`protocols.engine.ring.Ring`, ``Z_{2^16}`` or ``Z_{2^32}``): a si
 columns, the row-wise outer product that makes a child's shares, and the blocks of counts an
 attribute's bits govern.
 
-Network-free: the driver, the dealer and the helping sites (:mod:`protocols.ppid3.level_dealing`)
+Network-free: the driver, the dealer and the helping sites (:mod:`protocols.engine.dealing`)
 all compute with these functions, and they are unit-tested alone.
 
 * :func:`one_hot_columns` — ``X^T``, the one-hot rows of every attribute of a site;
@@ -20,11 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from mpc.errors import ProtocolError
-from mpc.runtime.chunks import unpack_array
-from protocols.engine.ring import Ring
-
-__all__ = ["dealt", "expand_blocks", "one_hot_columns", "outer_product", "outer_shares"]
+__all__ = ["one_hot_columns"]
 
 
 def one_hot_columns(
@@ -39,42 +35,3 @@ def one_hot_columns(
     for j in range(len(sizes)):
         xt[offsets[j] + codes[:, j], np.arange(n)] = 1
     return xt, offsets
-
-
-def outer_product(a: np.ndarray, b: np.ndarray, parents: np.ndarray, p: int) -> np.ndarray:
-    """``T[v, c, t] = a[v, t] * b[parents[v]*p + c, t]`` (``V x p x N``, in the ring): each
-    row of ``a`` times the ``p`` rows of ``b`` of its parent, elementwise. (Arrays are kept
-    with the ``N`` rows of the table as their last, contiguous axis.)"""
-    out = b.reshape(-1, p, b.shape[1])[parents]
-    out *= a[:, None, :]
-    return out
-
-
-def expand_blocks(bits: np.ndarray, blocks: Sequence[int], p: int) -> np.ndarray:
-    """Per-(attribute, node) bits (``L x B``) as the ``sum(blocks) x B*p`` mask of the count
-    blocks they govern (``blocks``: each attribute's number of values; ``p`` classes)."""
-    return np.repeat(np.repeat(bits, list(blocks), axis=0), p, axis=1)
-
-
-def outer_shares(
-    a: np.ndarray | None, b: np.ndarray | None, parents: np.ndarray, p: int, masks: dict[str, Any]
-) -> np.ndarray:
-    """One side of the shares of :func:`outer_product` of ``A`` and ``B`` (``masks``: this
-    side's randomness ``R``, ``r`` and the other side's masked input)."""
-    if a is not None:  # the side holding A: ra - Ra (x) (B + Rb)
-        out = outer_product(masks["R"], masks["other"], parents, p)
-        return np.subtract(masks["r"], out, out=out)
-    assert b is not None  # the side holding B: (A + Ra) (x) B + rb
-    out = outer_product(masks["other"], b, parents, p)
-    return np.add(out, masks["r"], out=out)
-
-
-def dealt(got: Any, key: str, shape: tuple[int, ...], dtype: Any, dealer: str, what: str) -> Any:
-    """The array ``key`` of a dealing party's message ``got``: a 32-byte seed expanded by
-    :meth:`protocols.engine.ring.Ring.random`, or the array itself (packed)."""
-    if not isinstance(got, dict) or key not in got:
-        raise ProtocolError(f"{dealer} sent no {what} (correlated randomness)")
-    value = got[key]
-    if isinstance(value, bytes):
-        return Ring.of(dtype).random(value, shape)
-    return unpack_array(value, dtype, shape, dealer, what)

@@ -1,10 +1,10 @@
 """Steps 2 and 3 of PPID3's level driver (:mod:`protocols.ppid3.levels`, whose docstring
 states the protocol, what each party learns and why): the products between two sites that
 make a level's shares and every owner's counts, with correlated randomness from the party
-:class:`protocols.ppid3.level_dealing.Dealing` names for each pair, or made by the pair itself by
-oblivious transfer (:class:`protocols.ppid3.level_ot.OTDealing`, ``helper="ot"``). A
+:class:`protocols.engine.dealing.Dealing` names for each pair, or made by the pair itself by
+oblivious transfer (:class:`protocols.engine.ot_dealing.OTDealing`, ``helper="ot"``). A
 dealing makes each product its own way
-(:meth:`~protocols.ppid3.level_dealing.Dealing.outer_product`, the permuted openings; one with
+(:meth:`~protocols.engine.dealing.Dealing.outer_product`, the permuted openings; one with
 ``direct_products`` computes the owners' dot products itself), so the steps here are the
 same whatever the helper.
 
@@ -39,16 +39,10 @@ from mpc.errors import ConfigError, ProtocolError
 from mpc.runtime.chunks import pack_array, unpack_array
 from mpc.runtime.expect import boolean, integer, list_of, raw, record
 from mpc.runtime.party import Party
-from mpc.runtime.view import uniform
+from mpc.runtime.view import public, uniform
+from protocols.engine.dealing import MASKED, Dealing, dealt, expand_blocks
 from protocols.engine.ring import Left, Ring
 from protocols.ppid3.distribution_counts import SiteView, classes_unordered
-from protocols.ppid3.fast_counts import (
-    HEAD,
-    MASKED,
-    X_PLUS_RA,
-)
-from protocols.ppid3.level_arrays import dealt, expand_blocks
-from protocols.ppid3.level_dealing import Dealing
 
 #: a dot product's header: whether the owner's masked columns come now, and their blocks
 _HEAD_FORM = record(
@@ -57,7 +51,14 @@ _HEAD_FORM = record(
     extra=True,
 )
 
-#: what a site receives here besides :mod:`protocols.ppid3.fast_counts`' receipts
+CLASSES = public("fast-counts/classes", "the number of classes")
+HEAD = public(
+    "fast-counts/head",
+    "which remaining-attribute set (context) a dot product uses; whether its masked matrix "
+    "comes now",
+)
+X_PLUS_RA = uniform("fast-counts/x-plus-ra", "the owner's one-hot columns X^T plus a mask Ra")
+#: what a site receives here besides :mod:`protocols.engine.dealing`' receipts
 OT_PAIR = uniform(
     "fast-counts/ot-pair",
     "a holder's two oblivious-transfer messages of a dot product (the owner unmasks the one "
@@ -147,7 +148,7 @@ async def _outer(
     """Additive shares of the row-wise outer product (:func:`outer_product`) of ``a_side``'s
     ``A`` (``V x N``) and ``b_side``'s ``B`` (``P*p x N``), ``parents[v]`` naming the block of
     ``B`` that row ``v`` of ``A`` is paired with, as ``dealing`` makes them
-    (:meth:`protocols.ppid3.level_dealing.Dealing.outer_product`)."""
+    (:meth:`protocols.engine.dealing.Dealing.outer_product`)."""
     out = await dealing.outer_product(
         x, a_side=a_side, b_side=b_side, parents=parents, p=p, tag=tag, derived=derived
     )

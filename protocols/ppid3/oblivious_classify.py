@@ -48,12 +48,11 @@ from mpc.errors import ProtocolError
 from mpc.runtime.expect import integer, list_of, raw, text
 from mpc.runtime.party import Party
 from mpc.runtime.view import public, uniform
+from protocols.engine.dealing import Dealing
 from protocols.engine.opening import opening
 from protocols.engine.ring import RING64
-from protocols.ppid3.level_dealing import Dealing
+from protocols.engine.session import Session
 from protocols.ppid3.ppid3 import DistributedTree
-from protocols.ppid3.shared_scores import Duo
-from protocols.primitives.secure_comparison import Needs
 
 __all__ = ["CLASS_NAMES", "PREDICTION_SHARE", "classify_obliviously", "terminal_bits"]
 
@@ -139,13 +138,13 @@ async def classify_obliviously(
 ) -> list[str] | None:
     """The predicted class of each of the ``n`` aligned records (``columns``: this site's
     values of them), opened to ``deliver_to`` only (the module docstring), the triples made
-    as ``dealing`` makes them (run by :meth:`protocols.ppid3.level_dealing.Helper.beside`).
+    as ``dealing`` makes them (run by :meth:`protocols.engine.preprocessing.Preprocessing.beside`).
     Returns the classes at ``deliver_to``, None elsewhere."""
     names = list(party.parties)
     p0, p1 = names[0], names[1]
     me = party.name
     active = me in (p0, p1)
-    duo = Duo(party, dealing, RING64)
+    duo = Session(party, dealing, RING64)
     await duo.start(f"{tag}/open-key")
     structure = tree.structure
     t = len(structure)
@@ -204,7 +203,7 @@ async def classify_obliviously(
 
 
 async def _chunk(
-    duo: Duo, tree: DistributedTree, columns: dict[str, Sequence[str]], n: int,
+    duo: Session, tree: DistributedTree, columns: dict[str, Sequence[str]], n: int,
     labels: list[int], leaves: list[int], inner: list[int], *, tag: str,
 ) -> np.ndarray | None:  # fmt: skip
     """Steps 1-3 for ``n`` records (their columns at this site): ``p0``'s or ``p1``'s shares
@@ -237,22 +236,26 @@ async def _chunk(
         await party.send(p1, f"{tag}/bits", RING64.pack(rest))
         return None
     # the selection, at p0 and p1, with the triples of the run's helper
-    k = len(names)
-    pool = await duo.pool(f"{tag}/triples", Needs(words=(k - 1) * n * t + n * len(inner)), RING64)
+    kept = np.asarray([tree.label_shares[u] for u in inner], dtype=U64)
+    return await duo.batch(f"{tag}/triples", _select, shares, labels, leaves, inner, kept, n, t)
+
+
+async def _select(
+    s: Session, shares: list[np.ndarray], labels: list[int], leaves: list[int],
+    inner: list[int], kept: np.ndarray, n: int, t: int,
+) -> np.ndarray:  # fmt: skip
+    """Step 3 at ``p0`` and ``p1``: the indicator of each record's terminal, the product of
+    every site's bits, then the class, the leaves' public labels and the interior nodes'
+    shared ones weighted by it."""
     ind = shares[0]
     for i, other_bits in enumerate(shares[1:]):
         if ind.size:
-            ind = await duo.mul(ind, other_bits, pool, f"{tag}/and{i}", RING64)
+            ind = await s.mul(ind, other_bits, f"and{i}", RING64)
     ind = ind.reshape(n, t)
     lab = np.zeros(t, dtype=U64)
     lab[leaves] = np.asarray(labels, dtype=U64)  # public: both scale their shares
-    kept = np.asarray([tree.label_shares[u] for u in inner], dtype=U64)
-    inner_part = np.zeros(0, dtype=U64)
-    if inner and n:  # a root that is a leaf has no interior label to multiply in
-        inner_part = await duo.mul(ind[:, inner].reshape(-1), np.tile(kept, n), pool,
-                                   f"{tag}/labels", RING64)  # fmt: skip
     prediction = (ind * lab[None, :]).sum(axis=1, dtype=U64)
-    if inner_part.size:
+    if inner and n:  # a root that is a leaf has no interior label to multiply in
+        inner_part = await s.mul(ind[:, inner].reshape(-1), np.tile(kept, n), "labels", RING64)
         prediction += inner_part.reshape(n, len(inner)).sum(axis=1, dtype=U64)
-    pool.finished()
     return prediction

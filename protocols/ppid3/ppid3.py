@@ -51,16 +51,16 @@ from typing import Any
 import numpy as np
 
 from mpc.errors import ConfigError, ProtocolError
+from mpc.learners.criteria import CRITERIA, Criterion
 from mpc.learners.id3 import best_site_attribute
 from mpc.learners.tree import majority
-from mpc.runtime.expect import boolean, integer, nothing_or, real, text
+from mpc.runtime.expect import boolean, integer, nothing_or, text
 from mpc.runtime.party import Party
 from mpc.runtime.view import declared, public, uniform
 from protocols.ppid3.distribution_counts import (
     Constraints,
     CountOracle,
     SiteView,
-    gain_in_any_class_order,
     is_same_class,
 )
 from protocols.ppid3.is_r_empty import is_r_empty
@@ -81,7 +81,11 @@ NodeRef = tuple[str, str]  # (owner site, node id)
 
 #: what a site receives (the tree structure is the public result)
 LEAF = public("ppid3/leaf", "whether each node is a leaf (the tree structure)")
-BEST = declared("ppid3/best", "a site's best gain at each node (class site; Theorem 1)")
+BEST = declared(
+    "ppid3/best",
+    "a site's best gain (its best score by the run's criterion) at each node (class site; "
+    "Theorem 1)",
+)
 WINNER = public("ppid3/winner", "the site that splits each node (the tree structure)")
 BRANCHING = public("ppid3/branching", "each node's number of children (the tree structure)")
 ROOT_ID = uniform("ppid3/root-id", "the root's random id", tokens=True, expect=text())
@@ -176,13 +180,16 @@ async def ppid3(
     min_samples_split: int | None = None,
     tag: str = "ppid3",
     progress: Any = None,
+    criterion: Criterion | None = None,
 ) -> DistributedTree:
     """Algorithm 7 at one site. ``attribute_counts`` (public) is how many attributes each site
-    holds, in site order; the class site must hold the class."""
+    holds, in site order; the class site must hold the class. The owners score their counts
+    by ``criterion`` (the paper's information gain by default)."""
     check_sites(party, view, class_site, attribute_counts)
     grower = _Grower(
         party, view, oracle, class_site, attribute_counts, max_depth, min_samples_split, progress
     )
+    grower.criterion = criterion or CRITERIA["entropy"]
     grower.tree.root = await grower.grow(tag, 0, None, None)
     party.ledger.record("ppid3/structure", grower.tree.structure, step=tag)
     return grower.tree
@@ -191,6 +198,8 @@ async def ppid3(
 class _Grower:
     """Algorithm 7's recursion at one site: the state its calls share (the constraints on the
     current path, the attributes left at each site) and one method per step of a node."""
+
+    criterion: Criterion
 
     def __init__(
         self,
@@ -309,20 +318,23 @@ class _Grower:
             class_site=class_site,
             tag=f"{t}/gain",
         )
-        gains = [gain_in_any_class_order(counts_by_attr[j]) for j in self.remaining]
-        local = best_site_attribute([gains])[1] if gains else -1  # column order breaks ties
-        my_best = float(gains[local]) if gains else None
+        crit = self.criterion
+        gains = [crit.score_in_any_class_order(counts_by_attr[j]) for j in self.remaining]
+        local = best_site_attribute([gains], crit.tie)[1] if gains else -1  # column order
+        my_best = crit.to_wire(gains[local]) if gains else None
         if not self.is_class:
             await party.send(class_site, f"{t}/best", my_best)
             winner = await party.recv(class_site, f"{t}/winner", WINNER, expect=text(names))
             return winner, local
         reported = await party.gather(
-            [n for n in names if n != party.name], f"{t}/best", BEST, expect=nothing_or(real())
-        )
+            [n for n in names if n != party.name], f"{t}/best", BEST,
+            expect=nothing_or(crit.wire_form()),
+        )  # fmt: skip
         reported[party.name] = my_best
         party.ledger.record("ppid3/best-gains", {"node": number, "gains": reported}, step=t)
         winner_index, _ = best_site_attribute(
-            [[reported[n]] if reported[n] is not None else [] for n in names]
+            [[crit.from_wire(reported[n])] if reported[n] is not None else [] for n in names],
+            crit.tie,
         )
         winner = names[winner_index]
         await party.broadcast(f"{t}/winner", winner)

@@ -1,12 +1,14 @@
-"""PPID3 that reveals only the tree (``mpc run ppid3 --reveal tree``): the level driver of
-:mod:`protocols.ppid3.levels` with every count, score and stopping test kept on additive
-shares, and only the tree opened.
+"""PPID3 that reveals only the tree (``mpc run ppid3 --reveal tree``): the way of counting
+:class:`SharedCounts` of the level grower (:mod:`protocols.ppid3.level_grower`), with every
+count, score and stopping test kept on additive shares, and only the tree opened.
 
-The paper's PPID3 (Vaidya & Clifton, Algorithm 7; ``--reveal counts``, the default) opens
-each owner's count matrices at every node where it is a candidate and gives the class site
-every node's class distribution and every site's best gain (Theorem 1). This mode computes
-the same tree as the plain learner with the same criterion (``gini``:
-:func:`mpc.learners.criteria.gini_score`, exact fractions) and opens, to every site:
+The paper's PPID3 (Vaidya & Clifton, Algorithm 7; ``--reveal counts``, the default,
+:class:`protocols.ppid3.levels.OpenedCounts`) opens each owner's count matrices at every node
+where it is a candidate and gives the class site every node's class distribution and every
+site's best gain (Theorem 1). This mode computes the same tree as the plain learner with the
+same exact criterion (one of :data:`mpc.learners.criteria.CRITERIA` with ``on_shares``: Gini,
+the default, Gini impurity as CART defines it, or the fixed-point information gain) and
+opens, to every site:
 
 * which nodes are leaves: the stopping tests that depend on the data (one class left, which
   includes no rows; fewer than ``min_samples_split``) decided on shares, one bit per node
@@ -30,18 +32,21 @@ A level, at every site:
    ``Z_{2^32}``) go to the first two sites, ``p0`` and ``p1``, re-randomised: a site other
    than those draws a fresh seed (OS generator), sends it to ``p0`` and its shares less the
    seed's expansion to ``p1``; each receives a uniform message. ``p0`` and ``p1`` lift the
-   sums to ``Z_{2^64}`` (:func:`protocols.primitives.secure_comparison.lift`).
-4. **Decisions on shares** (``p0`` and ``p1``, triples dealt by the party that deals their
-   products: :mod:`protocols.ppid3.shared_scores`): each candidate's Gini terms in
-   ``Z_{2^64}``, summed as fractions round by round, each round in a ring only as wide as
-   its results (:func:`protocols.ppid3.shared_scores.fraction_rings`); the argmax over each
-   node's candidates (:func:`protocols.ppid3.gini_argmax.gini_argmax`: each pair compared in
-   the ring it needs; the first best in site and column order, the plain learner's tie
-   rule), opened to every site; the children's class counts are the winning candidate's
-   rows, still shared; their stop bits and labels at the next level. With
-   ``criterion="entropy-fixed"`` the scores are integers instead, each count's fixed-point
-   ``n log n`` on shares (:mod:`protocols.ppid3.shared_entropy`), and one argmax in their
-   ring.
+   sums to ``Z_{2^64}`` (:func:`protocols.engine.circuits.lift`).
+4. **Decisions on shares** (``p0`` and ``p1``, triples from the run's preprocessing, in
+   batches of a :class:`protocols.engine.session.Session`): the stop bits and labels
+   (:func:`protocols.ppid3.shared_scores.node_decisions`), then each candidate's score by the
+   criterion's circuit: for a fraction criterion its terms
+   (:meth:`~mpc.learners.criteria.FractionCriterion.shared_terms`) in ``Z_{2^64}``, summed as
+   fractions round by round, each round in a ring only as wide as its results
+   (:func:`protocols.ppid3.shared_scores.fraction_rings`), and the argmax over each node's
+   candidates (:func:`protocols.ppid3.fraction_argmax.fraction_argmax`: each pair compared
+   in the ring it needs); for ``entropy-fixed`` integer scores, each count's fixed-point
+   ``n log n`` on shares (:meth:`mpc.learners.criteria.EntropyFixed.shared_scores`), and one
+   argmax in their ring. Ties go to the first best in site and column order, the plain
+   learner's rule. The split is opened to every site; the children's class counts are the
+   winning candidate's rows, still shared, and their stop bits and labels come at the next
+   level.
 
 What each party receives: from a dealing party, seeds and masks (uniform); from each other,
 masked arrays, shares and a re-randomised fold (uniform); the numbers of distinct values of
@@ -59,7 +64,6 @@ collude**: together they would hold every count.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -67,39 +71,26 @@ import numpy as np
 from mpc.crypto import randomness
 from mpc.crypto.prg import SeedStream
 from mpc.errors import ConfigError, ProtocolError
-from mpc.learners.criteria import NLOGN_W
+from mpc.learners.criteria import NLOGN_W, EntropyFixed, FractionCriterion
 from mpc.runtime.chunks import pack_array, unpack_array
 from mpc.runtime.expect import integer, list_of, raw
-from mpc.runtime.party import Party
 from mpc.runtime.view import declared, uniform
 from protocols.engine.opening import opening
-from protocols.engine.ring import RING64, Left, Ring
-from protocols.ppid3.distribution_counts import SiteView
-from protocols.ppid3.fast_counts import CLASSES
-from protocols.ppid3.gini_argmax import argmax_plan, gini_argmax, plan_needs
-from protocols.ppid3.level_arrays import one_hot_columns
-from protocols.ppid3.level_dealing import Dealing
-from protocols.ppid3.level_products import LevelNode, child_shares, shared_attribute_counts
+from protocols.engine.ring import RING64, Ring, ring_for_bits
+from protocols.engine.session import Session
+from protocols.ppid3.fraction_argmax import argmax_plan, fraction_argmax
+from protocols.ppid3.level_grower import LevelGrower, Split
+from protocols.ppid3.level_products import LevelNode, shared_attribute_counts
 from protocols.ppid3.ppid3 import DistributedTree
-from protocols.ppid3.shared_entropy import entropy_needs, entropy_pad, entropy_ring, entropy_scores
 from protocols.ppid3.shared_scores import (
-    Duo,
     best_splits,
-    decision_needs,
     final_rings,
-    fraction_needs,
     fraction_rings,
-    gini_fractions,
-    gini_terms,
+    fraction_sums,
     node_decisions,
-    score_needs,
 )
-from protocols.primitives.secure_comparison import lift_needs
 
-__all__ = ["SEED", "SHARE", "grow_tree"]
-
-#: the criteria this mode computes on shares (the plain learner's of the same names)
-CRITERIA = ("gini", "entropy-fixed")
+__all__ = ["SEED", "SHARE", "SharedCounts"]
 
 DOMAINS = declared(
     "reveal/domains",
@@ -125,136 +116,72 @@ SPLIT_SHARE = opening(
 )
 
 
-async def grow_tree(
-    party: Party,
-    view: SiteView,
-    dealing: Dealing,
-    class_site: str,
-    attribute_counts: Sequence[int],
-    max_depth: int | None,
-    min_samples_split: int | None,
-    tag: str,
-    progress: Callable[[str], None] | None,
-    finish: Callable[..., Any],
-    *,
-    criterion: str = "gini",
-) -> tuple[DistributedTree, dict[str, int]]:
-    """The levels of the ``--reveal tree`` mode at one site (the module docstring), splitting
-    by ``criterion`` (:data:`CRITERIA`); ``finish`` numbers the public structure
-    (:func:`protocols.ppid3.levels._finish`)."""
-    if criterion not in CRITERIA:
-        raise ConfigError(f"--reveal tree splits by one of {list(CRITERIA)}, not {criterion!r}")
-    grower = await _Tree.start(party, view, dealing, class_site, attribute_counts,
-                               max_depth, min_samples_split, tag, criterion)  # fmt: skip
-    frontier = [0]
-    while frontier:
-        level = [grower.nodes[k] for k in frontier]
-        t = f"{tag}/L{level[0].depth}"
-        grower.cost["levels"] += 1
-        inner = await grower.decide(level, t)
-        if progress is not None:
-            progress(f"level {level[0].depth}: {len(level)} nodes, {len(inner)} interior")
-        if not inner:
-            break
-        frontier = await grower.split(inner, t)
-    await dealing.close()
-    tree = await finish(party, grower.nodes, view, class_site, tag)
-    if view.classes is not None:
-        tree.classes = list(view.classes)
-    if grower.duo.active:  # each interior node's majority class stays shared
-        order: list[int] = []
-        stack = [0]
-        while stack:
-            k = stack.pop()
-            order.append(k)
-            stack += reversed(grower.nodes[k].children)
-        tree.label_shares = {number: int(grower.labels[k][0]) for number, k in enumerate(order)
-                             if not grower.nodes[k].leaf}  # fmt: skip
-    return tree, grower.cost
+class SharedCounts(LevelGrower):
+    """The way of counting that opens only the tree (``--reveal tree``, the module
+    docstring): counts, scores and stopping tests on shares, splitting by ``criterion`` (one
+    computed on shares: ``criterion.on_shares``)."""
 
+    name = "tree"
+    help = "only the tree: counts, scores and stopping tests stay on shares (Gini)"
+    default_criterion = "gini"
+    on_shares = True
 
-class _Tree:
-    """One site's state in :func:`grow_tree`."""
-
-    p: int  # the number of classes
     domains: dict[str, list[int]]  # every site's attributes' numbers of values (public)
-    duo: Duo
-    xt: np.ndarray
-    dtype: Any
+    duo: Session
     width: int
-    rows: int  # the records every site holds (public)
-    max_depth: int | None
-    mss: int | None
-    criterion: str
 
-    def __init__(self, party: Party, view: SiteView, dealing: Dealing, class_site: str) -> None:
-        self.party, self.view, self.dealing, self.class_site = party, view, dealing, class_site
-        self.names = list(party.parties)
-        self.nodes: list[LevelNode] = []
-        self.shares: dict[int, np.ndarray] = {}  # node -> this site's share of Z
-        self.cost = {"outer_batches": 0, "dot_batches": 0, "levels": 0}
-        self.prepared: dict[str, Left] = {}
-        self.xt_hat: dict[str, Left] = {}
-        self.xt_blocks: dict[str, list[int]] = {}
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if len(self.names) < 2:
+            raise ConfigError("--reveal tree needs at least 2 sites")
         # public: each node's attributes used on the path, per site
         self.used: dict[int, dict[str, frozenset[int]]] = {}
         # p0 and p1: shares of each node's class counts and label
         self.classes: dict[int, np.ndarray] = {}
         self.labels: dict[int, Any] = {}
 
-    @classmethod
-    async def start(
-        cls, party: Party, view: SiteView, dealing: Dealing, class_site: str,
-        attribute_counts: Sequence[int], max_depth: int | None, min_samples_split: int | None,
-        tag: str, criterion: str,
-    ) -> _Tree:  # fmt: skip
-        self = cls(party, view, dealing, class_site)
-        self.max_depth, self.mss, self.criterion = max_depth, min_samples_split, criterion
-        if len(self.names) < 2:
-            raise ConfigError("--reveal tree needs at least 2 sites")
-        is_class = party.name == class_site
-        if is_class:
-            assert view.classes is not None
-            self.p = len(view.classes)
-            await party.broadcast(f"{tag}/classes", self.p)
-        else:
-            self.p = await party.recv(class_site, f"{tag}/classes", CLASSES, expect=integer(lo=1))
-        mine = [len(d) for d in view.domains]
+    async def start(self, tag: str) -> None:
+        await super().start(tag)
+        party, view, criterion = self.party, self.view, self.criterion
+        mine = list(self.sizes)
         await party.broadcast(f"{tag}/domains", mine)
         got = await party.gather([s for s in self.names if s != party.name], f"{tag}/domains",
                                  DOMAINS, expect=list_of(integer(lo=1)))  # fmt: skip
         self.domains = {party.name: mine, **got}
-        for s, a in zip(self.names, attribute_counts, strict=True):
+        for s, a in zip(self.names, self.attribute_counts, strict=True):
             if len(self.domains[s]) != a:
                 raise ProtocolError(f"{s} announced {len(self.domains[s])} attributes, not {a}")
-        n = self.rows = len(view.tids)
-        self.dtype = Ring.for_rows(n).dtype
         self.width = np.dtype(self.dtype).itemsize * 8
         widest = max(max(d, default=1) for d in self.domains.values())
-        if criterion == "gini":
-            self.duo = Duo(party, dealing, RING64)
+        if isinstance(criterion, FractionCriterion):
+            self.duo = Session(party, self.dealing, RING64)
         else:
-            if n >= 2**NLOGN_W:
+            assert isinstance(criterion, EntropyFixed)
+            if self.n >= 2**NLOGN_W:
                 raise ConfigError(f"--criterion entropy-fixed counts at most {2**NLOGN_W - 1:,} "
-                                  f"rows; this table has {n:,}")  # fmt: skip
-            self.duo = Duo(party, dealing, entropy_ring(widest * (self.p + 1)))
+                                  f"rows; this table has {self.n:,}")  # fmt: skip
+            ring = ring_for_bits(criterion.score_bits(widest * (self.p + 1)))
+            self.duo = Session(party, self.dealing, ring)
         await self.duo.start(f"{tag}/open-key")
-        self.xt, _ = one_hot_columns(view.codes, mine, self.dtype)
-        root = LevelNode(0, 0, None, 0, [class_site], list(attribute_counts))
-        self.nodes.append(root)
         self.used[0] = {s: frozenset() for s in self.names}
         counts = None
-        if is_class:
+        if self.is_class:
             assert view.y is not None
-            onehot = np.zeros((self.p, n), dtype=self.dtype)
-            onehot[view.y, np.arange(n)] = 1
-            self.shares[0] = onehot
             counts = RING64.array(np.bincount(view.y, minlength=self.p))
-        root_counts = await self._deal_in(class_site, counts, self.p, f"{tag}/root")
+        root_counts = await self._deal_in(self.class_site, counts, self.p, f"{tag}/root")
         if self.duo.active:
             assert root_counts is not None
             self.classes[0] = root_counts
-        return self
+
+    def finished(self, tree: DistributedTree) -> None:
+        """The class names in the order of the opened labels; at ``p0`` and ``p1``, each
+        interior node's majority class, still shared (for records with an unseen value)."""
+        if self.view.classes is not None:
+            tree.classes = list(self.view.classes)
+        if self.duo.active:
+            tree.label_shares = {number: int(self.labels[k][0])
+                                 for number, k in enumerate(self.depth_first())
+                                 if not self.nodes[k].leaf}  # fmt: skip
 
     # ----------------------------------------------------------------- moving shares
 
@@ -326,16 +253,14 @@ class _Tree:
         ]
         stop = label = None
         if duo.active:
-            m = len(level)
             counts = np.stack([self.classes[node.key] for node in level])
             parent = np.concatenate([
                 self.labels[node.parent] if node.parent is not None else ring.zeros(1)
                 for node in level
             ])  # fmt: skip
-            needs = decision_needs(m, self.p, self.mss is not None)
-            pool = await duo.pool(f"{t}/dec", needs, RING64)
-            stop, label = await node_decisions(duo, counts, parent, self.mss, pool, f"{t}/dec")
-            pool.finished()
+            stop, label = await duo.batch(
+                f"{t}/dec", node_decisions, counts, parent, self.min_samples_split
+            )
             for i, node in enumerate(level):
                 self.labels[node.key] = label[i : i + 1]
         asked = [i for i, f in enumerate(public_stop) if not f]
@@ -375,16 +300,9 @@ class _Tree:
             out.append(cands)
         return out
 
-    async def split(self, inner: list[LevelNode], t: str) -> list[int]:
-        """Shares, counts, the fold, the scores and the argmax; opens the splits and adds
-        the children. Returns the next frontier."""
+    async def split(self, inner: list[LevelNode], t: str) -> list[Split]:
+        """The counts on shares, the fold, the scores and the argmax; opens the splits."""
         party, duo, p = self.party, self.duo, self.p
-        depth = inner[0].depth
-        if depth > 0:
-            await child_shares(party, self.nodes, inner, self.shares, self.view, self.dealing, p,
-                               t, self.cost)  # fmt: skip
-        for k in [k for k in self.shares if self.nodes[k].depth < depth]:
-            del self.shares[k]
         parts = await shared_attribute_counts(
             party, self.nodes, inner, self.shares, self.view, self.xt, self.dealing,
             self.prepared, self.xt_hat, self.xt_blocks, p, t, self.cost,
@@ -401,7 +319,7 @@ class _Tree:
                               part[offsets[s][j] : offsets[s][j] + size].reshape(-1))  # fmt: skip
         local = np.concatenate(pieces)
         folded = await self._fold(local, f"{t}/fold")
-        ring = RING64 if self.criterion == "gini" else duo.ring
+        ring = RING64 if isinstance(self.criterion, FractionCriterion) else duo.ring
         best = blocks = None
         if duo.active:
             assert folded is not None
@@ -412,87 +330,62 @@ class _Tree:
         chosen = [cs[w] for w, cs in zip(winners, cands, strict=True)]
         party.ledger.record("reveal/splits", {str(node.key): [s, j] for node, (s, j) in
                                               zip(inner, chosen, strict=True)}, step=t)  # fmt: skip
-        frontier = []
-        first = 0
-        for node, cs, w in zip(inner, cands, winners, strict=True):
+        splits, first = [], 0
+        for cs, w in zip(cands, winners, strict=True):
             s, j = cs[w]
             rows = None if blocks is None else blocks[first + w, : self.domains[s][j]]
             first += len(cs)
-            frontier += self._children(node, s, j, rows)
-        return frontier
+            splits.append(Split(s, j, self.domains[s][j], rows))
+        return splits
 
     async def _best(
         self, folded: np.ndarray, cands: list[list[tuple[str, int]]], size: int, t: str
     ) -> tuple[np.ndarray, np.ndarray]:
         """``p0``'s or ``p1``'s shares of each node's best candidate (by the criterion) and
         of every candidate's counts (``candidates x values x p``, ``Z_{2^64}``), from the
-        folded counts."""
-        duo, p = self.duo, self.p
-        lengths = [self.domains[s][j] for c in cands for s, j in c]
+        folded counts: one batch of the session (its triples counted by a dry run)."""
+        best, blocks = await self.duo.batch(f"{t}/best", self._choose, folded, cands)
+        return best, blocks
+
+    async def _choose(
+        self, s: Session, folded: np.ndarray, cands: list[list[tuple[str, int]]]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The body of :meth:`_best`: lift the counts to ``Z_{2^64}``, then the scores and the
+        argmax of the criterion."""
+        p = self.p
+        lengths = [self.domains[site][j] for c in cands for site, j in c]
         count, widest = len(lengths), max(lengths)
-        needs = lift_needs(size, self.width)
-        if self.criterion == "gini":
-            needs += score_needs(count, widest, p)
-            rings = fraction_rings(self.rows, lengths)
-            plan = argmax_plan(self.rows, [[self.domains[s][j] for s, j in c] for c in cands],
-                               final_rings(lengths, rings))  # fmt: skip
-        small = await duo.pool(f"{t}/score", needs, RING64)
-        if self.criterion == "gini":
-            each = zip(fraction_needs(lengths, rings), rings, strict=True)
-            rounds = [await duo.pool(f"{t}/sum{j}", n, r) for j, (n, r) in enumerate(each)]
-            pools = {bits: await duo.pool(f"{t}/best{bits}", n, Ring(bits))
-                     for bits, n in sorted(plan_needs(plan).items())}  # fmt: skip
-        else:
-            wide = await duo.pool(f"{t}/split", entropy_needs(lengths, p, len(cands),
-                                  max(len(c) for c in cands), duo.ring))  # fmt: skip
-        lifted = await duo.lift(folded, self.width, small, f"{t}/lift", RING64)
+        lifted = await s.lift(folded, self.width, "lift", RING64)
         blocks = RING64.zeros((count, widest, p))
         at = 0
         for c, size_c in enumerate(lengths):
             blocks[c, :size_c] = lifted[at : at + size_c * p].reshape(size_c, p)
             at += size_c * p
         real = np.arange(widest)[None, :] < np.asarray(lengths)[:, None]
-        if self.criterion == "gini":
-            s_v, y_v = await gini_terms(duo, blocks, small, f"{t}/gini")
-            small.finished()
-            num, den = await gini_fractions(duo, s_v[real], y_v[real], lengths, rounds, rings,
-                                            f"{t}/sum")  # fmt: skip
-            best = await gini_argmax(duo, num, den, plan, pools, f"{t}/best")
-            for pool in (*rounds, *pools.values()):
-                pool.finished()
-            return best, blocks
-        small.finished()
-        scores = await entropy_scores(duo, blocks[real], lengths, wide, f"{t}/nlogn")
-        keys = duo.const(entropy_pad(duo.ring), (len(cands), max(len(c) for c in cands)))
+        crit = self.criterion
+        if isinstance(crit, FractionCriterion):
+            rings = fraction_rings(self.n, lengths, crit)
+            sizes = [[self.domains[site][j] for site, j in c] for c in cands]
+            plan = argmax_plan(self.n, sizes, final_rings(lengths, rings), crit)
+            s_v, y_v = await crit.shared_terms(s, blocks, RING64)
+            num, den = await fraction_sums(s, s_v[real], y_v[real], lengths, rings)
+            return await fraction_argmax(s, num, den, plan, "cmp"), blocks
+        assert isinstance(crit, EntropyFixed)
+        scores = await crit.shared_scores(s, blocks[real], lengths, "nlogn", s.ring)
+        pad = -(1 << (s.ring.bits - 3))  # below every score the ring holds
+        keys = s.const(pad, (len(cands), max(len(c) for c in cands)))
         c = 0
         for i, cs in enumerate(cands):
             keys[i, : len(cs)] = scores[c : c + len(cs)]
             c += len(cs)
-        best = await best_splits(duo, keys, wide, f"{t}/best")
-        wide.finished()
-        return best, blocks
+        return await best_splits(s, keys, "argmax"), blocks
 
-    def _children(self, node: LevelNode, s: str, j: int, rows: np.ndarray | None) -> list[int]:
-        """Add the children of ``node``, split by site ``s`` on its attribute ``j``; at
-        ``p0`` and ``p1``, ``rows`` are the shares of the children's class counts."""
-        node.owner = s
-        if s == self.party.name:
-            node.attribute = j
-        left = list(node.left)
-        left[self.names.index(s)] -= 1
-        holders = node.holders if s in node.holders else sorted(
-            [*node.holders, s], key=self.names.index)  # fmt: skip
+    def child_added(self, node: LevelNode, child: LevelNode, split: Split) -> None:
+        """Every site: the attributes used on the child's path, per site (public); ``p0`` and
+        ``p1``: their shares of the child's class counts."""
+        assert split.attribute is not None
         used = dict(self.used[node.key])
-        used[s] = used[s] | {j}
-        mine = node.used | {j} if s == self.party.name else node.used
-        keys = []
-        for v in range(self.domains[s][j]):
-            child = LevelNode(len(self.nodes), node.depth + 1, node.key, v, holders, left,
-                              used=mine)  # fmt: skip
-            self.nodes.append(child)
-            self.used[child.key] = used
-            node.children.append(child.key)
-            keys.append(child.key)
-            if rows is not None:
-                self.classes[child.key] = rows[v]
-        return keys
+        used[split.site] = used[split.site] | {split.attribute}
+        self.used[child.key] = used
+        if split.rows is not None:
+            self.classes[child.key] = split.rows[child.value]

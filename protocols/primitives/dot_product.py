@@ -71,7 +71,7 @@ __all__ = [
     "BOB",
     "DEALER",
     "METHODS",
-    "REVEAL",
+    "REVEAL_TO",
     "dot_product",
     "dot_products",
     "method_of",
@@ -81,7 +81,8 @@ __all__ = [
 #: the methods of secure dot products, by name: the one registry every command line and
 #: protocol takes its choices from
 METHODS: dict[str, DotProductMethod] = {m.name: m for m in (COMMODITY_SERVER, PAILLIER)}
-REVEAL = ("alice", "bob", "both", None)
+#: who learns the products (the other party keeps its share; None: both keep shares)
+REVEAL_TO = ("alice", "bob", "both", None)
 
 
 async def dot_products(
@@ -166,8 +167,8 @@ async def _products(
     """:func:`dot_products` (``rows=False``) or :func:`row_dot_products` (``rows=True``); the
     row-wise form runs as a product of shape ``(m, n, 1)`` whose Bob's matrix is ``m x n``."""
     how = method_of(method)
-    if reveal_to not in REVEAL:
-        raise ConfigError(f"dot product: reveal_to must be one of {REVEAL}, got {reveal_to!r}")
+    if reveal_to not in REVEAL_TO:
+        raise ConfigError(f"dot product: reveal_to must be one of {REVEAL_TO}, got {reveal_to!r}")
     roles = {alice: ALICE, bob: BOB} | ({dealer: DEALER} if how.helper is not None else {})
     role = roles.get(party.name)
     if role is None:

@@ -19,7 +19,7 @@ import numpy as np
 from mpc.datasets import Partition, Table
 from mpc.runtime.codec import decode
 from mpc.runtime.transport import InMemoryNetwork
-from protocols.ppid3.fast_counts import WITHHELD_FIELDS, request_record
+from protocols.engine.dealing import WITHHELD_FIELDS, request_record
 
 from .test_ppid3 import _assert_equal_to_plain, run_ppid3
 from .test_ppid3_levels import run_levels

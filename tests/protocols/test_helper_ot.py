@@ -1,9 +1,9 @@
 """``--counts fast --helper ot``: PPID3's level driver with no third party, each product's
-correlated randomness made by its two sites by oblivious transfer (``protocols.ppid3.level_ot``).
+correlated randomness made by its two sites by oblivious transfer (``protocols.engine.ot_dealing``).
 
 The tree equals plain ID3 (hypothesis over random tables with two and three sites, in memory;
 car with two sites across processes); each site's ledger holds only what
-``protocols.ppid3.level_ot``'s docstring lists, the requests it sees hold only public fields, and
+``protocols.engine.ot_dealing``'s docstring lists, the requests it sees hold only public fields, and
 the class site's permutations never leave it; the vector OTs and ring products add up.
 """
 
@@ -24,8 +24,8 @@ from mpc.runtime.transport import InMemoryNetwork
 from parties.cli.main import build_parser
 from parties.systems.ppid3 import TRUST, Ppid3
 from parties.systems.registry import get_system
+from protocols.engine.ot_dealing import PUBLIC_FIELDS, leader_of
 from protocols.ot import iknp, vector_ot
-from protocols.ppid3.level_ot import PUBLIC_FIELDS, leader_of
 
 from .. import datasets
 from ..conftest import run_mpc_json

@@ -1,5 +1,5 @@
 """``--counts fast --helper sites``: PPID3's level driver with no party but the sites, each
-product's correlated randomness dealt by a third site (``protocols.ppid3.level_dealing``).
+product's correlated randomness dealt by a third site (``protocols.engine.dealing``).
 
 The tree equals plain ID3 (hypothesis, in memory; house-votes-84 and car across processes);
 a helping site's ledger holds only what ``protocols.ppid3.levels``' docstring lists, and
@@ -29,8 +29,13 @@ from mpc.runtime.transport import InMemoryNetwork
 from parties.cli.main import build_parser
 from parties.systems.ppid3 import TRUST, Ppid3
 from parties.systems.registry import get_system
-from protocols.ppid3.fast_counts import WITHHELD_FIELDS, request_record
-from protocols.ppid3.level_dealing import requesters_of, run_beside, third_site
+from protocols.engine.dealing import (
+    WITHHELD_FIELDS,
+    request_record,
+    requesters_of,
+    run_beside,
+    third_site,
+)
 from protocols.ppid3.level_products import zero_share
 
 from .. import datasets

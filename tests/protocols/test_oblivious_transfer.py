@@ -43,11 +43,11 @@ LOW_ORDER = [
 #: a point of the twist (not of the curve): u = 2
 TWIST_U = 2
 
-Program = Callable[[Party], Awaitable[Any]]
+PartyMain = Callable[[Party], Awaitable[Any]]
 
 
 def run_pair(
-    alice: Program, bob: Program, *, network: InMemoryNetwork | None = None
+    alice: PartyMain, bob: PartyMain, *, network: InMemoryNetwork | None = None
 ) -> tuple[dict[str, Any], dict[str, Party]]:
     return asyncio.run(
         run_in_memory(["alice", "bob"], {"alice": alice, "bob": bob}, network=network, timeout=20)
@@ -575,7 +575,7 @@ def test_one_hot_corrections_are_uniform_whatever_the_choices_and_the_vectors(
 # --------------------------------------------------------------------------- hostile peers
 
 
-def run_hostile(honest: Program, hostile: Program) -> BaseException:
+def run_hostile(honest: PartyMain, hostile: PartyMain) -> BaseException:
     """Run alice honest against bob hostile; return the error alice raised."""
     errors: dict[str, BaseException] = {}
 

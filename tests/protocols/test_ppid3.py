@@ -26,9 +26,9 @@ from mpc.learners.tree import to_json
 from mpc.runtime.codec import decode
 from mpc.runtime.local import run_in_memory
 from mpc.runtime.transport import InMemoryNetwork
+from protocols.engine.dealing import DEALER
 from protocols.ppid3.classify_instance import classify_instances, tree_depth
 from protocols.ppid3.distribution_counts import PSICountOracle, SiteView
-from protocols.ppid3.fast_counts import DEALER
 from protocols.ppid3.ppid3 import assemble, check_tree_equal, ppid3
 
 from .. import datasets

@@ -19,9 +19,10 @@ from mpc.learners.id3 import ID3Classifier
 from mpc.learners.tree import to_json
 from mpc.runtime.local import run_in_memory
 from mpc.runtime.transport import InMemoryNetwork
+from protocols.engine.dealing import Sites
+from protocols.engine.preprocessing import PREPROCESSING
 from protocols.engine.ring import Ring
 from protocols.ppid3.classify_instance import classify_instances, tree_depth
-from protocols.ppid3.fast_counts import Sites
 from protocols.ppid3.levels import (
     DEALER,
     ppid3_levels,
@@ -59,7 +60,7 @@ def run_levels(
             view,
             class_site=class_site,
             attribute_counts=[len(s) for s in part.sites],
-            helper=helper,
+            preprocessing=PREPROCESSING[helper],
             max_depth=max_depth,
             min_samples_split=mss,
         )
@@ -256,7 +257,8 @@ def test_every_array_a_site_receives_from_a_site_is_uniform(helper: str) -> None
         site = Sites(p, names).as_party()
         tree, _ = await ppid3_levels(
             site, views[names.index(p.name)], class_site=names[1],
-            attribute_counts=[len(s) for s in part.sites], max_depth=4, helper=helper,
+            attribute_counts=[len(s) for s in part.sites], max_depth=4,
+            preprocessing=PREPROCESSING[helper],
         )  # fmt: skip
         return tree
 

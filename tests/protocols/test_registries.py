@@ -4,7 +4,7 @@ and the protocols, launchers and command lines that take their choices from the 
 with it unchanged.
 
 * a helper: :class:`LastSiteHelper` deals each product between two sites at the *last* other
-  site rather than :func:`~protocols.ppid3.level_dealing.third_site`'s; PPID3's level driver
+  site rather than :func:`~protocols.engine.dealing.third_site`'s; PPID3's level driver
   grows plain ID3's tree with it, and each site deals exactly the products the new rule gives
   it;
 * a dot-product method: :class:`SeededServer` is a commodity server that deals Alice's and
@@ -29,9 +29,8 @@ from mpc.runtime.party import Party
 from mpc.runtime.view import uniform
 from parties.cli.main import build_parser
 from parties.systems.registry import get_system
+from protocols.engine.preprocessing import PREPROCESSING, SitesPreprocessing
 from protocols.engine.ring import RING64
-from protocols.ppid3.helpers import HELPERS
-from protocols.ppid3.level_dealing import SitesHelper
 from protocols.primitives.dot_product import METHODS, dot_products
 from protocols.primitives.dot_product_base import ALICE, DotProductMethod, RandomWords, row_sums
 
@@ -46,7 +45,7 @@ def last_other_site(a: str, b: str, sites: Sequence[str]) -> str:
     return [s for s in sites if s not in (a, b)][-1]
 
 
-class LastSiteHelper(SitesHelper):
+class LastSiteHelper(SitesPreprocessing):
     """The products between two sites dealt by the last other site."""
 
     name = "last-site"
@@ -58,7 +57,7 @@ class LastSiteHelper(SitesHelper):
 def test_a_new_helper_in_the_registry_grows_plain_id3_s_tree_by_its_own_rule(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setitem(HELPERS, "last-site", LastSiteHelper())
+    monkeypatch.setitem(PREPROCESSING, "last-site", LastSiteHelper())
     table = random_table(np.random.default_rng(3), n=60, t=6, classes=2)
     part = partition(table.attributes, 4, "round-robin", class_site=1)
     result = run_levels(table, part, helper="last-site")

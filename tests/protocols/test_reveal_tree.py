@@ -17,38 +17,28 @@ from hypothesis import strategies as st
 
 from mpc.crypto import randomness
 from mpc.datasets import Partition, Table, partition, weather
-from mpc.learners.criteria import gini_score
+from mpc.learners.criteria import CRITERIA, FractionCriterion
 from mpc.learners.id3 import ID3Classifier
 from mpc.learners.tree import Split, to_json
 from mpc.runtime.codec import decode
 from mpc.runtime.local import run_in_memory
 from mpc.runtime.transport import InMemoryNetwork
-from mpc.runtime.view import ViewRecorder, public
+from mpc.runtime.view import ViewRecorder
+from protocols.engine.dealing import Sites
+from protocols.engine.preprocessing import PREPROCESSING, LocalPreprocessing, preprocessing_of
 from protocols.engine.ring import RING64, Ring
+from protocols.engine.session import Session
 from protocols.ppid3 import oblivious_classify
-from protocols.ppid3.fast_counts import Sites
-from protocols.ppid3.gini_argmax import argmax_plan, gini_argmax, plan_needs
-from protocols.ppid3.helpers import helper_of
+from protocols.ppid3.fraction_argmax import argmax_plan, fraction_argmax
 from protocols.ppid3.levels import DEALER, ppid3_levels, serve_level_dealer
 from protocols.ppid3.oblivious_classify import classify_obliviously
 from protocols.ppid3.ppid3 import assemble, check_tree_equal
-from protocols.ppid3.shared_scores import (
-    Duo,
-    final_rings,
-    fraction_bounds,
-    fraction_needs,
-    fraction_rings,
-    gini_fractions,
-    gini_terms,
-    score_needs,
-)
-from protocols.primitives.secure_comparison import deal_pool
+from protocols.ppid3.reveal_tree import SharedCounts
+from protocols.ppid3.shared_scores import final_rings, fraction_rings, fraction_sums
 
 from .. import datasets
 from ..views import canonical_view, differences, uniformity_failures
 from .test_ppid3 import _views, tables
-
-REQUEST = public("test/request", "a request for triples")
 
 #: what a site's ledger may hold in this mode: the tree's decisions and public structure
 SITE_LABELS = {"ppid3/structure", "reveal/stops", "reveal/labels", "reveal/splits",
@@ -81,8 +71,9 @@ def run_reveal(
         view = views[names.index(p.name)]
         tree, _ = await ppid3_levels(
             Sites(p, names).as_party(), view, class_site=class_site,
-            attribute_counts=[len(s) for s in part.sites], helper=helper, max_depth=max_depth,
-            min_samples_split=mss, reveal="tree", criterion=criterion,
+            attribute_counts=[len(s) for s in part.sites], preprocessing=PREPROCESSING[helper],
+            max_depth=max_depth, min_samples_split=mss, reveal=SharedCounts,
+            criterion=CRITERIA[criterion],
         )  # fmt: skip
         return tree
 
@@ -269,14 +260,16 @@ _CANDIDATE = st.lists(st.lists(_COUNT, min_size=2, max_size=2), min_size=1, max_
 _EDGE = [[[2**18 * 4 // 3, 0]] * 3 + [[0, 2**18 * 4 // 3]] * 3] * 2 + [[[2**20, 2**20]]]
 
 
-@settings(max_examples=30, deadline=None)
+@pytest.mark.parametrize("name", ["gini", "gini-impurity"])
+@settings(max_examples=20, deadline=None)
 @given(st.lists(st.lists(_CANDIDATE, min_size=1, max_size=5), min_size=1, max_size=3))
 @example(nodes=[_EDGE, _EDGE[::-1]])
-def test_gini_fractions_and_argmax_on_shares_pick_the_plain_first_best(
-    nodes: list[list[list[list[int]]]],
+def test_fractions_and_argmax_on_shares_pick_the_plain_first_best(
+    name: str, nodes: list[list[list[list[int]]]]
 ) -> None:
-    """Each node's argmax over the shared fractions is the plain learner's first best score
-    (ties often, with counts of 0-3): the sums of fractions run each round in its own ring
+    """For each fraction criterion, each node's argmax over the shared fractions is the
+    plain criterion's first best score (ties often, with counts of 0-3, empty branches
+    too): the sums of fractions run each round in its own ring
     (64 to 192 bits here), a finished candidate staying in its last; each node's tournament
     orders its candidates by their bounds and compares each pair in the ring it needs (up to
     384 bits here), lifting the fractions that enter a wider ring."""
@@ -288,52 +281,30 @@ def test_gini_fractions_and_argmax_on_shares_pick_the_plain_first_best(
         blocks[i, : len(c)] = c
     mask = np.random.default_rng(0).integers(0, 2**64, size=blocks.shape, dtype=np.uint64)
     shares = (mask, blocks - mask)
-    small = score_needs(len(candidates), widest, 2)
     lengths = [len(x) for x in candidates]
-    rings = fraction_rings(rows, lengths)
-    rounds = fraction_needs(lengths, rings)
+    criterion = CRITERIA[name]
+    assert isinstance(criterion, FractionCriterion)
+    rings = fraction_rings(rows, lengths, criterion)
     plan = argmax_plan(rows, [[len(c) for c in node] for node in nodes],
-                       final_rings(lengths, rings))  # fmt: skip
-    best = sorted(plan_needs(plan).items())
-    pools = [("s", small, RING64), *((f"r{j}", n, r) for j, (n, r) in
-                                     enumerate(zip(rounds, rings, strict=True))),
-             *((f"b{bits}", n, Ring(bits)) for bits, n in best)]  # fmt: skip
+                       final_rings(lengths, rings), criterion)  # fmt: skip
+    real = np.arange(widest)[None, :] < np.asarray(lengths)[:, None]
 
-    class _Dealing:
-        helper = "dealer"
+    async def choose(s: Session) -> Any:
+        terms, dens = await criterion.shared_terms(s, shares[s.role], RING64)
+        num, den = await fraction_sums(s, terms[real], dens[real], lengths, rings)
+        return await fraction_argmax(s, num, den, plan, "b")
 
-        def __init__(self, party: Any) -> None:
-            self.party = party
-
-        def of(self, a: str, b: str) -> str:
-            return "h"
-
-        async def ask(self, request: Any) -> None:
-            await self.party.send("h", request["tag"], request)
+    local = LocalPreprocessing()
 
     async def program(party: Any) -> Any:
-        if party.name == "h":
-            for tag, needs, r in pools:
-                await party.recv("s0", tag, REQUEST)
-                await deal_pool(party, "s0", "s1", tag, needs, r)
-            return None
-        duo = Duo(Sites(party, ["s0", "s1"]).as_party(), _Dealing(party), RING64)  # type: ignore[arg-type]
-        made = [await duo.pool(tag, needs, r) for tag, needs, r in pools]
-        s_v, y_v = await gini_terms(duo, shares[duo.role], made[0], "g")
-        real = np.arange(widest)[None, :] < np.asarray(lengths)[:, None]
-        each = made[1 : 1 + len(rings)]
-        num, den = await gini_fractions(duo, s_v[real], y_v[real], lengths, each, rings, "f")
-        index = await gini_argmax(duo, num, den, plan, dict(zip([b for b, _ in best],
-                                  made[1 + len(rings) :], strict=True)), "b")  # fmt: skip
-        for pool in made:
-            pool.finished()
-        return index
+        s = Session(Sites(party, ["s0", "s1"]).as_party(), local.triples)
+        return await s.batch("t", choose)
 
-    results, _ = asyncio.run(run_in_memory(["s0", "s1", "h"], program, timeout=60))
+    results, _ = asyncio.run(run_in_memory(["s0", "s1"], program, timeout=60))
     got = RING64.signed(RING64.reduce(results["s0"] + results["s1"]))
     want = []
     for node in nodes:
-        scores: list[Fraction] = [gini_score(np.asarray(c)) for c in node]
+        scores: list[Fraction] = [criterion.score(np.asarray(c)) for c in node]
         want.append(scores.index(max(scores)))
     assert got == want
 
@@ -346,8 +317,10 @@ def test_the_argmax_plan_gives_each_pair_a_ring_that_holds_it_in_log_rounds(
     """Every pair of the plan is compared in a ring that holds its cross products, shifted
     past the indices, signed; every candidate plays; ``⌈log2⌉`` of the largest node's
     candidates rounds."""
-    plan = argmax_plan(rows, nodes, [64] * sum(len(n) for n in nodes))
-    bound = dict(enumerate(fraction_bounds(rows, v) for n in nodes for v in n))
+    gini = CRITERIA["gini"]
+    assert isinstance(gini, FractionCriterion)
+    plan = argmax_plan(rows, nodes, [64] * sum(len(n) for n in nodes), gini)
+    bound = dict(enumerate(gini.fraction_bounds(rows, v) for n in nodes for v in n))
     played = set()
     for steps in plan.rounds:
         for step in steps:
@@ -370,11 +343,13 @@ def test_the_argmax_plan_compares_narrow_candidates_in_narrow_rings() -> None:
     """On Adult's 48,842 rows, a node with three two-valued candidates and the 42 countries:
     two two-valued ones meet in a 128-bit ring, and only the countries' comparisons need 640
     bits (a single ring for all would be that of the widest pair)."""
-    plan = argmax_plan(48_842, [[2, 42, 2, 2]], [64, 576, 64, 64])
+    gini = CRITERIA["gini"]
+    assert isinstance(gini, FractionCriterion)
+    plan = argmax_plan(48_842, [[2, 42, 2, 2]], [64, 576, 64, 64], gini)
     assert [[(s.ring.bits, s.pairs) for s in r] for r in plan.rounds] == [
         [(128, [(0, 2, 4)]), (640, [(3, 1, 5)])], [(640, [(4, 5, 6)])]]  # fmt: skip
     assert plan.winners == [6]
-    assert sorted(plan_needs(plan)) == [128, 640]
+    assert sorted({step.ring.bits for steps in plan.rounds for step in steps}) == [128, 640]
 
 
 # ----------------------------------------------------------------------------- classification
@@ -408,13 +383,13 @@ def run_classify(
         site = Sites(p, names).as_party()
         tree, _ = await ppid3_levels(
             site, views[i], class_site=class_site, attribute_counts=[len(s) for s in part.sites],
-            helper=helper, max_depth=max_depth, reveal="tree",
+            preprocessing=PREPROCESSING[helper], max_depth=max_depth, reveal=SharedCounts,
         )  # fmt: skip
         if record:
             p.view = ViewRecorder()
         v = new_views[i]
         cols = {a: [v.domains[j][c] for c in v.codes[:, j]] for j, a in enumerate(v.attributes)}
-        return await helper_of(helper).beside(
+        return await preprocessing_of(helper).beside(
             site,
             lambda dealing: classify_obliviously(site, tree, cols, new.n_rows,
                                                  class_site=class_site, deliver_to=deliver_to,

@@ -1,7 +1,8 @@
-"""Secure comparison and argmax (protocols/primitives/secure_comparison.py): exact against the
-plain computation over random inputs and at the edges (ties, zero, the largest values the ring
-allows), each party's view only what is declared (the masked messages uniform whatever the
-inputs, the helper receiving nothing), and the run across processes (``mpc run
+"""Secure comparison and argmax (the engine's circuits, protocols/engine/circuits.py, and the
+protocol of protocols/primitives/secure_comparison.py): exact against the plain computation
+over random inputs and at the edges (ties, zero, the largest values the ring allows), each
+party's view only what is declared (the masked messages uniform whatever the inputs, the
+helper receiving public requests only), and the run across processes (``mpc run
 secure-argmax``)."""
 
 from __future__ import annotations
@@ -19,8 +20,10 @@ from scipy.stats import chisquare
 from mpc.runtime.codec import decode
 from mpc.runtime.local import InMemoryNetwork, run_in_memory
 from mpc.runtime.view import ViewRecorder
-from protocols.engine.opening import Pair
+from protocols.engine.preprocessing import preprocessing_of
 from protocols.engine.ring import Ring
+from protocols.engine.session import Session
+from protocols.engine.triples import Needs, ot_triples
 from protocols.primitives import secure_comparison as sc
 
 from ..conftest import run_mpc_json
@@ -36,24 +39,39 @@ def share(values: Any, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray
     return a, x - a
 
 
-def run_ltz(values: list[int], method: str = "dealer") -> np.ndarray:
-    s0, s1 = share(values, np.random.default_rng(len(values)))
-    needs = sc.ltz_needs(len(values))
-    names = NAMES if method != "ot" else NAMES[:2]
+#: the tag prefix of the pair's requests for triples in these tests
+REQUESTS = "t/req"
+
+
+def on_pairs(
+    names: list[str],
+    body: Any,
+    method: str = "dealer",
+    network: InMemoryNetwork | None = None,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``body(party, dealing)`` at every party but the dealer, with the triples of the
+    preprocessing ``method`` (the dealer serving the pair's requests, its view recorded), in
+    memory."""
+    how = preprocessing_of(method)
 
     async def program(party: Any) -> Any:
-        pool = await sc.make_pool(party, helper="dealer", method=method, p0="p0", p1="p1",
-                                  tag="t", needs=needs)  # fmt: skip
-        if pool is None:
-            return None
-        role, other = (0, "p1") if party.name == "p0" else (1, "p0")
-        out = await sc.less_than_zero(
-            party, s0 if role == 0 else s1, pool, role=role, other=other, tag="t"
-        )
-        pool.finished()
-        return out
+        if party.name == "dealer":
+            party.view = ViewRecorder()
+            return await how.serve(party, ["p0", "p1"], dtype=np.uint64, requests=REQUESTS)
+        return await how.beside(party, lambda dealing: body(party, dealing), requests=REQUESTS)
 
-    results, _ = asyncio.run(run_in_memory(names, program, timeout=30))
+    return asyncio.run(run_in_memory(names, program, network=network, timeout=30))
+
+
+def run_ltz(values: list[int], method: str = "dealer") -> np.ndarray:
+    s0, s1 = share(values, np.random.default_rng(len(values)))
+    names = NAMES if method != "ot" else NAMES[:2]
+
+    async def body(party: Any, dealing: Any) -> Any:
+        s = Session(party, dealing)
+        return await s.batch("t", lambda s: s.ltz(s0 if s.role == 0 else s1, "ltz"))
+
+    results, _ = on_pairs(names, body, method)
     return (results["p0"] + results["p1"]).astype(np.int64)
 
 
@@ -67,17 +85,17 @@ def run_argmax(
     d = share(denominators, rng) if denominators is not None else (None, None)
     fractions = denominators is not None
 
-    async def program(party: Any) -> Any:
+    async def body(party: Any, dealing: Any) -> Any:
         party.view = ViewRecorder()  # after the handshake: the protocol's messages only
         i = {"p0": 0, "p1": 1}.get(party.name)
         return await sc.secure_argmax(
-            party, None if i is None else k[i], shape=keys.shape, p0="p0", p1="p1",
-            helper=None if method == "ot" else "dealer", method=method, tag="cmp",
-            denominators=None if i is None else d[i], fractions=fractions, reveal_to=reveal_to,
+            party, None if i is None else k[i], shape=keys.shape, dealing=dealing,
+            pair=("p0", "p1"), tag="cmp", denominators=None if i is None else d[i],
+            fractions=fractions, reveal_to=reveal_to,
         )  # fmt: skip
 
     names = NAMES if method != "ot" else NAMES[:2]
-    return asyncio.run(run_in_memory(names, program, network=network, timeout=30))
+    return on_pairs(names, body, method, network)
 
 
 signed = st.integers(-LIMIT, LIMIT)
@@ -98,7 +116,7 @@ def test_argmax_is_the_first_largest_key(keys: list[list[int]]) -> None:
     results, _ = run_argmax(keys)
     expected = np.asarray(keys).argmax(axis=1).tolist()  # numpy: the first largest
     assert results["p0"].tolist() == expected and results["p1"].tolist() == expected
-    assert results["dealer"] is None
+    assert not isinstance(results["dealer"], np.ndarray)  # the dealer learns no winner
 
 
 @settings(max_examples=40, deadline=None)
@@ -149,9 +167,11 @@ def test_ledgers_hold_the_shape_and_the_winners_only_where_revealed() -> None:
     winners = {"label": "compare/winners", "value": [1, 0], "step": "cmp"}
     assert parties["p0"].ledger.to_list() == [shape, winners]
     assert parties["p1"].ledger.to_list() == [shape] and results["p1"] is None
-    dealer = parties["dealer"]
-    assert dealer.ledger.to_list() == [shape]
-    assert sum(dealer.metrics.messages_received.values()) == 0
+    dealer = parties["dealer"]  # only the pair's requests, public shapes
+    assert {e["label"] for e in dealer.ledger.to_list()} == {"fast-counts/request",
+                                                            "fast-counts/done"}  # fmt: skip
+    assert {r["receipt"] for r in dealer.received() if not r["receipt"].startswith("runtime/")
+            } == {"fast-counts/request"}  # fmt: skip
 
 
 def test_two_tables_with_the_same_winners_look_the_same_to_every_party() -> None:
@@ -184,7 +204,7 @@ def _masked(keys: np.ndarray) -> dict[str, list[np.ndarray]]:
     def tap(sender: str, receiver: str, frames: list[bytes]) -> None:
         env = decode(frames)
         opening = env.tag.startswith("cmp/") and not env.tag.endswith(
-            ("/winners", "/dealt", "/open-key"))  # fmt: skip
+            ("/winners", "/dealt", "/open-key")) and "/req/" not in env.tag  # fmt: skip
         if sender in ("p0", "p1") and receiver in seen and opening:
             seen[receiver].append(np.concatenate(env.body["parts"]).view(np.uint8))
 
@@ -238,13 +258,18 @@ def test_mpc_run_secure_argmax_across_processes(
              for n, p in out["parties"].items()}  # fmt: skip
     first, second = holders
     assert set(kinds) == {*holders, *([dealer] if dealer else [])}
-    if dealer is not None:
-        assert set(kinds[dealer]) == {"runtime/hello", "runtime/ready", "runtime/bye"}
+    if dealer is not None:  # the pair's requests only: public shapes
+        assert set(kinds[dealer]) - {"runtime/hello", "runtime/ready", "runtime/bye"} == {
+            "fast-counts/request"}  # fmt: skip
         assert kinds[second]["compare/dealt"] == "uniform"
     assert kinds[second]["compare/masked"] == kinds[first]["compare/winner-shares"] == "uniform"
     assert "compare/winner-shares" not in kinds[second]
     assert all(k in ("public", "uniform") for p in kinds.values() for k in p.values())
-    assert out["parties"][first]["ledger"][-1]["label"] == "compare/winners"
+    # what the first learns last is the winners (beside it, as a site that may deal, the
+    # other sites' closing messages)
+    learned = [e["label"] for e in out["parties"][first]["ledger"]
+               if not e["label"].startswith("fast-counts/")]  # fmt: skip
+    assert learned[-1] == "compare/winners", learned
 
 
 # ----------------------------------------------------------------------------- wide rings
@@ -258,18 +283,15 @@ def share_wide(values: Any, ring: Ring, rng: np.random.Generator) -> tuple[Any, 
     return a, ring.reduce(x - a)
 
 
-def run_pair(names: list[str], body: Any, needs: Any, ring: Ring) -> dict[str, Any]:
-    async def program(party: Any) -> Any:
-        pool = await sc.make_pool(party, helper="dealer", method="dealer", p0="p0", p1="p1",
-                                  tag="t", needs=needs, ring=ring)  # fmt: skip
-        if pool is None:
-            return None
-        role, other = (0, "p1") if party.name == "p0" else (1, "p0")
-        out = await body(party, pool, role, other)
-        pool.finished()
-        return out
+def run_pair(names: list[str], body: Any) -> dict[str, Any]:
+    """``body(session)`` as one batch of p0's and p1's session, with a dealer's triples."""
 
-    results, _ = asyncio.run(run_in_memory(names, program, timeout=30))
+    async def pair(party: Any, dealing: Any) -> Any:
+        s = Session(party, dealing)
+        await s.start("key")
+        return await s.batch("t", body)
+
+    results, _ = on_pairs(names, pair)
     return results
 
 
@@ -283,11 +305,10 @@ def test_wide_less_than_zero_and_argmax_are_exact(bits: int, data: Any) -> None:
                                 min_size=1, max_size=12))  # fmt: skip
     s0, s1 = share_wide(values, ring, np.random.default_rng(len(values)))
 
-    async def ltz(party: Any, pool: Any, role: int, other: str) -> Any:
-        return await sc.less_than_zero(party, s0 if role == 0 else s1, pool, role=role,
-                                       other=other, tag="t", ring=ring)  # fmt: skip
+    async def ltz(s: Session) -> Any:
+        return await s.ltz(s0 if s.role == 0 else s1, "ltz", ring)
 
-    out = run_pair(NAMES, ltz, sc.ltz_needs(len(values), ring), ring)
+    out = run_pair(NAMES, ltz)
     assert ring.signed(ring.reduce(out["p0"] + out["p1"])) == [int(v < 0) for v in values]
     # fractions past 64 bits: n/d with d > 0, |n d'| within the ring
     half = 2 ** ((bits - 4) // 2)
@@ -296,17 +317,13 @@ def test_wide_less_than_zero_and_argmax_are_exact(bits: int, data: Any) -> None:
     n0, n1 = share_wide(nums, ring, np.random.default_rng(1))
     d0, d1 = share_wide(dens, ring, np.random.default_rng(2))
 
-    async def amax(party: Any, pool: Any, role: int, other: str) -> Any:
-        k, d = (n0, d0) if role == 0 else (n1, d1)
-        index = await sc.argmax(party, k.reshape(1, -1), pool, role=role, other=other, tag="a",
-                                denominators=d.reshape(1, -1), ring=ring)  # fmt: skip
-        pair = Pair(party, "p0", "p1")
-        await pair.agree("key")
-        return await sc.open_winners(pair, index, 1, tag="a", to=("p0", "p1"), ring=ring)
+    async def amax(s: Session) -> Any:
+        k, d = (n0, d0) if s.role == 0 else (n1, d1)
+        return await s.argmax(k.reshape(1, -1), "a", denominators=d.reshape(1, -1), ring=ring)
 
-    out = run_pair(NAMES, amax, sc.argmax_needs(1, len(nums), True, ring), ring)
+    out = run_pair(NAMES, amax)
     values_f = [Fraction(a, b) for a, b in zip(nums, dens, strict=True)]
-    assert out["p0"].tolist() == [values_f.index(max(values_f))] == out["p1"].tolist()
+    assert ring.signed(ring.reduce(out["p0"] + out["p1"])) == [values_f.index(max(values_f))]
 
 
 @settings(max_examples=25, deadline=None)
@@ -322,11 +339,10 @@ def test_lift_turns_shares_mod_2_to_the_width_into_ring_shares(
     a = rng.integers(0, 2**width, size=x.shape).astype(dtype)
     shares = (a, (x - a).astype(dtype))
 
-    async def body(party: Any, pool: Any, role: int, other: str) -> Any:
-        return await sc.lift(party, shares[role], width, pool, role=role, other=other, tag="l",
-                             ring=ring)  # fmt: skip
+    async def body(s: Session) -> Any:
+        return await s.lift(shares[s.role], width, "l", ring)
 
-    out = run_pair(NAMES, body, sc.lift_needs(len(values), width), ring)
+    out = run_pair(NAMES, body)
     assert ring.signed(ring.reduce(out["p0"] + out["p1"])) == values
 
 
@@ -337,8 +353,8 @@ def test_oblivious_transfer_makes_wide_triples_and_a_wide_argmax(bits: int) -> N
     ring = Ring(bits)
 
     async def program(party: Any) -> Any:
-        return await sc.make_pool(party, helper="", method="ot", p0="p0", p1="p1", tag="t",
-                                  needs=sc.Needs(3, 40), ring=ring)  # fmt: skip
+        role, other = (0, "p1") if party.name == "p0" else (1, "p0")
+        return await ot_triples(party, other, role, "t", Needs(3, 40), ring)
 
     results, _ = asyncio.run(run_in_memory(NAMES[:2], program, timeout=60))
     pools = [results["p0"], results["p1"]]
@@ -351,17 +367,14 @@ def test_oblivious_transfer_makes_wide_triples_and_a_wide_argmax(bits: int) -> N
     n0, n1 = share_wide(nums, ring, np.random.default_rng(3))
     d0, d1 = share_wide(dens, ring, np.random.default_rng(4))
 
-    async def amax(party: Any) -> Any:
-        role, other = (0, "p1") if party.name == "p0" else (1, "p0")
-        needs = sc.argmax_needs(1, 3, True, ring)
-        pool = await sc.make_pool(party, helper="", method="ot", p0="p0", p1="p1", tag="a",
-                                  needs=needs, ring=ring)  # fmt: skip
-        k, d = (n0, d0) if role == 0 else (n1, d1)
-        index = await sc.argmax(party, k.reshape(1, -1), pool, role=role, other=other, tag="m",
-                                denominators=d.reshape(1, -1), ring=ring)  # fmt: skip
-        pair = Pair(party, "p0", "p1")
-        await pair.agree("key")
-        return await sc.open_winners(pair, index, 1, tag="m", to=("p0",), ring=ring)
+    async def amax(party: Any, dealing: Any) -> Any:
+        s = Session(party, dealing)
+        await s.start("key")
+        k, d = (n0, d0) if s.role == 0 else (n1, d1)
+        index = await s.batch(
+            "m", lambda s: s.argmax(k.reshape(1, -1), "a", denominators=d.reshape(1, -1), ring=ring)
+        )
+        return await s.open(index, 1, to=("p0",), tag="m/winners", receipt=sc.WINNERS, ring=ring)
 
-    results, _ = asyncio.run(run_in_memory(NAMES[:2], amax, timeout=60))
-    assert results["p0"].tolist() == [1]
+    results, _ = on_pairs(NAMES[:2], amax, "ot")
+    assert results["p0"] == [1]

@@ -1,4 +1,4 @@
-"""``entropy-fixed`` on shares (:mod:`protocols.ppid3.shared_entropy`) and the bit
+"""``entropy-fixed`` on shares (:meth:`mpc.learners.criteria.EntropyFixed.shared_nlogn`) and the bit
 decomposition under it: every ``L(n)`` opens to the plain learner's integer
 (:func:`mpc.learners.criteria.nlogn_fixed`), at the edges too (0, 1, powers of two and their
 neighbours, the largest count), and a sum's bits, carry and prefix-or are exact."""
@@ -11,10 +11,10 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mpc.learners.criteria import NLOGN_W, nlogn_fixed
-from protocols.engine.ring import Ring
-from protocols.ppid3.shared_entropy import entropy_ring, nlogn_needs, nlogn_shares
-from protocols.primitives import secure_comparison as sc
+from mpc.learners.criteria import NLOGN_W, EntropyFixed, nlogn_fixed
+from protocols.engine.circuits import prefix_or, sum_bits
+from protocols.engine.ring import Ring, ring_for_bits
+from protocols.engine.session import Session
 
 from .test_secure_comparison import NAMES, run_pair
 
@@ -32,14 +32,13 @@ def _shares(values: list[int], seed: int) -> tuple[np.ndarray, np.ndarray]:
                 min_size=1, max_size=24),
        st.integers(0, 2**32))  # fmt: skip
 def test_nlogn_on_shares_is_the_plain_learners_integer(values: list[int], seed: int) -> None:
-    ring = entropy_ring(64)
+    ring = ring_for_bits(EntropyFixed().score_bits(64))
     s0, s1 = _shares(values, seed)
 
-    async def body(party: Any, pool: Any, role: int, other: str) -> Any:
-        return await nlogn_shares(party, s0 if role == 0 else s1, pool, role=role,
-                                  other=other, tag="L", ring=ring)  # fmt: skip
+    async def body(s: Session) -> Any:
+        return await EntropyFixed().shared_nlogn(s, s0 if s.role == 0 else s1, "L", ring)
 
-    out = run_pair(NAMES, body, nlogn_needs(len(values)), ring)
+    out = run_pair(NAMES, body)
     assert ring.signed(ring.reduce(out["p0"] + out["p1"])) == [nlogn_fixed(v) for v in values]
 
 
@@ -56,13 +55,12 @@ def test_sum_bits_carry_and_prefix_or_are_exact(width: int, data: Any) -> None:
     own = (bits(x0), bits(x1))
     ring = Ring(64)
 
-    async def body(party: Any, pool: Any, role: int, other: str) -> Any:
-        s, c = await sc.sum_bits(party, own[role], pool, role=role, other=other, tag="s")
-        o = await sc.prefix_or(party, s, pool, role=role, other=other, tag="o")
-        return s, c, o
+    async def body(s: Session) -> Any:
+        bits_of_sum, c = await sum_bits(s, own[s.role], "s", ring)
+        o = await prefix_or(s, bits_of_sum, "o", ring)
+        return bits_of_sum, c, o
 
-    needs = sc.sum_bits_needs(n, width) + sc.prefix_or_needs(n, width)
-    out = run_pair(NAMES, body, needs, ring)
+    out = run_pair(NAMES, body)
     (s0, c0, o0), (s1, c1, o1) = out["p0"], out["p1"]
     total = [a + b for a, b in zip(x0, x1, strict=True)]
     assert ((s0 ^ s1) == bits([t % 2**width for t in total])).all()

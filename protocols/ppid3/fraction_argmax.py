@@ -1,31 +1,33 @@
-"""The argmax of a level's Gini fractions on shares (``--reveal tree``, criterion ``gini``),
-each comparison in a ring only as wide as its two fractions need.
+"""The argmax of a level's scores of a fraction criterion on shares (``--reveal tree``: the
+``gini`` criteria of :mod:`mpc.learners.criteria`), each comparison in a ring only as wide as
+its two fractions need.
 
 A candidate of ``|V|`` values has the fraction ``num / den`` of
-:func:`protocols.ppid3.shared_scores.gini_fractions`, with ``den <= D(|V|)`` and ``num <=
-D(|V|) rows`` (:func:`protocols.ppid3.shared_scores.fraction_bounds`): a few dozen bits for a
-two-valued attribute, 570 for Adult's 42 countries. Comparing two fractions is the sign of a
-difference of cross products, ``n_l d_r - n_r d_l``, whose ring must hold ``D_l D_r rows``; one ring
-for every comparison of a level would be that of its two widest candidates, and with oblivious
-transfer a product costs the square of its ring's bits. So each node's tournament
-(:func:`argmax_plan`, public: it depends only on the domain sizes) orders the node's
-candidates by their bounds, the narrowest first, and compares each pair in the ring its
-two subtrees' bounds need: only the comparisons that may hold the widest candidates need
-wide rings.
+:func:`protocols.ppid3.shared_scores.fraction_sums`, with ``den <= D(|V|)`` and ``num <= D(|V|)
+rows`` (the criterion's :meth:`~mpc.learners.criteria.FractionCriterion.fraction_bounds`): with
+Gini, a few dozen bits for a two-valued attribute, 570 for Adult's 42 countries. Comparing two
+fractions is the sign of a difference of cross products, ``n_l d_r - n_r d_l``, whose ring must
+hold ``D_l D_r rows``; one ring for every comparison of a level would be that of its two widest
+candidates, and with oblivious transfer a product costs the square of its ring's bits. So each
+node's tournament (:func:`argmax_plan`, public: it depends only on the domain sizes) orders the
+node's candidates by their bounds, the narrowest first, and compares each pair in the ring its
+two subtrees' bounds need: only the comparisons that may hold the widest candidates need wide
+rings.
 
 Ties go to the earlier candidate in the plain learner's order (site, then column), whatever
 the tournament's order, by the index each fraction carries: the right fraction wins when
 ``(n_l d_r - n_r d_l) 2^s + (i_r - i_l) < 0``, ``2^s`` above any difference of indices.
 A level plays ``⌈log2 m⌉`` rounds for nodes of at most ``m`` candidates (as
-:func:`protocols.primitives.secure_comparison.argmax`), whatever the number of nodes: the
+:func:`protocols.engine.circuits.argmax`), whatever the number of nodes: the
 pairs of a round that share a ring are one batch, and the batches of a round run at once. A fraction
-enters a comparison lifted from its ring (:func:`protocols.primitives.secure_comparison.lift`) or
+enters a comparison lifted from its ring (:func:`protocols.engine.circuits.lift`) or
 reduced to it (a share mod ``2^K`` is a share mod ``2^k`` for ``k < K``); a winner stays in its
 pair's ring. The winners' indices are returned mod ``2^64``, still shared.
 
-What ``p0`` and ``p1`` receive: the triples of each ring (:func:`plan_needs`, from the
-dealing party or made by oblivious transfer) and each other's masked values (uniform), as in
-:mod:`protocols.primitives.secure_comparison`. Nothing is opened here.
+What ``p0`` and ``p1`` receive: the triples of each ring (from the dealing party or made by
+oblivious transfer, as many as the session's dry run of :func:`fraction_argmax` counts) and each
+other's masked values (uniform), as in :mod:`protocols.engine.circuits`. Nothing is opened
+here.
 """
 
 from __future__ import annotations
@@ -35,17 +37,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from mpc.learners.criteria import FractionCriterion
 from protocols.engine.ring import RING64, Ring, ring_for_bits
-from protocols.ppid3.shared_scores import Duo, fraction_bounds
-from protocols.primitives.secure_comparison import (
-    Needs,
-    Pool,
-    less_than_zero,
-    lift_needs,
-    ltz_needs,
-)
+from protocols.engine.session import Session
 
-__all__ = ["ArgmaxPlan", "argmax_plan", "gini_argmax", "plan_needs"]
+__all__ = ["ArgmaxPlan", "argmax_plan", "fraction_argmax"]
 
 
 @dataclass
@@ -72,12 +68,14 @@ class ArgmaxPlan:
     index: list[int]  # each candidate's index at its node (its slot's key for ties)
 
 
-def argmax_plan(rows: int, lengths: list[list[int]], start: list[int]) -> ArgmaxPlan:
+def argmax_plan(
+    rows: int, lengths: list[list[int]], start: list[int], criterion: FractionCriterion
+) -> ArgmaxPlan:
     """The tournaments of a level whose node ``i`` has candidates of ``lengths[i]`` values
     (plain order), each candidate's fraction in the ring of ``start`` bits (the candidates
-    laid end to end)."""
+    laid end to end), bounded as ``criterion`` bounds its fractions."""
     shift = max(len(c) for c in lengths).bit_length()
-    bounds = [fraction_bounds(rows, v) for c in lengths for v in c]
+    bounds = [criterion.fraction_bounds(rows, v) for c in lengths for v in c]
     rings = list(start)
     index = [k for c in lengths for k in range(len(c))]
     order, at = [], 0
@@ -110,37 +108,20 @@ def argmax_plan(rows: int, lengths: list[list[int]], start: list[int]) -> Argmax
     return ArgmaxPlan(shift, rounds, [o[0] for o in order], rings, index)
 
 
-def plan_needs(plan: ArgmaxPlan) -> dict[int, Needs]:
-    """The triples of each ring (bits) of :func:`gini_argmax` on ``plan``: per lifted slot,
-    the lift of its numerator, denominator and index; per pair, two cross products, a sign
-    and three selections."""
-    out: dict[int, Needs] = {}
-    for steps in plan.rounds:
-        for step in steps:
-            needs = out.get(step.ring.bits, Needs())
-            for source, slots in step.lifts.items():
-                needs += lift_needs(3 * len(slots), source)
-            n = len(step.pairs)
-            needs += Needs(words=5 * n) + ltz_needs(n, step.ring)
-            out[step.ring.bits] = needs
-    return out
-
-
-async def gini_argmax(
-    duo: Duo, num: list[int], den: list[int], plan: ArgmaxPlan, pools: dict[int, Pool],
-    tag: str,
-) -> np.ndarray:  # fmt: skip
+async def fraction_argmax(
+    s: Session, num: list[int], den: list[int], plan: ArgmaxPlan, tag: str
+) -> np.ndarray:
     """Shares mod ``2^64`` of the index of each node's best candidate (the first best in
     plain order), from this party's shares of the candidates' numerators and denominators
-    (each in its ring of ``plan``), with the triples of :func:`plan_needs` in ``pools``."""
+    (each in its ring of ``plan``). The batches of a round run at once, each in its own
+    ring (each taking its triples from its ring's pool)."""
     slots: dict[int, tuple[int, int, int]] = {
-        s: (n, d, k if duo.role == 0 else 0)
-        for s, (n, d, k) in enumerate(zip(num, den, plan.index, strict=True))
+        slot: (n, d, k if s.role == 0 else 0)
+        for slot, (n, d, k) in enumerate(zip(num, den, plan.index, strict=True))
     }
     for r, steps in enumerate(plan.rounds):
         done = await asyncio.gather(*(
-            _play(duo, step, slots, plan, pools[step.ring.bits], f"{tag}/r{r}k{step.ring.bits}")
-            for step in steps
+            _play(s, step, slots, plan, f"{tag}/r{r}k{step.ring.bits}") for step in steps
         ))  # fmt: skip
         for found in done:
             slots.update(found)
@@ -148,30 +129,28 @@ async def gini_argmax(
 
 
 async def _play(
-    duo: Duo, step: _Step, slots: dict[int, tuple[int, int, int]], plan: ArgmaxPlan,
-    pool: Pool, tag: str,
-) -> dict[int, tuple[int, int, int]]:  # fmt: skip
+    s: Session, step: _Step, slots: dict[int, tuple[int, int, int]], plan: ArgmaxPlan, tag: str
+) -> dict[int, tuple[int, int, int]]:
     """One ring's batch: lift the slots that enter it, then compare and select."""
     ring = step.ring
-    mine = {s: slots[s] for pair in step.pairs for s in pair[:2]}
+    mine = {slot: slots[slot] for pair in step.pairs for slot in pair[:2]}
     for source in sorted(step.lifts):
         lifted = step.lifts[source]
-        flat = Ring(source).array([v for s in lifted for v in mine[s]])
-        up = await duo.lift(flat, source, pool, f"{tag}/up{source}", ring)
-        for j, s in enumerate(lifted):
-            mine[s] = (int(up[3 * j]), int(up[3 * j + 1]), int(up[3 * j + 2]))
+        flat = Ring(source).array([v for slot in lifted for v in mine[slot]])
+        up = await s.lift(flat, source, f"{tag}/up{source}", ring)
+        for j, slot in enumerate(lifted):
+            mine[slot] = (int(up[3 * j]), int(up[3 * j + 1]), int(up[3 * j + 2]))
     left = [mine[p[0]] for p in step.pairs]
     right = [mine[p[1]] for p in step.pairs]
     kl, dl, il = (ring.array([x[j] for x in left]) for j in range(3))
     kr, dr, ir = (ring.array([x[j] for x in right]) for j in range(3))
     n = len(step.pairs)
-    cross = await duo.mul(np.concatenate([kl, kr]), np.concatenate([dr, dl]), pool,
-                          f"{tag}/cross", ring)  # fmt: skip
+    cross = await s.mul(np.concatenate([kl, kr]), np.concatenate([dr, dl]), f"{tag}/cross",
+                        ring)  # fmt: skip
     diff = ring.reduce((cross[:n] - cross[n:]) * (1 << plan.shift) + (ir - il))
-    beta = await less_than_zero(duo.party, diff, pool, role=duo.role, other=duo.other,
-                                tag=f"{tag}/cmp", ring=ring)  # fmt: skip
+    beta = await s.ltz(diff, f"{tag}/cmp", ring)
     deltas = ring.reduce(np.concatenate([kr - kl, dr - dl, ir - il]))
-    moved = await duo.mul(np.tile(beta, 3), deltas, pool, f"{tag}/sel", ring)
+    moved = await s.mul(np.tile(beta, 3), deltas, f"{tag}/sel", ring)
     won = [ring.reduce(a + m) for a, m in zip((kl, dl, il), np.split(moved, 3), strict=True)]
     return {out: (int(won[0][j]), int(won[1][j]), int(won[2][j]))
             for j, (_, _, out) in enumerate(step.pairs)}  # fmt: skip

@@ -1,7 +1,7 @@
 """PPID3's level driver with no third party (``helper="ot"``, any ``k >= 2`` sites): the two
 sites of every product compute it, or make its correlated randomness, themselves by oblivious
 transfer (:mod:`protocols.ot.iknp`), where a dealer or a third site
-(:mod:`protocols.ppid3.level_dealing`) would deal. The driver (:mod:`protocols.ppid3.levels`) is
+(:mod:`protocols.engine.dealing`) would deal. The driver (:mod:`protocols.ppid3.levels`) is
 unchanged; :mod:`protocols.ppid3.level_products` asks this module instead of a dealing party.
 
 Roles: ``k >= 2`` sites. Every pair ``{a, b}`` of sites sets up, once per run
@@ -22,7 +22,7 @@ no dealt randomness (:meth:`OTDealing.outer_product`, :meth:`OTDealing.dot_owner
   for each ``(v, t)`` ``w`` chooses by ``A[v, t]``, ``h``'s correlation is the row
   ``(B[parent(v) p + c, t])_c``; ``w`` keeps ``y = x + A[v, t] B[...]``, ``h`` keeps ``-x``:
   additive shares of ``A ⊙ B`` row-wise, the product of
-  :func:`protocols.ppid3.level_arrays.outer_product`. Fresh vector OTs of width ``p`` (the
+  :func:`protocols.engine.dealing.outer_product`. Fresh vector OTs of width ``p`` (the
   attribute ``A`` is the winner's secret, so the OTs of its fixed one-hot data cannot
   serve: the holder would have to know which attribute's). When every child of a parent is
   interior, its last child needs none: every record has one value, so the children's rows
@@ -44,7 +44,7 @@ winner (one coroutine, chunk by chunk), then the dot-product chunks in which it 
 numbers agree without any coordination.
 
 **The randomness, on request** (:meth:`OTDealing.serve`, beside the site's program as with a
-helping site, :func:`protocols.ppid3.level_dealing.run_beside`). The requests that a dealer would
+helping site, :func:`protocols.engine.dealing.run_beside`). The requests that a dealer would
 serve between ``a`` and ``b`` and that remain: the pads of the 1-out-of-2 OT of a dot product
 (``xdot``) and the permuted opening (``perm``). The two sites make them over their
 randomness sessions in one order, fixed by the earlier site of the pair, the *leader*: a
@@ -113,7 +113,7 @@ partner.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections.abc import Sequence
 from typing import Any, TypeVar
 
 import numpy as np
@@ -124,7 +124,10 @@ from mpc.runtime.chunks import pack_array, unpack_array
 from mpc.runtime.expect import ANY, boolean, either, integer, list_of, one_of, record, text
 from mpc.runtime.party import Party
 from mpc.runtime.view import public
+from protocols.engine.dealing import A_MINUS_K, PERMUTED_OPEN, Dealing, permute_blocks
 from protocols.engine.ring import Ring
+from protocols.engine.session import Session
+from protocols.engine.triples import Needs, Pool, ot_session, ot_triples
 from protocols.ot.iknp import (
     ExtensionReceiver,
     ExtensionSender,
@@ -133,8 +136,6 @@ from protocols.ot.iknp import (
 )
 from protocols.ot.one_hot import OneHotChooser, OneHotVectors, one_hot_chooser, one_hot_vectors
 from protocols.ot.vector_ot import vector_ots_receive, vector_ots_send
-from protocols.ppid3.fast_counts import A_MINUS_K, PERMUTED_OPEN, permute_blocks
-from protocols.ppid3.level_dealing import Dealing, Helper, run_beside
 
 __all__ = [
     "OTDealing",
@@ -234,7 +235,7 @@ async def ot_dealing(
 
 
 class OTDealing(Dealing):
-    """The :class:`~protocols.ppid3.level_dealing.Dealing` of ``helper="ot"``: the randomness of a
+    """The :class:`~protocols.engine.dealing.Dealing` of ``helper="ot"``: the randomness of a
     product is made by its two sites over their OT session, in the order the pair's leader
     fixes; :meth:`serve` runs beside the site's program and :meth:`receive` hands the
     product code its part, in the dealer's format. It computes products directly
@@ -252,20 +253,16 @@ class OTDealing(Dealing):
         *,
         dtype: Any,
     ) -> None:
-        super().__init__(party, "ot")
+        me = party.name
+        super().__init__(party, lambda a, b, sites: b if a == me else a)
         self.sessions, self.direct, self.dtype = sessions, direct, np.dtype(dtype)
         self.fixed = fixed
-        me = party.name
         self._queues: dict[str, asyncio.Queue[Any]] = {
             s: asyncio.Queue() for s in sessions if leader_of(me, s, self.sites) == me
         }
         self._material: dict[str, asyncio.Future[Any]] = {}
         self._own: dict[str, dict[str, Any]] = {}  # my requests, with their secret fields
         self.made = 0
-
-    def of(self, a: str, b: str) -> str:
-        """No party deals: the product's two sites make it (this names the partner)."""
-        return b if a == self.party.name else a
 
     def asked(self) -> list[str]:
         return list(self.sessions)
@@ -299,6 +296,16 @@ class OTDealing(Dealing):
         if tag not in self._material:
             self._material[tag] = asyncio.get_running_loop().create_future()
         return self._material[tag]
+
+    async def triples(self, s: Session, tag: str, needs: Needs, ring: Ring) -> Pool:
+        """The triples of a batch of the session ``s``: no one deals, ``p0`` and ``p1`` make
+        them by oblivious transfer, over one OT session of their own for the whole run (128
+        base OTs once), one ring's triples at a time (the session's extensions are numbered
+        in order)."""
+        async with s.ot_lock:
+            if s.ot is None:
+                s.ot = await ot_session(s.party, s.other, s.role, tag)
+            return await ot_triples(s.party, s.other, s.role, tag, needs, ring, s.ot)
 
     async def receive(self, peer: str, tag: str) -> Any:
         value = await self._future(tag)
@@ -440,7 +447,7 @@ class OTDealing(Dealing):
         tag: str = "",
         derived: np.ndarray | None = None,
     ) -> np.ndarray:
-        """This site's additive share of :func:`protocols.ppid3.level_arrays.outer_product` of
+        """This site's additive share of :func:`protocols.engine.dealing.outer_product` of
         ``a_side``'s one-hot ``A`` (``V x N``, bits) and ``b_side``'s share ``B``
         (``P p x N``), directly: a vector OT per entry of ``A``, ``a_side`` choosing by
         ``A[v, t]``, ``b_side`` giving the row ``(B[parents[v] p + c, t])_c``. Over the pair's
@@ -535,7 +542,7 @@ def _blocks_to_counts(
 ) -> np.ndarray:
     """One vector per (attribute, node) (``L B x W``) laid out as the ``sum(blocks) x B p``
     count matrix whose block each governs (the layout of
-    :func:`protocols.ppid3.level_arrays.expand_blocks`)."""
+    :func:`protocols.engine.dealing.expand_blocks`)."""
     per = values.reshape(len(blocks), n_blocks, -1)
     parts = [per[j, :, : s * p].reshape(n_blocks, s, p).transpose(1, 0, 2).reshape(s, -1)
              for j, s in enumerate(blocks)]  # fmt: skip
@@ -581,46 +588,3 @@ async def open_permuted_class_site_ot(
     x = unpack_array(await party.recv(owner, f"{tag}/a-K", A_MINUS_K), T.dtype, (m, cols), owner,
                      "a - K")  # fmt: skip
     await party.send(owner, f"{tag}/open", pack_array(permute_blocks(x + T, perms) + d))
-
-
-class OtHelper(Helper):
-    """No one deals: the two sites of each product compute it, or make its randomness, by
-    oblivious transfer over sessions set up once per run (:func:`ot_dealing`)."""
-
-    name = "ot"
-    help = (
-        "no one: the two sites of each product compute it by oblivious transfer; any number "
-        "of sites >= 2, no outside party"
-    )
-    trust = (
-        "semi-honest sites; correlated randomness by oblivious transfer between each pair, "
-        "no third party"
-    )
-    collusion = (
-        "the sites do not collude (the paper's assumption): no third party knows any "
-        "randomness, but the holders of a node's shares together learn which records reach "
-        "it, and their classes"
-    )
-
-    async def run(
-        self, party: Party, view: Any, *, dtype: Any, tag: str,
-        grow: Callable[[Dealing], Coroutine[Any, Any, tuple[Any, dict[str, int]]]],
-    ) -> tuple[Any, dict[str, int]]:  # fmt: skip
-        sizes = [len(d) for d in view.domains]
-        ot = await ot_dealing(party, view.codes, sizes, dtype=dtype, tag=f"{tag}/ot")
-        (tree, cost), made = await run_beside(grow(ot), ot.serve())
-        cost["ot_requests"] = made
-        return tree, cost
-
-    async def beside(
-        self, party: Party, program: Callable[[Dealing], Awaitable[T]], *, requests: str
-    ) -> T:
-        """No one deals: ``p0`` and ``p1`` make their triples over an OT session of their own
-        (:meth:`protocols.ppid3.shared_scores.Duo.pool`), which nothing sets up in advance."""
-        return await program(OTDealing(party, {}, {}, {}, dtype=np.uint64))
-
-    def describe(self, cost: dict[str, Any]) -> str:
-        return "randomness by oblivious transfer between each pair of sites"
-
-
-OT_HELPER = OtHelper()

@@ -1,0 +1,291 @@
+"""The level grower of PPID3 (Vaidya & Clifton, Algorithm 7, one tree level per exchange): the
+skeleton both ways of counting share, parameterised by how a level's counts are obtained.
+
+Every site runs the same loop over the public frontier::
+
+    start                 the class count, the root (the class site's one-hot share of Z)
+    for each level:
+        decide            which nodes are leaves, and their labels
+        shares            the interior nodes' shares of Z (outer products, lines 11-19)
+        split             counts, scores and the winning split of each interior node
+        children          the children of each split, with what the way of counting keeps
+    number                the public structure numbered depth first, node ids handed up
+
+:meth:`LevelGrower.decide` and :meth:`LevelGrower.split` are the way of counting's: the
+paper's (:class:`protocols.ppid3.levels.OpenedCounts`: owners open their count matrices, the
+class site decides in the clear) or on shares (:class:`protocols.ppid3.reveal_tree.SharedCounts`:
+only the tree is opened). Everything else is here, once: the frontier, the shares of ``Z``
+(:func:`protocols.ppid3.level_products.child_shares`), the public nodes and their children,
+the numbering of the structure and the ids of a site's nodes. A new way of counting is a
+subclass that implements the two steps (and registers under a name in
+:data:`protocols.ppid3.levels.REVEALS`).
+
+What a party receives here: the class count (``fast-counts/classes``, from the class site),
+the other sites' node ids (``ppid3/node-id``, ``ppid3/root-id``: random tokens); the rest is
+the way of counting's and the products' (their modules say).
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from mpc.errors import ConfigError, ProtocolError
+from mpc.learners.criteria import CRITERIA, Criterion
+from mpc.runtime.expect import integer, mapping, text
+from mpc.runtime.party import Party
+from protocols.engine.dealing import Dealing
+from protocols.engine.ring import Left, Ring
+from protocols.ppid3.distribution_counts import SiteView
+from protocols.ppid3.level_arrays import one_hot_columns
+from protocols.ppid3.level_products import CLASSES, LevelNode, child_shares
+from protocols.ppid3.ppid3 import NODE_ID, ROOT_ID, DistributedTree
+
+__all__ = ["LevelGrower", "Split"]
+
+
+@dataclass
+class Split:
+    """The split of an interior node as every site knows it after :meth:`LevelGrower.split`:
+    the winning ``site``; its ``attribute`` (the index among the site's, where this site knows
+    it: the winner always, every site where the split is opened); the number of children;
+    and ``rows``, what the way of counting keeps of each child (class counts at the class
+    site, shares of them at ``p0`` and ``p1``), or None."""
+
+    site: str
+    attribute: int | None
+    fanout: int
+    rows: Any = None
+
+
+class LevelGrower:
+    """One site's state while the tree grows level by level (the module docstring).
+
+    ``name`` is the way of counting's name (``--reveal``), ``help`` its ``--help`` line,
+    ``default_criterion`` the criterion it splits by when the run names none, ``on_shares``
+    whether it computes the criterion on shares (so needs an exact one)."""
+
+    name: ClassVar[str] = ""
+    help: ClassVar[str] = ""
+    default_criterion: ClassVar[str] = "entropy"
+    on_shares: ClassVar[bool] = False
+
+    def __init__(
+        self, party: Party, view: SiteView, dealing: Dealing, *, class_site: str,
+        attribute_counts: Sequence[int], criterion: Criterion | None = None,
+        max_depth: int | None = None, min_samples_split: int | None = None,
+    ) -> None:  # fmt: skip
+        self.party, self.view, self.dealing, self.class_site = party, view, dealing, class_site
+        self.attribute_counts = list(attribute_counts)
+        self.criterion = criterion or CRITERIA[self.default_criterion]
+        self.check_criterion(self.criterion)
+        self.max_depth, self.min_samples_split = max_depth, min_samples_split
+        self.names = list(party.parties)
+        self.is_class = party.name == class_site
+        self.n = len(view.tids)  # the aligned records (public)
+        self.dtype = Ring.for_rows(self.n).dtype
+        self.cost = {"outer_batches": 0, "dot_batches": 0, "levels": 0}
+        self.p = 0  # the number of classes (announced by the class site)
+        #: public: every node of the tree so far (the same list at every site)
+        self.nodes: list[LevelNode] = []
+        #: node -> this site's share of ``Z`` (``p x N``), for the nodes of the level
+        self.shares: dict[int, np.ndarray] = {}
+        # X_s^T: one-hot rows of every attribute of this site, in column order
+        self.sizes = [len(d) for d in view.domains]
+        self.xt, self.offsets = one_hot_columns(view.codes, self.sizes, self.dtype)
+        self.prepared: dict[str, Left] = {}  # holder -> the Ra of this site's X^T + Ra
+        self.xt_hat: dict[str, Left] = {}  # owner -> X_owner^T + Ra (as a holder)
+        self.xt_blocks: dict[str, list[int]] = {}  # owner -> its attributes' numbers of values
+
+    @classmethod
+    def check_criterion(cls, criterion: Criterion) -> None:
+        """Refuse a criterion this way of counting cannot split by."""
+        if cls.on_shares and not criterion.on_shares:
+            raise ConfigError(f"--reveal {cls.name} splits by a criterion computed on shares, "
+                              f"not {criterion.name!r}")  # fmt: skip
+
+    # ----------------------------------------------------------------- the skeleton
+
+    async def grow(
+        self, tag: str, progress: Callable[[str], None] | None = None
+    ) -> tuple[DistributedTree, dict[str, int]]:
+        """Grow the tree at this site; returns its part of the tree and its cost counters."""
+        await self.start(tag)
+        frontier = [0]
+        while frontier:
+            level = [self.nodes[k] for k in frontier]
+            t = f"{tag}/L{level[0].depth}"
+            self.cost["levels"] += 1
+            inner = await self.decide(level, t)
+            if progress is not None:
+                progress(f"level {level[0].depth}: {len(level)} nodes, {len(inner)} interior")
+            if not inner:
+                break
+            await self.node_shares(inner, t)
+            splits = await self.split(inner, t)
+            frontier = []
+            for node, split in zip(inner, splits, strict=True):
+                frontier += self.children(node, split)
+        await self.dealing.close()
+        tree = await self.number(tag)
+        self.finished(tree)
+        return tree, self.cost
+
+    async def start(self, tag: str) -> None:
+        """The class count (from the class site) and the root, whose share of ``Z`` is the
+        class site's one-hot class matrix."""
+        party, view = self.party, self.view
+        if self.is_class:
+            assert view.classes is not None
+            self.p = len(view.classes)
+            await party.broadcast(f"{tag}/classes", self.p)
+        else:
+            self.p = await party.recv(self.class_site, f"{tag}/classes", CLASSES,
+                                      expect=integer(lo=1))  # fmt: skip
+        root = LevelNode(0, 0, None, 0, [self.class_site], list(self.attribute_counts))
+        self.nodes.append(root)
+        if self.is_class:
+            assert view.y is not None
+            onehot = np.zeros((self.p, self.n), dtype=self.dtype)
+            onehot[view.y, np.arange(self.n)] = 1
+            self.shares[0] = onehot
+
+    async def decide(self, level: list[LevelNode], t: str) -> list[LevelNode]:
+        """Mark the level's leaves (with their labels); returns the interior nodes."""
+        raise NotImplementedError
+
+    async def node_shares(self, inner: list[LevelNode], t: str) -> None:
+        """This site's shares of ``Z`` of the interior nodes (the root's it has), by outer
+        products of the winners' one-hot columns with the holders' shares of the parents'
+        (:func:`protocols.ppid3.level_products.child_shares`); the shares of the level
+        above are dropped."""
+        depth = inner[0].depth
+        if depth > 0:
+            await child_shares(self.party, self.nodes, inner, self.shares, self.view,
+                               self.dealing, self.p, t, self.cost)  # fmt: skip
+        for k in [k for k in self.shares if self.nodes[k].depth < depth]:
+            del self.shares[k]
+
+    async def split(self, inner: list[LevelNode], t: str) -> list[Split]:
+        """Each interior node's split, as this site knows it."""
+        raise NotImplementedError
+
+    def children(self, node: LevelNode, split: Split) -> list[int]:
+        """Add the children of ``node`` split as ``split`` says; returns their keys."""
+        me, s = self.party.name, split.site
+        node.owner = s
+        if s == me:
+            assert split.attribute is not None
+            node.attribute = split.attribute
+        left = list(node.left)
+        left[self.names.index(s)] -= 1
+        holders = node.holders if s in node.holders else sorted(
+            [*node.holders, s], key=self.names.index)  # fmt: skip
+        used = node.used | {node.attribute} if s == me else node.used
+        keys = []
+        for v in range(split.fanout):
+            child = LevelNode(len(self.nodes), node.depth + 1, node.key, v, holders, left,
+                              used=used)  # fmt: skip
+            self.nodes.append(child)
+            node.children.append(child.key)
+            keys.append(child.key)
+            self.child_added(node, child, split)
+        return keys
+
+    def child_added(self, node: LevelNode, child: LevelNode, split: Split) -> None:
+        """What the way of counting keeps of a new child (``child.value`` is its branch)."""
+
+    def finished(self, tree: DistributedTree) -> None:
+        """What the way of counting adds to this site's part of the tree."""
+
+    # ----------------------------------------------------------------- the structure
+
+    def depth_first(self) -> list[int]:
+        """The nodes' keys in depth-first order (the public numbering)."""
+        order: list[int] = []
+        stack = [0]
+        while stack:
+            k = stack.pop()
+            order.append(k)
+            stack += reversed(self.nodes[k].children)
+        return order
+
+    async def number(self, tag: str) -> DistributedTree:
+        """Number the public structure depth first, give this site's nodes random ids and tell
+        each parent's owner the ids of its children (one exchange); this site's part of the
+        tree (with, at the class site, every count it learned)."""
+        party, nodes, view, class_site = self.party, self.nodes, self.view, self.class_site
+        order = self.depth_first()
+        number = {k: i for i, k in enumerate(order)}
+        tree = DistributedTree(party.name)
+        ids = {k: secrets.token_hex(8) for k in order if nodes[k].owner == party.name}
+        for k in order:
+            node = nodes[k]
+            if node.leaf:
+                tree.structure.append({"node": number[k], "owner": class_site, "leaf": True})
+            else:
+                tree.structure.append({"node": number[k], "owner": node.owner, "leaf": False,
+                                       "children": len(node.children)})  # fmt: skip
+        # ids of my nodes to the owners of their parents
+        outgoing: dict[str, dict[str, str]] = {s: {} for s in self.names if s != party.name}
+        for k, nid in ids.items():
+            parent = nodes[k].parent
+            if parent is not None and nodes[parent].owner != party.name:
+                outgoing[nodes[parent].owner][str(number[k])] = nid
+        for s, body in outgoing.items():
+            await party.send(s, f"{tag}/ids", body)
+        known = {str(number[k]): nid for k, nid in ids.items()}
+        for s in outgoing:
+            got = await party.recv(s, f"{tag}/ids", NODE_ID, expect=mapping(text(), text()))
+            known.update(got)
+        root = nodes[0]
+        if root.owner == party.name:
+            await party.broadcast(f"{tag}/root", ids[0])
+            tree.root = (party.name, ids[0])
+        else:
+            rid = await party.recv(root.owner, f"{tag}/root", ROOT_ID)
+            tree.root = (root.owner, rid)
+        for k in order:
+            node = nodes[k]
+            if self.is_class:
+                self._class_site_part(tree, node, number[k], ids.get(k), tag)
+            if not node.leaf and node.owner == party.name:
+                children: dict[str, list[str]] = {}
+                for c in node.children:
+                    child = nodes[c]
+                    cid = known.get(str(number[c]))
+                    if cid is None:
+                        raise ProtocolError(f"no id arrived for node {number[c]}")
+                    children[view.domains[node.attribute][child.value]] = [child.owner, cid]
+                tree.interior[ids[k]] = {"number": number[k],
+                                         "attribute": view.attributes[node.attribute],
+                                         "children": children}  # fmt: skip
+        party.ledger.record("ppid3/structure", tree.structure, step=tag)
+        return tree
+
+    def _class_site_part(
+        self, tree: DistributedTree, node: LevelNode, number: int, nid: str | None, tag: str
+    ) -> None:
+        """The class site's record of a node: its counts and gains where it learned them (and
+        the ledger entries of Theorem 1), each leaf's label."""
+        party, view = self.party, self.view
+        if node.counts is None:  # the counts stayed on shares
+            if node.leaf:
+                assert nid is not None
+                tree.leaves[nid] = {"number": number, "counts": {}, "class": node.label}
+            return
+        assert view.classes is not None
+        named = {c: int(x) for c, x in zip(view.classes, node.counts, strict=True)}
+        tree.node_counts[number] = named
+        party.ledger.record("ppid3/node-counts", {"node": number, "counts": named},
+                            step=f"{tag}/n{number}")  # fmt: skip
+        if node.gains is not None:
+            party.ledger.record("ppid3/best-gains", {"node": number, "gains": node.gains},
+                                step=f"{tag}/n{number}")  # fmt: skip
+        if node.leaf:
+            assert nid is not None
+            tree.leaves[nid] = {"number": number, "counts": named, "class": node.label}
