@@ -109,7 +109,18 @@ DEALER = "dealer"
 
 #: the fields of a request to a dealing party that describe the product (public); the rest
 #: is the requester's randomness for it (a mask seed, the class permutations)
-REQUEST_PUBLIC = ("shape", "parents", "blocks", "p", "context", "new", "transfer", "and", "words")
+REQUEST_PUBLIC = (
+    "shape",
+    "parents",
+    "blocks",
+    "p",
+    "context",
+    "new",
+    "transfer",
+    "and",
+    "words",
+    "range",
+)
 
 #: what a party receives, here and in the level driver's products
 DEALT = uniform(
@@ -536,7 +547,7 @@ class Dealing:
 def _level_handler(party: Party, dtype: Any, who: str) -> Any:
     """The dealing of one request (``outer``, ``xdot`` or ``perm``), for the dealer and for a
     helping site alike; ``who`` names the dealing role in error messages."""
-    contexts: dict[tuple[str, str], Left] = {}  # (owner, holder) -> its Ra, prepared
+    contexts: dict[tuple[str, str, int], Left] = {}  # (owner, holder, range) -> Ra, prepared
 
     async def handle(
         site: str, kind: str, peer: str, tag: str, shape: list[int], req: dict[str, Any]
@@ -570,10 +581,13 @@ def _level_handler(party: Party, dtype: Any, who: str) -> Any:
                 and cols % n_cls == 0
             ):
                 raise ProtocolError(f"{site} sent {who} bad xdot blocks")
+            part = req.get("range", 0)  # the range of rows of a site that splits its rows
+            if not isinstance(part, int) or isinstance(part, bool) or part < 0:
+                raise ProtocolError(f"{site} sent {who} a bad range {part!r}")
             if isinstance(req.get("seed"), bytes):
                 ring = Ring.of(dtype)
-                contexts[(site, peer)] = ring.left(ring.random(req["seed"], (m, rows)))
-            Ra_left = contexts.get((site, peer))
+                contexts[(site, peer, part)] = ring.left(ring.random(req["seed"], (m, rows)))
+            Ra_left = contexts.get((site, peer, part))
             if Ra_left is None:
                 raise ProtocolError(f"{site} used a context with {peer} it never opened")
             seed_b, seed_r, seed_ot = (randomness.seed(f"{tag}/xdot") for _ in range(3))

@@ -20,6 +20,17 @@ the numbering of the structure and the ids of a site's nodes. A new way of count
 subclass that implements the two steps (and registers under a name in
 :data:`protocols.ppid3.levels.REVEALS`).
 
+**Rows in ranges.** The products reach a site's rows only through its
+:class:`~protocols.ppid3.level_products.RowRange` objects (:attr:`LevelGrower.ranges`; one of
+all the rows by default, ``row_block`` rows each otherwise): each range makes its shares of
+``Z`` and its shares of the counts with products of its own (their own tags and dealt
+randomness), and the counts of a level are the sum over the ranges (a sum of shares is a share
+of the sum: no party receives anything it did not before, in more messages). A step that
+streams a site's rows or spreads the ranges over workers replaces where the ranges live, not
+the protocols. Where the products take all the rows at once the grower refuses ranges: the
+paper's way of counting opens each node's counts to their owner in one transfer, and the
+pairs' oblivious-transfer products are set up over all of a site's rows.
+
 What a party receives here: the class count (``fast-counts/classes``, from the class site),
 the other sites' node ids (``ppid3/node-id``, ``ppid3/root-id``: random tokens); the rest is
 the way of counting's and the products' (their modules say).
@@ -27,6 +38,7 @@ the way of counting's and the products' (their modules say).
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -39,10 +51,9 @@ from mpc.learners.criteria import CRITERIA, Criterion
 from mpc.runtime.expect import integer, mapping, text
 from mpc.runtime.party import Party
 from protocols.engine.dealing import Dealing
-from protocols.engine.ring import Left, Ring
+from protocols.engine.ring import Ring
 from protocols.ppid3.distribution_counts import SiteView
-from protocols.ppid3.level_arrays import one_hot_columns
-from protocols.ppid3.level_products import CLASSES, LevelNode, child_shares
+from protocols.ppid3.level_products import CLASSES, LevelNode, RowRange, child_shares
 from protocols.ppid3.ppid3 import NODE_ID, ROOT_ID, DistributedTree
 
 __all__ = ["LevelGrower", "Split"]
@@ -78,6 +89,7 @@ class LevelGrower:
         self, party: Party, view: SiteView, dealing: Dealing, *, class_site: str,
         attribute_counts: Sequence[int], criterion: Criterion | None = None,
         max_depth: int | None = None, min_samples_split: int | None = None,
+        row_block: int | None = None,
     ) -> None:  # fmt: skip
         self.party, self.view, self.dealing, self.class_site = party, view, dealing, class_site
         self.attribute_counts = list(attribute_counts)
@@ -92,14 +104,15 @@ class LevelGrower:
         self.p = 0  # the number of classes (announced by the class site)
         #: public: every node of the tree so far (the same list at every site)
         self.nodes: list[LevelNode] = []
-        #: node -> this site's share of ``Z`` (``p x N``), for the nodes of the level
-        self.shares: dict[int, np.ndarray] = {}
-        # X_s^T: one-hot rows of every attribute of this site, in column order
         self.sizes = [len(d) for d in view.domains]
-        self.xt, self.offsets = one_hot_columns(view.codes, self.sizes, self.dtype)
-        self.prepared: dict[str, Left] = {}  # holder -> the Ra of this site's X^T + Ra
-        self.xt_hat: dict[str, Left] = {}  # owner -> X_owner^T + Ra (as a holder)
-        self.xt_blocks: dict[str, list[int]] = {}  # owner -> its attributes' numbers of values
+        #: this site's rows in ranges of ``row_block`` (one range of all by default), each
+        #: with its one-hot ``X^T``, its shares of ``Z`` and its products' masks
+        self.ranges = RowRange.split(view.codes, self.sizes, self.dtype, row_block)
+        if len(self.ranges) > 1 and dealing.direct_products:
+            raise ConfigError(
+                "rows in ranges: the pairs' oblivious-transfer products are set up over all "
+                "of a site's rows; split them with a dealing party"
+            )
 
     @classmethod
     def check_criterion(cls, criterion: Criterion) -> None:
@@ -150,9 +163,11 @@ class LevelGrower:
         self.nodes.append(root)
         if self.is_class:
             assert view.y is not None
-            onehot = np.zeros((self.p, self.n), dtype=self.dtype)
-            onehot[view.y, np.arange(self.n)] = 1
-            self.shares[0] = onehot
+            for rows in self.ranges:
+                y = view.y[rows.start : rows.start + rows.n]
+                onehot = np.zeros((self.p, rows.n), dtype=self.dtype)
+                onehot[y, np.arange(rows.n)] = 1
+                rows.shares[0] = onehot
 
     async def decide(self, level: list[LevelNode], t: str) -> list[LevelNode]:
         """Mark the level's leaves (with their labels); returns the interior nodes."""
@@ -161,14 +176,18 @@ class LevelGrower:
     async def node_shares(self, inner: list[LevelNode], t: str) -> None:
         """This site's shares of ``Z`` of the interior nodes (the root's it has), by outer
         products of the winners' one-hot columns with the holders' shares of the parents'
-        (:func:`protocols.ppid3.level_products.child_shares`); the shares of the level
-        above are dropped."""
+        (:func:`protocols.ppid3.level_products.child_shares`), every range of rows at once;
+        the shares of the level above are dropped."""
         depth = inner[0].depth
         if depth > 0:
-            await child_shares(self.party, self.nodes, inner, self.shares, self.view,
-                               self.dealing, self.p, t, self.cost)  # fmt: skip
-        for k in [k for k in self.shares if self.nodes[k].depth < depth]:
-            del self.shares[k]
+            await asyncio.gather(*(
+                child_shares(self.party, self.nodes, inner, rows, self.dealing, self.p, t,
+                             self.cost)
+                for rows in self.ranges
+            ))  # fmt: skip
+        for rows in self.ranges:
+            for k in [k for k in rows.shares if self.nodes[k].depth < depth]:
+                del rows.shares[k]
 
     async def split(self, inner: list[LevelNode], t: str) -> list[Split]:
         """Each interior node's split, as this site knows it."""

@@ -43,6 +43,7 @@ from mpc.runtime.view import public, uniform
 from protocols.engine.dealing import MASKED, Dealing, dealt, expand_blocks
 from protocols.engine.ring import Left, Ring
 from protocols.ppid3.distribution_counts import SiteView, classes_unordered
+from protocols.ppid3.level_arrays import one_hot_columns
 
 #: a dot product's header: whether the owner's masked columns come now, and their blocks
 _HEAD_FORM = record(
@@ -75,6 +76,7 @@ __all__ = [
     "OT_PAIR",
     "PAIR_KEY",
     "LevelNode",
+    "RowRange",
     "child_shares",
     "pair_keys",
     "remaining_attribute_counts",
@@ -130,6 +132,52 @@ class LevelNode:
         return perm
 
 
+@dataclass
+class RowRange:
+    """A range of a site's rows, in the common private order of the records, and what the
+    level's products keep for it: the range's codes, its one-hot ``X^T`` (``sum |A| x rows``),
+    its shares of ``Z`` per node, and per partner the masks of its dot products. The products
+    of a level run range by range (:func:`child_shares`, :func:`shared_attribute_counts`),
+    every range with its own tags (``suffix``) and its own dealt randomness, and a site's
+    counts are the sum over its ranges; a site holds every range itself by default (one range
+    of all its rows, :meth:`split` for several)."""
+
+    start: int
+    codes: np.ndarray
+    xt: np.ndarray
+    offsets: np.ndarray
+    dtype: Any  # the share ring's, of the whole table (:meth:`Ring.for_rows`)
+    index: int = 0
+    suffix: str = ""
+    shares: dict[int, np.ndarray] = field(default_factory=dict)  # node -> share of Z (p x rows)
+    prepared: dict[str, Left] = field(default_factory=dict)  # holder -> the Ra of X^T + Ra
+    xt_hat: dict[str, Left] = field(default_factory=dict)  # owner -> X_owner^T + Ra (holder)
+    xt_blocks: dict[str, list[int]] = field(default_factory=dict)  # owner -> its |A| per A
+
+    @property
+    def n(self) -> int:
+        return int(self.codes.shape[0])
+
+    @classmethod
+    def split(
+        cls, codes: np.ndarray, sizes: Sequence[int], dtype: Any, block: int | None = None
+    ) -> list[RowRange]:
+        """A site's rows (``codes``, the values of attributes of ``sizes`` values each) in
+        ranges of ``block`` rows (all of them in one when None), its shares in the ring of
+        ``dtype``; every site splits the same number of records the same way (the number is
+        public, the order common)."""
+        n = codes.shape[0]
+        step = n if block is None else max(1, int(block))
+        starts = list(range(0, n, step)) or [0]
+        out = []
+        for i, s in enumerate(starts):
+            part = codes[s : s + step]
+            xt, offsets = one_hot_columns(part, sizes, dtype)
+            out.append(cls(s, part, xt, offsets, np.dtype(dtype), i,
+                           f"/r{i}" if len(starts) > 1 else ""))  # fmt: skip
+        return out
+
+
 # ----------------------------------------------------------------------------- step 2
 
 
@@ -160,17 +208,16 @@ async def child_shares(
     party: Party,
     nodes: list[LevelNode],
     inner: list[LevelNode],
-    shares: dict[int, np.ndarray],
-    view: SiteView,
+    rows: RowRange,
     dealing: Dealing,
     p: int,
     t: str,
     cost: dict[str, int],
 ) -> None:
-    """Step 2: this site's shares of ``Z`` for the interior nodes ``inner`` (all children of
-    nodes split at the previous level) from their parents' shares, by outer products."""
-    n = len(view.tids)
-    dtype = Ring.for_rows(n).dtype
+    """Step 2: this site's shares of ``Z`` over the range ``rows`` for the interior nodes
+    ``inner`` (all children of nodes split at the previous level) from their parents' shares,
+    by outer products (``rows.shares``)."""
+    n, shares, dtype = rows.n, rows.shares, rows.dtype
     names = list(party.parties)
     by_parent: dict[int, list[LevelNode]] = {}
     for node in inner:
@@ -192,13 +239,13 @@ async def child_shares(
     for key, children in by_parent.items():
         parent = nodes[key]
         if parent.owner == party.name and party.name in parent.holders:
-            col = view.codes[:, parent.attribute]
+            col = rows.codes[:, parent.attribute]
             for child in children:
                 add(child.key, shares[key] * (col == child.value).astype(dtype)[None, :])
 
     async def pair(w: str, h: str, keys: list[int]) -> None:
         for c, chunk in enumerate(_chunks(keys, lambda k: len(by_parent[k]), n)):
-            tag = f"{t}/o{names.index(w)}.{names.index(h)}.{c}"
+            tag = f"{t}{rows.suffix}/o{names.index(w)}.{names.index(h)}.{c}"
             parents = np.asarray(
                 [i for i, k in enumerate(chunk) for _ in by_parent[k]], dtype=np.int64
             )
@@ -213,7 +260,7 @@ async def child_shares(
                                     "shape": [n, len(children), len(chunk) * p, p],
                                     "parents": parents.tolist()})  # fmt: skip
                 a = np.stack(
-                    [(view.codes[:, nodes[k].attribute] == child.value) for k in chunk
+                    [(rows.codes[:, nodes[k].attribute] == child.value) for k in chunk
                      for child in by_parent[k]], axis=0,
                 ).astype(dtype)  # fmt: skip
                 out = await _outer(party, a, a_side=w, b_side=h, parents=parents, p=p,
@@ -253,15 +300,16 @@ def _chunks(keys: list[int], width: Callable[[int], int], n: int) -> list[list[i
 
 
 def local_products(
-    party: Party, mine: list[LevelNode], shares: dict[int, np.ndarray], xt: np.ndarray, p: int
+    party: Party, mine: list[LevelNode], rows: RowRange, p: int
 ) -> dict[int, np.ndarray]:
-    """This site's own part of ``X_s^T Z^ν`` for the nodes of ``mine`` whose ``Z`` it holds
-    a share of: ``xt`` (one-hot) times its share, no message, a chunk of nodes at a time."""
+    """This site's own part of ``X_s^T Z^ν`` over ``rows`` for the nodes of ``mine`` whose
+    ``Z`` it holds a share of: the range's ``X^T`` (one-hot) times its share, no message, a
+    chunk of nodes at a time."""
     out: dict[int, np.ndarray] = {}
     local = [node.key for node in mine if party.name in node.holders]
-    for chunk in _chunks(local, lambda k: p, xt.shape[1]):
-        z = np.concatenate([shares[k] for k in chunk], axis=0)
-        prod = Ring.of(z.dtype).matmul(xt, z.T, binary=True)  # xt is one-hot
+    for chunk in _chunks(local, lambda k: p, rows.n):
+        z = np.concatenate([rows.shares[k] for k in chunk], axis=0)
+        prod = Ring.of(z.dtype).matmul(rows.xt, z.T, binary=True)  # xt is one-hot
         for i, k in enumerate(chunk):
             out[k] = prod[:, i * p : (i + 1) * p]
     return out
@@ -271,15 +319,10 @@ async def remaining_attribute_counts(
     party: Party,
     nodes: list[LevelNode],
     inner: list[LevelNode],
-    shares: dict[int, np.ndarray],
+    rows: RowRange,
     view: SiteView,
-    xt: np.ndarray,
-    offsets: np.ndarray,
     dealing: Dealing,
     keys: dict[str, bytes],
-    prepared: dict[str, Left],
-    xt_hat: dict[str, Left],
-    xt_blocks: dict[str, list[int]],
     p: int,
     class_site: str,
     t: str,
@@ -288,23 +331,26 @@ async def remaining_attribute_counts(
     """Step 3: every site's count matrices of its remaining attributes at every node of
     ``inner`` (``node.by_attr``); a site other than the class site gets them with the class
     columns in its class order for each node (``node.perms`` at the class site). ``keys``:
-    the pairwise keys of the holders' zero-sharing."""
+    the pairwise keys of the holders' zero-sharing. ``rows`` holds every row: a holder's
+    share is transferred once per node over all of them (a range's counts opened alone
+    would say more than the node's)."""
     names = list(party.parties)
     me = names.index(party.name)
     is_class = party.name == class_site
-    m = xt.shape[0]
+    offsets = rows.offsets
+    m = rows.xt.shape[0]
     sizes = [int(x) for x in np.diff(offsets)]
     mine = [node for node in inner if node.left[me] > 0]
     # the own share, locally (a zero block for an attribute used on the path)
-    totals = local_products(party, mine, shares, xt, p)
+    totals = local_products(party, mine, rows, p)
     for k, block in totals.items():
         for j in nodes[k].used:
             block[offsets[j] : offsets[j + 1]] = 0
     masks: dict[str, np.ndarray] = {}  # the class site: owner -> T it subtracted
 
     async def as_holder(h: str, held: list[int]) -> None:
-        T = await _xdot_holder(party, nodes, held, shares, h, xt_hat, xt_blocks, keys, p,
-                               dealing, t, mask=is_class)  # fmt: skip
+        T = await _xdot_holder(party, nodes, held, rows, h, keys, p, dealing, t,
+                               mask=is_class)  # fmt: skip
         if T is not None:
             masks[h] = T
 
@@ -315,8 +361,8 @@ async def remaining_attribute_counts(
         # as the owner: with every other holder h of my nodes
         owned = [node.key for node in mine if h in node.holders]
         if owned:
-            tasks.append(_xdot_owner(party, nodes, owned, view, xt, sizes, h, dealing, prepared,
-                                     totals, p, t, cost))  # fmt: skip
+            tasks.append(_xdot_owner(party, nodes, owned, rows, sizes, h, dealing, totals, p,
+                                     t, cost))  # fmt: skip
         # as a holder: for every node where the owner h has attributes left and I hold Z
         s = names.index(h)
         held = [node.key for node in inner if node.left[s] > 0 and party.name in node.holders
@@ -348,7 +394,7 @@ async def remaining_attribute_counts(
     for node in mine:
         total = totals.get(node.key)
         if total is None:
-            total = np.zeros((m, p), dtype=xt.dtype)
+            total = np.zeros((m, p), dtype=rows.dtype)
         counts = total.astype(np.int64)
         node.by_attr = {
             j: counts[offsets[j] : offsets[j + 1]] for j in range(len(sizes)) if j not in node.used
@@ -364,12 +410,10 @@ async def _xdot_owner(
     party: Party,
     nodes: list[LevelNode],
     keys: list[int],
-    view: SiteView,
-    xt: np.ndarray,
+    rows: RowRange,
     sizes: list[int],
     holder: str,
     dealing: Dealing,
-    prepared: dict[str, Left],
     totals: dict[int, np.ndarray],
     p: int,
     t: str,
@@ -377,21 +421,25 @@ async def _xdot_owner(
     *,
     transfer: bool = True,
 ) -> None:
-    """The owner's side of ``X^T Z_h`` for the nodes ``keys``: ``X^T + Ra`` once per run, then
-    per chunk the holder's masked share and, by oblivious transfer, the holder's share of the
-    result for the attributes that remain at each node (a zero block for the used ones), with
-    the holder's part of the holders' zero-sharing in it. Without ``transfer`` the product
-    stays shared: the owner adds its share of ``X^T Z_h`` (every attribute) to ``totals`` and
-    the holder keeps its own (:func:`shared_attribute_counts`)."""
+    """The owner's side of ``X^T Z_h`` over ``rows`` for the nodes ``keys``: ``X^T + Ra`` once
+    per run and range, then per chunk the holder's masked share and, by oblivious transfer,
+    the holder's share of the result for the attributes that remain at each node (a zero
+    block for the used ones), with the holder's part of the holders' zero-sharing in it.
+    Without ``transfer`` the product stays shared: the owner adds its share of ``X^T Z_h``
+    (every attribute) to ``totals`` and the holder keeps its own
+    (:func:`shared_attribute_counts`)."""
     names = list(party.parties)
     dealer = dealing.of(party.name, holder)
     direct = dealing if dealing.direct_products else None
+    xt, prepared = rows.xt, rows.prepared
     m, n = xt.shape
     for c, chunk in enumerate(_chunks(keys, lambda k: p, n)):
-        tag = f"{t}/x{names.index(party.name)}.{names.index(holder)}.{c}"
+        tag = f"{t}{rows.suffix}/x{names.index(party.name)}.{names.index(holder)}.{c}"
         cols = len(chunk) * p
         request: dict[str, Any] = {"kind": "xdot", "peer": holder, "tag": tag,
                                    "shape": [m, n, cols], "blocks": sizes, "p": p}  # fmt: skip
+        if rows.suffix:
+            request["range"] = rows.index
         if not transfer:
             request["transfer"] = False
         first = holder not in prepared
@@ -448,10 +496,8 @@ async def _xdot_holder(
     party: Party,
     nodes: list[LevelNode],
     keys: list[int],
-    shares: dict[int, np.ndarray],
+    rows: RowRange,
     owner: str,
-    xt_hat: dict[str, Left],
-    xt_blocks: dict[str, list[int]],
     pairwise: dict[str, bytes],
     p: int,
     dealing: Dealing,
@@ -460,19 +506,19 @@ async def _xdot_holder(
     mask: bool = False,
     out: dict[int, np.ndarray] | None = None,
 ) -> np.ndarray | None:
-    """The holder's side: send ``Z_h + Rb``; compute its share ``(X^T + Ra) Z_h + rb`` of
-    every attribute's counts, add its part of the zero-sharing among the node's holders other
-    than the owner (:func:`zero_share`), and hand it over by oblivious transfer (the owner's
-    choice bits arrive xor-ed with the dealing party's, so they are uniform here). With
-    ``mask`` (the class site) both transfer messages carry a fresh uniform ``-T`` too; returns
-    ``T`` (``m x len(keys)*p``), for the permuted opening. With ``out`` the product stays
-    shared: the holder keeps its share ``(X^T + Ra) Z_h + rb`` of each node's counts there
-    (every attribute; no zero-sharing, no transfer)."""
+    """The holder's side over ``rows``: send ``Z_h + Rb``; compute its share ``(X^T + Ra) Z_h +
+    rb`` of every attribute's counts, add its part of the zero-sharing among the node's
+    holders other than the owner (:func:`zero_share`), and hand it over by oblivious transfer
+    (the owner's choice bits arrive xor-ed with the dealing party's, so they are uniform
+    here). With ``mask`` (the class site) both transfer messages carry a fresh uniform ``-T``
+    too; returns ``T`` (``m x len(keys)*p``), for the permuted opening. With ``out`` the
+    product stays shared: the holder keeps its share ``(X^T + Ra) Z_h + rb`` of each node's
+    counts there (every attribute; no zero-sharing, no transfer)."""
     names = list(party.parties)
     masks: list[np.ndarray] = []
-    rows = shares[keys[0]].shape[1] if keys else 0
-    for c, chunk in enumerate(_chunks(keys, lambda k: p, rows)):
-        tag = f"{t}/x{names.index(owner)}.{names.index(party.name)}.{c}"
+    shares, xt_hat, xt_blocks = rows.shares, rows.xt_hat, rows.xt_blocks
+    for c, chunk in enumerate(_chunks(keys, lambda k: p, rows.n)):
+        tag = f"{t}{rows.suffix}/x{names.index(owner)}.{names.index(party.name)}.{c}"
         z = np.concatenate([shares[k] for k in chunk], axis=0)
         cols, n = z.shape
         head = await party.recv(owner, f"{tag}/head", HEAD, expect=_HEAD_FORM)
@@ -533,43 +579,38 @@ async def shared_attribute_counts(
     party: Party,
     nodes: list[LevelNode],
     inner: list[LevelNode],
-    shares: dict[int, np.ndarray],
-    view: SiteView,
-    xt: np.ndarray,
+    rows: RowRange,
+    sizes: list[int],
     dealing: Dealing,
-    prepared: dict[str, Left],
-    xt_hat: dict[str, Left],
-    xt_blocks: dict[str, list[int]],
     p: int,
     t: str,
     cost: dict[str, int],
 ) -> dict[tuple[int, str], np.ndarray]:
     """Step 3 with nothing opened (``--reveal tree``): this site's additive shares, in the
-    share ring, of ``X_s^T Z^ν`` (every attribute of ``s``, ``m_s x p``) for every node ``ν``
-    of ``inner`` and every site ``s`` with attributes left there that this site is or holds
-    ``Z^ν`` for: as the owner, its own product locally plus its side of a commodity dot
-    product with each other holder; as a holder, its side. Returns ``{(node, s): share}``;
-    summed over the sites, the counts."""
+    share ring, of ``X_s^T Z^ν`` over ``rows`` (every attribute of ``s``, ``m_s x p``) for
+    every node ``ν`` of ``inner`` and every site ``s`` with attributes left there that this
+    site is or holds ``Z^ν`` for: as the owner, its own product locally plus its side of a
+    commodity dot product with each other holder; as a holder, its side. Returns ``{(node,
+    s): share}``; summed over the sites (and the ranges), the counts."""
     names = list(party.parties)
     me = names.index(party.name)
     mine = [node for node in inner if node.left[me] > 0]
-    totals = local_products(party, mine, shares, xt, p)
+    totals = local_products(party, mine, rows, p)
     held: dict[str, dict[int, np.ndarray]] = {}
-    sizes = [len(d) for d in view.domains]
     tasks: list[Coroutine[Any, Any, Any]] = []
     for h in names:
         if h == party.name:
             continue
         owned = [node.key for node in mine if h in node.holders]
         if owned:
-            tasks.append(_xdot_owner(party, nodes, owned, view, xt, sizes, h, dealing, prepared,
-                                     totals, p, t, cost, transfer=False))  # fmt: skip
+            tasks.append(_xdot_owner(party, nodes, owned, rows, sizes, h, dealing, totals, p,
+                                     t, cost, transfer=False))  # fmt: skip
         s = names.index(h)
         keys = [node.key for node in inner if node.left[s] > 0 and party.name in node.holders]
         if keys:
             held[h] = {}
-            tasks.append(_xdot_holder(party, nodes, keys, shares, h, xt_hat, xt_blocks, {}, p,
-                                      dealing, t, out=held[h]))  # fmt: skip
+            tasks.append(_xdot_holder(party, nodes, keys, rows, h, {}, p, dealing, t,
+                                      out=held[h]))  # fmt: skip
     await asyncio.gather(*tasks)
     result = {(k, party.name): v for k, v in totals.items()}
     for h, got in held.items():

@@ -209,6 +209,15 @@ class OpenedCounts(LevelGrower):
     )
     default_criterion = "entropy"
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if len(self.ranges) > 1:
+            raise ConfigError(
+                "rows in ranges: --reveal counts opens each node's counts to their owner in "
+                "one transfer over all rows (a range's counts alone would say more than the "
+                "node's); it takes a site's rows whole"
+            )
+
     async def start(self, tag: str) -> None:
         await super().start(tag)
         self.keys = await pair_keys(self.party, f"{tag}/pair-key")
@@ -264,9 +273,8 @@ class OpenedCounts(LevelGrower):
                               for i, s in enumerate(self.names)
                               if s != self.class_site and node.left[i] > 0}  # fmt: skip
         await remaining_attribute_counts(
-            self.party, self.nodes, inner, self.shares, self.view, self.xt, self.offsets,
-            self.dealing, self.keys, self.prepared, self.xt_hat, self.xt_blocks, self.p,
-            self.class_site, t, self.cost,
+            self.party, self.nodes, inner, self.ranges[0], self.view, self.dealing, self.keys,
+            self.p, self.class_site, t, self.cost,
         )  # fmt: skip
 
     async def winners(self, inner: list[LevelNode], t: str) -> tuple[list[str], list[int]]:
@@ -373,6 +381,7 @@ async def ppid3_levels(
     min_samples_split: int | None = None,
     tag: str = "ppid3",
     progress: Callable[[str], None] | None = None,
+    row_block: int | None = None,
 ) -> tuple[DistributedTree, dict[str, int]]:
     """Algorithm 7 at one site, one tree level per exchange, counting as ``reveal`` does (an
     entry of :data:`REVEALS`: the paper's :class:`OpenedCounts` by default) and splitting by
@@ -384,7 +393,9 @@ async def ppid3_levels(
     number of classes (announced by the class site) are public. Returns the site's part of
     the tree and its cost counters (with a third site dealing, ``dealt``: the products it
     dealt for others; by oblivious transfer, ``ot_requests``: the requests for randomness it
-    made with a partner)."""
+    made with a partner). ``row_block`` splits every site's rows into ranges of that many,
+    whose products run range by range (one range by default;
+    :class:`protocols.ppid3.level_products.RowRange`)."""
     check_sites(party, view, class_site, attribute_counts)
     preprocessing.check(len(party.parties))
     if criterion is not None:
@@ -393,7 +404,8 @@ async def ppid3_levels(
     def grow(dealing: Dealing) -> Coroutine[Any, Any, tuple[DistributedTree, dict[str, int]]]:
         grower = reveal(party, view, dealing, class_site=class_site,
                         attribute_counts=attribute_counts, criterion=criterion,
-                        max_depth=max_depth, min_samples_split=min_samples_split)  # fmt: skip
+                        max_depth=max_depth, min_samples_split=min_samples_split,
+                        row_block=row_block)  # fmt: skip
         return grower.grow(tag, progress)
 
     dtype = Ring.for_rows(len(view.tids)).dtype

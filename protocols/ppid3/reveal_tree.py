@@ -64,6 +64,7 @@ collude**: together they would hold every count.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import numpy as np
@@ -303,10 +304,15 @@ class SharedCounts(LevelGrower):
     async def split(self, inner: list[LevelNode], t: str) -> list[Split]:
         """The counts on shares, the fold, the scores and the argmax; opens the splits."""
         party, duo, p = self.party, self.duo, self.p
-        parts = await shared_attribute_counts(
-            party, self.nodes, inner, self.shares, self.view, self.xt, self.dealing,
-            self.prepared, self.xt_hat, self.xt_blocks, p, t, self.cost,
-        )  # fmt: skip
+        ranges = await asyncio.gather(*(
+            shared_attribute_counts(party, self.nodes, inner, rows, self.sizes, self.dealing, p,
+                                    t, self.cost)
+            for rows in self.ranges
+        ))  # fmt: skip
+        parts = ranges[0]
+        for more in ranges[1:]:  # a sum of shares is a share of the sum
+            for key, share in more.items():
+                parts[key] = parts[key] + share if key in parts else share
         cands = self._candidates(inner)
         offsets = {s: np.concatenate([[0], np.cumsum(d)]).astype(int)
                    for s, d in self.domains.items()}  # fmt: skip

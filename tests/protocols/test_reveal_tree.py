@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from mpc.crypto import randomness
 from mpc.datasets import Partition, Table, partition, weather
+from mpc.errors import ConfigError
 from mpc.learners.criteria import CRITERIA, FractionCriterion
 from mpc.learners.id3 import ID3Classifier
 from mpc.learners.tree import Split, to_json
@@ -30,7 +31,7 @@ from protocols.engine.ring import RING64, Ring
 from protocols.engine.session import Session
 from protocols.ppid3 import oblivious_classify
 from protocols.ppid3.fraction_argmax import argmax_plan, fraction_argmax
-from protocols.ppid3.levels import DEALER, ppid3_levels, serve_level_dealer
+from protocols.ppid3.levels import DEALER, REVEALS, ppid3_levels, serve_level_dealer
 from protocols.ppid3.oblivious_classify import classify_obliviously
 from protocols.ppid3.ppid3 import assemble, check_tree_equal
 from protocols.ppid3.reveal_tree import SharedCounts
@@ -48,7 +49,7 @@ SITE_LABELS = {"ppid3/structure", "reveal/stops", "reveal/labels", "reveal/split
 def run_reveal(
     table: Table, part: Partition, *, helper: str = "dealer", max_depth: int | None = None,
     mss: int | None = None, record: bool = False, criterion: str = "gini",
-    fixed: dict[str, bytes] | None = None,
+    fixed: dict[str, bytes] | None = None, row_block: int | None = None,
 ) -> dict[str, Any]:  # fmt: skip
     """``--reveal tree`` in memory; the plain tree with the same criterion beside it; ``opened``:
     what every party other than the first two sites could open by adding the two messages they send
@@ -73,7 +74,7 @@ def run_reveal(
             Sites(p, names).as_party(), view, class_site=class_site,
             attribute_counts=[len(s) for s in part.sites], preprocessing=PREPROCESSING[helper],
             max_depth=max_depth, min_samples_split=mss, reveal=SharedCounts,
-            criterion=CRITERIA[criterion],
+            criterion=CRITERIA[criterion], row_block=row_block,
         )  # fmt: skip
         return tree
 
@@ -188,6 +189,48 @@ def test_reveal_tree_on_car_for_each_helper_criterion_and_2_to_5_sites(
     out = run_reveal(t, part, helper=helper, max_depth=3, mss=87, criterion=criterion)
     _assert_same_tree(out)
     _assert_ledgers(out)
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tables(), st.sampled_from([1, 2, 5]), st.sampled_from(["gini", "entropy-fixed"]))
+def test_a_site_s_rows_in_ranges_grow_the_same_tree(
+    case: tuple[Table, Partition], block: int, criterion: str
+) -> None:
+    """Every site's rows in ranges of ``block`` (the last one shorter), each range's products
+    with their own tags and dealt randomness, the counts summed over the ranges: the plain
+    learner's tree, the same ledgers."""
+    table, part = case
+    helper = "sites" if part.k >= 3 else "dealer"
+    out = run_reveal(table, part, helper=helper, max_depth=3, criterion=criterion,
+                     row_block=block)  # fmt: skip
+    _assert_same_tree(out)
+    _assert_ledgers(out)
+
+
+@pytest.mark.parametrize(("helper", "reveal", "says"), [
+    ("ot", "tree", "oblivious-transfer products are set up over all"),
+    ("dealer", "counts", "takes a site's rows whole"),
+])  # fmt: skip
+def test_rows_in_ranges_are_refused_where_the_products_take_them_whole(
+    helper: str, reveal: str, says: str
+) -> None:
+    t = weather()
+    part = partition(t.attributes, 2, class_site=1)
+    views = _views(t, part)
+    names = [v.name for v in views]
+
+    async def program(p: Any) -> Any:
+        if p.name == DEALER:
+            return await serve_level_dealer(p, names, dtype=Ring.for_rows(t.n_rows).dtype)
+        return await ppid3_levels(
+            Sites(p, names).as_party(), views[names.index(p.name)], class_site=names[1],
+            attribute_counts=[len(s) for s in part.sites], preprocessing=PREPROCESSING[helper],
+            reveal=REVEALS[reveal], row_block=4,
+        )  # fmt: skip
+
+    parties = [*names, DEALER] if helper == "dealer" else names
+    with pytest.raises(ConfigError, match=says):
+        asyncio.run(run_in_memory(parties, program, timeout=30))
 
 
 def test_reveal_tree_full_weather_tree_with_a_middle_class_site() -> None:
