@@ -84,9 +84,10 @@ class ID3Classifier(PlainTreeClassifier):
       that under cross-validation every fold bins on its own training rows; ``None`` makes a
       continuous attribute an error;
     * ``criterion``: how a node's candidates are scored (:mod:`mpc.learners.criteria`):
-      ``"entropy"`` (the papers' information gain, the default), ``"gini"`` or
-      ``"entropy-fixed"`` (exact integer scores, as the learners that keep the counts
-      secret compute them).
+      ``"entropy"`` (the papers' information gain, the default), ``"gini"`` (MPyC's),
+      ``"gini-impurity"`` (CART's and scikit-learn's) or ``"entropy-fixed"``: every entry of
+      :data:`~mpc.learners.criteria.CRITERIA`; the last three are exact fractions or
+      integers, as the learners that keep the counts secret compute them.
 
     ``fit`` learns ``tree_``, ``classes_``, ``attributes_``, ``domains_`` and
     ``discretizer_`` (None when no attribute was binned); ``predict`` bins new rows with the

@@ -223,6 +223,9 @@ RUNS: dict[str, Run] = {
         "mpc run ppid3 --dataset car --sites 3 --reveal tree --criterion entropy-fixed "
         "--max-depth 2"
     ): Run((r"^dataset:", r"^tree:", r"^identical:", r"^accuracy:", r"^cost:", r"^trust:")),
+    "mpc run ppid3 --dataset tic-tac-toe --sites 3 --reveal tree --criterion gini-impurity": Run(
+        (r"^dataset:", r"^tree:", r"^identical:")
+    ),
     "mpc run ppid3 --dataset house-votes-84 --sites 3 --partition random:7 --test-split 0.3": Run(
         (r"^dataset:", r"^tree:", r"^identical:", r"^accuracy:"), timeout=300
     ),

@@ -21,6 +21,7 @@ from mpc.datasets import (
     split_vertically,
     weather,
 )
+from mpc.learners.criteria import CRITERIA
 from mpc.learners.id3 import ID3Classifier
 from mpc.learners.tree import to_json
 from mpc.runtime.codec import decode
@@ -51,9 +52,10 @@ def run_ppid3(
     *,
     max_depth: int | None = None,
     network: InMemoryNetwork | None = None,
+    criterion: str = "entropy",
 ) -> dict[str, Any]:
     """PPID3 (depth first, counts by set intersections) + classification of the training
-    rows, every site an in-memory party."""
+    rows, every site an in-memory party; the plain tree with the same criterion beside it."""
     views = _views(table, part)
     names = [v.name for v in views]
     class_site = names[part.class_site]
@@ -68,6 +70,7 @@ def run_ppid3(
             class_site=class_site,
             attribute_counts=[len(s) for s in part.sites],
             max_depth=max_depth,
+            criterion=CRITERIA[criterion],
         )
         cols = {
             a: [view.domains[j][c] for c in view.codes[:, j]] for j, a in enumerate(view.attributes)
@@ -87,7 +90,7 @@ def run_ppid3(
         {n: r[0].to_dict() for n, r in results.items()}, {n: i for i, n in enumerate(names)}
     )
     site_of = {a: i for i, s in enumerate(part.sites) for a in s}
-    plain = ID3Classifier(max_depth=max_depth).fit(
+    plain = ID3Classifier(max_depth=max_depth, criterion=criterion).fit(
         table, attribute_order=list(part.attributes), sites=site_of
     )
     return {

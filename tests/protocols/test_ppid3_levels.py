@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from mpc.datasets import Partition, Table, partition, weather
 from mpc.errors import ConfigError
+from mpc.learners.criteria import CRITERIA
 from mpc.learners.id3 import ID3Classifier
 from mpc.learners.tree import to_json
 from mpc.runtime.local import run_in_memory
@@ -42,9 +43,11 @@ def run_levels(
     mss: int | None = None,
     network: InMemoryNetwork | None = None,
     helper: str = "dealer",
+    criterion: str = "entropy",
 ) -> dict[str, Any]:
     """PPID3 by levels + classification of the training rows, in memory, with a dealer (or,
-    with ``helper="sites"``, the sites dealing for each other and no dealer)."""
+    with ``helper="sites"``, the sites dealing for each other and no dealer); the plain tree
+    with the same criterion beside it."""
     views = _views(table, part)
     names = [v.name for v in views]
     class_site = names[part.class_site]
@@ -61,6 +64,7 @@ def run_levels(
             class_site=class_site,
             attribute_counts=[len(s) for s in part.sites],
             preprocessing=PREPROCESSING[helper],
+            criterion=CRITERIA[criterion],
             max_depth=max_depth,
             min_samples_split=mss,
         )
@@ -79,7 +83,7 @@ def run_levels(
         {n: r[0].to_dict() for n, r in results.items()}, {n: i for i, n in enumerate(names)}
     )
     site_of = {a: i for i, s in enumerate(part.sites) for a in s}
-    plain = ID3Classifier(max_depth=max_depth, min_samples_split=mss).fit(
+    plain = ID3Classifier(max_depth=max_depth, min_samples_split=mss, criterion=criterion).fit(
         table, attribute_order=list(part.attributes), sites=site_of
     )
     return {"view": view, "plain": plain, "predictions": results[class_site][1],

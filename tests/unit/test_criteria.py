@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from mpc.datasets import load_dataset, weather
 from mpc.errors import ConfigError
 from mpc.learners.criteria import (
+    CRITERIA,
     NLOGN_ERROR_BITS,
     NLOGN_SCALE_BITS,
     NLOGN_W,
@@ -63,6 +64,42 @@ def test_the_gini_score_is_its_formula_in_exact_fractions(rows: list[list[int]])
         (Fraction(sum(c * c for c in r), 8 * sum(r) + 1) for r in rows), start=Fraction(0)
     )
     assert gini_score(joint) == expected
+
+
+def _cart_impurity(rows: list[list[int]]) -> Fraction:
+    """The weighted Gini impurity of a split as CART and scikit-learn define it:
+    ``Σ_v (n_v / n) (1 - Σ_c (n_vc / n_v)²)``, an empty branch weighing nothing."""
+    n = sum(sum(r) for r in rows)
+    total = Fraction(0)
+    for r in rows:
+        n_v = sum(r)
+        if n_v:
+            total += Fraction(n_v, n) * (1 - sum(Fraction(c, n_v) ** 2 for c in r))
+    return total
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 2), min_size=1, max_size=30), st.data())
+def test_gini_impurity_picks_the_split_of_least_cart_impurity(
+    labels: list[int], data: st.DataObject
+) -> None:
+    """On rows of up to three classes, each candidate splitting them over up to four values
+    (ties and empty branches common): ``gini-impurity``'s largest score is the candidate of
+    least weighted Gini impurity, the first of equals, and the score is ``n (1 - impurity)``
+    exactly."""
+    n = len(labels)
+    candidates = []
+    for _ in range(data.draw(st.integers(1, 5))):
+        values = data.draw(st.lists(st.integers(0, 3), min_size=n, max_size=n))
+        joint = [[0, 0, 0] for _ in range(4)]
+        for v, c in zip(values, labels, strict=True):
+            joint[v][c] += 1
+        candidates.append(joint)
+    crit = CRITERIA["gini-impurity"]
+    scores = [crit.score(np.array(c)) for c in candidates]
+    impurities = [_cart_impurity(c) for c in candidates]
+    assert scores.index(max(scores)) == impurities.index(min(impurities))
+    assert all(s == n * (1 - i) for s, i in zip(scores, impurities, strict=True))
 
 
 @settings(max_examples=300, deadline=None)
