@@ -59,6 +59,10 @@ and context numbers, and that a seed of a site's mask or the class site's permut
 with it (``withheld``: randomness drawn for this product, independent of the data, named in
 the ledger but not copied into it, since whoever reads a copy could unmask the product).
 Each site's closing message (``fast-counts/done``) is recorded too. It receives no data.
+
+References: D. Beaver, *Commodity-based cryptography*, STOC 1997 (a server that deals and
+learns nothing); W. Du, Z. Zhan, IEEE ICDM PSDM Workshop 2002 (the dot-product masks); D.
+Beaver, CRYPTO 1991 (the triples).
 """
 
 from __future__ import annotations

@@ -108,6 +108,9 @@ per direction of a pair (``m`` the owner's attribute values). About ``J`` times 
 of a dealer's masked dot product (``N cols l``): the price of having no dealer. Memory: 16
 bytes per attribute value and record of the partner's, and as much of one's own, per
 partner.
+
+References: Y. Ishai, J. Kilian, K. Nissim, E. Petrank, CRYPTO 2003 (the OTs); N. Gilboa,
+CRYPTO 1999 (the products); D. Beaver, CRYPTO 1991 (the triples).
 """
 
 from __future__ import annotations

@@ -14,6 +14,9 @@ on and who must not collude with whom, the sites it needs and the outside party 
 outside party's program. Every command line, deployment check, launcher and program takes its
 choices from here, so a new kind is a class and one entry below. The ``--helper`` option
 names one.
+
+References: the three kinds' own modules: :mod:`protocols.engine.dealing` (a dealer, a third
+site) and :mod:`protocols.engine.ot_dealing` (oblivious transfer).
 """
 
 from __future__ import annotations

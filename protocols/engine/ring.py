@@ -19,6 +19,9 @@ of ``Z_{2^64}`` and wider ``K / 64`` little-endian ``uint64`` words (:meth:`Ring
 message is checked for its dtype and shape like any other array. Uniform elements come from a
 32-byte seed or a :class:`mpc.crypto.prg.SeedStream` (:meth:`Ring.random`): how masks travel
 as seeds. Network-free.
+
+References: none (the arithmetic of ``Z_{2^K}``); the exact products of matrices in float64
+by 16-bit limbs (:meth:`Ring.matmul`) are this module's own.
 """
 
 from __future__ import annotations

@@ -25,6 +25,10 @@ outside the two (:mod:`protocols.engine.opening`).
 What each party receives: see :mod:`protocols.engine.triples` (the triples),
 :mod:`protocols.engine.circuits` (masked values, ``compare/masked``) and
 :mod:`protocols.engine.opening` (the openings).
+
+References: D. Beaver, *Efficient multiparty protocols using circuit randomization*, CRYPTO
+1991 (the triples a batch consumes); the design of a runtime whose circuits are ordinary
+functions and whose outputs pass one door follows MPyC (B. Schoenmakers, ``mpyc/runtime.py``).
 """
 
 from __future__ import annotations

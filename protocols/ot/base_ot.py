@@ -25,6 +25,9 @@ Curve25519 (random-oracle model for ``H_K``). Checks: ``A`` and every ``B`` must
 (a low-order point); otherwise :class:`~mpc.errors.PeerMisbehaved` names the peer. Scalars are
 clamped (multiples of the cofactor 8), which removes any small-order component of ``B``.
 ``H_K`` is SHA-256 with a domain string, the OT index and the choice, cut to 128 bits.
+
+References: T. Chou, C. Orlandi, *The simplest protocol for oblivious transfer*, LATINCRYPT
+2015; D. J. Bernstein, *Curve25519: new Diffie-Hellman speed records*, PKC 2006.
 """
 
 from __future__ import annotations

@@ -10,6 +10,11 @@ products ``a_0 b_1`` and ``b_0 a_1`` go through one batch of Gilboa products, an
 
 A product takes 64 correlated OTs: 1,536 bytes (1,024 + 512) plus a few bytes of message
 framing; a Beaver triple two products.
+
+References: N. Gilboa, *Two party RSA key generation*, CRYPTO 1999 (the products); D. Beaver,
+*Efficient multiparty protocols using circuit randomization*, CRYPTO 1991 (the triples); Y.
+Ishai, J. Kilian, K. Nissim, E. Petrank, *Extending oblivious transfers efficiently*, CRYPTO
+2003 (the correlated OTs).
 """
 
 from __future__ import annotations

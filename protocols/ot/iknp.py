@@ -30,6 +30,12 @@ per base OT (4 KiB for 128) from the base-OT receiver, one round trip; each batc
 :data:`CHUNK_OTS` OTs is one message each way, with at most :data:`WINDOW` batches in flight.
 
 Security, ledger and randomness: :mod:`protocols.ot`.
+
+References: Y. Ishai, J. Kilian, K. Nissim, E. Petrank, *Extending oblivious transfers
+efficiently*, CRYPTO 2003; C. Guo, J. Katz, X. Wang, Y. Yu, *Efficient and secure multiparty
+computation from fixed-key block ciphers*, IEEE S&P 2020 (the tweakable hash); G. Asharov, Y.
+Lindell, T. Schneider, M. Zohner, *More efficient oblivious transfer and extensions for faster
+secure computation*, CCS 2013 (correlated OT).
 """
 
 from __future__ import annotations

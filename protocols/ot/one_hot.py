@@ -63,6 +63,11 @@ module does not do). Not secure against an active party (:mod:`protocols.ot.iknp
 
 Randomness: none is drawn here besides the session's (OS generator); every pad is a hash of
 the session's rows. Both sides must call the uses of a session in the same order.
+
+References: Y. Ishai, J. Kilian, K. Nissim, E. Petrank, *Extending oblivious transfers
+efficiently*, CRYPTO 2003 (the OTs, made once, their pads stretched per use); C. Guo, J. Katz,
+X. Wang, Y. Yu, *Efficient and secure multiparty computation from fixed-key block ciphers*,
+IEEE S&P 2020 (the fixed-key hash).
 """
 
 from __future__ import annotations

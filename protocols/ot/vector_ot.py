@@ -12,6 +12,10 @@ products they make, on the sessions of :mod:`protocols.ot.iknp`.
 Batches hold at most :data:`~protocols.ot.iknp.PAD_BLOCKS` hash blocks, so memory stays a few
 MiB whatever the width. What each party receives: the IKNP matrices and corrections
 (uniform, :mod:`protocols.ot.iknp`); what it learns: sizes only (:mod:`protocols.ot`).
+
+References: Y. Ishai, J. Kilian, K. Nissim, E. Petrank, *Extending oblivious transfers
+efficiently*, CRYPTO 2003 (the OTs, their pads stretched); N. Gilboa, *Two party RSA key
+generation*, CRYPTO 1999 (the products by a scalar's bits).
 """
 
 from __future__ import annotations

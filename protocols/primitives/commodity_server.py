@@ -18,6 +18,10 @@ so is ``V`` given Bob's view. Security needs a dealer that colludes with neither
 The masks come from a cryptographic generator (AES-CTR keyed from ``secrets``), not from a
 numpy generator: a statistical PRNG's state can be recovered from its outputs, and Bob sees
 ``A + Ra`` where ``A`` may be mostly zeros.
+
+References: W. Du, Z. Zhan, *Building decision tree classifier on private data*, IEEE ICDM
+Workshop on Privacy, Security and Data Mining 2002 (the commodity server); D. Beaver,
+*Commodity-based cryptography*, STOC 1997.
 """
 
 from __future__ import annotations

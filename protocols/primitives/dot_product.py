@@ -43,6 +43,9 @@ declared). The dealer's ledger holds the shape only.
 Cost accounting: Alice and Bob each count ``m * l`` ``dot_products`` (``m`` in the row-wise
 form); the Paillier method also counts ``paillier_keygen``, ``paillier_enc``, ``paillier_mul``
 (ciphertext times plaintext scalar, ``m n l``; ``m n`` row-wise) and ``paillier_dec``.
+
+References: W. Du, Z. Zhan, *Building decision tree classifier on private data*, IEEE ICDM PSDM
+Workshop 2002 (Teng & Du's [3], the method ``dealer``); the methods' own modules cite theirs.
 """
 
 from __future__ import annotations

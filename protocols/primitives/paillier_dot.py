@@ -22,6 +22,11 @@ clear and sends them to Bob as they are (:data:`PRODUCTS`, declared).
 Cost accounting: ``paillier_keygen``, ``paillier_enc``, ``paillier_mul`` (ciphertext times
 plaintext scalar, ``m n l``; ``m n`` row-wise) and ``paillier_dec``. Slow (one 2048-bit
 encryption per entry of Alice's matrix): small tables only.
+
+References: P. Paillier, *Public-key cryptosystems based on composite degree residuosity
+classes*, EUROCRYPT 1999; B. Goethals, S. Laur, H. Lipmaa, T. Mielikäinen, *On private scalar
+product computation for privacy-preserving data mining*, ICISC 2004 (the scalar product by an
+additive homomorphic cipher).
 """
 
 from __future__ import annotations

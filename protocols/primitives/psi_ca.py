@@ -39,6 +39,11 @@ read the OS generator (``secrets``), never a seeded or statistical generator.
 
 Cost per group: each party performs one X25519 per element of every set of the group (its own
 and the ``k - 1`` others it forwards), so ``k * sum(|sets|)`` operations in all.
+
+References: J. Vaidya, C. Clifton, *Secure set intersection cardinality with application to
+association rule mining*, J. Computer Security 13 (2005) (Vaidya & Clifton's [13]); R. Agrawal,
+A. Evfimievski, R. Srikant, *Information sharing across private databases*, SIGMOD 2003
+(commutative encryption for set intersections).
 """
 
 from __future__ import annotations

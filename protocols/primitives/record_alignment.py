@@ -37,6 +37,10 @@ data is used, having revealed only the counts.
 Cost on equal sets: one HMAC per record, a sort, and PSI-CA on one element per site (``k``
 X25519 operations per site), plus 3 small all-to-all messages; a million records take a few
 seconds. Unequal sets add PSI-CA on the ids: ``k * sum(n_i)`` X25519 operations in all.
+
+References: J. Vaidya, C. Clifton, *Secure set intersection cardinality with application to
+association rule mining*, J. Computer Security 13 (2005) (the equality test, on one-element
+sets); H. Krawczyk, M. Bellare, R. Canetti, RFC 2104, *HMAC* (the keyed order).
 """
 
 from __future__ import annotations

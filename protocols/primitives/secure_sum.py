@@ -13,6 +13,10 @@ unknown to it, hence uniform whatever the inputs (tested statistically). The rec
 the sum; with ``reveal="all"`` so does everyone. The ledger records exactly that:
 ``secure-sum/result`` for each party that learns it. Security assumes no collusion between
 the two ring neighbours of a party (semi-honest, non-colluding, as in the paper).
+
+References: B. Schneier, *Applied Cryptography*, 2nd ed., Wiley 1995, and M. Kantarcioglu, C.
+Clifton, *Privacy-preserving distributed mining of association rules on horizontally
+partitioned data*, IEEE TKDE 16 (2004): Vaidya & Clifton's [17, 10].
 """
 
 from __future__ import annotations

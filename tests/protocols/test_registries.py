@@ -1,12 +1,13 @@
-"""A new helper kind and a new dot-product method each take one module and one registry entry:
-here each is a class of this module, put into its registry for the test (the registry entry),
-and the protocols, launchers and command lines that take their choices from the registry run
-with it unchanged.
+"""A new kind of preprocessing and a new dot-product method each take one class and one
+registry entry: here each is a class of this module, put into its registry for the test (the
+registry entry: :data:`~protocols.engine.preprocessing.PREPROCESSING`,
+:data:`~protocols.primitives.dot_product.METHODS`), and the protocols, launchers and command
+lines that take their choices from the registry run with it unchanged.
 
-* a helper: :class:`LastSiteHelper` deals each product between two sites at the *last* other
-  site rather than :func:`~protocols.engine.dealing.third_site`'s; PPID3's level driver
-  grows plain ID3's tree with it, and each site deals exactly the products the new rule gives
-  it;
+* a kind of preprocessing (``--helper``): :class:`LastSiteHelper` deals each product between
+  two sites at the *last* other site rather than
+  :func:`~protocols.engine.dealing.third_site`'s; PPID3's level driver grows plain ID3's tree
+  with it, and each site deals exactly the products the new rule gives it;
 * a dot-product method: :class:`SeededServer` is a commodity server that deals Alice's and
   Bob's masks as 32-byte seeds; the products equal the plain ones, Hybrid-ID3 grows the same
   trees with it as with the commodity server, and ``mpc run dot-product`` offers it.

@@ -199,3 +199,64 @@ def test_wide_tables_scroll_and_the_home_page_commands_fit() -> None:
     commands = [line for info, block in blocks for line in block.splitlines()
                 if info == "bash" or line.startswith("$ ")]  # fmt: skip
     assert commands and max(map(len, commands)) <= 72, [c for c in commands if len(c) > 72]
+
+
+def _files_block() -> list[str]:
+    """The lines of the code block under "## The files" on the architecture page."""
+    page = (DOCS / "architecture.md").read_text(encoding="utf-8")
+    section = page.split("## The files", 1)[1]
+    block = section.split("```", 2)[1]
+    return block.splitlines()[1:]
+
+
+def _under(lines: list[str], folder: str) -> str:
+    """The text of ``folder``'s entry (``mpc/runtime`` says ``runtime/`` under ``mpc/``): its
+    line and every line indented deeper below it, up to the next entry at its depth or
+    shallower."""
+    start, depth = 0, -1
+    for part in folder.split("/"):
+        for i in range(start, len(lines)):
+            line = lines[i]
+            indent = len(line) - len(line.lstrip())
+            if indent > depth and line.lstrip().startswith(part + "/"):
+                start, depth = i, indent
+                break
+        else:
+            raise AssertionError(f"architecture.md names no folder {folder}/")
+    out = [lines[start]]
+    for line in lines[start + 1 :]:
+        stripped = line.lstrip()
+        indent = len(line) - len(stripped)
+        if stripped and indent <= depth and not line[: depth + 1].isspace():
+            break
+        out.append(line)
+    return "\n".join(out)
+
+
+@pytest.mark.parametrize("package", ["mpc", "protocols", "parties"])
+def test_the_architecture_page_names_every_module_under_its_folder(package: str) -> None:
+    lines = _files_block()
+    missing = []
+    for path in sorted((ROOT / package).rglob("*.py")):
+        if path.name == "__init__.py":
+            continue
+        folder = path.parent.relative_to(ROOT).as_posix()
+        if not re.search(rf"(?<![\w.]){re.escape(path.name)}\b", _under(lines, folder)):
+            missing.append(path.relative_to(ROOT).as_posix())
+    assert missing == [], f"docs/architecture.md does not name {missing} under their folders"
+
+
+def test_every_primitive_names_its_references() -> None:
+    """Each module of the engine, the oblivious transfers and the primitives says in its
+    docstring, on a ``References:`` line, which published protocols it follows."""
+    import ast
+
+    missing = []
+    for folder in ("engine", "ot", "primitives"):
+        for path in sorted((ROOT / "protocols" / folder).glob("*.py")):
+            if path.name in ("__init__.py", "checks.py", "dot_product_base.py"):
+                continue
+            doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+            if "\nReferences: " not in "\n" + doc:
+                missing.append(path.relative_to(ROOT).as_posix())
+    assert missing == []
