@@ -73,6 +73,8 @@ log = logging.getLogger("mpc.ppid3")
 ID_COLUMN = "id"
 #: how the counts are computed: set-intersection cardinality, or additive shares
 COUNTS = ("psi", "fast")
+#: which records a run uses: every site must hold the same, or the ones every site holds
+RECORDS = ("same", "common")
 
 #: what a party receives in the system's own steps
 ROWS = declared("ppid3/rows", "the number of aligned records (the dealer: its shapes)")
@@ -121,6 +123,7 @@ class Ppid3Params(Params):
     deliver_to: str | None = option(None, key="deliver_to")
     reveal: str = option("counts", key="reveal", choices=REVEALS)
     criterion: str | None = option(None, key="criterion", choices=CRITERIA)
+    records: str = option("same", key="records", choices=RECORDS)
 
     def check(self) -> None:
         if self.counts not in COUNTS:
@@ -197,10 +200,17 @@ def _columns_doc(table: Any, edges: dict[str, list[float]]) -> list[dict[str, An
     ]
 
 
-async def _align(site: Party, own: Any, tag: str) -> Any:
-    """Record alignment among the sites; returns this site's table in the common order."""
-    alignment = await align_records(site, [str(i) for i in own.ids], tag=tag)
-    return own.table.subset(alignment.order), own.ids[alignment.order]
+async def _align(site: Party, own: Any, tag: str, records: str) -> Any:
+    """Record alignment among the sites (``records = "common"``: on the records every site
+    holds); returns this site's table in the common order, its ids, and how many of its
+    records it holds and uses."""
+    alignment = await align_records(site, [str(i) for i in own.ids], tag=tag,
+                                    common=records == "common")  # fmt: skip
+    if alignment.n != alignment.held:
+        log.info("%s: %d of its %d records are held by every site; the run uses those",
+                 site.name, alignment.n, alignment.held)  # fmt: skip
+    used = {"held": alignment.held, "used": alignment.n}
+    return own.table.subset(alignment.order), own.ids[alignment.order], used
 
 
 def _as_view(name: str, table: Any) -> Any:
@@ -344,7 +354,7 @@ async def _train_run(
     own, warning = _training_input(params, me)
     if warning:
         log.warning("%s: %s", party.name, warning)
-    table, _ = await _align(site, own, "record-alignment")
+    table, _, used = await _align(site, own, "record-alignment", params.records)
     table, edges = bin_columns(table, params.bins, None)
     outside = None if helper is None else PREPROCESSING[helper].outside
     if outside is not None and is_class:
@@ -388,13 +398,14 @@ async def _train_run(
         "train_s": round(train_s, 3),
         "columns": _columns_doc(own.table, edges),
         "rows": table.n_rows,
+        "records": used,
     }
     if is_class and params.reveal != "tree":  # from the leaves' class counts
         out["train_accuracy"] = leaf_accuracy(tree, table.n_rows)
     if me.test is not None:
         test_own = _test_input(params, me)
         out.update(await _classify_test(site, test_own, tree, edges, class_site, params.reveal,
-                                        helper))  # fmt: skip
+                                        helper, params.records))  # fmt: skip
     await _save_part(site, me, tree, edges, own, class_site, class_column, out, params.reveal,
                      helper)  # fmt: skip
     log.info(
@@ -436,11 +447,12 @@ async def _classify_test(
     class_site: str,
     reveal: str = "counts",
     helper: str | None = None,
+    records: str = "same",
 ) -> dict[str, Any]:
     """Algorithm 8 on the held-out records (``test_own``, read from ``me.test``), or with
     ``reveal = "tree"`` classification without a path with the training's ``helper``: the
     class site's test accuracy and predictions."""
-    ttable, tids_text = await _align(site, test_own, "record-alignment/test")
+    ttable, tids_text, _ = await _align(site, test_own, "record-alignment/test", records)
     ttable, _ = bin_columns(ttable, None, edges)
     tcols: dict[str, Sequence[str]] = {
         a: [str(v) for v in c] for a, c in zip(ttable.attributes, ttable.columns, strict=True)
@@ -610,7 +622,7 @@ async def _classify_run(
             )
             raise ConfigError(message, public=message)
     columns_doc = body["columns"]
-    table, ids = await _align(site, own, "record-alignment")
+    table, ids, used = await _align(site, own, "record-alignment", params.records)
     edges = {c["name"]: c["bins"] for c in columns_doc if "bins" in c}
     table, _ = bin_columns(table, None, edges)
     tree = DistributedTree.from_dict(body["tree"])
@@ -651,6 +663,7 @@ async def _classify_run(
     )
     out: dict[str, Any] = {
         "classified": len(tids),
+        "records": used,
         "model_id": model.model_id,
         "classify_s": round(time.perf_counter() - started, 3),
     }

@@ -48,7 +48,7 @@ from mpc.learners.tree import depth, from_json, node_count, to_json
 from mpc.runtime.files import private_dir
 from parties.options import ColumnKinds, DataSource, joined_table
 from parties.params import AtLeast, NumberList, option
-from parties.programs.ppid3 import COUNTS, ID_COLUMN, Ppid3Params
+from parties.programs.ppid3 import COUNTS, ID_COLUMN, RECORDS, Ppid3Params
 from parties.systems.base import SEMI_HONEST, Audit, Plan, System, number
 from parties.vertical_csv import fresh_id_column
 from protocols.engine.preprocessing import PREPROCESSING, default_preprocessing, preprocessing_of
@@ -244,6 +244,16 @@ class Ppid3Options(DataSource, ColumnKinds):
         "exchange, with correlated randomness from --helper",
     )
     helper: str | None = option(None, flag="--helper", choices=PREPROCESSING, help=_helper_help())
+    records: str = option(
+        "same",
+        flag="--records",
+        choices=RECORDS,
+        help="same: every site must hold the same record ids, and a run whose sites do not "
+        "stops, telling only how many ids every site holds (default); common: train (and "
+        "classify) on the records every site holds, found by a private set intersection: each "
+        "site learns which of its records those are and, down the chain of sites, how many "
+        "records the sites before it hold in common; no site's other records leave it",
+    )
     reveal: str = option(
         "counts",
         flag="--reveal",
@@ -503,6 +513,7 @@ class Ppid3(System):
             helper=o.helper_for(part.k),
             reveal=o.reveal,
             criterion=o.criterion if o.split_criterion or o.reveal == "tree" else None,
+            records=o.records,
         ).to_deployment()
 
     def _public_plan(self, o: Ppid3Options, k: int, class_site: int) -> Plan:
@@ -561,6 +572,7 @@ class Ppid3(System):
             "partition": {**part.to_dict(), "site_names": names},
             "discretizer": ctx["discretizer"],
             "columns": {n: results[n].get("columns", []) for n in names},
+            "records": {n: results[n]["records"] for n in names if "records" in results[n]},
             "models": {n: results[n]["model"] for n in names if "model" in results[n]},
             "reveal": plan.params.get("reveal", "counts"),
             "criterion": plan.params.get("criterion") or "entropy",
@@ -705,6 +717,11 @@ def _columns_lines(result: dict[str, Any]) -> list[str]:
             for c in cols
         ]
         lines.append(f"columns:   {name}: " + "; ".join(described))
+    records = result.get("records") or {}
+    if any(r["used"] != r["held"] for r in records.values()):
+        lines.append("records:   " + "; ".join(
+            f"{n}: {r['used']} of its {r['held']} used" for n, r in records.items()
+        ) + " (the records every site holds)")  # fmt: skip
     models = result.get("models") or {}
     if models:
         first = next(iter(models.values()))

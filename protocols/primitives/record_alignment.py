@@ -54,15 +54,17 @@ import numpy as np
 
 from mpc.crypto import randomness
 from mpc.crypto.curve25519 import ELEMENT_BYTES, hash_to_curve
-from mpc.errors import ConfigError
-from mpc.runtime.expect import boolean, integer, raw
+from mpc.errors import ConfigError, PeerMisbehaved
+from mpc.runtime.expect import array, boolean, integer, raw
 from mpc.runtime.party import Party
 from mpc.runtime.view import declared, uniform
 from protocols.primitives.psi_ca import GroupInput, set_intersection_cardinality
+from protocols.primitives.set_intersection import intersection_members
 
 __all__ = [
     "COMMON",
     "EQUAL",
+    "INTERSECTION",
     "KEY_SHARE",
     "SIZE",
     "Alignment",
@@ -79,6 +81,18 @@ COMMON = declared(
     "record-alignment/common", "how many record ids every site holds (sets that differ only)"
 )
 
+
+def _how_many(body: object) -> int:
+    """A list of keyed hashes as compared across runs: how many (their key is fresh)."""
+    return len(body) if hasattr(body, "__len__") else -1
+
+
+INTERSECTION = declared(
+    "record-alignment/intersection",
+    "the keyed hashes of the record ids every site holds, from the last site, sorted",
+    canonical=_how_many,
+)
+
 #: the domain under which record ids are hashed onto the curve (apart from PPID3's tids)
 ID_DOMAIN = b"mpc/record-ids/v1"
 #: the domain under which a site's id-set digest is hashed onto the curve
@@ -93,10 +107,12 @@ class RecordMismatch(ConfigError):
 @dataclass(frozen=True)
 class Alignment:
     """One site's result: ``order[t]`` is the row of this site's file holding record ``t`` of
-    the common order (so ``rows[order]`` puts the file in the common order)."""
+    the common order (so ``rows[order]`` puts the file in the common order); ``n`` records in
+    it, of the ``held`` in the site's file (fewer on the intersection)."""
 
     order: np.ndarray
     n: int
+    held: int = -1
 
 
 def order_key(shares: Sequence[bytes]) -> bytes:
@@ -123,11 +139,15 @@ def _mismatch(names: Sequence[str], sizes: dict[str, int], common: int) -> Recor
 
 
 async def align_records(
-    party: Party, ids: Sequence[str], *, tag: str = "record-alignment"
+    party: Party, ids: Sequence[str], *, tag: str = "record-alignment", common: bool = False
 ) -> Alignment:
     """Check that every party of ``party`` (the sites) holds the same record ids and return
     this site's rows in the common order; raises :class:`RecordMismatch` (at every site) when
-    the sets differ. ``ids`` must be distinct (checked: a repeat is this site's own error)."""
+    the sets differ, or, with ``common``, goes on with the records every site holds: a private
+    set intersection (:mod:`protocols.primitives.set_intersection`, after which the last site
+    tells the others the intersection as keyed hashes), each site learning which of its
+    records are common and the running sizes that protocol declares. ``ids`` must be distinct
+    (checked: a repeat is this site's own error)."""
     names = list(party.parties)
     if len(set(ids)) != len(ids):
         raise ConfigError(f"{party.name}: its record ids repeat; every record needs its own id")
@@ -162,19 +182,63 @@ async def align_records(
         equal = await _announce(party, first, None if same is None else int(same.sum()) == 1,
                                 f"{tag}/equal")  # fmt: skip
         if equal and len(set(sizes.values())) == 1:
-            common = len(ids)
+            count = len(ids)
+        elif common:  # the records every site holds, and only those, from here on
+            inside = await _intersection(party, ids, keyed, tag)
+            order = order[inside[order]]
+            count = len(order)
+            if count == 0:
+                message = "no record id is held by every site: there is nothing to learn from"
+                raise RecordMismatch(message, public=message)
         else:  # count the difference for the error message (never which ids differ)
-            common = await _common_count(party, ids, first, tag)
-        party.ledger.record(f"{tag}/common", common, step=f"{tag}/common")
-        if not equal or any(n != common for n in sizes.values()):
-            raise _mismatch(names, sizes, common)
+            count = await _common_count(party, ids, first, tag)
+        party.ledger.record(f"{tag}/common", count, step=f"{tag}/common")
+        if not common and (not equal or any(n != count for n in sizes.values())):
+            raise _mismatch(names, sizes, count)
         party.ledger.record(
             f"{tag}/order", "a common order by keyed hashes (key from every site's share)",
             step=f"{tag}/equal",
         )  # fmt: skip
         if party.view is not None:  # the positions of later messages name these records
             party.view.record_ids = [ids[i] for i in order]
-    return Alignment(order, len(ids))
+    return Alignment(order, len(order), len(ids))
+
+
+async def _intersection(
+    party: Party, ids: Sequence[str], keyed: Sequence[bytes], tag: str
+) -> np.ndarray:
+    """Which of this site's records every site holds: the last site learns it by
+    :func:`~protocols.primitives.set_intersection.intersection_members` and sends every
+    other site the keyed hashes of those records, sorted (the order key is the sites'; each
+    site holds every one of them)."""
+    names = list(party.parties)
+    hashed = np.frombuffer(
+        b"".join(hash_to_curve(i.encode(), ID_DOMAIN) for i in ids), dtype=np.uint8
+    ).reshape(-1, ELEMENT_BYTES)
+    members = await intersection_members(party, hashed, tag=f"{tag}/intersection")
+    last = names[-1]
+    if party.name == last:
+        assert members is not None
+        common = b"".join(sorted(keyed[int(i)] for i in np.flatnonzero(members)))
+        rows = np.frombuffer(common, dtype=np.uint8).reshape(-1, _SHARE_BYTES)
+        for peer in party.peers:
+            await party.send(peer, f"{tag}/intersection", rows)
+        inside = members
+    else:
+        got = await party.recv(last, f"{tag}/intersection", INTERSECTION,
+                               expect=array("u", ndim=2, width=_SHARE_BYTES))  # fmt: skip
+        data = np.ascontiguousarray(got, dtype=np.uint8).tobytes()
+        common_set = {data[i : i + _SHARE_BYTES] for i in range(0, len(data), _SHARE_BYTES)}
+        inside = np.fromiter((h in common_set for h in keyed), dtype=bool, count=len(keyed))
+        if int(inside.sum()) != len(common_set):
+            raise PeerMisbehaved(
+                f"{party.name}: record alignment: {last} named {len(common_set)} records as "
+                f"held by every site, of which this site holds {int(inside.sum())}",
+                peer=last, step=f"{tag}/intersection",
+            )  # fmt: skip
+    party.ledger.record(f"{tag}/intersection", {"held": len(ids), "common": int(inside.sum())},
+                        step=f"{tag}/intersection")  # fmt: skip
+    return inside
 
 
 async def _announce(party: Party, first: str, value: bool | None, tag: str) -> bool:

@@ -601,3 +601,82 @@ def test_a_column_with_a_different_value_in_every_row_is_refused_naming_id_and_n
     assert code == 0, err
     columns = [c["name"] for cols in json.loads(out)["result"]["columns"].values() for c in cols]
     assert "rid" in columns
+
+
+# ------------------------------------------------------------- records that only partly overlap
+
+
+@settings(max_examples=10, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])  # fmt: skip
+@given(st.integers(2, 5), st.integers(0, 2**32 - 1))
+def test_partly_overlapping_own_files_train_on_exactly_the_common_records(
+    tmp_path_factory: pytest.TempPathFactory, k: int, seed: int
+) -> None:
+    """``records = "common"``: each of 2-5 sites holds its own file, some of its records held
+    by no other site; the tree is plain ID3's on the inner join, and each site says how many
+    of its records it used."""
+    folder = tmp_path_factory.mktemp("overlap")
+    rng = np.random.default_rng(seed)
+    n = 40
+    attrs = [f"a{j}" for j in range(k + 1)]
+    columns = {a: [f"v{x}" for x in rng.integers(0, 3, n)] for a in attrs}
+    target = [f"c{x}" for x in rng.integers(0, 2, n)]
+    parts = [[a] for a in attrs[:k]]
+    parts[-1].append(attrs[k])
+    names = [f"site{i + 1}" for i in range(k)]
+    kept = [np.flatnonzero(rng.random(n) < 0.85) for _ in range(k)]
+    common = sorted(set.intersection(*(set(x.tolist()) for x in kept)))
+    me = {}
+    for s, attrs_s in enumerate(parts):
+        with_class = s == k - 1
+        header = ["id", *attrs_s, *(["class"] if with_class else [])]
+        rows = [[f"r{r}", *(columns[a][r] for a in attrs_s), *([target[r]] if with_class else [])]
+                for r in rng.permutation(kept[s])]  # fmt: skip
+        path = write_csv(folder / f"{names[s]}.csv", header, rows)
+        me[names[s]] = OwnParty(
+            names[s], "site", "tcp://127.0.0.1:1", "tcp://127.0.0.1:1", None, data=path,
+            columns=tuple(attrs_s), id_column="id",
+        )  # fmt: skip
+    params = {
+        "class_site": names[-1], "class": "class", "sites": names, "counts": "psi",
+        "attribute_counts": [len(p) for p in parts], "bins": 4, "records": "common",
+    }  # fmt: skip
+    parties_ = tuple(OwnParty(x, "site", "tcp://127.0.0.1:1", "tcp://127.0.0.1:1", None)
+                     for x in names)  # fmt: skip
+    cfg = DeploymentConfig(Path("memory.toml"), parties_, "ppid3", params, insecure=True)
+
+    async def program(party: Any) -> Any:
+        return await ppid3_run(party, cfg, me[party.name])
+
+    if not common:
+        with pytest.raises(Exception, match="no record id is held by every site"):
+            asyncio.run(run_in_memory(names, program, timeout=30))
+        return
+    results, _ = asyncio.run(run_in_memory(names, program, timeout=30))
+    for s, name in enumerate(names):
+        assert results[name]["records"] == {"held": len(kept[s]), "used": len(common)}
+    view = assemble({x: results[x]["tree"] for x in names}, {x: i for i, x in enumerate(names)})
+    table = Table(
+        "t", tuple(attrs), (NOMINAL,) * len(attrs),
+        tuple(np.array([columns[a][r] for r in common], dtype=object) for a in attrs),
+        np.array([target[r] for r in common], dtype=object), "class", "memory",
+    )  # fmt: skip
+    plain = ID3Classifier().fit(
+        table, attribute_order=[a for p in parts for a in p],
+        sites={a: i for i, p in enumerate(parts) for a in p},
+    )  # fmt: skip
+    assert check_tree_equal(view, to_json(plain.tree_))
+
+
+def test_partly_overlapping_files_over_tcp_train_on_the_common_records(tmp_path: Path) -> None:
+    """Across processes: three sites, each missing records the others hold; with ``records =
+    "common"`` the run trains on the 17 every site holds, and each site's report says so."""
+    texts = _texts(20, PARTS, drop={0: 2, 1: 13, 2: 5})
+    res = launch("ppid3", {**PARAMS, "records": "common"}, _specs(texts, PARTS), timeout=60)
+    assert res.ok, {n: r.get("error") for n, r in res.reports.items()}
+    for name in SITES:
+        result = res.reports[name]["result"]
+        assert result["records"] == {"held": 19, "used": 17}, name
+        assert result["rows"] == 17
+        ledger = {e["label"] for e in res.reports[name]["ledger"]}
+        assert "record-alignment/intersection" in ledger
