@@ -69,6 +69,8 @@ class Session(Protocol):
 
     async def exchange(self, tag: str, mine: np.ndarray, ring: Ring | None) -> np.ndarray: ...
 
+    async def row_wise(self, circuit: Any, x: np.ndarray, *args: Any) -> np.ndarray | None: ...
+
 
 __all__ = [
     "Session",
@@ -105,6 +107,8 @@ def _distances(width: int) -> list[int]:
 
 async def multiply(s: Session, x: np.ndarray, y: np.ndarray, tag: str, ring: Ring) -> np.ndarray:
     """Additive shares of ``x y``, element by element (Beaver, one round)."""
+    if (dry := await s.row_wise(multiply, x, y, tag, ring)) is not None:
+        return dry
     a, b, c = s.word_triple(x.size, ring)
     opened = await s.exchange(tag, ring.reduce(np.concatenate([x - a, y - b])), ring)
     d, e = opened[: x.size], opened[x.size :]
@@ -192,6 +196,8 @@ async def prefix_or(s: Session, bits: np.ndarray, tag: str, ring: Ring) -> np.nd
 async def less_than_zero(s: Session, x: np.ndarray, tag: str, ring: Ring) -> np.ndarray:
     """Additive shares of ``[x < 0]`` for each value of this party's shares ``x`` (the
     module docstring's sign by carry: ``2 + ⌈log2 (K - 1)⌉`` rounds, eight for ``K = 64``)."""
+    if (dry := await s.row_wise(less_than_zero, x, tag, ring)) is not None:
+        return dry
     bits = ring.bits_of(ring.array(x) if not ring.wide else x)
     top = ring.bits - 1
     carry = await carry_out(s, bits[:, top - 1 :: -1], tag, ring)
@@ -204,6 +210,8 @@ async def lift(s: Session, x: np.ndarray, width: int, tag: str, ring: Ring) -> n
     ``x`` (unsigned, ``width`` < the ring's bits): ``x_0 + x_1 - 2^width c`` with ``c`` the
     carry out of the ``width``-bit sum (:func:`carry_out`), made additive in the ring. Above
     64 bits, ``x`` holds the elements of ``Ring(width)`` (a multiple of 64 bits)."""
+    if (dry := await s.row_wise(lift, x, width, tag, ring)) is not None:
+        return dry
     if width > 64:
         bits = np.ascontiguousarray(Ring(width).bits_of(x)[:, ::-1])
         values = ring.array(x)

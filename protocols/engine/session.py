@@ -36,7 +36,7 @@ from __future__ import annotations
 import asyncio
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
@@ -150,6 +150,10 @@ class Session:
             raise RuntimeError("a circuit outside a batch: run it through Session.batch")
         return self._pools.of(ring)
 
+    async def row_wise(self, circuit: Any, x: np.ndarray, *args: Any) -> np.ndarray | None:
+        """None: a real session runs every circuit (a counting one may not, below)."""
+        return None
+
     async def exchange(self, tag: str, mine: np.ndarray, ring: Ring | None) -> np.ndarray:
         """Send this party's masked values, receive the other's: the opened values (``+``
         in ``ring``, or ``⊕`` for bits, ``uint8``, with ``ring`` None)."""
@@ -203,11 +207,40 @@ class Session:
 
 class CountingSession(Session):
     """A dry run of a batch (:meth:`Session.batch`): the same circuits, no message, every
-    triple asked for counted per ring (:attr:`needs`); what it hands out is zeros."""
+    triple asked for counted per ring (:attr:`needs`); what it hands out is zeros.
+
+    A circuit that works row by row (:func:`~protocols.engine.circuits.multiply`,
+    :func:`~protocols.engine.circuits.less_than_zero`, :func:`~protocols.engine.circuits.lift`:
+    each row's triples are the same whatever the others) runs once on one row, its needs
+    multiplied by the number of rows (:meth:`row_wise`), and each such count is kept for the
+    run: the dry run of a wide ring's comparisons costs one row's arithmetic, not all of it."""
+
+    #: the needs of one row of a row-wise circuit, by the circuit, its ring and public options
+    _per_row: ClassVar[dict[tuple[Any, ...], tuple[dict[int, tuple[int, int]], Any]]] = {}
 
     def __init__(self, real: Session) -> None:
         self.__dict__.update(real.__dict__)
         self._counted: defaultdict[int, list[int]] = defaultdict(lambda: [0, 0])
+        self._one_row = False
+
+    async def row_wise(self, circuit: Any, x: np.ndarray, *args: Any) -> np.ndarray | None:
+        if self._one_row:
+            return None
+        rings = tuple(a.bits for a in args if isinstance(a, Ring))
+        public = tuple(a for a in args if isinstance(a, int))
+        key = (circuit, rings, public, x.dtype.str, x.shape[1:], self.role)
+        if key not in self._per_row:
+            one = CountingSession(self)
+            one._one_row = True
+            row = [a[:1] if isinstance(a, np.ndarray) else a for a in args]
+            out = await circuit(one, x[:1], *row)
+            self._per_row[key] = ({b: (n[0], n[1]) for b, n in one._counted.items()}, out)
+        counted, out = self._per_row[key]
+        rows = len(x)
+        for bits, (b, w) in counted.items():
+            self._counted[bits][0] += b * rows
+            self._counted[bits][1] += w * rows
+        return np.repeat(out, rows, axis=0) if rows else out[:0]
 
     @property
     def needs(self) -> dict[int, Needs]:
