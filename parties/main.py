@@ -202,6 +202,14 @@ def _add_own_files(p: argparse.ArgumentParser) -> None:
         "are continuous too unless --nominal names them",
     )
     own.add_argument(
+        "--ignore",
+        default=None,
+        type=column_list,
+        metavar="COL,...",
+        help="columns of --data the model leaves out (free text, a second key); a column the "
+        "deployment does not list for this party is left out too",
+    )
+    own.add_argument(
         "--missing",
         default=None,
         type=column_list,
@@ -322,6 +330,8 @@ def own_files(me: OwnParty, args: argparse.Namespace) -> OwnParty:
         changes["continuous"] = args.continuous
     if getattr(args, "missing", None) is not None:
         changes["missing"] = args.missing
+    if getattr(args, "ignore", None) is not None:
+        changes["ignore"] = tuple(args.ignore)
     if getattr(args, "bind", None) is not None:
         changes["bind"] = check_endpoint(args.bind, "--bind")
     return dataclasses.replace(me, **changes)

@@ -66,7 +66,7 @@ def read_own_table(
     file's attributes. Returns the table and the few-valued-columns warning (or None). Read
     once per process for the same options."""
     key = ("csv", me.data, me.id_column, class_column, None if columns is None else tuple(columns),
-           me.columns, me.nominal, me.continuous, me.delimiter, me.missing)  # fmt: skip
+           me.columns, me.nominal, me.continuous, me.delimiter, me.missing, me.ignore)  # fmt: skip
     return me.inputs.get(key, lambda: _read_own_table(me, class_column, columns))
 
 
@@ -88,11 +88,23 @@ def _read_own_table(
             continuous=None if me.continuous is None else list(me.continuous),
             delimiter=me.delimiter,
             missing=list(me.missing),
+            ignore=list(me.ignore),
         )
     except DataError as exc:
         public = exc.public or "its data file cannot be read (its own error says where and why)"
         raise InputError(f"{me.name}: {exc}", public=f"{me.name}: {public}") from None
-    return own, kinds_warning(own.table)
+    notes = [w for w in (kinds_warning(own.table), _ignored_note(own.ignored, wanted)) if w]
+    return own, "; ".join(notes) or None
+
+
+def _ignored_note(ignored: Sequence[str], listed: Sequence[str] | None) -> str | None:
+    """One line naming the file's columns the party leaves out, or None."""
+    if not ignored:
+        return None
+    why = "the deployment does not list them for it" if listed else "it was told to ignore them"
+    return (
+        f"its data file's columns {list(ignored)} are left out ({why}); the model does not use them"
+    )
 
 
 def read_own_file(
@@ -103,7 +115,7 @@ def read_own_file(
     party's own seed for a reproducible experiment), the object's other fields. Read once per
     process for the same options."""
     key = ("file", me.data, me.id_column, class_column, None if columns is None else tuple(columns),
-           me.columns, me.nominal, me.continuous, me.delimiter, me.missing)  # fmt: skip
+           me.columns, me.nominal, me.continuous, me.delimiter, me.missing, me.ignore)  # fmt: skip
     return me.inputs.get(key, lambda: _read_own_file(me, class_column, columns))
 
 

@@ -10,6 +10,7 @@ field              meaning
 ``nominal``        numeric columns to read as categories
 ``continuous``     columns to read as numbers (absent: inferred)
 ``missing``        more cell values that mean missing (a blank cell and ``?`` always do)
+``ignore``         columns of its CSV that the model leaves out (free text, a second key)
 ``model_out``      where training writes this party's model part
 ``model``          the saved model part it classifies with
 ``predictions``    where it writes the predictions it receives
@@ -64,7 +65,7 @@ class ReadOnce:
 #: the fields the learners add to a ``[[party]]`` table
 OWN_FIELDS = (
     "id", "delimiter", "nominal", "continuous", "missing", "model_out", "model", "predictions",
-    "test",
+    "test", "ignore",
 )  # fmt: skip
 
 
@@ -81,6 +82,7 @@ class OwnParty(PartyConfig):
     model: Path | None = None
     predictions: Path | None = None
     test: Path | None = None
+    ignore: tuple[str, ...] = ()
     #: what this process has read of its input (shared by the copies ``replace`` makes)
     inputs: ReadOnce = field(default_factory=ReadOnce, compare=False, repr=False)
 
@@ -101,6 +103,7 @@ class OwnParty(PartyConfig):
         nominal = names_field(raw, "nominal", where) or []
         continuous = names_field(raw, "continuous", where)
         missing = names_field(raw, "missing", where) or []
+        ignore = names_field(raw, "ignore", where) or []
         files = {
             key: path_field(base, raw[key], f"{where}.{key}") if key in raw else None
             for key in ("model_out", "model", "predictions", "test")
@@ -110,6 +113,7 @@ class OwnParty(PartyConfig):
             me.columns, me.fields, id_column, delimiter, tuple(nominal),
             None if continuous is None else tuple(continuous), tuple(missing),
             files["model_out"], files["model"], files["predictions"], files["test"],
+            tuple(ignore),
         )  # fmt: skip
 
 

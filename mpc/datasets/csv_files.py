@@ -294,6 +294,8 @@ class PartyTable:
     ids: np.ndarray
     table: Table
     id_column: str | None
+    #: the file's columns the table leaves out (not listed for this party, or ignored)
+    ignored: tuple[str, ...] = ()
 
 
 def load_party_csv(
@@ -308,14 +310,16 @@ def load_party_csv(
     delimiter: str = ",",
     quotechar: str = '"',
     class_required: bool = True,
+    ignore: Sequence[str] = (),
 ) -> PartyTable:
     """Read one party's own CSV file: the record id column ``id_column`` (``None``: the rows
     are numbered 0, 1, ... and every party's file must list the same records in the same
     order), the class column if this party holds it, and its attributes.
 
-    ``columns`` (the attributes the deployment lists for this party, in its order) must be
-    exactly the file's other columns: a file with a column more or less is refused, naming
-    it. Ids must be unique and non-empty; a repeated id is refused with both lines. Missing
+    ``columns`` (the attributes the deployment lists for this party, in its order) must be in
+    the file (a listed column missing is refused, naming it); the file's other columns, and
+    those ``ignore`` names, are left out (:attr:`PartyTable.ignored`). Ids must be unique and
+    non-empty; a repeated id is refused with both lines. Missing
     values are read as :func:`load_csv` reads them (a blank cell, ``"?"`` and ``missing``); a
     record without its class is refused unless ``class_required`` is false (rows to classify:
     their class is then ``"?"``)."""
@@ -328,18 +332,18 @@ def load_party_csv(
     ]
     names, records, line_nos, header_line = _csv_records(path, delimiter, quotechar, wanted)
     own = [n for n in names if n not in fixed]
-    if columns is not None and sorted(own) != sorted(columns):
-        extra = [n for n in own if n not in columns]
+    unknown = [c for c in ignore if c not in own]
+    if unknown:
         raise DataError(
-            f"the file has columns {extra} that the deployment does not list for this party "
-            f"(it lists {list(columns)}"
-            + (f", the id column {id_column!r}" if id_column else "")
-            + (f" and the class column {class_column!r}" if class_column else "")
-            + ")",
-            file=path,
-            line=header_line,
-            public="its data file has columns that the deployment file does not list for it",
-        )
+            f"the columns to ignore {unknown} are not in the file (its columns are {own})",
+            file=path, line=header_line,
+            public="the columns it was told to ignore are not in its data file",
+        )  # fmt: skip
+    ignored = tuple(n for n in own if n in ignore or (columns is not None and n not in columns))
+    if ignored:  # parsed as little as possible: left out before kinds and values are read
+        kept = [i for i, n in enumerate(names) if n not in ignored]
+        names = [names[i] for i in kept]
+        records = [[r[i] for i in kept] for r in records]
     if class_column is None:
         names = [*names, ""]
         records = [[*r, ""] for r in records]
@@ -383,7 +387,7 @@ def load_party_csv(
     table = table.select(keep)
     if class_column is None:
         table = replace(table, target=np.empty(0, dtype=object), class_name="")
-    return PartyTable(ids=ids, table=table, id_column=id_column)
+    return PartyTable(ids=ids, table=table, id_column=id_column, ignored=ignored)
 
 
 #: a numeric column with at most this many distinct values is probably a coded category
@@ -403,14 +407,51 @@ def few_valued_continuous(table: Table, limit: int = FEW_VALUES) -> list[tuple[s
     return out
 
 
+#: a nominal column with more distinct values than this share of its rows (and at least
+#: :data:`NEARLY_UNIQUE_MIN` of them) is nearly a record key: a split on it fits the rows it
+#: learns from and no new record
+NEARLY_UNIQUE_SHARE = 0.5
+NEARLY_UNIQUE_MIN = 20
+
+
+def nearly_unique_nominal(table: Table) -> list[tuple[str, int]]:
+    """The nominal columns of ``table`` whose distinct values approach its rows, with that
+    number (free text, a second key, a timestamp read as text)."""
+    out = []
+    for a, kind, col in zip(table.attributes, table.kinds, table.columns, strict=True):
+        if kind != CONTINUOUS:
+            n = len({v for v in col if v != "?"})
+            if n >= NEARLY_UNIQUE_MIN and n > NEARLY_UNIQUE_SHARE * table.n_rows:
+                out.append((a, n))
+    return out
+
+
 def kinds_warning(table: Table, limit: int = FEW_VALUES) -> str | None:
-    """One line naming the continuous columns with few distinct values, or None."""
+    """One line per thing a learner should be told before it grows a tree that will not
+    generalise, or None: numeric columns with few distinct values (coded categories binned as
+    numbers); nominal columns with nearly one value per record; a class with one value."""
+    lines = []
     few = few_valued_continuous(table, limit)
-    if not few:
-        return None
-    listed = ", ".join(f"{a} ({n} values)" for a, n in few)
-    names = ",".join(a for a, _ in few)
-    return (
-        f"warning: numeric columns with few distinct values are binned as continuous: {listed}; "
-        f"if they are coded categories, give --nominal {names}"
-    )
+    if few:
+        listed = ", ".join(f"{a} ({n} values)" for a, n in few)
+        names = ",".join(a for a, _ in few)
+        lines.append(
+            f"warning: numeric columns with few distinct values are binned as continuous: "
+            f"{listed}; if they are coded categories, give --nominal {names}"
+        )
+    unique = nearly_unique_nominal(table)
+    if unique:
+        listed = ", ".join(f"{a} ({n} values in {table.n_rows} rows)" for a, n in unique)
+        names = ",".join(a for a, _ in unique)
+        lines.append(
+            f"warning: nominal columns with nearly one value per record: {listed}; a split on "
+            f"one fits these rows and no new record (an unseen value takes the node's "
+            f"majority): leave them out (--ignore {names}), or give --id if one is the "
+            f"record id, --continuous if it holds numbers"
+        )
+    if table.class_name and len(table.target) and len(set(table.target.tolist())) == 1:
+        lines.append(
+            f"warning: the class column {table.class_name!r} has one value "
+            f"({table.target[0]!r}) in every row: the tree is a single leaf"
+        )
+    return "\n".join(lines) or None

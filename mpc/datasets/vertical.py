@@ -92,8 +92,9 @@ def partition(
     sites getting the extra attributes), ``"round-robin"`` (attribute ``j`` to site
     ``j mod k``), ``"random:SEED"`` (a seeded shuffle, then contiguous blocks of the shuffled
     order) or an explicit assignment ``"a,b;c;d,e"`` (sites separated by ``;``, attributes by
-    ``,``; it must have ``k`` sites and use every attribute exactly once). ``class_site`` is
-    the index of the site holding the class; ``-1`` is the last site.
+    ``,``; it must have ``k`` sites and use an attribute at most once: an attribute it
+    leaves out is in no site, and the model does not use it). ``class_site`` is the index of
+    the site holding the class; ``-1`` is the last site.
     """
     names = [str(a) for a in attributes]
     dupes = sorted({a for a in names if names.count(a) > 1})
@@ -133,12 +134,11 @@ def partition(
                 f"partition: {scheme!r} names unknown or empty attributes {unknown or ['']}; "
                 f"the attributes are {names}"
             )
-        left_out = [a for a in names if a not in given]
         twice = sorted({a for a in given if given.count(a) > 1})
-        if left_out or twice:
+        if twice:
             raise DataError(
-                f"partition: {scheme!r} must use every attribute exactly once; "
-                f"missing {left_out}, repeated {twice}"
+                f"partition: {scheme!r} gives attributes {twice} to more than one site (or "
+                "twice to one); each attribute is held by one site"
             )
     else:
         raise DataError(

@@ -409,17 +409,20 @@ class Ppid3(System):
         if deploy and not o.split_demo:
             return self._public_plan(o, k, class_site)
         train, test = self._tables(o)
-        warning = kinds_warning(train)
-        discretizer = Discretizer.fit(train, o.bins) if "continuous" in train.kinds else None
-        binned = discretizer.transform(train) if discretizer else train
         if k > len(train.attributes):
             raise ConfigError(
                 f"--sites {k}: {train.name} has only {len(train.attributes)} attributes"
             )
+        part = partition(train.attributes, k, o.partition, class_site=class_site)
+        if len(part.attributes) < len(train.attributes):  # columns no site uses: left out
+            train = train.select(part.attributes)
+            test = test.select(part.attributes) if test is not None else None
+        warning = kinds_warning(train)
+        discretizer = Discretizer.fit(train, o.bins) if "continuous" in train.kinds else None
+        binned = discretizer.transform(train) if discretizer else train
         mss = o.min_samples_split
         if isinstance(mss, float):  # a fraction of the training rows
             mss = max(1, math.ceil(mss * train.n_rows))
-        part = partition(train.attributes, k, o.partition, class_site=class_site)
         names = [f"site{i + 1}" for i in range(part.k)]
         specs = self._site_specs(o, train, test, part, names)
         started = time.perf_counter()
@@ -583,6 +586,7 @@ class Ppid3(System):
             "depth": depth(assembled),
             "accuracy": acc,
             "plain_accuracy": plain_acc,
+            "majority": _majority(ctx["test"]),
             "plain_fit_s": round(ctx["plain_s"], 4),
             "cost": _cost(reports, results, names, plan),
             "tree": view,
@@ -613,6 +617,7 @@ class Ppid3(System):
                 or "not computed: --reveal tree opens no count, and the training rows' "
                 "accuracy is one"
             ),
+            *_below_majority(result),
             _cost_line(result),
             f"trust:     {result.get('trust', 'semi-honest sites')}"
             + (f" (--helper {result['helper']})" if result.get("helper") else ""),
@@ -651,6 +656,29 @@ def _outside(o: Ppid3Options, k: int) -> str | None:
     """The outside party the run's helper adds (the dealer), if any."""
     helper = o.helper_for(k)
     return None if helper is None else PREPROCESSING[helper].outside
+
+
+def _majority(test: Any) -> dict[str, Any] | None:
+    """The held-out records' most common class and its share: the accuracy of a tree that
+    learnt nothing."""
+    if test is None or not test.n_rows:
+        return None
+    values, counts = np.unique(np.asarray(test.target, dtype=str), return_counts=True)
+    best = int(np.argmax(counts))
+    return {"class": str(values[best]), "share": round(float(counts[best] / test.n_rows), 4)}
+
+
+def _below_majority(result: dict[str, Any]) -> list[str]:
+    """A warning when the held-out accuracy is below always predicting the majority class."""
+    test = (result.get("accuracy") or {}).get("test")
+    majority = result.get("majority")
+    if not isinstance(test, float) or majority is None or test >= majority["share"]:
+        return []
+    return [
+        f"warning:   the held-out accuracy {test:.4f} is below {majority['share']:.4f}, that "
+        f"of predicting {majority['class']!r} for every record: the tree does not generalise "
+        "(a column with nearly one value per record? see the warnings above)"
+    ]
 
 
 def _accuracies(cls: dict[str, Any], ctx: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -680,3 +680,28 @@ def test_partly_overlapping_files_over_tcp_train_on_the_common_records(tmp_path:
         assert result["rows"] == 17
         ledger = {e["label"] for e in res.reports[name]["ledger"]}
         assert "record-alignment/intersection" in ledger
+
+
+def test_a_file_may_hold_columns_the_model_does_not_use(tmp_path: Path) -> None:
+    """site1's file has a free-text column the deployment does not list, site2's one it is
+    told to ignore: both are left out, each said in its own log, and the tree is the one the
+    files without them grow."""
+    texts = _texts(30, PARTS)
+    plain = launch("ppid3", PARAMS, _specs(texts, PARTS), timeout=60)
+    assert plain.ok
+    lines = texts[0].splitlines()
+    texts[0] = "\n".join([lines[0] + ",notes", *(f"{x},free text {i}" for i, x in
+                                                 enumerate(lines[1:]))]) + "\n"  # fmt: skip
+    lines = texts[1].splitlines()
+    texts[1] = "\n".join([lines[0] + ",second key", *(f"{x},k{i}" for i, x in
+                                                      enumerate(lines[1:]))]) + "\n"  # fmt: skip
+    specs = _specs(texts, PARTS)
+    specs[1] = PartySpec("site2", "site", csv=texts[1],
+                         entries={"id": "id", "ignore": ["second key"]})  # fmt: skip
+    res = launch("ppid3", PARAMS, specs, timeout=60)
+    assert res.ok, {n: r.get("error") for n, r in res.reports.items()}
+    for name in SITES:  # the same tree (its node ids are fresh tokens, its structure public)
+        got, want = (r.reports[name]["result"]["tree"] for r in (res, plain))
+        assert got["structure"] == want["structure"], name
+    assert "columns ['notes'] are left out" in res.logs["site1"]
+    assert "columns ['second key'] are left out" in res.logs["site2"]

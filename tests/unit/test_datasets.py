@@ -676,8 +676,8 @@ def test_explicit_partition() -> None:
         (8, "contiguous", r"between 2 and the number of attributes \(7\), got 8"),
         (2, "diagonal", r"unknown scheme 'diagonal'"),
         (2, "random:x", r"needs an integer seed"),
-        (2, "a,b,c;d,e,f", r"every attribute exactly once; missing \['g'\]"),
-        (2, "a,b,c,a;d,e,f,g", r"repeated \['a'\]"),
+        (2, "a,b,c,a;d,e,f,g", r"gives attributes \['a'\] to more than one site"),
+        (2, "a,b;c,a", r"gives attributes \['a'\] to more than one site"),
         (2, "a,b,z;c,d,e,f,g", r"unknown or empty attributes \['z'\]"),
         (3, "a,b,c;d,e,f,g", r"gives 2 sites, but k is 3"),
     ],
@@ -685,6 +685,12 @@ def test_explicit_partition() -> None:
 def test_bad_partitions_are_explained(k: int, scheme: str, message: str) -> None:
     with pytest.raises(DataError, match=message):
         partition(ATTRS, k, scheme)
+
+
+def test_an_explicit_partition_may_leave_attributes_out() -> None:
+    """An attribute no site is given is in no site: the model does not use it."""
+    p = partition(ATTRS, 2, "a,b;d")
+    assert p.sites == (("a", "b"), ("d",)) and p.attributes == ("a", "b", "d")
 
 
 def test_bad_class_site() -> None:
@@ -845,3 +851,25 @@ def test_party_files_share_the_ids_and_hold_each_party_s_own_columns(tmp_path: P
         write_party_files(car, parts, tmp_path / "x", class_at="z")
     with pytest.raises(DataError, match=r"new records: expected 0 to 1727, got 1728"):
         write_party_files(car, parts, tmp_path / "x", new=1728)
+
+
+def test_the_warnings_before_a_tree_that_will_not_generalise() -> None:
+    """A nominal column with nearly one value per record and a one-class label are each
+    named in a line that says what to do; a table with neither gets no warning."""
+    from mpc.datasets import NOMINAL, kinds_warning
+
+    n = 40
+    notes = np.array([f"note {i}" for i in range(n)], dtype=object)
+    colour = np.array(["red", "blue"] * (n // 2), dtype=object)
+    target = np.array(["yes", "no"] * (n // 2), dtype=object)
+    table = Table("t", ("notes", "colour"), (NOMINAL, NOMINAL), (notes, colour), target,
+                  "label", "memory")  # fmt: skip
+    warning = kinds_warning(table)
+    assert warning is not None
+    assert "nearly one value per record: notes (40 values in 40 rows)" in warning
+    assert "--ignore notes" in warning and "single leaf" not in warning
+    one_class = Table("t", ("colour",), (NOMINAL,), (colour,),
+                      np.array(["yes"] * n, dtype=object), "label", "memory")  # fmt: skip
+    assert "the class column 'label' has one value ('yes')" in (kinds_warning(one_class) or "")
+    fine = Table("t", ("colour",), (NOMINAL,), (colour,), target, "label", "memory")
+    assert kinds_warning(fine) is None
