@@ -32,6 +32,8 @@ UNMASKED_BY_THE_RECEIVER = {
     "secure-sum/ring": "the running sum plus the receiver's own mask r",
     "is-r-empty/Ek": "equal after P1's own encryption: P1's own key",
     "psi-ca/final": "the receiver's sets under every key, its own among them",
+    "intersection/running": "the sites' common records so far, which the receiver's own key "
+    "makes comparable with its own",
     "fast-counts/permuted-open": "the owner's counts less L, which the owner's K, L open",
     "dot-product/encrypted": "Paillier ciphertexts under alice's own key",
 }
