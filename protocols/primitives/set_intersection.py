@@ -164,7 +164,7 @@ async def intersection_members(
             else:
                 members = inside
     if running:  # the sizes of I_j = S_1 ∩ ... ∩ S_j this site saw, by j (1-based)
-        party.ledger.record(f"{tag}/running", running, step=f"{tag}/running{me}")
+        party.ledger.record("intersection/running", running, step=f"{tag}/running{me}")
     if members is not None:
-        party.ledger.record(f"{tag}/members", int(members.sum()), step=tag)
+        party.ledger.record("intersection/members", int(members.sum()), step=tag)
     return members
