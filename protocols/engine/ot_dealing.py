@@ -279,21 +279,21 @@ class OTDealing(Dealing):
         me = self.party.name
         public = {k: request[k] for k in PUBLIC_FIELDS if k in request} | {"site": me}
         self._own[request["tag"]] = request
-        if peer in self._queues:
-            self._queues[peer].put_nowait(public)
-        else:
-            n = self._next.get(peer, 0)
-            self._next[peer] = n + 1
-            await self.party.send(peer, f"{REQUESTS}/{n}", public)
+        await self._to_leader(peer, public)
 
     async def close(self) -> None:
         for peer in self.sessions:
-            if peer in self._queues:
-                self._queues[peer].put_nowait(DONE)
-            else:
-                n = self._next.get(peer, 0)
-                self._next[peer] = n + 1
-                await self.party.send(peer, f"{REQUESTS}/{n}", DONE)
+            await self._to_leader(peer, DONE)
+
+    async def _to_leader(self, peer: str, message: Any) -> None:
+        """Into this site's own queue of the pair's requests if it leads the pair with
+        ``peer``, else to ``peer``, numbered."""
+        if peer in self._queues:
+            self._queues[peer].put_nowait(message)
+            return
+        n = self._next.get(peer, 0)
+        self._next[peer] = n + 1
+        await self.party.send(peer, f"{REQUESTS}/{n}", message)
 
     def _future(self, tag: str) -> asyncio.Future[Any]:
         if tag not in self._material:

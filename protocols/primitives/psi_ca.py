@@ -68,6 +68,7 @@ __all__ = [
     "count_tensor",
     "os_permutation",
     "set_intersection_cardinality",
+    "shuffled",
 ]
 
 
@@ -137,7 +138,8 @@ def os_permutation(n: int, label: str) -> np.ndarray:
             return order.astype(np.int64, copy=False)
 
 
-def _shuffled(rows: np.ndarray, label: str) -> np.ndarray:
+def shuffled(rows: np.ndarray, label: str) -> np.ndarray:
+    """``rows`` in a fresh uniformly random order (:func:`os_permutation`)."""
     return rows[os_permutation(len(rows), label)] if len(rows) > 1 else rows
 
 
@@ -310,7 +312,7 @@ async def _ring(
         for key, sets in zip(keys, bundle, strict=True):
             enc = []
             for s in sets:
-                enc.append(_shuffled(key.encrypt_many(s), f"{tag}/shuffle") if len(s) else s)
+                enc.append(shuffled(key.encrypt_many(s), f"{tag}/shuffle") if len(s) else s)
                 ops += len(s)
             out.append(enc)
         party.metrics.count("x25519", ops)

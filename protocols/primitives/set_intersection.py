@@ -53,7 +53,7 @@ from mpc.errors import PeerMisbehaved, ProtocolError
 from mpc.runtime.expect import array
 from mpc.runtime.party import Party
 from mpc.runtime.view import uniform
-from protocols.primitives.psi_ca import os_permutation
+from protocols.primitives.psi_ca import shuffled
 
 __all__ = ["BACK", "HOP", "POINTS", "RUNNING", "intersection_members"]
 
@@ -84,10 +84,6 @@ def _points(got: np.ndarray, sender: str, step: str) -> np.ndarray:
     if got.dtype != np.uint8 and len(got):
         raise ProtocolError(f"set intersection: {sender} sent, at {step}, {got.dtype} points")
     return np.ascontiguousarray(got, dtype=np.uint8).reshape(-1, ELEMENT_BYTES)
-
-
-def _shuffled(rows: np.ndarray, label: str) -> np.ndarray:
-    return rows[os_permutation(len(rows), label)] if len(rows) > 1 else rows
 
 
 def _encrypt(party: Party, key: X25519Key, rows: np.ndarray, sender: str, step: str) -> np.ndarray:
@@ -129,7 +125,7 @@ async def intersection_members(
     with party.phase(tag):
         own = _encrypt(party, key, mine, party.name, tag)
         if me == 0:
-            await party.send(names[1], f"{tag}/running1", _shuffled(own, f"{tag}/shuffle"))
+            await party.send(names[1], f"{tag}/running1", shuffled(own, f"{tag}/shuffle"))
         else:  # this site's set starts its way round at the first site
             await party.send(names[0], f"{tag}/set{me}/hop0", own)
         # the set of every later site passes through this one, in turn
@@ -139,7 +135,7 @@ async def intersection_members(
             got = _points(await party.recv(prev, step, HOP, expect=POINTS), prev, step)
             out = _encrypt(party, key, got, prev, step)
             if me == j - 1:  # the last on its way: back to its owner, shuffled unless last
-                out = out if j == k - 1 else _shuffled(out, f"{tag}/shuffle")
+                out = out if j == k - 1 else shuffled(out, f"{tag}/shuffle")
                 await party.send(names[j], f"{tag}/set{j}/back", out)
             else:
                 await party.send(names[me + 1], f"{tag}/set{j}/hop{me + 1}", out)
@@ -158,7 +154,7 @@ async def intersection_members(
             theirs = _encrypt(party, key, before, prev, step)
             inside = np.isin(_as_keys(full), _as_keys(theirs))
             if me < k - 1:
-                t = _shuffled(full[inside], f"{tag}/shuffle")
+                t = shuffled(full[inside], f"{tag}/shuffle")
                 running[f"{me + 1}"] = len(t)
                 await party.send(names[me + 1], f"{tag}/running{me + 1}", t)
             else:
