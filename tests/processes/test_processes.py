@@ -649,9 +649,12 @@ def test_a_stopped_launcher_kills_its_parties_and_removes_its_keys(
     process is killed, the temporary deployment (secret keys, private inputs) is removed, and
     the launcher says so in one line, without a traceback, exiting 128 + the signal number.
     The parties are frozen (SIGSTOP) first, so the run cannot end on its own before the
-    signal arrives."""
+    signal arrives; the run (PPID3 on car by set intersections, tens of seconds) is long
+    enough that no party ends between being found and being frozen, however busy the
+    machine."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "mpc", "run", "secure-sum", "--parties", "3", "--timeout", "30"],
+        [sys.executable, "-m", "mpc", "run", "ppid3", "--dataset", "car", "--sites", "3",
+         "--timeout", "30"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, cwd=ROOT,
         start_new_session=True,
     )  # fmt: skip
