@@ -111,16 +111,19 @@ class HealthChecks:
         elapsed = now - then
         return elapsed > 0 and (cpu - then_cpu) / elapsed >= COMPUTING_CPU_SHARE
 
-    async def _trace_blame(self, peer: str) -> tuple[str, list[str], bool]:
+    async def _trace_blame(self, peer: str) -> tuple[str, list[str], str]:
         """Follow the wait-for chain from ``peer`` to the party that holds the run up; also
-        whether that party is computing (then the run goes on waiting for it).
+        what the chain ended in: ``"computing"`` (the run goes on waiting for it), ``"cycle"``
+        or ``"held"`` (dead, stopped, unreachable, stuck).
 
         A party that times out waiting for X asks X what it is waiting for (PROBE/STATUS,
         answered by X's runtime, not its protocol, even while X computes). If X waits for Y,
         ask Y, and so on: the chain ends at the first party that does not answer (dead,
         stopped, unreachable), waits for no one (computing, or stuck when it is not), or
-        closes a cycle (the parties disagree about the protocol). Without this, equal
-        deadlines would blame whoever is next in line.
+        closes a cycle (the parties disagree about the protocol, or, once, a message in
+        flight: X has sent what this party waits for and waits for this party's answer, and
+        the probes saw both before the message arrived). Without this, equal deadlines would
+        blame whoever is next in line.
         """
         chain: list[str] = []
         visited = {self.name}
@@ -130,17 +133,17 @@ class HealthChecks:
             status = await self._probe(current, probe_s)
             if status is None:
                 chain.append(f"{current} does not answer a probe (dead, stuck or unreachable)")
-                return current, chain, False
+                return current, chain, "held"
             waits = [(p, t) for p, t in status["waiting"] if p != current]
             if not waits:
                 if status["computing"]:
                     chain.append(f"{current} is computing at step {status['step']!r}")
-                    return current, chain, True
+                    return current, chain, "computing"
                 chain.append(
                     f"{current} is alive and not waiting for anyone "
                     f"(busy or stuck at step {status['step']!r})"
                 )
-                return current, chain, False
+                return current, chain, "held"
             nxt, nxt_tag = waits[0]
             chain.append(f"{current} is itself waiting for {nxt} (step {nxt_tag!r})")
             visited.add(current)
@@ -148,9 +151,9 @@ class HealthChecks:
                 chain.append(
                     "the wait-for chain is a cycle: the parties disagree about the protocol"
                 )
-                return current, chain, False
+                return current, chain, "cycle"
             current = nxt
-        return current, chain, False
+        return current, chain, "held"
 
     async def _probe(self, peer: str, timeout: float) -> dict[str, Any] | None:
         self._probe_seq += 1

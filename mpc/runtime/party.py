@@ -328,7 +328,7 @@ class Party(Handshake, HealthChecks):
         if key in self._waiters:
             raise ProtocolError(f"{self.name}: two receives wait for ({peer!r}, {tag!r}) at once")
         limit = self.timeout if timeout is None else timeout
-        waited = 0.0
+        waited, cycles = 0.0, 0
         while True:
             fut: asyncio.Future[tuple[int, Any, int]] = asyncio.get_running_loop().create_future()
             self._waiters[key] = fut
@@ -340,15 +340,21 @@ class Party(Handshake, HealthChecks):
                 return self._consume(key, receipt, depth, body, size)
             except TimeoutError:
                 waited += limit
-                blamed, chain, computing = await self._trace_blame(peer)
+                blamed, chain, ended = await self._trace_blame(peer)
                 if self._buffer.get(key):  # it arrived while we were asking around
                     return self._unbuffer(key, receipt)
                 if self._failure is not None:
                     raise self._failure from None
-                if computing:  # alive and at work: a deadline bounds silence, not work
+                cycles = cycles + 1 if ended == "cycle" else 0
+                # alive and at work: a deadline bounds silence, not work; a cycle seen once
+                # may be a message in flight, which the next deadline would have delivered
+                if ended == "computing" or cycles == 1:
+                    why = "; ".join(chain[:-1] if ended == "cycle" else chain)
                     log.warning(
-                        "%s: no message from %s for step %r within %gs, but %s; waiting on",
-                        self.name, peer, tag, waited, "; ".join(chain),
+                        "%s: no message from %s for step %r within %gs, but %s; waiting on%s",
+                        self.name, peer, tag, waited, why,
+                        " (a cycle of waits, perhaps a message in flight: once more)"
+                        if ended == "cycle" else "",
                     )  # fmt: skip
                     continue
                 err = self._timeout_error(peer, tag, limit, blamed, chain)
