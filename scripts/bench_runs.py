@@ -171,6 +171,8 @@ def run(
     """One ``mpc run ppid3`` on ``dataset`` (a name or ``synthetic:ROWS,ATTRS,SEED``) with
     ``--timeout timeout`` (every receive's deadline), stopped after ``limit`` seconds (default
     ``4 * timeout``), with the code of ``checkout``; raises :class:`RunFailed` if it fails."""
+    if "--reveal" not in extra:  # the paper's mode, whatever the checkout's default
+        extra = [*extra, "--reveal", "counts"]
     cmd = [checkout.python, "-m", "mpc", "run", "ppid3", *dataset_args(dataset),
            "--counts", counts, "--timeout", str(timeout), "--json", *extra]  # fmt: skip
     code, stdout, stderr, wall = _launch(cmd, 4 * timeout if limit is None else limit,

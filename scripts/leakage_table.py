@@ -112,16 +112,17 @@ VARIANTS: dict[str, Variant] = {
         "ppid3", {**_PPID3, "counts": "psi", "test_split": 0.3},
     ),
     "ppid3-fast-ot": Variant(
-        "PPID3, fast counts, `--helper ot`", "ppid3", {**_PPID3, "counts": "fast", "helper": "ot"}
+        "PPID3, fast counts, `--helper ot`", "ppid3",
+        {**_PPID3, "counts": "fast", "reveal": "counts", "helper": "ot"},
     ),
     "ppid3-fast-dealer": Variant(
         "PPID3, fast counts, `--helper dealer`", "ppid3",
-        {**_PPID3, "counts": "fast", "helper": "dealer"},
+        {**_PPID3, "counts": "fast", "reveal": "counts", "helper": "dealer"},
     ),
     "ppid3-fast-sites": Variant(
         "PPID3, fast counts, `--helper sites` (three sites)", "ppid3",
         {**_PPID3, "partition": "outlook;temperature;humidity,windy", "counts": "fast",
-         "helper": "sites"},
+         "reveal": "counts", "helper": "sites"},
     ),
     "ppid3-reveal-tree-dealer": Variant(
         "PPID3 revealing only the tree (`--reveal tree`), `--helper dealer`", "ppid3",
@@ -147,7 +148,7 @@ VARIANTS: dict[str, Variant] = {
     ),
     "ppid3-classify": Variant(
         "PPID3's classification of new records with saved parts (`ppid3-classify`)",
-        "ppid3-classify", {}, _ppid3_model,
+        "ppid3-classify", {}, lambda folder: _ppid3_model(folder, counts="psi"),
     ),
     "hybrid-id3-dealer": Variant(
         "Hybrid-ID3, commodity-server dot products", "hybrid-id3",

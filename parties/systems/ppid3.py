@@ -50,23 +50,27 @@ from parties.options import ColumnKinds, DataSource, joined_table
 from parties.params import AtLeast, NumberList, option
 from parties.programs.ppid3 import COUNTS, ID_COLUMN, RECORDS, Ppid3Params
 from parties.systems.base import SEMI_HONEST, Audit, Plan, System, number
+from parties.systems.ppid3_summary import (
+    below_majority,
+    columns_lines,
+    cost_line,
+    mode_line,
+    render_distributed,
+    run_trust,
+)
 from parties.vertical_csv import fresh_id_column
 from protocols.engine.preprocessing import PREPROCESSING, default_preprocessing, preprocessing_of
 from protocols.ppid3.levels import REVEALS
 from protocols.ppid3.ppid3 import assemble, check_tree_equal
 
 __all__ = [
-    "TRUST",
     "Ppid3",
     "Ppid3Options",
     "class_site_index",
     "class_site_option",
-    "render_distributed",
     "site_files",
 ]
 
-#: the assumption a run makes, by who dealt the correlated randomness (``none``: --counts psi)
-TRUST = {"none": "semi-honest sites", **{name: h.trust for name, h in PREPROCESSING.items()}}
 #: the planted tree and the domains of ``--synthetic`` (the scaling benchmark's table)
 SYNTHETIC: dict[str, Any] = {"n_values": (2, 8), "depth": 4, "noise": 0.05, "n_classes": 2}
 
@@ -235,13 +239,14 @@ class Ppid3Options(DataSource, ColumnKinds):
         "site (id column, its columns, rows in its own order) beside the deployment; without "
         "it, mpc deploy reads no data and needs --partition 'a,b;c;d' and --class",
     )
-    counts: str = option(
-        "psi",
+    counts: str | None = option(
+        None,
         flag="--counts",
         choices=COUNTS,
-        help="psi: every count by set-intersection cardinality, one node at a time (the "
-        "paper's way, default); fast: additive secret sharing, a whole tree level per "
-        "exchange, with correlated randomness from --helper",
+        help="fast: additive secret sharing, a whole tree level per exchange, with correlated "
+        "randomness from --helper (default); psi: every count by set-intersection "
+        "cardinality, one node at a time, the owners opening their counts (the paper's "
+        "PPID3; implies --reveal counts)",
     )
     helper: str | None = option(None, flag="--helper", choices=PREPROCESSING, help=_helper_help())
     records: str = option(
@@ -254,16 +259,16 @@ class Ppid3Options(DataSource, ColumnKinds):
         "site learns which of its records those are and, down the chain of sites, how many "
         "records the sites before it hold in common; no site's other records leave it",
     )
-    reveal: str = option(
-        "counts",
+    reveal: str | None = option(
+        None,
         flag="--reveal",
         choices=REVEALS,
-        help="counts: the paper's PPID3, whose owners open their count matrices and whose "
-        "class site learns every node's class distribution and best gains (Theorem 1; "
-        "default); tree: only the tree is opened (which nodes are leaves, their labels, each "
-        "split's attribute), every count, score and stopping test computed on shares; "
-        "implies --counts fast, and splits by --criterion (so does the plain ID3 it is "
-        "compared with)",
+        help="tree: only the tree is opened (which nodes are leaves, their labels, each "
+        "split's attribute), every count, score and stopping test computed on shares, split "
+        "by --criterion (so is the plain ID3 it is compared with); the default, but with "
+        "--counts psi; counts: the paper's PPID3, whose owners open their count matrices and "
+        "whose class site learns every node's class distribution and best gains (Theorem 1), "
+        "counts made as --counts says",
     )
     split_criterion: str | None = option(
         None,
@@ -303,7 +308,7 @@ class Ppid3Options(DataSource, ColumnKinds):
     def criterion(self) -> str:
         """The split criterion: ``--criterion``, by default the paper's information gain, or
         with ``--reveal tree`` Gini; ``--reveal tree`` computes only an exact one on shares."""
-        if self.reveal != "tree":
+        if self.reveal_mode != "tree":
             return self.split_criterion or "entropy"
         name = self.split_criterion or "gini"
         if not CRITERIA[name].on_shares:
@@ -315,8 +320,22 @@ class Ppid3Options(DataSource, ColumnKinds):
         return name
 
     @property
+    def reveal_mode(self) -> str:
+        """What training opens: ``--reveal``, by default only the tree, but the counts with
+        ``--counts psi`` (the paper's PPID3, whose set intersections open every count)."""
+        if self.reveal is not None:
+            return self.reveal
+        return "counts" if self.counts == "psi" else "tree"
+
+    @property
     def counts_mode(self) -> str:
-        return "fast" if self.reveal == "tree" else self.counts
+        """How the counts are made: ``--counts``, by default on shares (``fast``)."""
+        if self.counts == "psi" and self.reveal == "tree":
+            raise ConfigError(
+                "--reveal tree computes every count on shares, which --counts psi does not: "
+                "drop --counts psi (or ask for the paper's PPID3 with --reveal counts)"
+            )
+        return self.counts or "fast"
 
     def helper_for(self, k: int) -> str | None:
         """Who makes the randomness of ``--counts fast`` with ``k`` sites (None for psi)."""
@@ -514,8 +533,8 @@ class Ppid3(System):
             counts=o.counts_mode,
             bins=o.bins,
             helper=o.helper_for(part.k),
-            reveal=o.reveal,
-            criterion=o.criterion if o.split_criterion or o.reveal == "tree" else None,
+            reveal=o.reveal_mode,
+            criterion=o.criterion if o.split_criterion or o.reveal_mode == "tree" else None,
             records=o.records,
         ).to_deployment()
 
@@ -603,7 +622,8 @@ class Ppid3(System):
                 f"{n}{' (class)' if i == part['class_site'] else ''}: {', '.join(s)}"
                 for i, (n, s) in enumerate(zip(part["site_names"], part["sites"], strict=True))
             ),
-            *_columns_lines(result),
+            *columns_lines(result),
+            mode_line(result),
             f"tree:      {result['nodes']} nodes, depth {result['depth']} "
             "(assembled from every site's own nodes for this audit; no site holds it)",
             f"identical: {result['identical']}  (PPID3 tree == plain ID3 on the joined data)",
@@ -617,8 +637,8 @@ class Ppid3(System):
                 or "not computed: --reveal tree opens no count, and the training rows' "
                 "accuracy is one"
             ),
-            *_below_majority(result),
-            _cost_line(result),
+            *below_majority(result),
+            cost_line(result),
             f"trust:     {result.get('trust', 'semi-honest sites')}"
             + (f" (--helper {result['helper']})" if result.get("helper") else ""),
             "",
@@ -639,19 +659,6 @@ class Ppid3(System):
         )
 
 
-def run_trust(helper: str | None, reveal: str, sites: list[str], test: bool) -> str:
-    """What a run rests on, phase by phase: the training's helper (none with set
-    intersections), and with ``reveal = "tree"`` the pair that computes on shares and the
-    helper of the test records' classification (Algorithm 8, in the paper's mode, needs
-    none)."""
-    text = TRUST[helper or "none"]
-    if reveal == "tree":
-        text += f"; p0 and p1 ({sites[0]}, {sites[1]}) do not collude"
-        if test:
-            text += f"; test records classified without a path, randomness from {helper} too"
-    return text
-
-
 def _outside(o: Ppid3Options, k: int) -> str | None:
     """The outside party the run's helper adds (the dealer), if any."""
     helper = o.helper_for(k)
@@ -666,19 +673,6 @@ def _majority(test: Any) -> dict[str, Any] | None:
     values, counts = np.unique(np.asarray(test.target, dtype=str), return_counts=True)
     best = int(np.argmax(counts))
     return {"class": str(values[best]), "share": round(float(counts[best] / test.n_rows), 4)}
-
-
-def _below_majority(result: dict[str, Any]) -> list[str]:
-    """A warning when the held-out accuracy is below always predicting the majority class."""
-    test = (result.get("accuracy") or {}).get("test")
-    majority = result.get("majority")
-    if not isinstance(test, float) or majority is None or test >= majority["share"]:
-        return []
-    return [
-        f"warning:   the held-out accuracy {test:.4f} is below {majority['share']:.4f}, that "
-        f"of predicting {majority['class']!r} for every record: the tree does not generalise "
-        "(a column with nearly one value per record? see the warnings above)"
-    ]
 
 
 def _accuracies(cls: dict[str, Any], ctx: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -729,71 +723,3 @@ def _cost(
             for n in names
         },
     }
-
-
-def _columns_lines(result: dict[str, Any]) -> list[str]:
-    """Each site's columns as it read them: kind, and the cut points of a binned one."""
-    lines = []
-    for name, cols in result.get("columns", {}).items():
-        described = [
-            f"{c['name']} ({c['kind']}"
-            + (
-                f", bins at {', '.join(_short_number(x) for x in c['bins'])})"
-                if c.get("bins")
-                else ")"
-            )
-            for c in cols
-        ]
-        lines.append(f"columns:   {name}: " + "; ".join(described))
-    records = result.get("records") or {}
-    if any(r["used"] != r["held"] for r in records.values()):
-        lines.append("records:   " + "; ".join(
-            f"{n}: {r['used']} of its {r['held']} used" for n, r in records.items()
-        ) + " (the records every site holds)")  # fmt: skip
-    models = result.get("models") or {}
-    if models:
-        first = next(iter(models.values()))
-        lines.append(
-            f"models:    {', '.join(m['file'] for m in models.values())} "
-            f"(model id {first['model_id'][:12]}...)"
-        )
-    return lines
-
-
-def _short_number(x: float) -> str:
-    return np.format_float_positional(float(x), precision=6, trim="-")
-
-
-def _cost_line(result: dict[str, Any]) -> str:
-    cost = result["cost"]
-    if result.get("counts") == "fast":
-        dealt = f" ({PREPROCESSING[str(result['helper'])].describe(cost)})"
-        return (
-            f"cost:      counts by secret sharing, level by level: {cost['levels']} levels, "
-            f"{cost['outer_batches']} outer-product and {cost['dot_batches']} dot-product "
-            f"batches over {result['nodes']} nodes{dealt}, no set intersection"
-        )
-    return (
-        f"cost:      {cost['set_intersections']} set intersections "
-        f"(paper's estimate c*q*(1+p*r) = {cost['paper_estimate_c_q_1_plus_p_r']}) "
-        f"in {cost['psi_invocations']} batched PSI-CA invocations"
-    )
-
-
-def render_distributed(tree: dict[str, Any], names: list[str], class_site: int) -> list[str]:
-    """The tree in the style of the paper's Figure 2: every node with the site that holds it
-    (interior nodes at the attribute's site, leaves at the class site)."""
-    out: list[str] = []
-
-    def visit(node: dict[str, Any], prefix: str, head: str) -> None:
-        if "children" not in node:
-            counts = ", ".join(f"{c} {n}" for c, n in node["counts"].items())
-            shown = f" ({counts})" if counts else ""  # --reveal tree: no count is known
-            out.append(f"{prefix}{head}[{names[class_site]}] class {node['class']}{shown}")
-            return
-        out.append(f"{prefix}{head}[{names[node['site']]}] {node['attribute']}")
-        for value, child in node["children"].items():
-            visit(child, prefix + "    ", f"= {value}: ")
-
-    visit(tree, "", "")
-    return out

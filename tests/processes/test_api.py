@@ -37,8 +37,8 @@ def test_ppid3_from_python_gives_the_plain_tree_ledgers_and_a_picture(tmp_path: 
     pytest.importorskip("matplotlib", reason="matplotlib is in the experiments extra")
     picture = tmp_path / "ppid3.svg"
     run = run_system(
-        "ppid3", dataset="weather", sites=3, class_site=3, counts="fast", timeout=30,
-        plot=picture,
+        "ppid3", dataset="weather", sites=3, class_site=3, counts="fast", reveal="counts",
+        timeout=30, plot=picture,
     )  # fmt: skip
     assert isinstance(run, RunResult) and run.ok, run.error
     assert run.sites == ("site1", "site2", "site3") and run.class_site == "site3"

@@ -227,8 +227,12 @@ RUNS: dict[str, Run] = {
         (r"^dataset:", r"^tree:", r"^identical:")
     ),
     "mpc run ppid3 --dataset house-votes-84 --sites 3 --partition random:7 --test-split 0.3": Run(
-        (r"^dataset:", r"^tree:", r"^identical:", r"^accuracy:"), timeout=300
+        (r"^dataset:", r"^mode:", r"^tree:", r"^identical:", r"^accuracy:")
     ),
+    (
+        "mpc run ppid3 --dataset house-votes-84 --sites 3 --partition random:7 --test-split 0.3 "
+        "--counts psi"
+    ): Run((r"^dataset:", r"^mode:", r"^tree:", r"^identical:", r"^accuracy:"), timeout=300),
     "mpc run hybrid-id3 --dataset mushroom --theta 0.45 --groups 4 --window 3": Run(
         (r"^dataset:", r"^SMC-only tree == plain ID3:"), timeout=300
     ),

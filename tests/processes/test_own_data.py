@@ -211,7 +211,7 @@ def test_mpc_run_trains_saves_and_classifies_a_thousand_new_records(tmp_path: Pa
         depth = 3 if counts == "psi" else None
         code, out, err = run_mpc(
             "run", "ppid3", "--csv", str(train), "--class", "class", "--sites", "3",
-            "--counts", counts, "--model-out", str(models), "--json",
+            "--counts", counts, "--reveal", "counts", "--model-out", str(models), "--json",
             *(["--max-depth", str(depth)] if depth else []), deadline=150,
         )  # fmt: skip
         assert code == 0, err

@@ -371,8 +371,9 @@ def test_mpc_deploy_writes_a_deployment_each_party_runs_by_hand(tmp_path: Path) 
     hosts = [a for n in ("site1", "site2", "site3", "dealer") for a in ("--host", f"{n}=127.0.0.1")]
     port = free_port_block(4)
     code, text, err = run_mpc("deploy", "ppid3", "--split-demo", "--sites", "3", "--counts",
-                              "fast", "--helper", "dealer", "--out", str(out), "--port",
-                              str(port), "--timeout", "30", *hosts)  # fmt: skip
+                              "fast", "--reveal", "counts", "--helper", "dealer", "--out",
+                              str(out), "--port", str(port), "--timeout", "30",
+                              *hosts)  # fmt: skip
     assert code == 0, err
     assert "python -m parties dealer" in text and f"tcp://127.0.0.1:{port + 3}" in text
     cfg = load_deployment(out / "deployment.toml")
@@ -654,7 +655,7 @@ def test_a_stopped_launcher_kills_its_parties_and_removes_its_keys(
     machine."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "mpc", "run", "ppid3", "--dataset", "car", "--sites", "3",
-         "--timeout", "30"],
+         "--counts", "psi", "--timeout", "30"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, cwd=ROOT,
         start_new_session=True,
     )  # fmt: skip

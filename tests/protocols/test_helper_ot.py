@@ -22,7 +22,8 @@ from mpc.runtime.codec import decode
 from mpc.runtime.local import run_in_memory
 from mpc.runtime.transport import InMemoryNetwork
 from parties.cli.main import build_parser
-from parties.systems.ppid3 import TRUST, Ppid3
+from parties.systems.ppid3 import Ppid3
+from parties.systems.ppid3_summary import TRUST
 from parties.systems.registry import get_system
 from protocols.engine.ot_dealing import PUBLIC_FIELDS, leader_of
 from protocols.ot import iknp, vector_ot
@@ -200,7 +201,7 @@ def test_mpc_run_with_helper_ot_on_two_sites_equals_plain_id3() -> None:
     """With two sites and no --helper, fast counts take ot, and the report says so."""
     datasets.needs("car")
     code, doc = run_mpc_json(
-        "run", "ppid3", "--dataset", "car", "--counts", "fast",
+        "run", "ppid3", "--dataset", "car", "--counts", "fast", "--reveal", "counts",
         "--sites", "2", "--timeout", "60", deadline=280,
     )  # fmt: skip
     assert code == 0 and doc["ok"], {n: p["error"] for n, p in doc["parties"].items()}

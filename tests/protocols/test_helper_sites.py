@@ -27,7 +27,8 @@ from mpc.errors import ConfigError, ProtocolError
 from mpc.runtime.codec import decode
 from mpc.runtime.transport import InMemoryNetwork
 from parties.cli.main import build_parser
-from parties.systems.ppid3 import TRUST, Ppid3
+from parties.systems.ppid3 import Ppid3
+from parties.systems.ppid3_summary import TRUST
 from parties.systems.registry import get_system
 from protocols.engine.dealing import (
     WITHHELD_FIELDS,
@@ -362,10 +363,29 @@ def test_fast_counts_pick_the_helper_by_the_number_of_sites() -> None:
     assert [p.name for p in plan.parties] == ["site1", "site2", "dealer"]
     plan = _plan("--counts", "fast", "--sites", "3", "--helper", "dealer")
     assert plan.params["helper"] == "dealer" and plan.parties[-1].role == "dealer"
-    plan = _plan("--sites", "3", "--helper", "dealer")  # psi needs no helper
+    plan = _plan("--sites", "3", "--helper", "dealer", "--counts", "psi")  # psi needs none
     assert "helper" not in plan.params and len(plan.parties) == 3
     with pytest.raises(ConfigError, match=r"--helper sites needs at least 3 sites.*--helper ot"):
         _plan("--counts", "fast", "--sites", "2", "--helper", "sites")
+
+
+def test_the_default_run_opens_only_the_tree_and_the_paper_s_is_one_flag_away() -> None:
+    """No flag: counts on shares, only the tree opened, the helper needing no outside party;
+    ``--counts psi`` alone is the paper's PPID3 (its counts opened); ``--reveal tree`` with
+    ``--counts psi`` is a contradiction, refused."""
+    for k, helper in ((2, "ot"), (3, "sites")):
+        params = _plan("--sites", str(k)).params
+        assert (params["counts"], params["reveal"], params["helper"]) == ("fast", "tree", helper)
+        assert params["criterion"] == "gini"
+    params = _plan("--sites", "3", "--counts", "psi").params
+    assert (params["counts"], params["reveal"]) == ("psi", "counts") and "helper" not in params
+    params = _plan("--sites", "3", "--reveal", "counts").params
+    assert (params["counts"], params["reveal"]) == ("fast", "counts")
+    with pytest.raises(ConfigError, match="--reveal tree computes every count on shares"):
+        _plan("--sites", "3", "--counts", "psi", "--reveal", "tree")
+    deploy = ["deploy", "ppid3", "--partition", "a;b", "--class", "c", "--out", "unused"]
+    params = get_system("ppid3").plan_from(build_parser().parse_args(deploy), deploy=True).params
+    assert (params["counts"], params["reveal"]) == ("fast", "tree")
 
 
 # ----------------------------------------------------------------------------- processes
@@ -381,8 +401,8 @@ def test_mpc_run_with_helper_sites_equals_plain_id3(dataset: str) -> None:
     datasets.needs(dataset)
     named = ["--helper", "sites"] if dataset == "house-votes-84" else []
     code, doc = run_mpc_json(
-        "run", "ppid3", "--dataset", dataset, "--counts", "fast", *named,
-        "--sites", "3", "--timeout", "60", deadline=380,
+        "run", "ppid3", "--dataset", dataset, "--counts", "fast", "--reveal", "counts",
+        *named, "--sites", "3", "--timeout", "60", deadline=380,
     )  # fmt: skip
     assert code == 0 and doc["ok"], {n: p["error"] for n, p in doc["parties"].items()}
     r = doc["result"]
@@ -439,8 +459,8 @@ def test_a_killed_helping_site_ends_every_party_naming_it(tmp_path: Path) -> Non
     datasets.needs("car")
     keep = tmp_path / "run"
     code, doc = run_mpc_json(
-        "run", "ppid3", "--dataset", "car", "--counts", "fast", "--helper", "sites",
-        "--sites", "3", "--kill", "site1", "--after", "60", "--timeout", "5",
+        "run", "ppid3", "--dataset", "car", "--counts", "fast", "--reveal", "counts",
+        "--helper", "sites", "--sites", "3", "--kill", "site1", "--after", "60", "--timeout", "5",
         "--keep", str(keep), deadline=100,
     )  # fmt: skip
     assert code == 1 and doc["ok"] is False

@@ -324,7 +324,7 @@ def test_the_wire_carries_no_attribute_value_and_no_plain_transaction_id() -> No
 
 @pytest.mark.processes
 def test_ppid3_system_on_weather_across_processes() -> None:
-    code, doc = run_mpc_json("run", "ppid3", "--sites", "2", deadline=120)
+    code, doc = run_mpc_json("run", "ppid3", "--sites", "2", "--counts", "psi", deadline=120)
     assert code == 0 and doc["ok"], doc
     r = doc["result"]
     assert r["identical"] is True
@@ -339,6 +339,8 @@ def test_a_site_killed_mid_training_ends_the_run_everywhere(tmp_path: Path) -> N
     code, doc = run_mpc_json(
         "run",
         "ppid3",
+        "--counts",
+        "psi",
         "--sites",
         "3",
         "--kill",

@@ -80,8 +80,7 @@ def test_ppid3_views_do_not_change_when_records_a_site_cannot_tell_apart_swap(
         options: dict[str, Any] = {"counts": counts}
         if helper is not None:
             options["helper"] = helper
-        if case.startswith("tree"):
-            options["reveal"] = "tree"
+        options["reveal"] = "tree" if case.startswith("tree") else "counts"
         if case == "tree-entropy":
             options["split_criterion"] = "entropy-fixed"
         return run_system(
@@ -377,7 +376,7 @@ def test_ppid3_classification_views_depend_only_on_each_record_s_path(tmp_path: 
     model = tmp_path / "model"
     trained = run_system(
         "ppid3", csv=str(WEATHER), class_column="play", partition=partition, model_out=str(model),
-        timeout=30,
+        counts="psi", timeout=30,
     )  # fmt: skip
     assert trained.ok and trained.tree is not None
     tree = to_json(trained.tree)
@@ -516,7 +515,8 @@ def test_ppid3_views_over_many_random_swaps_on_real_tables(
     per = -(-len(attrs) // sites)
     groups = [attrs[i : i + per] for i in range(0, len(attrs), per)]
     partition = ";".join(",".join(g) for g in groups)
-    options: dict[str, Any] = {"counts": counts, **({"helper": helper} if helper else {})}
+    options: dict[str, Any] = {"counts": counts, "reveal": "counts"}
+    options.update({"helper": helper} if helper else {})
 
     def run(table: Path) -> Any:
         got = run_system(
