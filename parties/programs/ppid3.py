@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from mpc.datasets import CONTINUOUS, Discretizer
+from mpc.datasets import CONTINUOUS, Discretizer, csv_header
 from mpc.errors import ConfigError, InputError, ProtocolError
 from mpc.learners.criteria import CRITERIA
 from mpc.learners.model_file import (
@@ -48,6 +48,12 @@ from mpc.runtime.view import declared, public, uniform
 from parties.own_data import read_own_table, write_predictions
 from parties.own_party import OwnParty
 from parties.params import AtLeast, Params, option
+from parties.programs.ppid3_outcome import (
+    evaluation,
+    unseen_values,
+    unseen_warning,
+    write_scored_predictions,
+)
 from protocols.engine.dealing import DEALER, Sites
 from protocols.engine.preprocessing import PREPROCESSING, classify_preprocessing, preprocessing_of
 from protocols.engine.ring import Ring
@@ -103,6 +109,12 @@ PREDICTIONS = declared(
     "the predicted class of every new record (the party it is delivered to)",
     records="rows",
 )
+SCORES = declared(
+    "ppid3/scores",
+    "with scores asked for: the class counts of the node that classified each new record "
+    "(the party the predictions are delivered to)",
+    records="rows",
+)
 
 
 @dataclass(frozen=True)
@@ -124,6 +136,8 @@ class Ppid3Params(Params):
     reveal: str = option("counts", key="reveal", choices=REVEALS)
     criterion: str | None = option(None, key="criterion", choices=CRITERIA)
     records: str = option("same", key="records", choices=RECORDS)
+    #: classification: the receiver gets each record's class counts beside its class
+    scores: bool = option(False, key="scores")
 
     def check(self) -> None:
         if self.counts not in COUNTS:
@@ -249,11 +263,23 @@ def _test_input(params: Ppid3Params, me: OwnParty) -> Any:
 
 
 def _classify_input(params: Ppid3Params, cfg: DeploymentConfig, me: OwnParty) -> Any:
-    """This site's saved part and its file of new records, read with the part's columns."""
+    """This site's saved part and its file of new records, read with the part's columns; at
+    the class site, a file that also holds the class column is read with it (the true
+    classes, to evaluate the predictions against, never sent)."""
     sites = list(params.sites) or list(cfg.names)
     model = _read_part(me, sites, params.class_site)
     reader = _classify_reader(me, model.body)
-    own, _ = read_own_table(reader, class_column=None)
+    labelled = model.body.get("class")
+    header = csv_header(me.data, me.delimiter) if me.data is not None else None
+    if me.name != params.class_site or labelled not in (header or []):
+        labelled = None
+    own, _ = read_own_table(reader, class_column=labelled)
+    if params.scores and model.body.get("reveal") == "tree":
+        raise ConfigError(
+            "scores come from the leaves' class counts, which a tree learnt with --reveal "
+            "tree never opened; classify without --scores, or train with --reveal counts",
+            public="scores were asked of a tree learnt with --reveal tree",
+        )
     return model, reader, own
 
 
@@ -630,8 +656,13 @@ async def _classify_run(
         a: [str(v) for v in c] for a, c in zip(table.attributes, table.columns, strict=True)
     }
     tids = list(range(table.n_rows))
+    unseen = unseen_values(tree, cols)
+    warning = unseen_warning(site.name, unseen, len(tids))
+    if warning:
+        log.warning("%s", warning)
     started = time.perf_counter()
     deliver_to = params.deliver_to or class_site
+    scores: dict[int, dict[str, float]] | None = {} if params.scores else None
     if deliver_to not in site.parties:
         raise ConfigError(f"deliver_to {deliver_to!r} is not one of the sites {site.parties}")
     oblivious = body.get("reveal") == "tree"
@@ -649,11 +680,13 @@ async def _classify_run(
     else:
         pred = await classify_instances(
             site, tree, cols, tids, class_site=class_site, depth=int(body["depth"]),
-            tag="classify",
+            tag="classify", counts_out=scores,
         )  # fmt: skip
     if not oblivious and site.name == class_site and deliver_to != class_site:
         assert pred is not None
         await site.send(deliver_to, "ppid3/predictions", [pred[t] for t in tids])
+        if scores is not None:
+            await site.send(deliver_to, "ppid3/scores", [scores[t] for t in tids])
     log.info(
         "%s: classified %d records with model %s (%s)",
         site.name,
@@ -666,28 +699,55 @@ async def _classify_run(
         "records": used,
         "model_id": model.model_id,
         "classify_s": round(time.perf_counter() - started, 3),
+        **({"unseen": unseen, "unseen_warning": warning} if unseen else {}),
     }
     if site.name == deliver_to:
-        labels = (
-            [pred[t] for t in tids]
-            if pred is not None
-            else await site.recv(class_site, "ppid3/predictions", PREDICTIONS)
-        )
+        if pred is not None:
+            labels: Any = [pred[t] for t in tids]
+            got = None if scores is None else [scores[t] for t in tids]
+        else:
+            labels = await site.recv(class_site, "ppid3/predictions", PREDICTIONS)
+            got = None if scores is None else await site.recv(class_site, "ppid3/scores", SCORES)
         if not isinstance(labels, list) or len(labels) != len(tids):
             raise ProtocolError(f"{class_site} sent malformed predictions")
-        out.update(_deliver(site, me, own, ids, labels))
+        if got is not None and (not isinstance(got, list) or len(got) != len(tids)):
+            raise ProtocolError(f"{class_site} sent malformed scores")
+        out.update(_deliver(site, me, own, ids, labels, got))
+        if site.name == class_site and own.table.class_name:
+            truth = {str(i): str(c) for i, c in zip(own.ids, own.table.target, strict=True)}
+            id_text = [str(i) for i in ids]
+            out["evaluation"] = evaluation([truth[i] for i in id_text], labels)
+            log.info("%s: accuracy %.4f on %d labelled records", site.name,
+                     out["evaluation"]["accuracy"], len(tids))  # fmt: skip
+    elif site.name == class_site and own.table.class_name:
+        log.warning("%s: its file holds the class, but the predictions go to %s: nothing to "
+                    "evaluate here", site.name, deliver_to)  # fmt: skip
     return out
 
 
-def _deliver(site: Party, me: OwnParty, own: Any, ids: Any, labels: list[Any]) -> dict[str, Any]:
-    """The receiving site's predictions: on its ledger, in its file (in its file's order)."""
+def _deliver(
+    site: Party, me: OwnParty, own: Any, ids: Any, labels: list[Any], scores: list[Any] | None
+) -> dict[str, Any]:
+    """The receiving site's predictions (and scores): on its ledger, in its file (in its
+    file's order)."""
     site.ledger.record("ppid3/predictions", len(labels), step="ppid3/predictions")
     path = me.predictions or Path("predictions.csv")
     by_id = {str(i): str(c) for i, c in zip(ids, labels, strict=True)}
     file_order = [str(i) for i in own.ids]
-    write_predictions(path, file_order, [by_id[i] for i in file_order], id_column=me.id_column)
+    in_order = [by_id[i] for i in file_order]
+    out: dict[str, Any] = {"predictions_file": str(path)}
+    if scores is None:
+        write_predictions(path, file_order, in_order, id_column=me.id_column)
+    else:
+        site.ledger.record("ppid3/scores", len(scores), step="ppid3/predictions")
+        score_of = {str(i): dict(c) for i, c in zip(ids, scores, strict=True)}
+        classes = sorted({c for d in scores for c in d} | set(in_order))
+        write_scored_predictions(path, file_order, in_order, [score_of[i] for i in file_order],
+                                 classes, id_column=me.id_column)  # fmt: skip
+        out["scores"] = [[i, score_of[i]] for i in file_order]
     log.info("%s: %d predictions written to %s", site.name, len(labels), path)
-    return {"predictions_file": str(path), "predictions": [[i, by_id[i]] for i in file_order]}
+    out["predictions"] = [[i, by_id[i]] for i in file_order]
+    return out
 
 
 def leaf_accuracy(tree: Any, n_rows: int) -> float:

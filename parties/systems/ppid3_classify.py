@@ -12,13 +12,14 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from mpc.datasets import CONTINUOUS, Discretizer, load_party_csv
+from mpc.datasets import CONTINUOUS, Discretizer, csv_header, load_party_csv
 from mpc.deployment.launcher import PartySpec
 from mpc.errors import ConfigError, ProtocolError
+from mpc.learners.evaluation import format_confusion
 from mpc.learners.model_file import SavedModel, read_model
 from mpc.learners.tree import from_json, predict_one
 from parties.params import Params, option
-from parties.programs.ppid3 import ID_COLUMN, Ppid3Params
+from parties.programs.ppid3 import ID_COLUMN, RECORDS, Ppid3Params
 from parties.systems.base import Audit, Plan, System
 from parties.systems.ppid3 import csv_text
 from protocols.engine.preprocessing import PREPROCESSING, classify_preprocessing, classify_trust
@@ -41,8 +42,9 @@ class Ppid3ClassifyOptions(Params):
         flag="--csv",
         metavar="FILE",
         group="records",
-        help="new records, one table with every site's columns (no class needed): split into "
-        "one file per site as the model's parts list them (a local demo)",
+        help="new records, one table with every site's columns: split into one file per site "
+        "as the model's parts list them (a local demo); a class column, if there, goes to the "
+        "class site, which evaluates the predictions against it",
     )
     data: str | None = option(
         None,
@@ -75,6 +77,23 @@ class Ppid3ClassifyOptions(Params):
         help="who makes p0's and p1's randomness when classifying a tree learnt with --reveal "
         "tree (default: the training's, as its model parts say): 'sites' a third site, 'ot' "
         "the two by oblivious transfer, 'dealer' an outside dealer process",
+    )
+    records: str = option(
+        "same",
+        flag="--records",
+        choices=RECORDS,
+        help="same: every site must hold the same record ids (default); common: classify the "
+        "records every site holds, found by a private set intersection (each site learns which "
+        "of its records those are; no site's other records leave it)",
+    )
+    scores: bool = option(
+        False,
+        flag="--scores",
+        flag_only=True,
+        help="the predictions file also holds, per record, the training records of each class "
+        "at the node that classified it (n(CLASS) columns): the leaf's class counts, which "
+        "the class site already holds in the paper's mode; delivered with the predictions "
+        "(declared: ppid3/scores); not for a tree learnt with --reveal tree, which opened none",
     )
     predictions_out: str = option(
         "predictions.csv",
@@ -139,9 +158,15 @@ class Ppid3Classify(System):
             if outside is not None:
                 specs.append(PartySpec(outside, outside))
         context["helper"] = helper
+        if o.scores and body.get("reveal") == "tree":
+            raise ConfigError(
+                "--scores: a tree learnt with --reveal tree opened no class counts; classify "
+                "without --scores, or train with --reveal counts"
+            )
         params = Ppid3Params(
-            class_site=class_site, sites=tuple(sites), deliver_to=deliver_to, helper=helper
-        ).to_deployment()
+            class_site=class_site, sites=tuple(sites), deliver_to=deliver_to, helper=helper,
+            records=o.records, scores=o.scores,
+        ).to_deployment()  # fmt: skip
         context["parts"] = {n: m.body for n, m in parts.items()}
         return Plan(specs, params, context)
 
@@ -152,10 +177,13 @@ class Ppid3Classify(System):
         """One joined file, split by the launcher into every site's own (a local demo)."""
         assert o.csv is not None
         kinds = {c["name"]: c["kind"] for m in parts.values() for c in m.body["columns"]}
+        class_site = str(next(iter(parts.values())).body["class_site"])
+        label = parts[class_site].body.get("class")
+        labelled = label is not None and label in (csv_header(o.csv, o.delimiter or ",") or [])
         joined = load_party_csv(
             o.csv,
             id_column=o.id_column,
-            class_column=None,
+            class_column=label if labelled else None,
             nominal=[a for a, k in kinds.items() if k != CONTINUOUS],
             continuous=[a for a, k in kinds.items() if k == CONTINUOUS],
             delimiter=o.delimiter or ",",
@@ -170,9 +198,9 @@ class Ppid3Classify(System):
         for i, name in enumerate(parts):
             attrs = parts[name].body["attributes"]
             order = np.random.default_rng([0, i]).permutation(len(ids))
-            text = csv_text(
-                ids, joined.table.select(attrs), id_column=id_column, with_class=False, order=order
-            )
+            with_class = labelled and name == class_site
+            text = csv_text(ids, joined.table.select(attrs), id_column=id_column,
+                            with_class=with_class, order=order)  # fmt: skip
             entries = _entries(parts[name], id_column, name == deliver_to, out)
             specs.append(PartySpec(name, "site", columns=tuple(attrs), csv=text, entries=entries))
         return specs, joined
@@ -220,6 +248,10 @@ class Ppid3Classify(System):
             "predictions": got["predictions"],
             "helper": ctx.get("helper"),
             "trust": classify_trust(ctx.get("helper")),
+            "used": {n: results[n]["records"] for n in sites if "records" in results[n]},
+            "unseen": [results[n]["unseen_warning"] for n in sites if results[n].get("unseen")],
+            **({"evaluation": got["evaluation"]} if "evaluation" in got else {}),
+            **({"scores": got["scores"]} if "scores" in got else {}),
         }
         joined = ctx.get("joined")
         if joined is not None:  # the audit: the assembled tree, in plain, on the joined rows
@@ -256,9 +288,37 @@ class Ppid3Classify(System):
             + ")",
         ]
         lines.append(f"trust:       {result['trust']}")
+        used = result.get("used") or {}
+        if any(u.get("used") != u.get("held") for u in used.values()):
+            lines.append("records:     " + ", ".join(
+                f"{n} {u['used']} of its {u['held']}" for n, u in used.items()))  # fmt: skip
+        lines += [f"warning:     {w}" for w in result.get("unseen") or []]
+        lines += evaluation_lines(result.get("evaluation"))
         if "equal_to_plain_tree" in result:
             lines.append(
                 f"identical:   {result['equal_to_plain_tree']}  (== the saved tree, assembled "
                 "for this audit, applied in plain to the joined records)"
             )
         return lines
+
+
+def evaluation_lines(ev: dict[str, Any] | None) -> list[str]:
+    """The class site's evaluation of the predictions against the classes its file holds:
+    accuracy, the majority baseline (and a warning when the tree does worse) and the
+    confusion matrix."""
+    if not ev:
+        return []
+    majority = ev["majority"]
+    lines = [
+        f"evaluation:  accuracy {ev['accuracy']:.4f} on {ev['records']} labelled records "
+        f"(at the class site; predicting {majority['class']!r} for all: {majority['share']:.4f})"
+    ]
+    if majority["share"] is not None and ev["accuracy"] < majority["share"]:
+        lines.append(
+            f"warning:     the accuracy {ev['accuracy']:.4f} is below {majority['share']:.4f}, "
+            f"that of predicting {majority['class']!r} for every record: the tree does not "
+            "generalise (a column with nearly one value per record?)"
+        )
+    lines.append("confusion:   rows true, columns predicted")
+    lines += [f"  {line}" for line in format_confusion(ev["classes"], ev["confusion"])]
+    return lines

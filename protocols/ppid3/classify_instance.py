@@ -73,9 +73,13 @@ async def classify_instances(
     class_site: str,
     depth: int,
     tag: str = "classify",
+    counts_out: dict[int, dict[str, float]] | None = None,
 ) -> dict[int, str] | None:
     """Classify instances ``ids`` (the same ids, in any order, at every site; ``columns`` are
-    this site's values of them). Returns ``{id: class}`` at the class site, ``None`` elsewhere."""
+    this site's values of them). Returns ``{id: class}`` at the class site, ``None`` elsewhere.
+    At the class site, ``counts_out`` (if given) receives each instance's class counts: those
+    of the leaf it reached, or of the node where it stopped at an unseen value (the class site
+    holds both; no message carries them)."""
     names = list(party.parties)
     ids_arr = np.asarray(ids, dtype=np.int64)
     position = {int(i): p for p, i in enumerate(ids_arr)}
@@ -93,10 +97,15 @@ async def classify_instances(
             if nid in tree.leaves:
                 label = tree.leaves[nid]["class"]
                 answers.update((int(i), label) for i in batch)
+                if counts_out is not None:
+                    counts_out.update((int(i), dict(tree.leaves[nid]["counts"])) for i in batch)
                 continue
             if nid.startswith("#"):  # stopped at a node with an unseen value
                 label = majority_of[int(nid[1:])]
                 answers.update((int(i), label) for i in batch)
+                if counts_out is not None:
+                    counts = {c: float(k) for c, k in tree.node_counts[int(nid[1:])].items()}
+                    counts_out.update((int(i), counts) for i in batch)
                 continue
             node = tree.interior.get(nid)
             if node is None:
