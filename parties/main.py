@@ -125,7 +125,7 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
         help="where this party listens (default: its `bind` entry, else its endpoint): this "
         "host's business, e.g. one interface of several",
     )
-    _add_own_files(p)
+    add_own_files(p)
     faults = p.add_mutually_exclusive_group()
     faults.add_argument(
         "--kill-after",
@@ -161,7 +161,7 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     return p
 
 
-def _add_own_files(p: argparse.ArgumentParser) -> None:
+def add_own_files(p: argparse.ArgumentParser) -> None:
     """The party's own files, each over its entry in the deployment file."""
     own = p.add_argument_group(
         "this party's own files (each overrides the party's entry in the deployment file)"

@@ -11,7 +11,10 @@ an organisation checks, on its own host and with its own files only:
   finds a stale copy of the file before anybody waits on a deadline;
 * with ``--name``: that its secret key is the half of the public key the file names for it,
   and that its CSV (``--data``) has its id column and its columns, read as its party will
-  read it.
+  read it: with the same options its party takes (``--id``, ``--delimiter``, ``--nominal``,
+  ``--continuous``, ``--ignore``, ``--missing``, ``--model``, ...), over its deployment entry,
+  and then checked by the system's own party program as before a run (a saved model part
+  and its new records, too).
 
 Nothing is sent anywhere; the command reads the deployment file, the public keys it names and
 the organisation's own key and CSV.
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import hashlib
 import json
 from pathlib import Path
@@ -30,8 +34,10 @@ from mpc import __version__
 from mpc.errors import ConfigError, MPCError
 from mpc.runtime.config import agreement
 from mpc.runtime.keys import fingerprint, load_public_key, load_secret_key
+from parties.main import add_own_files, check_party_outputs, own_files
 from parties.own_data import read_own_table
 from parties.own_party import OwnParty, load_deployment, own_party
+from parties.programs.registry import PROGRAMS
 
 __all__ = ["add_check_parser", "agreement_code", "run_check"]
 
@@ -60,8 +66,7 @@ def add_check_parser(sub: Any) -> None:
                    help="this host's party: check its secret key and its CSV")  # fmt: skip
     p.add_argument("--secret-key", type=Path, default=None, metavar="FILE",
                    help="its secret key file (default: its `secret_key` entry)")  # fmt: skip
-    p.add_argument("--data", type=Path, default=None, metavar="FILE.csv",
-                   help="this party's own CSV, as it will give it to its party")  # fmt: skip
+    add_own_files(p)  # every file option its party takes, read as its party reads them
 
 
 def _class_column(cfg_params: dict[str, Any], me: OwnParty, header: list[str]) -> str | None:
@@ -93,7 +98,7 @@ def run_check(args: argparse.Namespace) -> int:
         if args.secret_key is not None or args.data is not None:
             raise ConfigError("--secret-key and --data check one party's files: give --name")
         return 0
-    me = own_party(cfg, args.name)
+    me = own_files(own_party(cfg, args.name), args)
     secret = args.secret_key or me.secret_key
     if secret is None:
         raise ConfigError(f"{me.name}: give --secret-key FILE (its secret key)")
@@ -106,8 +111,17 @@ def run_check(args: argparse.Namespace) -> int:
                 f"{fingerprint(load_public_key(me.public_key))})"
             )
         print(f"{me.name}: {secret} is the secret half of its public key")
-    if args.data is not None:
-        _check_data(cfg.params, me, args.data)
+    if me.data is not None:
+        _check_data(cfg.params, me, Path(me.data))
+    check_party_outputs(me)
+    system = PROGRAMS.get(cfg.protocol)
+    if system is not None and me.role in system.roles:
+        try:  # what the party itself reads and checks before it waits for anyone
+            system.check(cfg, me)
+        except MPCError as exc:
+            raise ConfigError(str(exc)) from None
+        if me.model is not None:
+            print(f"{me.name}: {me.model}: its own part of a saved model, for these records")
     print("ok")
     return 0
 
@@ -118,7 +132,7 @@ def _check_data(params: dict[str, Any], me: OwnParty, data: Path) -> None:
             header = next(csv.reader(fh, delimiter=me.delimiter), [])
     except OSError as exc:
         raise ConfigError(f"--data {data}: {exc.strerror}") from None
-    reading = OwnParty(**{**me.__dict__, "data": data})
+    reading = dataclasses.replace(me, data=data)
     class_column = _class_column(params, me, header)
     try:
         own, warning = read_own_table(reading, class_column=class_column)

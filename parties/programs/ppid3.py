@@ -136,8 +136,9 @@ class Ppid3Params(Params):
     reveal: str = option("counts", key="reveal", choices=REVEALS)
     criterion: str | None = option(None, key="criterion", choices=CRITERIA)
     records: str = option("same", key="records", choices=RECORDS)
-    #: classification: the receiver gets each record's class counts beside its class
-    scores: bool = option(False, key="scores")
+    #: classification: the receiver gets each record's class counts beside its class (absent:
+    #: no scores)
+    scores: bool | None = option(None, key="scores")
 
     def check(self) -> None:
         if self.counts not in COUNTS:

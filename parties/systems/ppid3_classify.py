@@ -165,7 +165,7 @@ class Ppid3Classify(System):
             )
         params = Ppid3Params(
             class_site=class_site, sites=tuple(sites), deliver_to=deliver_to, helper=helper,
-            records=o.records, scores=o.scores,
+            records=o.records, scores=o.scores or None,
         ).to_deployment()  # fmt: skip
         context["parts"] = {n: m.body for n, m in parts.items()}
         return Plan(specs, params, context)

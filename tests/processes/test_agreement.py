@@ -152,3 +152,25 @@ def test_mpc_check_passes_the_own_key_and_file_and_mpc_version_names_the_release
     ]
     rc, out, _ = run_mpc("--version")
     assert (rc, out.strip()) == (0, f"mpc-trees {__version__}")
+
+
+def test_mpc_check_reads_the_file_with_every_option_its_party_takes(tmp_path: Path) -> None:
+    """A hospital's export: its id column is 'Patient ID', it has a free-text column the model
+    leaves out, 'NA' for missing and a coded column to read as categories. Without the
+    options the party would run with, the check fails on the id column; with them (as the
+    party's command line gives them) it reads the file as the party will."""
+    config = _check_folder(tmp_path)
+    (tmp_path / "site3.csv").write_text(
+        "Patient ID,d,notes,y\nP-1,1,seen twice,yes\nP-2,NA,no notes,no\nP-3,2,x,no\n"
+    )
+    key = str(tmp_path / "keys" / "site3.secret")
+    base = ["check", "--config", str(config), "--name", "site3", "--secret-key", key,
+            "--data", str(tmp_path / "site3.csv")]  # fmt: skip
+    rc, out, err = run_mpc(*base)
+    assert rc == 2 and "'id'" in err, (out, err)
+    rc, out, err = run_mpc(*base, "--id", "Patient ID", "--ignore", "notes", "--missing", "NA",
+                           "--nominal", "d")  # fmt: skip
+    assert rc == 0, err
+    (line,) = [ln for ln in out.splitlines() if ln.startswith("site3: ") and "records" in ln]
+    assert line.endswith("3 records, id column 'Patient ID', columns d, the class 'y'"), line
+    assert out.splitlines()[-1] == "ok"
