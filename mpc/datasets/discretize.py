@@ -44,13 +44,20 @@ class Discretizer:
 
     @classmethod
     def fit(
-        cls, table: Table, bins: int, *, attributes: Sequence[str] | None = None
+        cls,
+        table: Table,
+        bins: int,
+        *,
+        attributes: Sequence[str] | None = None,
+        weights: np.ndarray | None = None,
     ) -> Discretizer:
         """Cut points at the ``i/bins`` quantiles (``i = 1 .. bins-1``) of the non-missing
         values of every continuous attribute (or of the continuous ``attributes`` given,
         each of which must be a continuous attribute of ``table``); repeated cut points are
         merged and a cut point at the largest value is dropped, so an attribute may get
-        fewer than ``bins`` bins."""
+        fewer than ``bins`` bins. With ``weights`` (one per row, positive), a row counts as
+        that many rows: whole weights give the cut points of the table with each row repeated
+        as often."""
         if isinstance(bins, bool) or not isinstance(bins, int | np.integer) or bins < 2:
             raise DataError(f"bins must be an integer of at least 2, got {bins!r}")
         chosen = None if attributes is None else set(attributes)
@@ -67,12 +74,16 @@ class Discretizer:
         for a, kind, col in zip(table.attributes, table.kinds, table.columns, strict=True):
             if kind != CONTINUOUS or (chosen is not None and a not in chosen):
                 continue
-            v = np.sort(col[~np.isnan(col)])
-            n = len(v)
+            known = ~np.isnan(col)
+            order = np.argsort(col[known], kind="stable")
+            v = col[known][order]
+            w = None if weights is None else np.asarray(weights, dtype=np.float64)[known][order]
+            n = len(v) if w is None else float(w.sum())
+            at = _at(v, w)
             cuts: set[float] = set()
-            for i in range(1, int(bins) if n else 1):
+            for i in range(1, int(bins) if len(v) else 1):
                 pos = i * (n - 1) / bins
-                lo, hi = float(v[math.floor(pos)]), float(v[math.ceil(pos)])
+                lo, hi = at(math.floor(pos)), at(math.ceil(pos))
                 cut = lo if lo == hi else (lo + hi) / 2
                 if cut < v[-1]:
                     cuts.add(cut)
@@ -126,3 +137,12 @@ class Discretizer:
         if self.partial:
             out["partial"] = True
         return out
+
+
+def _at(v: np.ndarray, w: np.ndarray | None) -> Any:
+    """The value at position ``k`` of the sorted values ``v``, each repeated as its weight
+    says (once each without weights)."""
+    if w is None:
+        return lambda k: float(v[k])
+    ends = np.cumsum(w)
+    return lambda k: float(v[min(int(np.searchsorted(ends, k, side="right")), len(v) - 1)])

@@ -46,7 +46,7 @@ are 0) so that near-ties go the same way as in J48.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 import numpy as np
@@ -142,6 +142,7 @@ class C45Classifier(PlainTreeClassifier):
         nominal_splits: str = "multiway",
         max_depth: int | None = None,
         seed: int = 0,
+        class_weight: str | Mapping[Any, float] | None = None,
     ) -> None:
         self.min_leaf = min_leaf
         self.pruning = pruning
@@ -151,6 +152,7 @@ class C45Classifier(PlainTreeClassifier):
         self.nominal_splits = nominal_splits
         self.max_depth = max_depth
         self.seed = seed
+        self.class_weight = class_weight
 
     def _validate(self) -> None:
         number = (int, float)
@@ -183,11 +185,13 @@ class C45Classifier(PlainTreeClassifier):
         table: Table | CodedTable,
         *,
         prune_rows: Sequence[int] | np.ndarray | None = None,
+        weights: np.ndarray | None = None,
     ) -> C45Classifier:
         """Grow the tree and prune it: error-based on the training rows themselves, or
         reduced-error on held-out rows (the ``prune_rows`` given, indices into ``table``,
         so that several learners can share one prune set; else a stratified
-        ``prune_fraction`` drawn with ``seed``)."""
+        ``prune_fraction`` drawn with ``seed``). ``weights`` (one per row) are the rows'
+        starting weights, as Weka's instance weights: every count is a sum of weights."""
         self._validate()
         if table.n_rows == 0:
             raise ConfigError("cannot learn a tree from an empty table")
@@ -219,7 +223,9 @@ class C45Classifier(PlainTreeClassifier):
         }
         rows, held_out = self._split_rows(y, prune_rows)
         nominal = set(nominal_js)
-        grown = self._build(rows, np.ones(len(rows)), nominal, 0)
+        self._weights = None if weights is None else np.asarray(weights, dtype=np.float64)
+        start = np.ones(len(rows)) if self._weights is None else self._weights[rows]
+        grown = self._build(rows, start, nominal, 0)
         if self.pruning == "error-based":
             collapse(grown)
             # J48 reads -C as a single-precision float
@@ -229,7 +235,7 @@ class C45Classifier(PlainTreeClassifier):
         if len(held_out):
             tree = self._prune(tree, held_out)
         self.tree_ = tree
-        del self._data, self._y, self._codes, self._values
+        del self._data, self._y, self._codes, self._values, self._weights
         return self
 
     def _split_rows(
@@ -596,7 +602,8 @@ class C45Classifier(PlainTreeClassifier):
 
     def _prune(self, tree: Node, prune_rows: np.ndarray) -> Node:
         seen: dict[int, np.ndarray] = {}
-        self._route(tree, prune_rows, np.ones(len(prune_rows)), seen)
+        start = np.ones(len(prune_rows)) if self._weights is None else self._weights[prune_rows]
+        self._route(tree, prune_rows, start, seen)
         index = {c: i for i, c in enumerate(self.classes_)}
 
         def leaf_class(node: Node) -> str:

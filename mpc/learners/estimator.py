@@ -69,6 +69,7 @@ __all__ = [
     "NotFittedError",
     "PlainTreeClassifier",
     "as_table",
+    "row_weights",
 ]
 
 
@@ -333,6 +334,55 @@ def _labels(y: Any, *, warn: bool = False) -> np.ndarray:
     return labels
 
 
+def row_weights(labels: Any, sample_weight: Any, class_weight: Any) -> np.ndarray | None:
+    """Each row's weight: its ``sample_weight`` (default 1) times its class's weight in
+    ``class_weight``: a mapping from label to weight (a label it does not name weighs 1) or
+    ``"balanced"``, ``n / (k * n_c)`` for a class of ``n_c`` of the ``n`` rows among ``k``
+    classes, as scikit-learn defines it, but with ``n`` and ``n_c`` the sums of the sample
+    weights (so that a weight of 2 stays a row repeated; scikit-learn counts rows). None
+    when every row weighs 1."""
+    labels = np.asarray(labels)
+    n = len(labels)
+    w = np.ones(n, dtype=np.float64)
+    if sample_weight is not None:
+        try:
+            given = np.asarray(sample_weight, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise _error("sample_weight must hold numbers, one per row") from None
+        if given.ndim == 0:
+            given = np.full(n, float(given))
+        if given.ndim != 1 or len(given) != n:
+            raise _error(
+                f"sample_weight.shape == {given.shape}, expected ({n},): one weight per row"
+            )
+        if not np.isfinite(given).all() or (given < 0).any():
+            raise _error("sample_weight must be finite and non-negative")
+        w = w * given
+    if class_weight is not None:
+        text = np.asarray([str(c) for c in labels.tolist()], dtype=str)
+        classes, codes = np.unique(text, return_inverse=True)
+        if isinstance(class_weight, str):
+            if class_weight != "balanced":
+                raise _error(
+                    f"class_weight must be None, 'balanced' or a mapping, got {class_weight!r}"
+                )
+            totals = np.bincount(codes, weights=w, minlength=len(classes))
+            of = {str(c): float(w.sum() / (len(classes) * t)) if t > 0 else 0.0
+                  for c, t in zip(classes, totals, strict=True)}  # fmt: skip
+        elif isinstance(class_weight, Mapping):
+            of = {str(c): float(v) for c, v in class_weight.items()}
+            if any(not np.isfinite(v) or v < 0 for v in of.values()):
+                raise _error("class_weight's weights must be finite and non-negative")
+        else:
+            raise _error(
+                f"class_weight must be None, 'balanced' or a mapping, got {class_weight!r}"
+            )
+        w = w * np.asarray([of.get(str(c), 1.0) for c in text], dtype=np.float64)
+    if n and w.sum() <= 0:
+        raise _error("the weights of the rows sum to zero: nothing to learn from")
+    return None if (w == 1.0).all() else w
+
+
 class PlainTreeClassifier:
     """The scikit-learn side of a plain tree learner (see the module docstring).
 
@@ -408,16 +458,27 @@ class PlainTreeClassifier:
         self,
         X: Any,
         y: Any = None,
+        sample_weight: Any = None,
         *,
         kinds: Sequence[str] | Mapping[str | int, str] | None = None,
         **fit_params: Any,
     ) -> Self:
         """Learn the tree from a :class:`~mpc.datasets.Table` (``y`` omitted), or from ``X``
         (a DataFrame or a 2-D array) and its labels ``y``; ``kinds`` overrides the kinds read
-        from ``X`` (see the module docstring). Other keyword arguments go to the learner's
-        own fit: ``attribute_order`` and ``sites`` for ID3 (the private learners'
-        tie-breaking order and owners), ``prune_rows`` for C4.5 (the rows that reduced-error
-        pruning holds out). Returns the learner."""
+        from ``X`` (see the module docstring). ``sample_weight`` (one non-negative number per
+        row) and the learner's ``class_weight`` weigh the rows as scikit-learn's trees do:
+        every class count is a sum of weights (:func:`row_weights`). Other keyword arguments
+        go to the learner's own fit: ``attribute_order`` and ``sites`` for ID3 (the private
+        learners' tie-breaking order and owners), ``prune_rows`` for C4.5 (the rows that
+        reduced-error pruning holds out). Returns the learner."""
+        if y is None and (hasattr(X, "attributes") and hasattr(X, "target")):
+            weights = row_weights(X.target, sample_weight, getattr(self, "class_weight", None))
+        elif y is not None:
+            weights = row_weights(_labels(y), sample_weight, getattr(self, "class_weight", None))
+        else:
+            weights = None
+        if weights is not None:
+            fit_params["weights"] = weights
         if y is None:
             if not (hasattr(X, "attributes") and hasattr(X, "kinds") and hasattr(X, "n_rows")):
                 raise _error(

@@ -25,14 +25,16 @@ is a well-defined, testable statement:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
 from mpc.datasets import Discretizer, Table
 from mpc.errors import ConfigError
-from mpc.learners.criteria import GAIN_TIE, criterion, entropy, information_gain
+from mpc.learners.criteria import GAIN_TIE, NLOGN_W, criterion, entropy, information_gain
 from mpc.learners.estimator import PlainTreeClassifier
 from mpc.learners.tree import Leaf, Node, Split, majority
 
@@ -102,11 +104,13 @@ class ID3Classifier(PlainTreeClassifier):
         min_samples_split: int | None = None,
         bins: int | None = 4,
         criterion: str = "entropy",
+        class_weight: str | Mapping[Any, float] | None = None,
     ):
         self.max_depth = max_depth
         self.min_samples_split = min_samples_split
         self.bins = bins
         self.criterion = criterion
+        self.class_weight = class_weight
 
     def _validate(self) -> None:
         if self.max_depth is not None and (
@@ -131,17 +135,25 @@ class ID3Classifier(PlainTreeClassifier):
         *,
         attribute_order: Sequence[str] | None = None,
         sites: dict[str, int] | None = None,
+        weights: np.ndarray | None = None,
     ) -> ID3Classifier:
         """Learn the tree. ``attribute_order`` fixes the tie-breaking order (site order,
-        then column order); ``sites`` records which site owns each attribute."""
+        then column order); ``sites`` records which site owns each attribute; ``weights``
+        (one per row) makes every class count a sum of weights. An exact criterion counts in
+        integers: fractional weights are scaled by one common factor to whole numbers first
+        (the tree does not change: every criterion here scales with its counts)."""
         self._validate()
         order = list(attribute_order) if attribute_order is not None else list(table.attributes)
         unknown = [a for a in order if a not in table.attributes]
         if unknown:
             raise ConfigError(f"attribute_order names unknown attributes {unknown}")
+        class_values = np.unique(np.asarray(table.target, dtype=str))  # those of weight 0 too
+        if weights is not None:  # a row of weight 0 is a row left out
+            weights = np.asarray(weights, dtype=np.float64)
+            table, weights = table.subset(np.flatnonzero(weights > 0)), weights[weights > 0]
         self.discretizer_: Discretizer | None = None
         if self.bins is not None and "continuous" in table.kinds:
-            self.discretizer_ = Discretizer.fit(table, self.bins)
+            self.discretizer_ = Discretizer.fit(table, self.bins, weights=weights)
             table = self.discretizer_.transform(table)
         for a in order:
             if table.kinds[table.attributes.index(a)] != "nominal":
@@ -154,7 +166,7 @@ class ID3Classifier(PlainTreeClassifier):
         self._criterion = criterion(self.criterion)
         self.attributes_ = order
         self.sites_ = dict(sites or {})
-        class_values, y = np.unique(np.asarray(table.target, dtype=str), return_inverse=True)
+        y = np.searchsorted(class_values, np.asarray(table.target, dtype=str))
         self.classes_ = [str(c) for c in class_values]
         self.domains_: list[list[str]] = []
         codes = np.empty((table.n_rows, len(order)), dtype=np.int64)
@@ -163,12 +175,14 @@ class ID3Classifier(PlainTreeClassifier):
             self.domains_.append([str(v) for v in values])
             codes[:, j] = inverse
         self._codes, self._y = codes, y.astype(np.int64)
+        self._w = None if weights is None else _whole(weights, self.criterion)
         self.tree_ = self._build(np.arange(table.n_rows), list(range(len(order))), 0, None)
-        del self._codes, self._y
+        del self._codes, self._y, self._w
         return self
 
     def _counts(self, rows: np.ndarray) -> dict[str, float]:
-        n = np.bincount(self._y[rows], minlength=len(self.classes_))
+        w = None if self._w is None else self._w[rows]
+        n = np.bincount(self._y[rows], weights=w, minlength=len(self.classes_))
         return {c: float(n[i]) for i, c in enumerate(self.classes_)}
 
     def _build(
@@ -192,6 +206,7 @@ class ID3Classifier(PlainTreeClassifier):
         for j in remaining:
             joint = np.bincount(
                 self._codes[rows, j] * n_classes + self._y[rows],
+                weights=None if self._w is None else self._w[rows],
                 minlength=len(self.domains_[j]) * n_classes,
             ).reshape(-1, n_classes)
             gains.append(self._criterion.score(joint))
@@ -219,3 +234,32 @@ class ID3Classifier(PlainTreeClassifier):
         """New rows binned with the cut points learned in ``fit``."""
         disc = getattr(self, "discretizer_", None)
         return table if disc is None else disc.transform(table)
+
+
+#: the weight sum an exact criterion counts below (its products stay exact integers), and
+#: the fixed-point n log n's (counts below 2^W)
+MAX_WHOLE_WEIGHT = 2**52
+NLOGN_LIMIT = 2**NLOGN_W
+
+
+def _whole(weights: np.ndarray, name: str) -> np.ndarray:
+    """The row weights a criterion counts with: as given for a floating-point criterion
+    (entropy); for an exact one, whole numbers, fractional weights times the least common
+    denominator of their fractions (each read as the nearest fraction of denominator at most
+    10^6: ``class_weight="balanced"``'s ``n / (k n_c)`` exactly)."""
+    w = np.asarray(weights, dtype=np.float64)
+    if not criterion(name).on_shares or (w == np.round(w)).all():
+        return w
+    fractions = [Fraction(float(x)).limit_denominator(10**6) for x in w]
+    scale = 1
+    for f in fractions:
+        scale = scale * f.denominator // math.gcd(scale, f.denominator)
+    whole = [int(f * scale) for f in fractions]
+    limit = NLOGN_LIMIT if name == "entropy-fixed" else MAX_WHOLE_WEIGHT
+    if sum(whole) >= limit:
+        raise ConfigError(
+            f"criterion {name!r} counts exactly, and these weights as whole numbers sum past "
+            f"2^{limit.bit_length() - 1}; use criterion='entropy', or weights with small "
+            "denominators"
+        )
+    return np.asarray(whole, dtype=np.float64)
