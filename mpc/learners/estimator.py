@@ -59,15 +59,23 @@ from typing import Any, ClassVar, Self
 import numpy as np
 
 from mpc.datasets import MISSING, Table
+from mpc.datasets.csv_files import nearly_unique_nominal
 from mpc.errors import ConfigError
-from mpc.learners.evaluation import predict_proba_table, predict_table
+from mpc.learners.evaluation import (
+    predict_proba_table,
+    predict_table,
+    unseen_stops,
+    unseen_warning,
+)
 from mpc.learners.tree import Leaf, Node, Split, depth, leaf_count, nodes
 
 __all__ = [
     "DataConversionWarning",
     "EstimatorInputError",
+    "GeneralisationWarning",
     "NotFittedError",
     "PlainTreeClassifier",
+    "UnseenValueWarning",
     "as_table",
     "row_weights",
 ]
@@ -84,6 +92,45 @@ class NotFittedError(EstimatorInputError, AttributeError):
 
 class DataConversionWarning(UserWarning):
     """``y`` was converted, as a column vector to a 1-D array."""
+
+
+class UnseenValueWarning(UserWarning):
+    """Rows to classify hold values that training never gave a branch: each is given the
+    majority class of the node where it stopped."""
+
+
+class GeneralisationWarning(UserWarning):
+    """The rows a tree is fitted on will give a tree that does not generalise: a nominal
+    column with nearly one value per row, or a single class."""
+
+
+def _is_table(X: Any) -> bool:
+    return hasattr(X, "attributes") and hasattr(X, "kinds") and hasattr(X, "n_rows")
+
+
+def _warn_unseen(tree: Any, table: Table) -> None:
+    line = unseen_warning(unseen_stops(tree, table), table.n_rows)
+    if line:
+        warnings.warn(line, UnseenValueWarning, stacklevel=3)
+
+
+def _warn_fit(table: Table) -> None:
+    """The fitting rows' warnings: nearly unique nominal columns, one class."""
+    unique = nearly_unique_nominal(table)
+    if unique:
+        listed = ", ".join(f"{a} ({n} values in {table.n_rows} rows)" for a, n in unique)
+        warnings.warn(
+            f"nominal columns with nearly one value per row: {listed}; a split on one fits "
+            "these rows and no new one: leave them out, or give them as numbers (kinds=)",
+            GeneralisationWarning,
+            stacklevel=3,
+        )
+    if len(table.target) and len(set(np.asarray(table.target, dtype=str).tolist())) == 1:
+        warnings.warn(
+            f"y has one class ({table.target[0]!r}) in every row: the tree is a single leaf",
+            GeneralisationWarning,
+            stacklevel=3,
+        )
 
 
 def _sklearn_kind(ours: type[Any], name: str) -> type[Any]:
@@ -501,6 +548,7 @@ class PlainTreeClassifier:
             raise _error("the labels y cannot be sorted: give labels of one type") from None
         if len({str(c) for c in classes.tolist()}) != len(classes):
             raise _error(f"two labels of y read as the same text: {classes.tolist()}")
+        _warn_fit(table)
         self._fit_table(table, **fit_params)
         names = list(self.classes_)  # str, sorted: the tree's own class names
         self._labels = (names, [names.index(str(c)) for c in classes.tolist()], classes)
@@ -556,8 +604,12 @@ class PlainTreeClassifier:
         return table
 
     def predict(self, X: Any) -> np.ndarray:
-        """The class of every row of ``X`` (a Table, a DataFrame or a 2-D array)."""
+        """The class of every row of ``X`` (a Table, a DataFrame or a 2-D array). Rows that
+        hold a value never seen in training where the tree splits on it get that node's
+        majority class, and an :class:`UnseenValueWarning` counts them."""
         rows = self._rows(X)
+        if not _is_table(X):  # a Table is the command line's, which says it in its own words
+            _warn_unseen(self.tree_, rows)
         predicted = predict_table(self.tree_, rows)
         if self._labels is None:
             return predicted
@@ -565,11 +617,18 @@ class PlainTreeClassifier:
         by_name = {str(c): c for c in classes.tolist()}
         return np.array([by_name[p] for p in predicted.tolist()], dtype=classes.dtype)
 
+    def unseen_values(self, X: Any) -> dict[str, int]:
+        """How many rows of ``X`` hold, at a node they reach, a value training never gave a
+        branch (each is given that node's majority class), by attribute."""
+        return unseen_stops(self.tree_, self._rows(X))
+
     def predict_proba(self, X: Any) -> np.ndarray:
         """Class probabilities of every row, one column per class in ``classes_`` order (the
         class counts of the leaf a row reaches; a missing value spreads a row over the
         branches by their training weight)."""
         table = self._rows(X)
+        if not _is_table(X):
+            _warn_unseen(self.tree_, table)
         if self._labels is None:
             return predict_proba_table(self.tree_, table, list(self.classes_))
         names, order, _ = self._labels

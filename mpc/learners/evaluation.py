@@ -7,6 +7,7 @@ party may come from these seeds.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from mpc.errors import ConfigError
-from mpc.learners.tree import Node, distribution, predict_one
+from mpc.learners.tree import MISSING, Node, Split, distribution, predict_one
 from mpc.runtime.monitor import done_of
 
 if TYPE_CHECKING:
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CVResult",
     "accuracy",
+    "below_majority_warning",
     "confusion_matrix",
     "cross_validate",
     "format_confusion",
@@ -32,6 +34,8 @@ __all__ = [
     "rows_of",
     "stratified_kfold",
     "train_test_split",
+    "unseen_stops",
+    "unseen_warning",
 ]
 
 
@@ -47,6 +51,56 @@ def rows_of(table: Table) -> list[dict[str, Any]]:
     """The table's rows as ``{attribute: value}`` dicts (what a tree classifies)."""
     names = table.attributes
     return [dict(zip(names, values, strict=True)) for values in zip(*table.columns, strict=True)]
+
+
+def unseen_stops(tree: Node, table: Table) -> dict[str, int]:
+    """How many rows of ``table`` stop at a node whose attribute they hold a value of that
+    training never gave a branch (not a missing one), by attribute: each such row is given
+    that node's majority class."""
+    out: dict[str, int] = {}
+    for row in rows_of(table):
+        node = tree
+        while isinstance(node, Split):
+            value = row.get(node.attribute)
+            key = node.branch(value)
+            if key is None:
+                missing = (
+                    value is None
+                    or value == MISSING
+                    or (isinstance(value, float) and math.isnan(value))
+                )
+                if not missing:
+                    out[node.attribute] = out.get(node.attribute, 0) + 1
+                break
+            node = node.children[key]
+    return dict(sorted(out.items()))
+
+
+def unseen_warning(unseen: dict[str, int], n: int) -> str | None:
+    """One line saying how many of ``n`` rows held values never seen in training, or None."""
+    if not unseen:
+        return None
+    each = ", ".join(f"{a}: {k}" for a, k in unseen.items())
+    return (
+        f"{sum(unseen.values())} of {n} rows hold a value never seen in training where the tree "
+        f"splits ({each}); each was given the majority class of the node where it stopped"
+    )
+
+
+def below_majority_warning(truth: Sequence[Any] | np.ndarray, accuracy_: float) -> str | None:
+    """A line when ``accuracy_`` is below that of predicting the most common of ``truth``
+    for every row (a tree that learnt nothing), or None."""
+    if not len(truth):
+        return None
+    values, counts = np.unique(np.asarray(truth, dtype=str), return_counts=True)
+    share = float(counts.max() / len(truth))
+    if accuracy_ >= share:
+        return None
+    return (
+        f"the accuracy {accuracy_:.4f} is below {share:.4f}, that of predicting "
+        f"{str(values[int(np.argmax(counts))])!r} for every row: the tree does not generalise "
+        "(a column with nearly one value per record?)"
+    )
 
 
 def predict_table(tree: Node, table: Table) -> np.ndarray:

@@ -51,7 +51,7 @@ from mpc.datasets import (
     load_party_csv,
 )
 from mpc.errors import ConfigError
-from mpc.learners.evaluation import predict_table
+from mpc.learners.evaluation import predict_table, unseen_stops
 from mpc.learners.model_file import ModelError, SavedModel, new_model_id, read_model, write_model
 from mpc.learners.tree import Leaf, Node, from_json, nodes, to_json
 
@@ -147,6 +147,13 @@ class PlainModel:
         if self.discretizer is not None:
             table = self.discretizer.transform(table)
         return predict_table(self.tree, table)
+
+    def unseen(self, table: Table) -> dict[str, int]:
+        """How many rows of ``table`` (read as for :meth:`predict`) stop at a value training
+        never gave a branch, by attribute (:func:`~mpc.learners.evaluation.unseen_stops`)."""
+        if self.discretizer is not None:
+            table = self.discretizer.transform(table)
+        return unseen_stops(self.tree, table)
 
 
 def save_plain_model(path: str | Path, model: PlainModel) -> SavedModel:

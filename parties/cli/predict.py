@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from mpc.errors import ConfigError
-from mpc.learners.evaluation import accuracy
+from mpc.learners.evaluation import accuracy, below_majority_warning, unseen_warning
 from mpc.learners.plain_model import load_plain_model, read_rows
 from mpc.runtime.files import open_private
 from parties.params import column_list
@@ -108,9 +108,15 @@ def run_predict(args: argparse.Namespace) -> int:
         file=stream,
     )
     print(f"rows:       {rows.table.n_rows} from {args.csv}", file=stream)
+    unseen = unseen_warning(model.unseen(rows.table), rows.table.n_rows)
+    if unseen:
+        print(f"warning:    {unseen}", file=stream)
     if rows.table.class_name:
         score = accuracy(rows.table.target, predicted)
         print(f"accuracy:   {score:.4f} (the file's class column)", file=stream)
+        below = below_majority_warning(rows.table.target, score)
+        if below:
+            print(f"warning:    {below}", file=stream)
     if args.out is not None:
         print(f"wrote:      {args.out} (id,class)", file=stream)
     return 0

@@ -35,7 +35,14 @@ from mpc.datasets.fetch import fetch_dataset, import_dataset, user_data_dir
 from mpc.datasets.table import DATA_DIR_ENV
 from mpc.errors import ConfigError
 from mpc.learners.c45 import C45Classifier
-from mpc.learners.evaluation import accuracy, confusion_matrix, cross_validate, format_confusion
+from mpc.learners.evaluation import (
+    accuracy,
+    below_majority_warning,
+    confusion_matrix,
+    cross_validate,
+    format_confusion,
+    unseen_warning,
+)
 from mpc.learners.id3 import ID3Classifier
 from mpc.learners.plain_model import PlainModel, read_rows, save_plain_model
 from mpc.learners.plot import plot_tree
@@ -533,6 +540,9 @@ def _evaluate(
             confusion=confusion_matrix(test.target, predicted, classes).tolist(),
             test_rows=test.n_rows,
         )
+        warned = [unseen_warning(model.unseen_values(test), test.n_rows),
+                  below_majority_warning(test.target, doc["accuracy"])]  # fmt: skip
+        doc["warnings"] = [w for w in warned if w]
         if args.predictions_out is not None:
             ids = [str(i) for i in range(test.n_rows)]
             write_predictions(args.predictions_out, ids, predicted)
@@ -590,6 +600,8 @@ def _print_summary(
     print(f"learner:    {args.learner} {model.get_params()}")
     print(f"evaluation: {doc['evaluation']}")
     print(f"accuracy:   {doc['accuracy']:.4f}")
+    for warning in doc.get("warnings", []):
+        print(f"warning:    {warning}")
     print("confusion (rows: true class, columns: predicted):")
     print("\n".join("  " + line for line in format_confusion(doc["classes"], doc["confusion"])))
     print(

@@ -355,3 +355,34 @@ def test_train_options_that_do_not_fit_are_refused(
     assert expected in one_error_line(code, err)
     code, _, err = cli("train", "--dataset", "weather", "--test", data)
     assert "--test goes with --csv" in one_error_line(code, err)
+
+
+def test_unseen_values_and_a_tree_below_the_majority_are_warned_of(tmp_path: Path) -> None:
+    """A column with nearly one value per record (a note) fits the training rows and no new one:
+    `mpc train` warns at reading it; `mpc predict` on new rows counts those whose value was
+    never seen where the tree splits, says what they got, and warns that the accuracy is
+    below that of always predicting the majority class; so does `mpc train --test`."""
+    rows = [[f"note {i % 50}", "a" if i % 2 else "b", "yes" if i % 3 else "no"] for i in range(60)]
+    train = write_csv(tmp_path / "train.csv", ["notes", "ab", "label"], rows)
+    new = [[f"new {i}", "a", "no" if i < 9 else "yes"] for i in range(10)]
+    test = write_csv(tmp_path / "test.csv", ["notes", "ab", "label"], new)
+    model = tmp_path / "model.json"
+    code, out, err = cli("train", "--csv", str(train), "--class", "label",
+                         "--model-out", str(model))  # fmt: skip
+    assert code == 0, err
+    assert "nominal columns with nearly one value per record: notes (50 values in 60 rows)" in (
+        out + err
+    )
+    code, out, err = cli("predict", "--model", str(model), "--csv", str(test),
+                         "--out", str(tmp_path / "p.csv"))  # fmt: skip
+    assert code == 0, err
+    warnings = [line for line in out.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 2, out
+    said = "10 of 10 rows hold a value never seen in training where the tree splits (notes: 10)"
+    assert said in warnings[0]
+    assert "given the majority class of the node where it stopped" in warnings[0]
+    assert "is below 0.9000, that of predicting 'no' for every row" in warnings[1]
+    code, out, err = cli("train", "--csv", str(train), "--class", "label", "--test", str(test))
+    assert code == 0, err
+    assert "warning:    10 of 10 rows hold a value never seen" in out
+    assert "that of predicting 'no' for every row" in out

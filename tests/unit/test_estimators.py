@@ -318,3 +318,23 @@ def test_feature_importances_depth_and_leaves() -> None:
 def _leaves(tree: dict) -> list[dict]:
     kids = tree.get("children", {})
     return [tree] if not kids else [leaf for c in kids.values() for leaf in _leaves(c)]
+
+
+def test_the_estimators_warn_of_a_tree_that_will_not_generalise() -> None:
+    """fit warns of a nominal column with nearly one value per row and of a single class;
+    predict and predict_proba count the rows whose value was never seen where the tree splits
+    and say what they were given."""
+    from mpc.learners.estimator import GeneralisationWarning, UnseenValueWarning
+
+    X = np.array([[f"id{i}", "a" if i % 2 else "b"] for i in range(40)], dtype=object)
+    y = np.array(["yes" if i % 3 else "no" for i in range(40)])
+    with pytest.warns(GeneralisationWarning, match=r"nearly one value per row: x0 \(40 values"):
+        model = ID3Classifier().fit(X, y)
+    with pytest.warns(GeneralisationWarning, match="one class \\('yes'\\) in every row"):
+        ID3Classifier().fit(X[:, 1:], np.array(["yes"] * 40))
+    new = np.array([["id99", "a"], ["id3", "b"], ["id98", "b"]], dtype=object)
+    with pytest.warns(UnseenValueWarning, match=r"2 of 3 rows hold a value never seen .*x0: 2"):
+        model.predict(new)
+    with pytest.warns(UnseenValueWarning, match="majority class of the node where it stopped"):
+        model.predict_proba(new)
+    assert model.unseen_values(new) == {"x0": 2}
