@@ -93,8 +93,9 @@ def _read_own_table(
     except DataError as exc:
         public = exc.public or "its data file cannot be read (its own error says where and why)"
         raise InputError(f"{me.name}: {exc}", public=f"{me.name}: {public}") from None
-    notes = [w for w in (kinds_warning(own.table), _ignored_note(own.ignored, wanted)) if w]
-    return own, "; ".join(notes) or None
+    kinds = (kinds_warning(own.table) or "").splitlines()
+    notes = [w.removeprefix("warning: ") for w in kinds] + [_ignored_note(own.ignored, wanted)]
+    return own, "; ".join(n for n in notes if n) or None
 
 
 def _ignored_note(ignored: Sequence[str], listed: Sequence[str] | None) -> str | None:

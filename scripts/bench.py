@@ -14,6 +14,8 @@ ID3 fitted on the same data in the same run.
     python scripts/bench.py --scaling  # rows 10^3..10^6 and sites 2..8 (an hour or more)
     python scripts/bench.py --helpers --scaling --repeat 3   # everything, in one run
     python scripts/bench.py --reveal   # --reveal tree beside the paper's mode (half an hour)
+    python scripts/bench.py --intersection   # --records common's alignment, 10^5 and 10^6 ids
+    python scripts/bench.py --intersection --intersection-sizes 1000 --repeat 1   # smoke
     python scripts/bench.py --reveal --datasets car --repeat 1             # its smoke run
     python scripts/bench.py --reveal --against ../old --against-python ../old-venv/bin/python
                                        # this checkout against another, in turn
@@ -69,6 +71,7 @@ from typing import Any
 # test loads it as a module)
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import bench_intersection
 from bench_reveal import NAMES as REVEAL_NAMES
 from bench_reveal import (
     REVEAL_RUNS,
@@ -194,6 +197,8 @@ HELPER_SITES = {3: ("sites", "dealer", "ot"), 2: ("dealer", "ot")}
 #: --scaling defaults: the rows sweep and the sites sweep
 ROWS = (1_000, 10_000, 100_000, 1_000_000)
 SCALING_SITES = (2, 3, 4, 5, 6, 7, 8)
+#: --intersection: ids per site
+INTERSECTION_SIZES = (100_000, 1_000_000)
 SITES_ROWS = 100_000
 OT_MAX_ROWS = 100_000
 
@@ -342,6 +347,11 @@ def is_smoke(args: argparse.Namespace) -> bool:
     only part of their sweep."""
     if args.quick:
         return True
+    if args.intersection and (
+        args.intersection_sizes != list(INTERSECTION_SIZES)
+        or (args.repeat_given is not None and args.repeat_given < 3)
+    ):
+        return True
     if not (args.helpers or args.scaling or args.reveal):
         return False
     if args.repeat_given is not None and args.repeat_given < 3:
@@ -381,6 +391,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="--helpers: only these datasets (default: all four); --reveal: only these of "
         f"{', '.join(REVEAL_NAMES)}",
     )
+    _add_intersection(p)
     p.add_argument(
         "--scaling",
         action="store_true",
@@ -455,6 +466,23 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
+def _add_intersection(p: argparse.ArgumentParser) -> None:
+    """``--intersection`` and its sizes."""
+    p.add_argument(
+        "--intersection",
+        action="store_true",
+        help="the record alignment of --records common alone (scripts/bench_intersection.py): "
+        "3 sites, half of each site's ids common, at --intersection-sizes ids per site",
+    )
+    p.add_argument(
+        "--intersection-sizes",
+        type=int_list,
+        default=list(INTERSECTION_SIZES),
+        metavar="N,...",
+        help="--intersection: ids per site (default 100000,1000000)",
+    )
+
+
 def _add_against(p: argparse.ArgumentParser) -> None:
     """``--against DIR`` and ``--against-python``: another checkout to compare with."""
     p.add_argument(
@@ -504,7 +532,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.scaling and importlib.util.find_spec("matplotlib") is None:
         raise SystemExit(MATPLOTLIB_MISSING)
     try:
-        if args.helpers or args.scaling or args.reveal:
+        if args.helpers or args.scaling or args.reveal or args.intersection:
+            if args.intersection:
+                print(intersection(args.intersection_sizes, args.repeat or 3, args.timeout,
+                                   args.out))  # fmt: skip
             if args.helpers:
                 print(compare_helpers(args.repeat or 5, args.timeout, args.out, args.datasets))
             if args.reveal and args.against is not None:
@@ -522,6 +553,19 @@ def main(argv: list[str] | None = None) -> int:
         return bench(args)
     except RunFailed as e:
         raise SystemExit(str(e)) from None
+
+
+def intersection(sizes: list[int], repeat: int, timeout: float, out: Path) -> str:
+    """``--intersection``: the alignment on the records every site holds, alone, at each size
+    (:mod:`bench_intersection`); writes ``intersection.json`` and ``intersection.md``."""
+    points = bench_intersection.compare(sizes, repeat, 0.5, timeout)
+    text = bench_intersection.markdown(points, machine(), 0.5)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "intersection.json").write_text(
+        json.dumps({"machine": machine(), "overlap": 0.5, "points": points}, indent=1)
+    )
+    (out / "intersection.md").write_text(text)
+    return text
 
 
 def bench(args: argparse.Namespace) -> int:

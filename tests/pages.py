@@ -28,6 +28,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from mpc.datasets import load_dataset, write_party_files
 
@@ -221,3 +222,80 @@ def write_joined_files(folder: Path) -> tuple[Path, Path]:
     joined, new_joined = folder / "joined.csv", folder / "new-joined.csv"
     (folder / "joined-new.csv").replace(new_joined)
     return joined, new_joined
+
+
+#: the hospital page's three organisations: its file, its id column, its columns (the
+#: registry's with the class), and how many records of its own besides the common ones
+HOSPITAL = {
+    "lab": ("lab", "patient_id", ["HbA1c", "Creatinine"], 60),
+    "clinic": ("clinic", "PatientID", ["Age", "Prior Admissions", "Clinical Notes"], 60),
+    "registry": ("registry", "Patient ID", ["Ward", "Discharge", "Readmitted 30d"], 80),
+}
+#: the patients every organisation holds: to train on, and new ones
+HOSPITAL_COMMON, HOSPITAL_NEW = 1000, 200
+
+
+def _patients(rng: Any, n: int, start: int) -> dict[str, list[str]]:
+    """``n`` made-up patients (ids from ``start``): lab values, age, prior admissions, a
+    free-text note, ward, discharge and whether they were readmitted within 30 days, drawn
+    so that the tree has something to find (age over 75, HbA1c over 7 and three or more prior
+    admissions raise the risk);
+    about 5% of the lab and age cells blank."""
+    import numpy as np
+
+    age = rng.integers(18, 95, n)
+    hba1c = np.round(rng.normal(6.2, 1.1, n), 1)
+    creatinine = np.round(rng.lognormal(0.0, 0.35, n), 2)
+    prior = rng.poisson(1.0, n)
+    ward = rng.choice(["cardiology", "general", "oncology", "surgery"], n)
+    discharge = rng.choice(["home", "care home", "transfer"], n, p=[0.7, 0.2, 0.1])
+    risk = 0.04 + 0.55 * (age > 75) + 0.3 * (hba1c > 7.0) + 0.1 * (prior >= 3)
+    readmitted = np.where(rng.random(n) < risk, "Yes", "No")
+    words = ["stable", "reviewed", "pain", "follow-up", "diet", "wound", "fall", "insulin",
+             "referred", "improving", "family", "mobility"]  # fmt: skip
+    notes = [" ".join(rng.choice(words, 3)) + f" (visit {rng.integers(1, 400)})" for _ in range(n)]
+
+    def blank(values: Any) -> list[str]:
+        return ["" if rng.random() < 0.05 else str(v) for v in values]
+
+    return {
+        "id": [f"P{start + i:05d}" for i in range(n)],
+        "HbA1c": blank(hba1c), "Creatinine": blank(creatinine), "Age": blank(age),
+        "Prior Admissions": [str(v) for v in prior], "Clinical Notes": notes,
+        "Ward": [str(v) for v in ward], "Discharge": [str(v) for v in discharge],
+        "Readmitted 30d": [str(v) for v in readmitted],
+    }  # fmt: skip
+
+
+def write_hospital_files(folder: Path) -> None:
+    """The hospital page's files, from a fixed seed: each organisation's ``NAME.csv`` (its id
+    column, its columns, the common patients and some of its own, in its own order) and
+    ``NAME-new.csv`` (new patients, the registry's with their outcome, likewise partly
+    overlapping); and, for the page's check, the joined tables no organisation holds
+    (``joined.csv``, ``new-joined.csv``: the common patients only, an ``id`` column)."""
+    import csv as csv_module
+
+    import numpy as np
+
+    rng = np.random.default_rng(2026)
+    for suffix, common in (("", HOSPITAL_COMMON), ("-new", HOSPITAL_NEW)):
+        base = 0 if not suffix else 50_000
+        shared = _patients(rng, common, base)
+        order = [c for _, (_, _, cols, _) in HOSPITAL.items() for c in cols]
+        joined = [c for c in order if c != "Clinical Notes"]
+        with (folder / f"joined{suffix}.csv").open("w", newline="") as fh:
+            out = csv_module.writer(fh)
+            out.writerow(["id", *joined])
+            out.writerows(zip(*(shared[c] for c in ["id", *joined]), strict=True))
+        for k, (org, (name, id_column, cols, own)) in enumerate(HOSPITAL.items()):
+            extra = _patients(rng, own if not suffix else own // 4, base + 10_000 * (k + 1))
+            ids = shared["id"] + extra["id"]
+            rows = [[*(shared[c][i] for c in cols)] for i in range(common)]
+            rows += [[*(extra[c][i] for c in cols)] for i in range(len(extra["id"]))]
+            perm = np.random.default_rng([2026, k, len(suffix)]).permutation(len(ids))
+            with (folder / f"{name}{suffix}.csv").open("w", newline="") as fh:
+                out = csv_module.writer(fh)
+                out.writerow([id_column, *cols])
+                out.writerows([ids[i], *rows[i]] for i in perm)
+            assert org == name
+    (folder / "joined-new.csv").replace(folder / "new-joined.csv")

@@ -35,6 +35,7 @@ from mpc.datasets.fetch import fetch_dataset, import_dataset, user_data_dir
 from mpc.datasets.table import DATA_DIR_ENV
 from mpc.errors import ConfigError
 from mpc.learners.c45 import C45Classifier
+from mpc.learners.criteria import CRITERIA
 from mpc.learners.evaluation import (
     accuracy,
     below_majority_warning,
@@ -201,6 +202,14 @@ def add_train_parser(sub: Any) -> None:
         type=int,
         default=None,
         help="id3: do not split nodes with fewer rows",
+    )
+    p.add_argument(
+        "--criterion",
+        choices=list(CRITERIA),
+        default=None,
+        help="id3's split criterion: entropy (information gain, the default), gini (MPyC's), "
+        "gini-impurity (CART's) or entropy-fixed; the private learners' --criterion, so that "
+        "a tree of `mpc run ppid3 --reveal tree` (Gini by default) can be grown here in plain",
     )
     _add_c45_options(p)
     _add_outputs(p)
@@ -437,8 +446,11 @@ def _describe(column: dict[str, Any]) -> str:
 def _learner(args: argparse.Namespace) -> Any:
     if args.learner == "id3":
         return ID3Classifier(
-            max_depth=args.max_depth, min_samples_split=args.min_samples_split, bins=args.bins
-        )
+            max_depth=args.max_depth, min_samples_split=args.min_samples_split, bins=args.bins,
+            criterion=args.criterion or "entropy",
+        )  # fmt: skip
+    if args.criterion is not None:
+        raise ConfigError("--criterion chooses id3's split criterion; c45 uses the gain ratio")
     return C45Classifier(
         pruning=args.pruning,
         confidence=args.confidence,

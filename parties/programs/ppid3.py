@@ -50,6 +50,7 @@ from parties.own_party import OwnParty
 from parties.params import AtLeast, Params, option
 from parties.programs.ppid3_outcome import (
     evaluation,
+    evaluation_log,
     unseen_values,
     unseen_warning,
     write_scored_predictions,
@@ -717,9 +718,9 @@ async def _classify_run(
         if site.name == class_site and own.table.class_name:
             truth = {str(i): str(c) for i, c in zip(own.ids, own.table.target, strict=True)}
             id_text = [str(i) for i in ids]
-            out["evaluation"] = evaluation([truth[i] for i in id_text], labels)
-            log.info("%s: accuracy %.4f on %d labelled records", site.name,
-                     out["evaluation"]["accuracy"], len(tids))  # fmt: skip
+            out["evaluation"] = ev = evaluation([truth[i] for i in id_text], labels)
+            for line in evaluation_log(ev):
+                log.info("%s: %s", site.name, line)
     elif site.name == class_site and own.table.class_name:
         log.warning("%s: its file holds the class, but the predictions go to %s: nothing to "
                     "evaluate here", site.name, deliver_to)  # fmt: skip
@@ -734,7 +735,7 @@ def _deliver(
     site.ledger.record("ppid3/predictions", len(labels), step="ppid3/predictions")
     path = me.predictions or Path("predictions.csv")
     by_id = {str(i): str(c) for i, c in zip(ids, labels, strict=True)}
-    file_order = [str(i) for i in own.ids]
+    file_order = [str(i) for i in own.ids if str(i) in by_id]  # (on the records every site holds)
     in_order = [by_id[i] for i in file_order]
     out: dict[str, Any] = {"predictions_file": str(path)}
     if scores is None:

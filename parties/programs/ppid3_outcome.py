@@ -18,11 +18,17 @@ from typing import Any
 
 import numpy as np
 
-from mpc.learners.evaluation import accuracy, confusion_matrix
+from mpc.learners.evaluation import accuracy, confusion_matrix, format_confusion
 from mpc.runtime.files import open_private
 from protocols.ppid3.ppid3 import DistributedTree
 
-__all__ = ["evaluation", "unseen_values", "unseen_warning", "write_scored_predictions"]
+__all__ = [
+    "evaluation",
+    "evaluation_log",
+    "unseen_values",
+    "unseen_warning",
+    "write_scored_predictions",
+]
 
 
 def unseen_values(tree: DistributedTree, columns: Mapping[str, Sequence[str]]) -> dict[str, int]:
@@ -73,6 +79,21 @@ def evaluation(
             "share": round(float(counts[best] / len(truth)), 6) if len(truth) else None,
         },
     }
+
+
+def evaluation_log(ev: dict[str, Any]) -> list[str]:
+    """The class site's log lines of an :func:`evaluation`: the accuracy beside the majority
+    baseline (a warning when below it), then the confusion matrix."""
+    majority = ev["majority"]
+    lines = [
+        f"accuracy {ev['accuracy']:.4f} on {ev['records']} labelled records (predicting "
+        f"{majority['class']!r} for all: {majority['share']:.4f})"
+    ]
+    if majority["share"] is not None and ev["accuracy"] < majority["share"]:
+        lines.append("warning: below the majority class: the tree does not generalise")
+    lines.append("confusion, rows true, columns predicted:")
+    lines += format_confusion(ev["classes"], ev["confusion"])
+    return lines
 
 
 def write_scored_predictions(

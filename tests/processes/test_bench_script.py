@@ -7,6 +7,7 @@ import argparse
 import importlib.util
 import json
 import math
+import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -114,6 +115,9 @@ def test_failed_record_keeps_what_was_asked() -> None:
         (["--reveal", "--repeat", "1"], True),
         (["--reveal", "--datasets", "car"], True),
         (["--reveal", "--datasets", "million,adult-ot,adult,kr-vs-kp,car"], False),
+        (["--intersection"], False),  # --repeat not given: 3 by default
+        (["--intersection", "--intersection-sizes", "1000"], True),
+        (["--intersection", "--repeat", "1"], True),
     ],
 )
 def test_scratch_folder_rule(argv: list[str], scratch: bool) -> None:
@@ -456,3 +460,21 @@ def test_against_alternates_the_checkouts_and_compares_their_medians(
     assert "| 2.40 (2.40-2.40) | 2.00 (2.00-2.00) | 1.200 | 1.200 |" in row
     assert "at most 1.10x: no (1.200x, pairs 1.200x)" in md
     assert (tmp_path / "reveal-against.json").is_file()
+
+
+@pytest.mark.processes
+@pytest.mark.timeout(300)
+def test_the_intersection_benchmark_runs_every_site_and_checks_the_common_records(
+    tmp_path: Path,
+) -> None:
+    """Its smoke run: 3 site processes align 400 ids each on the 200 they hold in common, and
+    the table says so."""
+    code = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "bench_intersection.py"), "--sizes", "400",
+         "--out", str(tmp_path)], capture_output=True, text=True, timeout=280, cwd=ROOT,
+    )  # fmt: skip
+    assert code.returncode == 0, code.stderr
+    doc = json.loads((tmp_path / "intersection.json").read_text())
+    (point,) = doc["points"]
+    assert (point["ids_per_site"], point["common"], point["runs"]) == (400, 200, 1)
+    assert point["x25519"] > 3 * 400 and "| 400 | 200 | 1 |" in code.stdout

@@ -65,6 +65,7 @@ class Shown:
 WHOLE_PAGES = {
     "docs/own-data.md": "tests/deployment/test_own_data_page.py",
     "docs/hosts.md": "tests/deployment/test_hosts_page.py",
+    "docs/hospital.md": "tests/deployment/test_hospital_page.py",
 }
 
 

@@ -201,3 +201,31 @@ def test_a_party_started_on_a_bad_deployment_file_says_why_in_one_line(tmp_path:
     _check_all(results, expected)
     # the JSON report on stdout says so too
     assert all(json.loads(r.out)["ok"] is False for r in results.values())
+
+
+def test_hostile_record_ids_get_one_line_each_from_mpc_check(tmp_path: Path) -> None:
+    """A site's file whose ids repeat, are empty, or are a million times the same id: `mpc
+    check` (reading it as the site's party will) exits 2 with one line naming the file, the
+    line and the problem, before any party waits on another."""
+    for name in ("site1", "site2"):
+        subprocess.run([sys.executable, "-m", "mpc", "keygen", "--out", str(tmp_path / "keys"),
+                        name], check=True, capture_output=True, cwd=ROOT)  # fmt: skip
+    subprocess.run([sys.executable, "-m", "mpc", "deploy", "ppid3", "--partition", "a;b",
+                    "--class", "y", "--records", "common", "--out", str(tmp_path)],
+                   check=True, capture_output=True, cwd=ROOT)  # fmt: skip
+    files = {
+        "repeated id": ("id,a\nr1,x\nr2,y\nr1,x\n", ":4: column 'id' (field 1): record id 'r1' "
+                        "repeats line 2"),
+        "empty id": ("id,a\nr1,x\n,y\n", ":3: column 'id' (field 1): empty record id"),
+        "a million times one id": ("id,a\n" + "same,x\n" * 1_000_000,
+                                   ":3: column 'id' (field 1): record id 'same' repeats line 2"),
+    }  # fmt: skip
+    commands, expected = {}, {}
+    for i, (name, (content, needle)) in enumerate(files.items()):
+        bad = tmp_path / f"ids{i}.csv"
+        bad.write_text(content)
+        key = str(tmp_path / "keys" / "site1.secret")
+        commands[name] = ["mpc", "check", "--config", str(tmp_path / "deployment.toml"),
+                          "--name", "site1", "--secret-key", key, "--data", str(bad)]  # fmt: skip
+        expected[name] = (bad, needle)
+    _check_all(_run_all(commands), expected)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -189,9 +190,9 @@ def test_cross_validation_bins_each_fold_on_its_training_rows(
     fitted: list[int] = []
     fit = Discretizer.fit.__func__  # type: ignore[attr-defined]
 
-    def spy(cls: type[Discretizer], table: Table, bins: int) -> Discretizer:
+    def spy(cls: type[Discretizer], table: Table, bins: int, **kw: Any) -> Discretizer:
         fitted.append(table.n_rows)
-        return fit(cls, table, bins)  # type: ignore[no-any-return]
+        return fit(cls, table, bins, **kw)  # type: ignore[no-any-return]
 
     monkeypatch.setattr(Discretizer, "fit", classmethod(spy))
     path = tmp_path / "t.csv"
