@@ -276,11 +276,14 @@ def _classify_input(params: Ppid3Params, cfg: DeploymentConfig, me: OwnParty) ->
     if me.name != params.class_site or labelled not in (header or []):
         labelled = None
     own, _ = read_own_table(reader, class_column=labelled)
-    if params.scores and model.body.get("reveal") == "tree":
+    pair = list(sites)[:2]
+    shared = model.body.get("tree", {}).get("count_shares")
+    if params.scores and model.body.get("reveal") == "tree" and me.name in pair and not shared:
         raise ConfigError(
-            "scores come from the leaves' class counts, which a tree learnt with --reveal "
-            "tree never opened; classify without --scores, or train with --reveal counts",
-            public="scores were asked of a tree learnt with --reveal tree",
+            f"{me.name}: its model part holds no shares of the nodes' class counts (saved "
+            "before scores could be asked of a tree learnt with --reveal tree); train again, "
+            "or classify without scores",
+            public=f"{me.name}: its model part cannot give scores",
         )
     return model, reader, own
 
@@ -420,7 +423,8 @@ async def _train_run(
         )
         cost = {}
     train_s = time.perf_counter() - started
-    report = {k: v for k, v in tree.to_dict().items() if k != "label_shares"}  # stay private
+    report = {k: v for k, v in tree.to_dict().items()
+              if k not in ("label_shares", "count_shares")}  # stay private  # fmt: skip
     out: dict[str, Any] = {
         "tree": report,
         "train_s": round(train_s, 3),
@@ -512,6 +516,7 @@ async def _classify_test(
 async def _oblivious(
     site: Party, tree: DistributedTree, cols: dict[str, Sequence[str]], n: int,
     class_site: str, deliver_to: str, helper: str, tag: str,
+    scores_out: list[dict[str, int]] | None = None,
 ) -> list[str] | None:  # fmt: skip
     """Classification without a path (:func:`classify_obliviously`), the pair's triples made
     as ``helper`` makes them; the outside party (the dealer) is told to serve them."""
@@ -523,7 +528,8 @@ async def _oblivious(
     return await how.beside(
         site,
         lambda dealing: classify_obliviously(site, tree, cols, n, class_site=class_site,
-                                             deliver_to=deliver_to, dealing=dealing, tag=tag),
+                                             deliver_to=deliver_to, dealing=dealing, tag=tag,
+                                             scores_out=scores_out),
         requests=CLASSIFY_REQUESTS,
     )  # fmt: skip
 
@@ -676,9 +682,12 @@ async def _classify_run(
                 f"{site.name}: classifying with --helper {helper} needs the {outside!r} party, "
                 f"which the deployment does not have; add it, or choose another helper"
             )
+        opened: list[dict[str, int]] | None = [] if params.scores else None
         got = await _oblivious(site, tree, cols, len(tids), class_site, deliver_to, helper,
-                               "classify")  # fmt: skip
+                               "classify", opened)  # fmt: skip
         pred = None if got is None else dict(enumerate(got))
+        if got is not None and opened is not None:
+            scores = {t: {c: float(k) for c, k in d.items()} for t, d in enumerate(opened)}
     else:
         pred = await classify_instances(
             site, tree, cols, tids, class_site=class_site, depth=int(body["depth"]),
@@ -704,26 +713,37 @@ async def _classify_run(
         **({"unseen": unseen, "unseen_warning": warning} if unseen else {}),
     }
     if site.name == deliver_to:
-        if pred is not None:
-            labels: Any = [pred[t] for t in tids]
-            got = None if scores is None else [scores[t] for t in tids]
-        else:
-            labels = await site.recv(class_site, "ppid3/predictions", PREDICTIONS)
-            got = None if scores is None else await site.recv(class_site, "ppid3/scores", SCORES)
-        if not isinstance(labels, list) or len(labels) != len(tids):
-            raise ProtocolError(f"{class_site} sent malformed predictions")
-        if got is not None and (not isinstance(got, list) or len(got) != len(tids)):
-            raise ProtocolError(f"{class_site} sent malformed scores")
-        out.update(_deliver(site, me, own, ids, labels, got))
-        if site.name == class_site and own.table.class_name:
-            truth = {str(i): str(c) for i, c in zip(own.ids, own.table.target, strict=True)}
-            id_text = [str(i) for i in ids]
-            out["evaluation"] = ev = evaluation([truth[i] for i in id_text], labels)
-            for line in evaluation_log(ev):
-                log.info("%s: %s", site.name, line)
+        out.update(await _receive(site, me, own, ids, class_site, pred, scores))
     elif site.name == class_site and own.table.class_name:
         log.warning("%s: its file holds the class, but the predictions go to %s: nothing to "
                     "evaluate here", site.name, deliver_to)  # fmt: skip
+    return out
+
+
+async def _receive(
+    site: Party, me: OwnParty, own: Any, ids: Any, class_site: str,
+    pred: dict[int, str] | None, scores: dict[int, dict[str, float]] | None,
+) -> dict[str, Any]:  # fmt: skip
+    """The receiving site's predictions (and scores): made here, or sent by the class site;
+    written (:func:`_deliver`); at the class site, evaluated against the classes its file
+    holds, if it holds them."""
+    n = len(ids)
+    if pred is not None:
+        labels: Any = [pred[t] for t in range(n)]
+        got = None if scores is None else [scores[t] for t in range(n)]
+    else:
+        labels = await site.recv(class_site, "ppid3/predictions", PREDICTIONS)
+        got = None if scores is None else await site.recv(class_site, "ppid3/scores", SCORES)
+    if not isinstance(labels, list) or len(labels) != n:
+        raise ProtocolError(f"{class_site} sent malformed predictions")
+    if got is not None and (not isinstance(got, list) or len(got) != n):
+        raise ProtocolError(f"{class_site} sent malformed scores")
+    out = _deliver(site, me, own, ids, labels, got)
+    if site.name == class_site and own.table.class_name:
+        truth = {str(i): str(c) for i, c in zip(own.ids, own.table.target, strict=True)}
+        out["evaluation"] = ev = evaluation([truth[str(i)] for i in ids], labels)
+        for line in evaluation_log(ev):
+            log.info("%s: %s", site.name, line)
     return out
 
 

@@ -17,13 +17,13 @@ from mpc.deployment.launcher import PartySpec
 from mpc.errors import ConfigError, ProtocolError
 from mpc.learners.evaluation import format_confusion
 from mpc.learners.model_file import SavedModel, read_model
-from mpc.learners.tree import from_json, predict_one
+from mpc.learners.tree import majority
 from parties.params import Params, option
 from parties.programs.ppid3 import ID_COLUMN, RECORDS, Ppid3Params
 from parties.systems.base import Audit, Plan, System
 from parties.systems.ppid3 import csv_text
 from protocols.engine.preprocessing import PREPROCESSING, classify_preprocessing, classify_trust
-from protocols.ppid3.ppid3 import assemble
+from protocols.ppid3.ppid3 import DistributedTree
 
 __all__ = ["Ppid3Classify", "Ppid3ClassifyOptions"]
 
@@ -92,8 +92,9 @@ class Ppid3ClassifyOptions(Params):
         flag_only=True,
         help="the predictions file also holds, per record, the training records of each class "
         "at the node that classified it (n(CLASS) columns): the leaf's class counts, which "
-        "the class site already holds in the paper's mode; delivered with the predictions "
-        "(declared: ppid3/scores); not for a tree learnt with --reveal tree, which opened none",
+        "the class site already holds in the paper's mode and sends with the predictions; "
+        "for a tree learnt with --reveal tree, selected on shares and opened to the receiver "
+        "only (declared to it: classify/scores)",
     )
     predictions_out: str = option(
         "predictions.csv",
@@ -158,11 +159,6 @@ class Ppid3Classify(System):
             if outside is not None:
                 specs.append(PartySpec(outside, outside))
         context["helper"] = helper
-        if o.scores and body.get("reveal") == "tree":
-            raise ConfigError(
-                "--scores: a tree learnt with --reveal tree opened no class counts; classify "
-                "without --scores, or train with --reveal counts"
-            )
         params = Ppid3Params(
             class_site=class_site, sites=tuple(sites), deliver_to=deliver_to, helper=helper,
             records=o.records, scores=o.scores or None,
@@ -256,7 +252,6 @@ class Ppid3Classify(System):
         joined = ctx.get("joined")
         if joined is not None:  # the audit: the assembled tree, in plain, on the joined rows
             trees = {n: ctx["parts"][n]["tree"] for n in sites}
-            tree = from_json(assemble(trees, {n: i for i, n in enumerate(sites)}))
             edges = {
                 c["name"]: tuple(c["bins"])
                 for b in ctx["parts"].values()
@@ -267,7 +262,7 @@ class Ppid3Classify(System):
             names = table.attributes
             rows = [dict(zip(names, r, strict=True)) for r in zip(*table.columns, strict=True)]
             plain = {
-                str(i): predict_one(tree, row) for i, row in zip(joined.ids, rows, strict=True)
+                str(i): walk_parts(trees, row) for i, row in zip(joined.ids, rows, strict=True)
             }
             out["equal_to_plain_tree"] = all(plain[i] == c for i, c in got["predictions"])
         return out
@@ -322,3 +317,28 @@ def evaluation_lines(ev: dict[str, Any] | None) -> list[str]:
     lines.append("confusion:   rows true, columns predicted")
     lines += [f"  {line}" for line in format_confusion(ev["classes"], ev["confusion"])]
     return lines
+
+
+def walk_parts(trees: dict[str, dict[str, Any]], row: dict[str, Any]) -> str:
+    """The class the saved parts (every site's, as the audit of a local run holds them) give
+    ``row`` in plain: down its path from site to site; a value no branch has stops it at
+    that node, which gives its majority class (the class site's counts in the paper's mode;
+    with only the tree opened, the first two sites' shares of it, added)."""
+    parts = {n: DistributedTree.from_dict(t) for n, t in trees.items()}
+    class_site = next(p for p in parts.values() if p.leaves or p.classes).site
+    owner, nid = next(iter(parts.values())).root or ("", "")
+    while True:
+        part = parts[owner]
+        if nid in part.leaves:
+            return str(part.leaves[nid]["class"])
+        node = part.interior[nid]
+        child = node["children"].get(str(row.get(node["attribute"])))
+        if child is None:
+            number = int(node["number"])
+            counts = parts[class_site].node_counts.get(number)
+            if counts:
+                return majority(counts)
+            pair = list(parts)[:2]
+            index = sum(parts[n].label_shares[number] for n in pair) % 2**64
+            return parts[class_site].classes[index]
+        owner, nid = str(child[0]), str(child[1])

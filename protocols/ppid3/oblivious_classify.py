@@ -44,7 +44,7 @@ import numpy as np
 
 from mpc.crypto import randomness
 from mpc.crypto.prg import SeedStream
-from mpc.errors import ProtocolError
+from mpc.errors import ConfigError, ProtocolError
 from mpc.runtime.expect import integer, list_of, raw, text
 from mpc.runtime.party import Party
 from mpc.runtime.view import public, uniform
@@ -70,9 +70,16 @@ PREDICTION_SHARE = opening(
     "p0's or p1's share of the predicted class of every record, re-randomised",
     opens="classify/predictions",
 )
+SCORE_SHARE = opening(
+    "oblivious/score-share",
+    "with scores asked for: p0's or p1's share of the class counts of every record's terminal, "
+    "re-randomised",
+    opens="classify/scores",
+)
 CHUNK_DONE = public(
     "oblivious/chunk-done", "p1 has finished a chunk of records (its index): flow control"
 )
+CLASS_COUNT = public("oblivious/class-count", "the number of classes, for the scores' shapes")
 CLASS_NAMES = public("oblivious/class-names", "the names of the classes, in the class site's order")
 
 
@@ -135,11 +142,16 @@ async def classify_obliviously(
     deliver_to: str,
     dealing: Dealing,
     tag: str = "oblivious",
+    scores_out: list[dict[str, int]] | None = None,
 ) -> list[str] | None:
     """The predicted class of each of the ``n`` aligned records (``columns``: this site's
     values of them), opened to ``deliver_to`` only (the module docstring), the triples made
     as ``dealing`` makes them (run by :meth:`protocols.engine.preprocessing.Preprocessing.beside`).
-    Returns the classes at ``deliver_to``, None elsewhere."""
+    Returns the classes at ``deliver_to``, None elsewhere. With ``scores_out`` (given at
+    every site alike), ``p0`` and ``p1`` also select, on shares, the class counts of each
+    record's terminal (``Σ_τ ind[r, τ] · counts_τ``, the counts shared since training) and
+    open them to ``deliver_to``, whose ``scores_out`` receives one ``{class: count}`` per
+    record (declared: ``classify/scores``)."""
     names = list(party.parties)
     p0, p1 = names[0], names[1]
     me = party.name
@@ -164,12 +176,21 @@ async def classify_obliviously(
     per = max(1, CHUNK_ELEMENTS // t)
     chunks = list(enumerate(range(0, n, per)))
     opened: list[int] = []
+    scored: list[int] = []
+    want = scores_out is not None
+    p = await _class_count(party, tree, class_site, tag) if want else 0
 
-    async def deliver(c: int, size: int, prediction: np.ndarray | None) -> None:
-        got = await duo.open(prediction, size, to=[deliver_to], tag=f"{tag}/c{c}/prediction",
+    async def deliver(c: int, size: int, got: tuple[Any, Any] | None) -> None:
+        prediction, score = got if got is not None else (None, None)
+        out = await duo.open(prediction, size, to=[deliver_to], tag=f"{tag}/c{c}/prediction",
                              receipt=PREDICTION_SHARE)  # fmt: skip
-        if got is not None:
-            opened.extend(got)
+        if out is not None:
+            opened.extend(out)
+        if want:
+            out = await duo.open(score, size * p, to=[deliver_to], tag=f"{tag}/c{c}/scores",
+                                 receipt=SCORE_SHARE)  # fmt: skip
+            if out is not None:
+                scored.extend(out)
 
     for c, start in chunks:
         if not active and c >= AHEAD:
@@ -177,7 +198,8 @@ async def classify_obliviously(
         rows = slice(start, min(n, start + per))
         cols = {a: v[rows] for a, v in columns.items()}
         size = rows.stop - rows.start
-        got = await _chunk(duo, tree, cols, size, labels, leaves, inner, tag=f"{tag}/c{c}")
+        got = await _chunk(duo, tree, cols, size, labels, leaves, inner, tag=f"{tag}/c{c}",
+                           scores=want)  # fmt: skip
         if active:  # each chunk's classes go out as soon as they are made
             await deliver(c, size, got)
         if me == p1:
@@ -199,15 +221,39 @@ async def classify_obliviously(
     if ((index < 0) | (index >= len(classes))).any():
         raise ProtocolError(f"{me}: the predictions opened outside the {len(classes)} classes")
     party.ledger.record("classify/predictions", n, step=tag)
+    if scores_out is not None:
+        scores_out.extend(_scores(party, scored, n, classes, tag))
     return [classes[i] for i in index]
+
+
+async def _class_count(party: Party, tree: DistributedTree, class_site: str, tag: str) -> int:
+    """The number of classes (public), from the class site, for the shapes of the scores."""
+    if party.name == class_site:
+        await party.broadcast(f"{tag}/class-count", len(tree.classes))
+        return len(tree.classes)
+    got = await party.recv(class_site, f"{tag}/class-count", CLASS_COUNT, expect=integer(lo=1))
+    return int(got)
+
+
+def _scores(
+    party: Party, scored: list[int], n: int, classes: list[str], tag: str
+) -> list[dict[str, int]]:
+    """The receiver's opened scores, ``n x len(classes)``, as one ``{class: count}`` per
+    record (on its ledger: ``classify/scores``)."""
+    counts = np.asarray(scored, dtype=np.int64).reshape(n, len(classes))
+    if (counts < 0).any():
+        raise ProtocolError(f"{party.name}: the scores opened are not class counts")
+    party.ledger.record("classify/scores", n, step=tag)
+    return [{c: int(k) for c, k in zip(classes, row, strict=True)} for row in counts]
 
 
 async def _chunk(
     duo: Session, tree: DistributedTree, columns: dict[str, Sequence[str]], n: int,
-    labels: list[int], leaves: list[int], inner: list[int], *, tag: str,
-) -> np.ndarray | None:  # fmt: skip
+    labels: list[int], leaves: list[int], inner: list[int], *, tag: str, scores: bool = False,
+) -> tuple[np.ndarray, np.ndarray | None] | None:  # fmt: skip
     """Steps 1-3 for ``n`` records (their columns at this site): ``p0``'s or ``p1``'s shares
-    of their classes (opened by the caller); None elsewhere."""
+    of their classes and, with ``scores``, of their terminals' class counts (``n x p``,
+    flat), opened by the caller; None elsewhere."""
     party = duo.party
     names = list(party.parties)
     p0, p1 = duo.p0, duo.p1
@@ -237,16 +283,27 @@ async def _chunk(
         return None
     # the selection, at p0 and p1, with the triples of the run's helper
     kept = np.asarray([tree.label_shares[u] for u in inner], dtype=U64)
-    return await duo.batch(f"{tag}/triples", _select, shares, labels, leaves, inner, kept, n, t)
+    counts = None
+    if scores:
+        if len(tree.count_shares) != t:
+            raise ConfigError(
+                f"{me}: this model part holds no shares of the nodes' class counts (it was "
+                "saved before scores could be asked of a tree learnt with --reveal tree); "
+                "train again, or classify without scores"
+            )
+        counts = np.asarray([tree.count_shares[u] for u in range(t)], dtype=U64)
+    return await duo.batch(f"{tag}/triples", _select, shares, labels, leaves, inner, kept, n, t,
+                           counts)  # fmt: skip
 
 
 async def _select(
     s: Session, shares: list[np.ndarray], labels: list[int], leaves: list[int],
-    inner: list[int], kept: np.ndarray, n: int, t: int,
-) -> np.ndarray:  # fmt: skip
+    inner: list[int], kept: np.ndarray, n: int, t: int, counts: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray | None]:  # fmt: skip
     """Step 3 at ``p0`` and ``p1``: the indicator of each record's terminal, the product of
     every site's bits, then the class, the leaves' public labels and the interior nodes'
-    shared ones weighted by it."""
+    shared ones weighted by it; with ``counts`` (``t x p`` shares of every terminal's class
+    counts), each record's terminal's counts, ``Σ_τ ind[r, τ] counts[τ]``, flat."""
     ind = shares[0]
     for i, other_bits in enumerate(shares[1:]):
         if ind.size:
@@ -258,4 +315,10 @@ async def _select(
     if inner and n:  # a root that is a leaf has no interior label to multiply in
         inner_part = await s.mul(ind[:, inner].reshape(-1), np.tile(kept, n), "labels", RING64)
         prediction += inner_part.reshape(n, len(inner)).sum(axis=1, dtype=U64)
-    return prediction
+    score = None
+    if counts is not None:
+        p = counts.shape[1]
+        products = await s.mul(np.repeat(ind.reshape(-1), p), np.tile(counts.reshape(-1), n),
+                               "scores", RING64)  # fmt: skip
+        score = products.reshape(n, t, p).sum(axis=1, dtype=U64).reshape(-1)
+    return prediction, score

@@ -113,6 +113,9 @@ class DistributedTree:
     #: ``--reveal tree``: this site's share (``Z_2^64``) of each interior node's majority
     #: class, by node number (the first two sites; for records with an unseen value)
     label_shares: dict[int, int] = field(default_factory=dict)
+    #: ``--reveal tree``: this site's shares (``Z_2^64``) of every node's class counts, in
+    #: the order of ``classes``, by node number (the first two sites; for scores)
+    count_shares: dict[int, list[int]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -125,6 +128,8 @@ class DistributedTree:
             **({"classes": self.classes} if self.classes else {}),
             **({"label_shares": {str(k): v for k, v in self.label_shares.items()}}
                if self.label_shares else {}),
+            **({"count_shares": {str(k): v for k, v in self.count_shares.items()}}
+               if self.count_shares else {}),
         }  # fmt: skip
 
     @classmethod
@@ -141,7 +146,9 @@ class DistributedTree:
                 structure=list(doc["structure"]),
                 classes=[str(c) for c in doc.get("classes", [])],
                 label_shares={int(k): int(v) for k, v in doc.get("label_shares", {}).items()},
-            )
+                count_shares={int(k): [int(x) for x in v]
+                              for k, v in doc.get("count_shares", {}).items()},
+            )  # fmt: skip
         except (KeyError, TypeError, ValueError, IndexError) as exc:
             raise ProtocolError(f"a malformed tree part: {type(exc).__name__}: {exc}") from None
 

@@ -176,13 +176,16 @@ class SharedCounts(LevelGrower):
 
     def finished(self, tree: DistributedTree) -> None:
         """The class names in the order of the opened labels; at ``p0`` and ``p1``, each
-        interior node's majority class, still shared (for records with an unseen value)."""
+        interior node's majority class, still shared (for records with an unseen value), and
+        every node's class counts, still shared (for the scores a receiver may ask for)."""
         if self.view.classes is not None:
             tree.classes = list(self.view.classes)
         if self.duo.active:
-            tree.label_shares = {number: int(self.labels[k][0])
-                                 for number, k in enumerate(self.depth_first())
+            order = list(enumerate(self.depth_first()))
+            tree.label_shares = {number: int(self.labels[k][0]) for number, k in order
                                  if not self.nodes[k].leaf}  # fmt: skip
+            tree.count_shares = {number: [int(x) for x in self.classes[k]]
+                                 for number, k in order}  # fmt: skip
 
     # ----------------------------------------------------------------- moving shares
 

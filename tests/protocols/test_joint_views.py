@@ -84,32 +84,40 @@ def test_two_tables_with_the_same_tree_look_the_same_to_each_party_beside_its_ow
     assert failures == {}
 
 
-@pytest.mark.parametrize(("helper", "k"), [("sites", 3), ("ot", 3), ("dealer", 3), ("ot", 2)])
+@pytest.mark.parametrize(
+    ("helper", "k", "scores"),
+    [("sites", 3, False), ("ot", 3, False), ("dealer", 3, False), ("ot", 2, False),
+     ("sites", 3, True), ("ot", 2, True)],
+)  # fmt: skip
 def test_classifying_reveals_no_path_to_any_party_beside_its_own_randomness(
-    helper: str, k: int
+    helper: str, k: int, scores: bool
 ) -> None:
     """Classification without a path, delivered to the class site (the last site, which
     with three sites is also the third site): with a party's randomness fixed, what it
     receives while classifying repeats in nothing between two runs, and two different records
-    with the same prediction look the same to it."""
+    with the same prediction look the same to it; with ``scores``, two records with the same
+    prediction and the same class counts of their terminal (declared to the receiver), from
+    two different leaves' worth of values (overcast, any temperature)."""
     t = weather()
     part = partition(t.attributes, k, class_site=k - 1)
     deliver = f"site{k}"
-    plain = run_classify(t, part, t, helper=helper)["plain"]
+    got = run_classify(t, part, t, helper=helper, scores=scores)
+    plain = got["plain"]
+    same = got["scores"] if scores else [None] * t.n_rows
     first = next(i for i, v in enumerate(plain) if v == "yes")
-    second = next(i for i, v in enumerate(plain) if v == "yes"
+    second = next(i for i, v in enumerate(plain) if v == "yes" and same[i] == same[first]
                   and [c[i] for c in t.columns] != [c[first] for c in t.columns])  # fmt: skip
     failures = {}
     for name in _parties(helper, k):
         same = [
             _reports(run_classify(t, part, t, helper=helper, record=True, deliver_to=deliver,
-                                  fixed={name: SEED}))[name]
+                                  fixed={name: SEED}, scores=scores))[name]
             for _ in range(2)
         ]  # fmt: skip
         bad = joint_failures(*same)
         records = [
             _reports(run_classify(t, part, t.subset([i]), helper=helper, record=True,
-                                  deliver_to=deliver, fixed={name: SEED}))[name]
+                                  deliver_to=deliver, fixed={name: SEED}, scores=scores))[name]
             for i in (first, second)
         ]  # fmt: skip
         bad += differences(canonical_view(records[0]), canonical_view(records[1]))

@@ -401,11 +401,13 @@ def test_the_argmax_plan_compares_narrow_candidates_in_narrow_rings() -> None:
 def run_classify(
     table: Table, part: Partition, new: Table, *, helper: str = "sites",
     max_depth: int | None = None, record: bool = False, network: InMemoryNetwork | None = None,
-    fixed: dict[str, bytes] | None = None, deliver_to: str | None = None,
+    fixed: dict[str, bytes] | None = None, deliver_to: str | None = None, scores: bool = False,
 ) -> dict[str, Any]:  # fmt: skip
     """Train with ``--reveal tree`` in memory, then classify the rows of ``new`` without a
-    path, delivered to ``deliver_to`` (the last site by default); ``fixed`` as for
+    path, delivered to ``deliver_to`` (the last site by default), with ``scores`` the class
+    counts of each record's terminal too (``"scores"``: the receiver's); ``fixed`` as for
     :func:`run_reveal`, for the whole run."""
+    got_scores: list[dict[str, int]] = []
     views = _views(table, part)
     new_views = _views(new, part)
     names = [v.name for v in views]
@@ -434,9 +436,10 @@ def run_classify(
         cols = {a: [v.domains[j][c] for c in v.codes[:, j]] for j, a in enumerate(v.attributes)}
         return await preprocessing_of(helper).beside(
             site,
-            lambda dealing: classify_obliviously(site, tree, cols, new.n_rows,
-                                                 class_site=class_site, deliver_to=deliver_to,
-                                                 dealing=dealing),
+            lambda dealing: classify_obliviously(
+                site, tree, cols, new.n_rows, class_site=class_site, deliver_to=deliver_to,
+                dealing=dealing, scores_out=(got_scores if p.name == deliver_to else [])
+                if scores else None),
             requests="classify/req",
         )  # fmt: skip
 
@@ -449,7 +452,8 @@ def run_classify(
     )
     others = [results[n] for n in names if n != deliver_to]
     return {"predictions": results[deliver_to], "plain": [str(v) for v in plain.predict(new)],
-            "others": others, "parties": by_name}  # fmt: skip
+            "others": others, "parties": by_name, "scores": got_scores,
+            "plain_tree": plain.tree_}  # fmt: skip
 
 
 def _with_unseen(table: Table, rng: np.random.Generator) -> Table:
@@ -479,6 +483,40 @@ def test_classification_without_a_path_equals_plain_prediction(
         oblivious_classify.CHUNK_ELEMENTS = chunk
     assert out["predictions"] == out["plain"]
     assert all(o is None for o in out["others"])  # only the asking party learns them
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tables())
+def test_scores_are_the_class_counts_of_each_record_s_terminal_in_the_plain_tree(
+    case: tuple[Table, Partition],
+) -> None:
+    """With scores, the receiver gets, per record, the class counts of the node of the plain
+    tree that classifies it (its leaf, or the node where a value never seen stops it),
+    selected on shares: over several chunks, with unseen values."""
+    table, part = case
+    new = _with_unseen(table, np.random.default_rng(table.n_rows + 1))
+    chunk = oblivious_classify.CHUNK_ELEMENTS
+    oblivious_classify.CHUNK_ELEMENTS = 16
+    try:
+        out = run_classify(table, part, new, helper="sites" if part.k >= 3 else "dealer",
+                           scores=True)  # fmt: skip
+    finally:
+        oblivious_classify.CHUNK_ELEMENTS = chunk
+    plain = to_json(out["plain_tree"])
+    expected = []
+    for r in range(new.n_rows):
+        node = plain
+        while "children" in node:
+            child = node["children"].get(
+                str(new.columns[new.attributes.index(node["attribute"])][r])
+            )
+            if child is None:
+                break
+            node = child
+        expected.append({c: int(k) for c, k in node["counts"].items()})
+    classes = sorted({c for d in expected for c in d})
+    got = [{c: d.get(c, 0) for c in classes} for d in out["scores"]]
+    assert got == [{c: d.get(c, 0) for c in classes} for d in expected]
 
 
 def test_a_third_site_sends_its_bits_at_most_two_chunks_ahead_of_p1() -> None:
