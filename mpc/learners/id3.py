@@ -248,13 +248,16 @@ def _whole(weights: np.ndarray, name: str) -> np.ndarray:
     denominator of their fractions (each read as the nearest fraction of denominator at most
     10^6: ``class_weight="balanced"``'s ``n / (k n_c)`` exactly)."""
     w = np.asarray(weights, dtype=np.float64)
-    if not criterion(name).on_shares or (w == np.round(w)).all():
+    if not criterion(name).on_shares:
         return w
-    fractions = [Fraction(float(x)).limit_denominator(10**6) for x in w]
-    scale = 1
-    for f in fractions:
-        scale = scale * f.denominator // math.gcd(scale, f.denominator)
-    whole = [int(f * scale) for f in fractions]
+    if (w == np.round(w)).all():
+        whole = [int(x) for x in w]
+    else:
+        fractions = [Fraction(float(x)).limit_denominator(10**6) for x in w]
+        scale = 1
+        for f in fractions:
+            scale = scale * f.denominator // math.gcd(scale, f.denominator)
+        whole = [int(f * scale) for f in fractions]
     limit = NLOGN_LIMIT if name == "entropy-fixed" else MAX_WHOLE_WEIGHT
     if sum(whole) >= limit:
         raise ConfigError(

@@ -285,7 +285,7 @@ class Ppid3Classify(System):
         lines.append(f"trust:       {result['trust']}")
         used = result.get("used") or {}
         if any(u.get("used") != u.get("held") for u in used.values()):
-            lines.append("records:     " + ", ".join(
+            lines.append("used:        " + ", ".join(
                 f"{n} {u['used']} of its {u['held']}" for n, u in used.items()))  # fmt: skip
         lines += [f"warning:     {w}" for w in result.get("unseen") or []]
         lines += evaluation_lines(result.get("evaluation"))

@@ -239,6 +239,8 @@ def test_weights_count_as_repeated_rows_and_balanced_weighs_classes_equally() ->
         C45Classifier().fit(X, y, sample_weight=[1, 2, 3])
     with pytest.raises(ValueError, match="class_weight must be None, 'balanced' or a mapping"):
         ID3Classifier(class_weight="even").fit(X, y)
+    with pytest.raises(ConfigError, match=r"'entropy-fixed' counts exactly.*past 2\^24"):
+        ID3Classifier(criterion="entropy-fixed").fit(X, y, sample_weight=np.full(60, 2**20))
 
 
 def _shape(tree: Any) -> Any:
