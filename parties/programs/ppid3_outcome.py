@@ -25,6 +25,7 @@ from protocols.ppid3.ppid3 import DistributedTree
 __all__ = [
     "evaluation",
     "evaluation_log",
+    "evaluation_text",
     "unseen_values",
     "unseen_warning",
     "write_scored_predictions",
@@ -81,19 +82,30 @@ def evaluation(
     }
 
 
-def evaluation_log(ev: dict[str, Any]) -> list[str]:
-    """The class site's log lines of an :func:`evaluation`: the accuracy beside the majority
-    baseline (a warning when below it), then the confusion matrix."""
+def evaluation_text(ev: dict[str, Any]) -> tuple[str, str | None, list[str]]:
+    """An :func:`evaluation` in words, for the class site's log and the launcher's summary
+    alike: the accuracy beside the majority baseline, a warning when below it (or None), and
+    the confusion matrix's lines."""
     majority = ev["majority"]
-    lines = [
+    accuracy_ = (
         f"accuracy {ev['accuracy']:.4f} on {ev['records']} labelled records (predicting "
         f"{majority['class']!r} for all: {majority['share']:.4f})"
-    ]
+    )
+    warning = None
     if majority["share"] is not None and ev["accuracy"] < majority["share"]:
-        lines.append("warning: below the majority class: the tree does not generalise")
-    lines.append("confusion, rows true, columns predicted:")
-    lines += format_confusion(ev["classes"], ev["confusion"])
-    return lines
+        warning = (
+            f"the accuracy {ev['accuracy']:.4f} is below {majority['share']:.4f}, that of "
+            f"predicting {majority['class']!r} for every record: the tree does not generalise "
+            "(a column with nearly one value per record?)"
+        )
+    return accuracy_, warning, format_confusion(ev["classes"], ev["confusion"])
+
+
+def evaluation_log(ev: dict[str, Any]) -> list[str]:
+    """The class site's log lines of an :func:`evaluation` (:func:`evaluation_text`)."""
+    accuracy_, warning, matrix = evaluation_text(ev)
+    warned = [f"warning: {warning}"] if warning else []
+    return [accuracy_, *warned, "confusion, rows true, columns predicted:", *matrix]
 
 
 def write_scored_predictions(

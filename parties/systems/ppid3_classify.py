@@ -15,11 +15,11 @@ import numpy as np
 from mpc.datasets import CONTINUOUS, Discretizer, csv_header, load_party_csv
 from mpc.deployment.launcher import PartySpec
 from mpc.errors import ConfigError, ProtocolError
-from mpc.learners.evaluation import format_confusion
 from mpc.learners.model_file import SavedModel, read_model
 from mpc.learners.tree import majority
 from parties.params import Params, option
 from parties.programs.ppid3 import ID_COLUMN, RECORDS, Ppid3Params
+from parties.programs.ppid3_outcome import evaluation_text
 from parties.systems.base import Audit, Plan, System
 from parties.systems.ppid3 import csv_text
 from protocols.engine.preprocessing import PREPROCESSING, classify_preprocessing, classify_trust
@@ -303,20 +303,13 @@ def evaluation_lines(ev: dict[str, Any] | None) -> list[str]:
     confusion matrix."""
     if not ev:
         return []
-    majority = ev["majority"]
-    lines = [
-        f"evaluation:  accuracy {ev['accuracy']:.4f} on {ev['records']} labelled records "
-        f"(at the class site; predicting {majority['class']!r} for all: {majority['share']:.4f})"
+    accuracy_, warning, matrix = evaluation_text(ev)
+    return [
+        f"evaluation:  {accuracy_}, at the class site",
+        *([f"warning:     {warning}"] if warning else []),
+        "confusion:   rows true, columns predicted",
+        *(f"  {line}" for line in matrix),
     ]
-    if majority["share"] is not None and ev["accuracy"] < majority["share"]:
-        lines.append(
-            f"warning:     the accuracy {ev['accuracy']:.4f} is below {majority['share']:.4f}, "
-            f"that of predicting {majority['class']!r} for every record: the tree does not "
-            "generalise (a column with nearly one value per record?)"
-        )
-    lines.append("confusion:   rows true, columns predicted")
-    lines += [f"  {line}" for line in format_confusion(ev["classes"], ev["confusion"])]
-    return lines
 
 
 def walk_parts(trees: dict[str, dict[str, Any]], row: dict[str, Any]) -> str:
