@@ -8,9 +8,9 @@ CurveZMQ on this machine.
 Each site holds ``n`` ids, a share ``--overlap`` of them (default one half) held by every
 site, the rest its own; the ids are drawn from a public seed (benchmark data, so that the
 script can check the result: each site's records used must be the common ones). What a point
-reports, the slowest site's figures: the hashing of its ids onto the curve, the
-intersection's X25519 phase, the whole alignment, bytes sent, X25519 operations, and the run's
-wall time from the first party's start.
+reports, the slowest site's figures: the whole alignment, the intersection phase (the batched
+OPRFs and OTs of :mod:`protocols.primitives.set_intersection`), bytes sent, X25519 operations
+(the base OTs) and peak memory, and the run's wall time from the first party's start.
 
     python scripts/bench_intersection.py --sizes 1000 --repeat 1        # a smoke run
     python scripts/bench_intersection.py                                # 10^5 and 10^6 ids

@@ -183,6 +183,10 @@ VARIANTS: dict[str, Variant] = {
     "secure-sum": Variant("Secure sum", "secure-sum", {"inputs": "5,6,7"}),
     "is-r-empty": Variant("IsREmpty (Algorithm 2)", "is-r-empty", {"flags": "1,0,1"}),
     "psi-ca": Variant("Set-intersection cardinality", "psi-ca", {"random": 20}),
+    "psi": Variant(
+        "Private set intersection, the record alignment of `--records common` (three sites)",
+        "psi", {"random": 20},
+    ),
     "dot-product-dealer": Variant(
         "Secure dot products, commodity server", "dot-product", {"n": 50}
     ),
@@ -205,10 +209,20 @@ VARIANTS: dict[str, Variant] = {
 
 
 def party_label(variant: str, name: str, run: RunResult) -> str:
-    """How the page names a party: its role, for PPID3 the class site apart, and for the
-    secure argmax each site by its name (two hold shares, the third deals)."""
+    """How the page names a party: its role, for PPID3 the class site apart, for the
+    secure argmax each site by its name (two hold shares, the third deals), and for the set
+    intersection each site by its place in the chain."""
     report = run.reports[name]
     role = str(report.get("role", name))
+    if variant == "psi":
+        sites = list(run.reports)
+        return (
+            "first site"
+            if name == sites[0]
+            else "last site"
+            if name == sites[-1]
+            else ("middle site")
+        )
     if variant.startswith("secure-argmax") and role == "site":
         return name
     if variant.startswith("ppid3") and role == "site":

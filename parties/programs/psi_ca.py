@@ -17,7 +17,7 @@ from parties.own_party import OwnParty
 from parties.params import Params, option
 from protocols.primitives.psi_ca import GroupInput, set_intersection_cardinality
 
-__all__ = ["PHASES", "PsiParams", "check", "run"]
+__all__ = ["PHASES", "PsiParams", "check", "elements_of", "run"]
 
 #: seconds of the party phases that make up one PSI-CA run (hashing, then the protocol)
 PHASES = ("psi-ca/hash", "psi-ca")
@@ -36,7 +36,8 @@ class PsiParams(Params):
     )
 
 
-def _elements(data: dict[str, Any], me: OwnParty) -> list[str]:
+def elements_of(data: dict[str, Any], me: OwnParty) -> list[str]:
+    """The party's set from its data file (``elements``, distinct strings)."""
     elements = data.get("elements")
     if not isinstance(elements, list) or not all(isinstance(e, str) for e in elements):
         raise ConfigError(f"party {me.name!r}: data file {me.data} needs `elements`, a string list")
@@ -47,12 +48,12 @@ def _elements(data: dict[str, Any], me: OwnParty) -> list[str]:
 
 def check(cfg: DeploymentConfig, me: OwnParty) -> None:
     """This party's set, read before it waits for anyone."""
-    _elements(load_party_data(me), me)
+    elements_of(load_party_data(me), me)
 
 
 async def run(party: Party, cfg: DeploymentConfig, me: OwnParty) -> Any:
     params = PsiParams.from_deployment(cfg.params, str(cfg.path))
-    elements = _elements(load_party_data(me), me)
+    elements = elements_of(load_party_data(me), me)
     receiver = params.receiver or cfg.names[-1]
     if receiver not in cfg.names:
         raise ConfigError(f"protocol.params.receiver: {receiver!r} is not a party of {cfg.names}")

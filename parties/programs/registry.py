@@ -22,6 +22,7 @@ from parties.programs import (
     hybrid,
     is_r_empty,
     ppid3,
+    psi,
     psi_ca,
     secure_argmax,
     secure_sum,
@@ -58,6 +59,7 @@ PROGRAMS: dict[str, Program] = {
     "secure-sum": Program(frozenset({"site"}), secure_sum.run, secure_sum.check),
     "is-r-empty": Program(frozenset({"site"}), is_r_empty.run, is_r_empty.check),
     "psi-ca": Program(frozenset({"site"}), psi_ca.run, psi_ca.check),
+    "psi": Program(frozenset({"site"}), psi.run, psi.check),
     "dot-product": Program(
         frozenset({"alice", "bob", "dealer"}), dot_product.run, dot_product.check
     ),

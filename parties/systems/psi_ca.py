@@ -12,15 +12,17 @@ import numpy as np
 
 from mpc.deployment.launcher import PartySpec
 from mpc.errors import ConfigError, ProtocolError
-from parties.params import option
+from parties.params import Params, option
 from parties.programs.psi_ca import PHASES, PsiParams
 from parties.systems.base import Plan, System
 
-__all__ = ["PsiCa", "PsiOptions", "random_sets", "read_set_file"]
+__all__ = ["PsiCa", "PsiOptions", "SetOptions", "random_sets", "read_set_file", "sets_of"]
 
 
 @dataclass(frozen=True)
-class PsiOptions(PsiParams):
+class SetOptions(Params):
+    """One set per party, from files or drawn at random (``psi-ca`` and ``psi``)."""
+
     sets: str | None = option(
         None,
         flag="--sets",
@@ -58,6 +60,11 @@ class PsiOptions(PsiParams):
     )
 
     REQUIRED_GROUPS: ClassVar[Mapping[str, bool]] = {"input": True}
+
+
+@dataclass(frozen=True)
+class PsiOptions(PsiParams, SetOptions):
+    """The options of ``mpc run psi-ca``: the sets and the receiver."""
 
 
 def _short(text: str, limit: int = 40) -> str:
@@ -110,6 +117,37 @@ def random_sets(k: int, n: int, overlap: float, seed: int) -> list[list[str]]:
     return sets
 
 
+def sets_of(o: SetOptions) -> tuple[list[list[str]], dict[str, Any]]:
+    """The parties' sets and where they came from (for the summary)."""
+    if o.sets is not None:
+        for flag in ("parties", "overlap", "seed"):
+            if getattr(o, flag) is not None:
+                raise ConfigError(
+                    f"--{flag} goes with --random; with --sets every file is one party"
+                )
+        files = [f.strip() for f in o.sets.split(",")]
+        if len(files) < 2 or not all(files):
+            raise ConfigError(
+                f"--sets needs at least 2 comma-separated files (one per party), got {o.sets!r}"
+            )
+        return [read_set_file(f) for f in files], {"files": files}
+    assert o.random is not None
+    k = 3 if o.parties is None else o.parties
+    overlap = 0.5 if o.overlap is None else o.overlap
+    seed = 0 if o.seed is None else o.seed
+    if k < 2:
+        raise ConfigError(f"--parties must be at least 2, got {k}")
+    if o.random < 1:
+        raise ConfigError(f"--random must be at least 1 element, got {o.random}")
+    if not 0.0 <= overlap <= 1.0:
+        raise ConfigError(f"--overlap must be a fraction between 0 and 1, got {overlap}")
+    return random_sets(k, o.random, overlap, seed), {
+        "random": o.random,
+        "overlap": overlap,
+        "seed": seed,
+    }
+
+
 class PsiCa(System):
     name = "psi-ca"
     help = "cardinality of set intersection, k parties, commutative encryption on Curve25519"
@@ -117,7 +155,7 @@ class PsiCa(System):
 
     def plan(self, options: Any, *, deploy: bool = False) -> Plan:
         o: PsiOptions = options
-        sets, source = self._sets(o)
+        sets, source = sets_of(o)
         names = [f"site{i + 1}" for i in range(len(sets))]
         receiver = names[-1] if o.receiver is None else o.receiver
         if receiver not in names:
@@ -130,36 +168,6 @@ class PsiCa(System):
             "true_intersection": len(common),
         }
         return Plan(parties, PsiParams(receiver=receiver).to_deployment(), context)
-
-    @staticmethod
-    def _sets(o: PsiOptions) -> tuple[list[list[str]], dict[str, Any]]:
-        if o.sets is not None:
-            for flag in ("parties", "overlap", "seed"):
-                if getattr(o, flag) is not None:
-                    raise ConfigError(
-                        f"--{flag} goes with --random; with --sets every file is one party"
-                    )
-            files = [f.strip() for f in o.sets.split(",")]
-            if len(files) < 2 or not all(files):
-                raise ConfigError(
-                    f"--sets needs at least 2 comma-separated files (one per party), got {o.sets!r}"
-                )
-            return [read_set_file(f) for f in files], {"files": files}
-        assert o.random is not None
-        k = 3 if o.parties is None else o.parties
-        overlap = 0.5 if o.overlap is None else o.overlap
-        seed = 0 if o.seed is None else o.seed
-        if k < 2:
-            raise ConfigError(f"--parties must be at least 2, got {k}")
-        if o.random < 1:
-            raise ConfigError(f"--random must be at least 1 element, got {o.random}")
-        if not 0.0 <= overlap <= 1.0:
-            raise ConfigError(f"--overlap must be a fraction between 0 and 1, got {overlap}")
-        return random_sets(k, o.random, overlap, seed), {
-            "random": o.random,
-            "overlap": overlap,
-            "seed": seed,
-        }
 
     def finish(self, reports: dict[str, dict[str, Any]], plan: Plan) -> dict[str, Any]:
         receiver = str(plan.params["receiver"])

@@ -15,6 +15,7 @@ from parties.systems.hybrid_classify import HybridClassify
 from parties.systems.is_r_empty import IsREmpty
 from parties.systems.ppid3 import Ppid3
 from parties.systems.ppid3_classify import Ppid3Classify
+from parties.systems.psi import Psi
 from parties.systems.psi_ca import PsiCa
 from parties.systems.secure_argmax import SecureArgmax
 from parties.systems.secure_sum import SecureSum
@@ -28,6 +29,7 @@ SYSTEMS: dict[str, System] = {
         SecureSum(),
         IsREmpty(),
         PsiCa(),
+        Psi(),
         Ppid3(),
         Ppid3Classify(),
         DotProduct(),

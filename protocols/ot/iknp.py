@@ -50,7 +50,7 @@ from mpc.crypto import randomness
 from mpc.crypto.prg import BLOCK, KAPPA, CorrelationRobustHash, Prg, transpose_bits
 from mpc.errors import ConfigError, ProtocolError
 from mpc.runtime.party import Party
-from mpc.runtime.view import uniform
+from mpc.runtime.view import Receipt, uniform
 from protocols.ot.base_ot import (
     base_ot_receiver,
     base_ot_sender,
@@ -245,11 +245,13 @@ async def extend_as_receiver(
     *,
     blocks: int = 1,
     raw: bool = False,
+    reply: Receipt = EXTENSION_REPLY,
 ) -> None:
     """Batches of ``sizes`` OTs as the extension receiver with ``choices(batch)``: send ``u``,
     hash the rows ``t_j`` (``blocks`` blocks each) and call ``settle(batch, bits, H(j, t_j),
     the sender's answer, its tag)``; with ``raw``, ``settle`` gets the rows ``t_j``
-    themselves."""
+    themselves. ``reply`` is the receipt of the sender's answers (a caller whose answers
+    open something to this side declares what)."""
     first = session._reserve(len(sizes))
     peer = session.peer
     pending: deque[tuple[int, int, np.ndarray, np.ndarray]] = deque()
@@ -257,7 +259,7 @@ async def extend_as_receiver(
     async def settle_oldest() -> None:
         c, use, bits, h = pending.popleft()
         step = f"{session.tag}/{use}/reply"
-        settle(c, bits, h, await party.recv(peer, step, EXTENSION_REPLY), step)
+        settle(c, bits, h, await party.recv(peer, step, reply), step)
 
     for c, m in enumerate(sizes):
         use = first + c

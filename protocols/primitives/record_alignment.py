@@ -32,11 +32,16 @@ intersection sizes of every sub-collection of sites (``psi-ca/counts``, see
 :mod:`protocols.primitives.psi_ca`: with three sites, the pairwise overlaps); that an order key was
 agreed (``record-alignment/order``; its shares are not put on record). On equal sets nothing
 else is learned: every site already holds every id. On unequal sets the run stops before any
-data is used, having revealed only the counts.
+data is used, having revealed only the counts; with ``common`` it goes on with the records
+every site holds instead (step 4 is then the set intersection of
+:mod:`protocols.primitives.set_intersection`, with what it declares: the last site learns
+the running sizes, every site which of its records are common).
 
 Cost on equal sets: one HMAC per record, a sort, and PSI-CA on one element per site (``k``
 X25519 operations per site), plus 3 small all-to-all messages; a million records take a few
-seconds. Unequal sets add PSI-CA on the ids: ``k * sum(n_i)`` X25519 operations in all.
+seconds. Unequal sets add PSI-CA on the ids: ``k * sum(n_i)`` X25519 operations in all; with
+``common``, the batched OPRFs of the set intersection instead, linear in the records with no
+public-key operation but the base OTs (a million ids at each of three sites in about 19 s).
 
 References: J. Vaidya, C. Clifton, *Secure set intersection cardinality with application to
 association rule mining*, J. Computer Security 13 (2005) (the equality test, on one-element
@@ -47,7 +52,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -184,7 +189,7 @@ async def align_records(
         if equal and len(set(sizes.values())) == 1:
             count = len(ids)
         elif common:  # the records every site holds, and only those, from here on
-            inside = await _intersection(party, ids, keyed, tag)
+            inside = await _intersection(party, keyed, sizes, tag)
             order = order[inside[order]]
             count = len(order)
             if count == 0:
@@ -205,17 +210,16 @@ async def align_records(
 
 
 async def _intersection(
-    party: Party, ids: Sequence[str], keyed: Sequence[bytes], tag: str
+    party: Party, keyed: Sequence[bytes], sizes: Mapping[str, int], tag: str
 ) -> np.ndarray:
     """Which of this site's records every site holds: the last site learns it by
-    :func:`~protocols.primitives.set_intersection.intersection_members` and sends every
+    :func:`~protocols.primitives.set_intersection.intersection_members` (on the first 16
+    bytes of the keyed hashes, the same at every site for the same id) and sends every
     other site the keyed hashes of those records, sorted (the order key is the sites'; each
     site holds every one of them)."""
     names = list(party.parties)
-    hashed = np.frombuffer(
-        b"".join(hash_to_curve(i.encode(), ID_DOMAIN) for i in ids), dtype=np.uint8
-    ).reshape(-1, ELEMENT_BYTES)
-    members = await intersection_members(party, hashed, tag=f"{tag}/intersection")
+    elements = np.frombuffer(b"".join(h[:16] for h in keyed), dtype=np.uint8).reshape(-1, 16)
+    members = await intersection_members(party, elements, sizes, tag=f"{tag}/intersection")
     last = names[-1]
     if party.name == last:
         assert members is not None
@@ -236,7 +240,7 @@ async def _intersection(
                 f"held by every site, of which this site holds {int(inside.sum())}",
                 peer=last, step=f"{tag}/intersection",
             )  # fmt: skip
-    party.ledger.record(f"{tag}/intersection", {"held": len(ids), "common": int(inside.sum())},
+    party.ledger.record(f"{tag}/intersection", {"held": len(keyed), "common": int(inside.sum())},
                         step=f"{tag}/intersection")  # fmt: skip
     return inside
 

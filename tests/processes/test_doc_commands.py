@@ -204,6 +204,14 @@ RUNS: dict[str, Run] = {
             "c.txt": "ann\nbob\nfay\ngus\n",
         },
     ),
+    "mpc run psi --sets a.txt,b.txt,c.txt": Run(
+        (r"^sets:", r"^common:", r"^true:", r"^correct:"),
+        files={
+            "a.txt": "ann\nbob\ncid\ndan\n",
+            "b.txt": "ann\nbob\neve\ncid\n",
+            "c.txt": "ann\nbob\nfay\ngus\ncid\n",
+        },
+    ),
     "mpc run secure-argmax --rows 1000 --candidates 40 --fractions": Run(
         (r"^table:", r"^correct:", r"^rounds:")
     ),

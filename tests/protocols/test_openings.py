@@ -32,8 +32,10 @@ UNMASKED_BY_THE_RECEIVER = {
     "secure-sum/ring": "the running sum plus the receiver's own mask r",
     "is-r-empty/Ek": "equal after P1's own encryption: P1's own key",
     "psi-ca/final": "the receiver's sets under every key, its own among them",
-    "intersection/running": "the sites' common records so far, which the receiver's own key "
-    "makes comparable with its own",
+    "intersection/first-tags-opened": "the first site's tags under the key whose tags the "
+    "receiver obtained for its own records, by its own OPRF randomness",
+    "intersection/masked-tags-opened": "tags under that key, masked by OT pads the receiver "
+    "computes from its own seeds where it chose the running intersection",
     "fast-counts/permuted-open": "the owner's counts less L, which the owner's K, L open",
     "dot-product/encrypted": "Paillier ciphertexts under alice's own key",
 }

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 from typing import Any
 
 import numpy as np
@@ -17,6 +18,8 @@ from hypothesis import strategies as st
 from mpc.crypto import randomness
 from mpc.runtime.local import run_in_memory
 from mpc.runtime.view import ViewRecorder
+from parties.api import run_system
+from protocols.primitives import set_intersection
 from protocols.primitives.record_alignment import RecordMismatch, align_records
 
 from ..views import canonical_view, differences, joint_failures, uniformity_failures
@@ -127,3 +130,119 @@ def test_a_site_s_view_depends_only_on_its_ids_the_intersection_and_the_declared
     assert differences(canonical_view(runs[0]), canonical_view(runs[2])) == []
     assert joint_failures(runs[0], runs[2]) == []
     assert uniformity_failures(runs[0]) == []
+
+
+def _chain(sets: dict[str, list[str]], captured: dict[str, Any]) -> dict[str, Any]:
+    """``intersection_members`` alone (in memory) on hashed ids, every message the last site
+    receives kept in ``captured["received"]`` (tag, body), the tags it unmasks from OTs in
+    ``captured["unmasked"]`` and its own tags in ``captured["own"]``."""
+    names = list(sets)
+    sizes = {n: len(s) for n, s in sets.items()}
+
+    async def program(p: Any) -> Any:
+        if p.name == names[-1]:
+            recv = p.recv
+
+            async def kept(*args: Any, **kwargs: Any) -> Any:
+                body = await recv(*args, **kwargs)
+                captured.setdefault("received", []).append((args[1], body))
+                return body
+
+            p.recv = kept
+        return await set_intersection.intersection_members(p, _hashed(sets[p.name]), sizes)
+
+    async def own_tags(party: Any, peer: str, rows: np.ndarray, *, tag: str) -> np.ndarray:
+        tags = await receive(party, peer, rows, tag=tag)
+        if party.name == names[-1]:
+            captured["own"] = tags
+        return tags
+
+    async def unmasked(*args: Any, **kwargs: Any) -> np.ndarray:
+        tags = await masked(*args, **kwargs)
+        captured.setdefault("unmasked", []).append(tags)
+        return tags
+
+    receive, masked = set_intersection.oprf_receive, set_intersection._masked_tags_receive
+    set_intersection.oprf_receive = own_tags
+    set_intersection._masked_tags_receive = unmasked
+    try:
+        results, _ = asyncio.run(run_in_memory(names, program, timeout=60))
+    finally:
+        set_intersection.oprf_receive = receive
+        set_intersection._masked_tags_receive = masked
+    return results
+
+
+def _hashed(ids: list[str]) -> np.ndarray:
+    data = b"".join(hashlib.sha256(i.encode()).digest()[:16] for i in ids)
+    return np.frombuffer(data, dtype=np.uint8).reshape(-1, 16)
+
+
+def _rows16(body: Any) -> list[bytes]:
+    """Every 16-byte row of the uint8 arrays of a message body (wider rows cut in 16s)."""
+    if isinstance(body, np.ndarray) and body.dtype == np.uint8 and body.ndim == 2:
+        flat = np.ascontiguousarray(body).reshape(-1)
+        return [flat[i : i + 16].tobytes() for i in range(0, len(flat) - 15, 16)]
+    if isinstance(body, list | tuple):
+        return [r for b in body for r in _rows16(b)]
+    return []
+
+
+@pytest.mark.parametrize("k", [2, 3, 4])
+def test_the_last_site_sees_its_own_tags_for_the_common_records_only(k: int) -> None:
+    """Everything the last site receives, and unmasks, holds of the tags it has for its own
+    records those of the records every site holds and no other, though it shares further
+    records with the site before it (and with the first): the tags of a middle site's other
+    records stay masked."""
+    common = [f"c{i}" for i in range(20)]
+    last = [*common, "p1", "p2", "p3", "own1"]  # p*: held by the site before, not the first
+    sets = {f"site{j + 1}": [*common, f"x{j}", "p1", "p2", "p3"] for j in range(k - 1)}
+    sets["site1"] = [*common, "x0", "x00"] if k > 2 else [*common, "p1", "p2", "p3"]
+    sets[f"site{k}"] = last
+    captured: dict[str, Any] = {}
+    members = _chain(sets, captured)[f"site{k}"]
+    want = set.intersection(*(set(s) for s in sets.values()))
+    assert {x for x, m in zip(last, members, strict=True) if m} == want
+    seen = {r for _, body in captured["received"] for r in _rows16(body)}
+    seen |= {r for tags in captured.get("unmasked", []) for r in _rows16(tags)}
+    own = {x: captured["own"][i].tobytes() for i, x in enumerate(last)}
+    assert {x for x, t in own.items() if t in seen} == want
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_where_a_match_lies_tells_the_last_site_nothing_of_another_site_s_row_order(
+    k: int,
+) -> None:
+    """The first site's tags (k = 2) and a middle site's (k = 3) reach the last site in a
+    random order: the common records, the first 30 rows of that site's file, match at
+    positions spread over all of its 60."""
+    common = [f"c{i}" for i in range(30)]
+    sets = {f"site{j + 1}": [*common, *(f"s{j}-{i}" for i in range(30))] for j in range(k)}
+    spread = []
+    for _ in range(3):
+        captured: dict[str, Any] = {}
+        _chain(sets, captured)
+        got = {tag.split("/")[1]: body for tag, body in captured["received"]
+               if tag.endswith("/0") and "/u" not in tag}  # fmt: skip
+        first = got["first"].reshape(-1, 16)
+        # k = 2: the first site's tags, 3 per record, against the last site's own; k = 3: the
+        # middle site's, 1 per record, against the first site's (under the same key)
+        tags, per_record = (first, 3) if k == 2 else (got["site2"], 1)
+        mine = {t.tobytes() for t in (captured["own"] if k == 2 else first)}
+        at = [i // per_record for i, t in enumerate(tags) if t.tobytes() in mine]
+        assert len(at) == 30
+        spread.append(max(at))
+    assert max(spread) >= 40, spread
+
+
+def test_mpc_run_psi_finds_the_intersection_across_processes() -> None:
+    """``mpc run psi`` (the alignment alone, a process per site over CurveZMQ): four sites,
+    each ending with exactly its common elements, which the launcher checks by digest."""
+    run = run_system("psi", random=400, parties=4, overlap=0.3, seed=3, timeout=60)
+    assert run.ok, run.error
+    assert run.result["correct"] is True
+    assert run.result["common"] == {f"site{i}": 120 for i in range(1, 5)}
+    entries = {e["label"] for e in run.reports["site4"]["ledger"]}
+    assert {"intersection/running", "intersection/members"} <= entries
+    assert not any(e["label"].startswith("intersection/")
+                   for e in run.reports["site2"]["ledger"])  # fmt: skip

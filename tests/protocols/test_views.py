@@ -344,6 +344,29 @@ def test_psi_ca_views_depend_on_the_other_set_only_through_its_size_and_the_over
     )  # fmt: skip
 
 
+@pytest.mark.parametrize("party", ["site1", "site2", "site3"])
+def test_psi_views_depend_on_the_other_sets_only_through_the_intersection_and_the_sizes(
+    party: str, tmp_path: Path
+) -> None:
+    """Across processes: each site's view, its own randomness fixed, is the same for two
+    inputs with its own set, the intersection, every set's size and the running size the
+    last site learns (|S1 ∩ S2|) the same, whose other records differ."""
+    common = [f"c{i}" for i in range(6)]
+    a = [[*common, "x1", "x2", "x3", "x4"], [*common, "x1", "x2", "y1", "y2"],
+         [*common, "z1", "z2", "z3"]]  # fmt: skip
+    b = [[*common, "x1", "x2", "x3", "x4"], [*common, "x3", "x4", "w1", "w2"],
+         [*common, "v1", "v2", "v3"]]  # fmt: skip
+    me = int(party[-1]) - 1
+    b[me] = a[me]
+    files = []
+    for tag, sets in (("a", a), ("b", b)):
+        paths = [tmp_path / f"{tag}{i}.txt" for i in range(3)]
+        for path, s in zip(paths, sets, strict=True):
+            path.write_text("\n".join(s) + "\n")
+        files.append(",".join(map(str, paths)))
+    _same_view("psi", party, {"sets": files[0]}, {"sets": files[1]}, "psi")
+
+
 @pytest.mark.parametrize("party", ["bob", "dealer"])
 def test_dot_product_views_of_bob_and_the_dealer_depend_on_no_vector(party: str) -> None:
     _same_view(
