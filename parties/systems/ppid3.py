@@ -256,8 +256,9 @@ class Ppid3Options(DataSource, ColumnKinds):
         help="same: every site must hold the same record ids, and a run whose sites do not "
         "stops, telling only how many ids every site holds (default); common: train (and "
         "classify) on the records every site holds, found by a private set intersection: each "
-        "site learns which of its records those are and, down the chain of sites, how many "
-        "records the sites before it hold in common; no site's other records leave it",
+        "site learns which of its records those are and the last site, at each step of the "
+        "chain of sites, how many records the sites before it hold in common; no site's other "
+        "records leave it",
     )
     reveal: str | None = option(
         None,
