@@ -279,7 +279,7 @@ class Ppid3Options(DataSource, ColumnKinds):
         "floating point; the default of --reveal counts), gini (MPyC's, exact fractions; the "
         "default of --reveal tree), gini-impurity (CART's and scikit-learn's, exact "
         "fractions) or entropy-fixed (information gain with a fixed-point n log n, exact "
-        "integers; fewer than 2^21 rows). --reveal tree computes the exact ones on shares; the "
+        "integers; fewer than 2^24 rows). --reveal tree computes the exact ones on shares; the "
         "paper's owners score their counts with any",
     )
 

@@ -35,16 +35,30 @@ from mpc.crypto.prg import SeedStream
 from mpc.errors import ConfigError, ProtocolError
 from mpc.runtime.chunks import pack_array, unpack_array
 
-__all__ = ["MAX_ROWS", "RING16", "RING32", "RING64", "ROW_BLOCK", "Left", "Ring", "ring_for_bits"]
+__all__ = [
+    "FLOAT_EXACT_TERMS",
+    "MAX_ROWS",
+    "RING16",
+    "RING32",
+    "RING64",
+    "ROW_BLOCK",
+    "Left",
+    "Ring",
+    "ring_for_bits",
+]
 
 U64 = np.uint64
 
-#: the rows a ring of counts may hold: products of matrices sum 16-bit limbs in float64,
-#: exact below 2^21 terms (:meth:`Ring.matmul` of ``Z_{2^32}`` sums blocks of :data:`ROW_BLOCK`)
-MAX_ROWS = 2**21
+#: the rows a ring of counts may hold: every count is at most the rows, so ``Z_{2^32}`` holds
+#: each exactly below ``2^32`` rows (:meth:`Ring.for_rows`); the products of matrices sum their
+#: inner dimension a block at a time, so they stay exact at any number of rows
+MAX_ROWS = 2**32
 #: rows of the inner dimension converted to float64 limbs at a time in ``Z_{2^32}``: bounds a
-#: product's temporaries to a few such blocks
+#: product's temporaries to a few such blocks (each block's sums stay below ``2^47``)
 ROW_BLOCK = 2**15
+#: terms one float64 product of 16-bit limbs sums exactly (each below ``2^32``, the sum below
+#: ``2^53``); ``Z_{2^16}`` products of longer inner dimensions go a block of this at a time
+FLOAT_EXACT_TERMS = 2**21
 
 #: an operand of :meth:`Ring.matmul` prepared once for many products (:meth:`Ring.left`):
 #: ``(dtype, limbs)``, the float64 copy of a ``Z_{2^16}`` matrix or the ``Z_{2^32}`` array
@@ -68,12 +82,16 @@ class Ring:
     @classmethod
     def for_rows(cls, n_rows: int) -> Ring:
         """The ring of the counts of a table of ``n_rows`` rows: ``Z_{2^16}`` below ``2^16``
-        rows, else ``Z_{2^32}`` (a count never exceeds the rows, so it is exact)."""
+        rows, else ``Z_{2^32}`` below ``2^32`` (a count never exceeds the rows, so it is
+        exact)."""
         if n_rows < 2**16:
             return RING16
         if n_rows < MAX_ROWS:
             return RING32
-        raise ConfigError(f"{n_rows} rows: the share ring supports fewer than 2^21 rows")
+        raise ConfigError(
+            f"{n_rows:,} rows: the share ring of counts holds fewer than 2^32 rows "
+            f"({MAX_ROWS - 1:,} at most)"
+        )
 
     @classmethod
     def of(cls, dtype: Any) -> Ring:
@@ -220,8 +238,10 @@ class Ring:
 
     def matmul(self, a: np.ndarray | Left, b: np.ndarray, *, binary: bool = False) -> np.ndarray:
         """``a @ b`` in ``Z_{2^16}`` or ``Z_{2^32}``, exactly, with float64 BLAS: 16-bit
-        limbs whose products summed over fewer than ``2^21`` terms stay below ``2^53``. ``a``
-        may be prepared by :meth:`left`. In ``Z_{2^32}`` the inner dimension goes a block of
+        limbs whose products summed over fewer than ``2^21`` terms stay below ``2^53``, at
+        any inner dimension below ``2^32``. ``a`` may be prepared by :meth:`left`. In
+        ``Z_{2^16}`` one product, or past :data:`FLOAT_EXACT_TERMS` rows one per block of
+        them, the blocks added in ``Z_{2^64}``. In ``Z_{2^32}`` the inner dimension goes a block of
         :data:`ROW_BLOCK` at a time (each block's sums below ``2^47``), the blocks' products
         added in ``Z_{2^64}``: per block one product of ``a``'s low limb with both limbs of
         ``b`` side by side and one of its high limb with ``b``'s low limb (the high-high
@@ -232,9 +252,14 @@ class Ring:
         if b.dtype != dtype or limbs[0].shape[1] != b.shape[0]:
             raise ProtocolError(f"ring product of {dtype}{limbs[0].shape} and {b.dtype}{b.shape}")
         if b.shape[0] >= MAX_ROWS:
-            raise ConfigError("ring products support fewer than 2^21 rows")
+            raise ConfigError(f"ring products sum fewer than 2^32 terms, not {b.shape[0]:,}")
         if self.bits == 16:
-            return (limbs[0] @ b.astype(np.float64)).astype(U64).astype(np.uint16)
+            (left,) = limbs
+            acc = np.zeros((left.shape[0], b.shape[1]), dtype=U64)
+            for start in range(0, b.shape[0], FLOAT_EXACT_TERMS):
+                stop = start + FLOAT_EXACT_TERMS
+                acc += (left[:, start:stop] @ b[start:stop].astype(np.float64)).astype(U64)
+            return acc.astype(np.uint16)
         (raw,) = limbs
         cols = b.shape[1]
         out = np.zeros((raw.shape[0], cols), dtype=U64)

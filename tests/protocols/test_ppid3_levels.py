@@ -201,11 +201,31 @@ def test_ring_matmul_is_exact_across_row_blocks(binary: bool) -> None:
     assert np.array_equal(got, want)
 
 
-def test_ring_is_chosen_by_rows() -> None:
+def test_ring_is_chosen_by_rows_up_to_2_32() -> None:
     assert Ring.for_rows(48_842).dtype == np.uint16
     assert Ring.for_rows(70_000).dtype == np.uint32
-    with pytest.raises(ConfigError):
-        Ring.for_rows(2**22)
+    assert Ring.for_rows(2**22).dtype == np.uint32
+    assert Ring.for_rows(2**32 - 1).dtype == np.uint32
+    with pytest.raises(ConfigError, match="2\\^32"):
+        Ring.for_rows(2**32)
+
+
+@pytest.mark.parametrize("bits", [16, 32])
+@pytest.mark.parametrize("binary", [False, True])
+def test_ring_products_stay_exact_past_2_21_rows(bits: int, binary: bool) -> None:
+    """Past the 2^21 terms where one float64 product of 16-bit limbs stops being exact: an
+    inner dimension of 2^21 + 2^15 + 3 rows, every value the ring's largest (or 1 in a
+    one-hot matrix), the sums then far past 2^53; the product equals the integer one mod
+    the ring."""
+    n, dtype = 2**21 + 2**15 + 3, np.dtype(f"uint{bits}")
+    top = 2**bits - 1
+    a = np.full((2, n), 1 if binary else top, dtype=np.uint64)
+    a[1, ::7] = 0
+    b = np.full((n, 3), top, dtype=np.uint64)
+    b[::5, 1] = 1
+    want = ((a @ b) & np.uint64(top)).astype(dtype)
+    got = Ring.of(dtype).matmul(a.astype(dtype), b.astype(dtype), binary=binary and bits == 32)
+    assert np.array_equal(got, want)
 
 
 def _random_table(n: int, seed: int) -> Table:

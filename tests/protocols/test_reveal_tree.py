@@ -301,12 +301,17 @@ _CANDIDATE = st.lists(st.lists(_COUNT, min_size=2, max_size=2), min_size=1, max_
 #: denominator and numerator the rings are sized for), tied with its twin, beside a
 #: candidate of one value (the smallest fraction)
 _EDGE = [[[2**18 * 4 // 3, 0]] * 3 + [[0, 2**18 * 4 // 3]] * 3] * 2 + [[[2**20, 2**20]]]
+#: the same at the share ring's bound, 2^32 - 4 rows
+_EDGE32 = [[[(2**32 - 1) // 6, 0]] * 3 + [[0, (2**32 - 1) // 6]] * 3] * 2 + [
+    [[2**31 - 2, 2**31 - 2]]
+]
 
 
 @pytest.mark.parametrize("name", ["gini", "gini-impurity"])
 @settings(max_examples=20, deadline=None)
 @given(st.lists(st.lists(_CANDIDATE, min_size=1, max_size=5), min_size=1, max_size=3))
 @example(nodes=[_EDGE, _EDGE[::-1]])
+@example(nodes=[_EDGE32, _EDGE32[::-1]])
 def test_fractions_and_argmax_on_shares_pick_the_plain_first_best(
     name: str, nodes: list[list[list[list[int]]]]
 ) -> None:
