@@ -20,7 +20,19 @@ is a well-defined, testable statement:
 * ``"?"`` is an ordinary value;
 * optional stopping rules: ``max_depth`` and ``min_samples_split`` (both off by default);
 * continuous attributes are binned before learning (``bins``, equal-frequency cut points
-  learned on the training rows).
+  learned on the training rows) into a nominal attribute of one value per bin; or, with
+  ``splits="threshold"``, split in two at a threshold, as CART and C4.5 do:
+
+  - the candidate thresholds of an attribute are fixed once, on the training rows: every
+    distinct value but the largest (``bins=None``: exact), or the equal-frequency cut points
+    of ``bins`` bins (:class:`~mpc.datasets.Discretizer`'s); a row goes to ``<= t`` or
+    ``> t``, and a missing value counts as below every number (it goes to ``<= t``);
+  - at a node, the candidates are the attribute's thresholds strictly inside the interval
+    its path leaves it (public: the thresholds on the path), each scored by the criterion on
+    its two-row count table (a side with no rows at the node included); the attribute stays
+    a candidate below;
+  - candidates are ordered by attribute (the attribute order), then threshold ascending,
+    and the first best wins (:func:`best_attribute`, :func:`best_site_attribute`).
 """
 
 from __future__ import annotations
@@ -40,9 +52,11 @@ from mpc.learners.tree import Leaf, Node, Split, majority
 
 __all__ = [
     "GAIN_TIE",
+    "SPLITS",
     "ID3Classifier",
     "best_attribute",
     "best_site_attribute",
+    "candidate_thresholds",
     "entropy",
     "information_gain",
 ]
@@ -85,6 +99,10 @@ class ID3Classifier(PlainTreeClassifier):
       points learned on the rows ``fit`` is given (:class:`~mpc.datasets.Discretizer`), so
       that under cross-validation every fold bins on its own training rows; ``None`` makes a
       continuous attribute an error;
+    * ``splits``: ``"multiway"`` (continuous attributes binned into nominal ones, one branch
+      per bin; the default) or ``"threshold"`` (two branches at a threshold: every distinct
+      value a candidate with ``bins=None``, the cut points of ``bins`` bins otherwise; the
+      module docstring's rules);
     * ``criterion``: how a node's candidates are scored (:mod:`mpc.learners.criteria`):
       ``"entropy"`` (the papers' information gain, the default), ``"gini"`` (MPyC's),
       ``"gini-impurity"`` (CART's and scikit-learn's) or ``"entropy-fixed"``: every entry of
@@ -105,12 +123,14 @@ class ID3Classifier(PlainTreeClassifier):
         bins: int | None = 4,
         criterion: str = "entropy",
         class_weight: str | Mapping[Any, float] | None = None,
+        splits: str = "multiway",
     ):
         self.max_depth = max_depth
         self.min_samples_split = min_samples_split
         self.bins = bins
         self.criterion = criterion
         self.class_weight = class_weight
+        self.splits = splits
 
     def _validate(self) -> None:
         if self.max_depth is not None and (
@@ -127,6 +147,8 @@ class ID3Classifier(PlainTreeClassifier):
             isinstance(self.bins, bool) or not isinstance(self.bins, int) or self.bins < 2
         ):
             raise ConfigError(f"bins must be None or an int >= 2, got {self.bins!r}")
+        if self.splits not in SPLITS:
+            raise ConfigError(f"splits must be one of {list(SPLITS)}, got {self.splits!r}")
         criterion(self.criterion)
 
     def _fit_table(
@@ -152,10 +174,15 @@ class ID3Classifier(PlainTreeClassifier):
             weights = np.asarray(weights, dtype=np.float64)
             table, weights = table.subset(np.flatnonzero(weights > 0)), weights[weights > 0]
         self.discretizer_: Discretizer | None = None
-        if self.bins is not None and "continuous" in table.kinds:
+        self.thresholds_: dict[str, np.ndarray] = {}
+        if self.splits == "threshold":
+            self.thresholds_ = candidate_thresholds(table, self.bins, weights)
+        elif self.bins is not None and "continuous" in table.kinds:
             self.discretizer_ = Discretizer.fit(table, self.bins, weights=weights)
             table = self.discretizer_.transform(table)
         for a in order:
+            if a in self.thresholds_:
+                continue
             if table.kinds[table.attributes.index(a)] != "nominal":
                 raise ConfigError(
                     f"ID3 needs nominal attributes; {a!r} is continuous: discretise it "
@@ -170,14 +197,22 @@ class ID3Classifier(PlainTreeClassifier):
         self.classes_ = [str(c) for c in class_values]
         self.domains_: list[list[str]] = []
         codes = np.empty((table.n_rows, len(order)), dtype=np.int64)
+        self._x: dict[int, np.ndarray] = {}  # threshold attributes: values, missing as -inf
         for j, a in enumerate(order):
+            if a in self.thresholds_:
+                x = np.asarray(table.column(a), dtype=np.float64)
+                self._x[j] = np.where(np.isnan(x), -np.inf, x)
+                self.domains_.append([])
+                codes[:, j] = 0
+                continue
             values, inverse = np.unique(np.asarray(table.column(a), dtype=str), return_inverse=True)
             self.domains_.append([str(v) for v in values])
             codes[:, j] = inverse
         self._codes, self._y = codes, y.astype(np.int64)
         self._w = None if weights is None else _whole(weights, self.criterion)
-        self.tree_ = self._build(np.arange(table.n_rows), list(range(len(order))), 0, None)
-        del self._codes, self._y, self._w
+        ranges = {j: (-np.inf, np.inf) for j in self._x}
+        self.tree_ = self._build(np.arange(table.n_rows), list(range(len(order))), 0, None, ranges)
+        del self._codes, self._y, self._w, self._x
         return self
 
     def _counts(self, rows: np.ndarray) -> dict[str, float]:
@@ -186,7 +221,12 @@ class ID3Classifier(PlainTreeClassifier):
         return {c: float(n[i]) for i, c in enumerate(self.classes_)}
 
     def _build(
-        self, rows: np.ndarray, remaining: list[int], depth: int, parent: str | None
+        self,
+        rows: np.ndarray,
+        remaining: list[int],
+        depth: int,
+        parent: str | None,
+        ranges: dict[int, tuple[float, float]],
     ) -> Node:
         counts = self._counts(rows)
         if len(rows) == 0:
@@ -194,46 +234,125 @@ class ID3Classifier(PlainTreeClassifier):
             return Leaf(counts, parent)
         label = majority(counts)
         pure = sum(1 for n in counts.values() if n > 0) == 1
+        candidates = [] if pure else self._candidates(rows, remaining, ranges)
         if (
-            pure
-            or not remaining
+            not candidates
             or (self.max_depth is not None and depth >= self.max_depth)
             or (self.min_samples_split is not None and len(rows) < self.min_samples_split)
         ):
             return Leaf(counts, label)
-        n_classes = len(self.classes_)
-        gains = []
-        for j in remaining:
-            joint = np.bincount(
-                self._codes[rows, j] * n_classes + self._y[rows],
-                weights=None if self._w is None else self._w[rows],
-                minlength=len(self.domains_[j]) * n_classes,
-            ).reshape(-1, n_classes)
-            gains.append(self._criterion.score(joint))
-        if self.sites_:
-            by_site: dict[Any, list[int]] = {}
-            for i, jj in enumerate(remaining):
-                by_site.setdefault(self.sites_.get(self.attributes_[jj]), []).append(i)
-            groups = list(by_site.values())
-            tie = self._criterion.tie
-            s, a = best_site_attribute([[gains[i] for i in g] for g in groups], tie)
-            j = remaining[groups[s][a]]
-        else:
-            j = remaining[best_attribute(gains, self._criterion.tie)]
-        rest = [r for r in remaining if r != j]
+        j, t = self._choose(candidates)
         attribute = self.attributes_[j]
+        site = self.sites_.get(attribute)
+        if t is not None:  # a threshold: both sides keep the attribute, in a narrower interval
+            lo, hi = ranges[j]
+            left = self._x[j][rows] <= t
+            below = self._build(rows[left], remaining, depth + 1, label, {**ranges, j: (lo, t)})
+            above = self._build(rows[~left], remaining, depth + 1, label, {**ranges, j: (t, hi)})
+            return Split(attribute, counts, {"<=": below, ">": above}, kind="threshold",
+                         site=site, threshold=float(t), missing="<=")  # fmt: skip
+        rest = [r for r in remaining if r != j]
         children: dict[str, Node] = {}
         column = self._codes[rows, j]
         for v, value in enumerate(self.domains_[j]):
-            children[value] = self._build(rows[column == v], rest, depth + 1, label)
-        return Split(attribute, counts, children, site=self.sites_.get(attribute))
+            children[value] = self._build(rows[column == v], rest, depth + 1, label, ranges)
+        return Split(attribute, counts, children, site=site)
+
+    def _candidates(
+        self, rows: np.ndarray, remaining: list[int], ranges: dict[int, tuple[float, float]]
+    ) -> list[tuple[int, float | None, Any]]:
+        """Every candidate split of a node, in the tie-breaking order: ``(attribute,
+        threshold or None, score)``, a nominal attribute once, a threshold attribute once per
+        threshold inside its interval, ascending."""
+        n_classes = len(self.classes_)
+        w = None if self._w is None else self._w[rows]
+        out: list[tuple[int, float | None, Any]] = []
+        for j in remaining:
+            if j in self._x:
+                lo, hi = ranges[j]
+                t = self.thresholds_[self.attributes_[j]]
+                t = t[(t > lo) & (t < hi)]
+                for i, joint in enumerate(_threshold_counts(self._x[j][rows], self._y[rows],
+                                                            w, t, n_classes)):  # fmt: skip
+                    out.append((j, float(t[i]), self._criterion.score(joint)))
+                continue
+            joint = np.bincount(
+                self._codes[rows, j] * n_classes + self._y[rows],
+                weights=w,
+                minlength=len(self.domains_[j]) * n_classes,
+            ).reshape(-1, n_classes)
+            out.append((j, None, self._criterion.score(joint)))
+        return out
+
+    def _choose(self, candidates: list[tuple[int, float | None, Any]]) -> tuple[int, float | None]:
+        """The winning candidate: the first best, by site when the attributes are spread
+        over sites (:func:`best_site_attribute`)."""
+        gains = [g for _, _, g in candidates]
+        tie = self._criterion.tie
+        if self.sites_:
+            by_site: dict[Any, list[int]] = {}
+            for i, (jj, _, _) in enumerate(candidates):
+                by_site.setdefault(self.sites_.get(self.attributes_[jj]), []).append(i)
+            groups = list(by_site.values())
+            s, a = best_site_attribute([[gains[i] for i in g] for g in groups], tie)
+            j, t, _ = candidates[groups[s][a]]
+        else:
+            j, t, _ = candidates[best_attribute(gains, tie)]
+        return j, t
 
     # ------------------------------------------------------------------ use
 
     def _transform(self, table: Table) -> Table:
-        """New rows binned with the cut points learned in ``fit``."""
+        """New rows binned with the cut points learned in ``fit`` (threshold splits read the
+        numbers as they are)."""
         disc = getattr(self, "discretizer_", None)
         return table if disc is None else disc.transform(table)
+
+
+#: how continuous attributes split: into a branch per bin, or in two at a threshold
+SPLITS = ("multiway", "threshold")
+
+
+def candidate_thresholds(
+    table: Table, bins: int | None, weights: np.ndarray | None = None
+) -> dict[str, np.ndarray]:
+    """The candidate thresholds of every continuous attribute of ``table``, ascending: its
+    distinct non-missing values but the largest (``bins`` None), or the equal-frequency cut
+    points of ``bins`` bins (:meth:`Discretizer.fit`, weighted by ``weights``)."""
+    continuous = [a for a, k in zip(table.attributes, table.kinds, strict=True)
+                  if k == "continuous"]  # fmt: skip
+    if bins is not None:
+        edges = Discretizer.fit(table, bins, weights=weights).edges if continuous else {}
+        return {a: np.asarray(edges.get(a, ()), dtype=np.float64) for a in continuous}
+    out = {}
+    for a in continuous:
+        x = np.asarray(table.column(a), dtype=np.float64)
+        out[a] = np.unique(x[~np.isnan(x)])[:-1]
+    return out
+
+
+def _threshold_counts(
+    x: np.ndarray, y: np.ndarray, w: np.ndarray | None, thresholds: np.ndarray, n_classes: int
+) -> np.ndarray:
+    """The two-row count table of every threshold: ``(len(thresholds), 2, n_classes)``, row
+    0 the rows with ``x <= t``, row 1 the others; integer counts, or sums of ``w``."""
+    out = np.empty((len(thresholds), 2, n_classes), dtype=np.int64 if w is None else np.float64)
+    if not len(thresholds):
+        return out
+    for c in range(n_classes):
+        of_c = y == c
+        xs = x[of_c]
+        order = np.argsort(xs, kind="stable")
+        xs = xs[order]
+        below = np.searchsorted(xs, thresholds, side="right")
+        if w is None:
+            out[:, 0, c] = below
+            out[:, 1, c] = len(xs) - below
+        else:
+            cum = np.concatenate([[0.0], np.cumsum(w[of_c][order])])
+            out[:, 0, c] = cum[below]
+            out[:, 1, c] = cum[-1] - cum[below]
+    return out
 
 
 #: the weight sum an exact criterion counts below (its products stay exact integers), and

@@ -195,18 +195,20 @@ def _from_body(body: dict[str, Any], system: str) -> PlainModel:
     kind_of = dict(zip(attributes, kinds, strict=True))
     continuous = {a for a, k in kind_of.items() if k == "continuous"}
     binned = set(discretizer.edges) if discretizer is not None else set()
-    if learner == "id3" and binned != continuous:
+    params, training = body["params"], body["training"]
+    if not isinstance(params, dict) or not isinstance(training, dict):
+        raise ValueError("params and training must be objects")
+    thresholds = learner == "c45" or params.get("splits") == "threshold"
+    if learner == "id3" and not thresholds and binned != continuous:
         raise ValueError(
             f"ID3 bins its continuous attributes {sorted(continuous)}; the discretizer has "
             f"{sorted(binned)}"
         )
-    if learner == "c45" and discretizer is not None:
-        raise ValueError("C4.5 splits continuous attributes by threshold; it has no discretizer")
+    if thresholds and discretizer is not None:
+        raise ValueError("this model splits continuous attributes by threshold; it has no "
+                         "discretizer")  # fmt: skip
     tree = from_json(body["tree"])
-    _check_tree(tree, learner, kind_of, set(classes))
-    params, training = body["params"], body["training"]
-    if not isinstance(params, dict) or not isinstance(training, dict):
-        raise ValueError("params and training must be objects")
+    _check_tree(tree, learner, kind_of, set(classes), thresholds)
     return PlainModel(
         learner, class_name, attributes, kinds, tree, classes, discretizer, params, training
     )
@@ -230,10 +232,13 @@ def _discretizer(doc: dict[str, Any]) -> Discretizer:
     return Discretizer(bins=bins, edges=cuts)
 
 
-def _check_tree(tree: Node, learner: str, kind_of: dict[str, str], classes: set[str]) -> None:
+def _check_tree(
+    tree: Node, learner: str, kind_of: dict[str, str], classes: set[str], thresholds: bool
+) -> None:
     """Every test reads an attribute of the model as its kind allows (ID3: multiway on
-    nominal or binned columns; C4.5: thresholds on continuous ones, value tests on nominal
-    ones), and every class named is one of the model's."""
+    nominal or binned columns, thresholds on continuous ones with ``splits="threshold"``;
+    C4.5: thresholds on continuous ones, value tests on nominal ones), and every class named
+    is one of the model's."""
     for node in nodes(tree):
         if not set(node.counts) <= classes or node.label not in classes:
             raise ValueError(f"the tree names classes that are not in {sorted(classes)}")
@@ -242,13 +247,12 @@ def _check_tree(tree: Node, learner: str, kind_of: dict[str, str], classes: set[
         kind = kind_of.get(node.attribute)
         if kind is None:
             raise ValueError(f"the tree tests {node.attribute!r}, not an attribute of the model")
-        allowed = (
-            ("multiway",)
-            if learner == "id3"
-            else ("threshold",)
-            if kind == "continuous"
-            else ("multiway", "binary")
-        )
+        if kind == "continuous" and thresholds:
+            allowed: tuple[str, ...] = ("threshold",)
+        elif learner == "id3":
+            allowed = ("multiway",)
+        else:
+            allowed = ("multiway", "binary")
         if node.kind not in allowed or (node.kind == "threshold") != (node.threshold is not None):
             raise ValueError(f"a {node.kind} test on the {kind} attribute {node.attribute!r}")
         if not node.children:

@@ -81,6 +81,9 @@ class Split:
     value: str | None = None
     #: share of the node's (known-value) training weight that went to each child
     weights: dict[str, float] = field(default_factory=dict)
+    #: the child a missing value goes to, where the learner sends it one way (ID3's
+    #: threshold splits: ``"<="``, missing below every number); None spreads it by ``weights``
+    missing: str | None = None
 
     @property
     def is_leaf(self) -> bool:
@@ -93,8 +96,12 @@ class Split:
     def branch(self, value: Any) -> str | None:
         """The child key for ``value``, or None when it is missing / has no child."""
         if self.kind == "threshold":
-            if value is None or (isinstance(value, float) and math.isnan(value)):
-                return None
+            if (
+                value is None
+                or value == MISSING
+                or (isinstance(value, float) and math.isnan(value))
+            ):
+                return self.missing
             return "<=" if float(value) <= float(self.threshold or 0.0) else ">"
         if self.kind == "binary":
             if value == MISSING and self.weights:
@@ -209,6 +216,8 @@ def to_json(tree: Node) -> dict[str, Any]:
     doc["counts"] = _clean(tree.counts)
     if tree.weights:
         doc["weights"] = tree.weights
+    if tree.missing is not None:
+        doc["missing"] = tree.missing
     doc["children"] = {k: to_json(v) for k, v in tree.children.items()}
     return doc
 
@@ -230,6 +239,7 @@ def from_json(doc: Mapping[str, Any]) -> Node:
         threshold=doc.get("threshold"),
         value=doc.get("value"),
         weights={str(k): float(v) for k, v in doc.get("weights", {}).items()},
+        missing=doc.get("missing"),
     )
 
 

@@ -44,7 +44,7 @@ from mpc.learners.evaluation import (
     format_confusion,
     unseen_warning,
 )
-from mpc.learners.id3 import ID3Classifier
+from mpc.learners.id3 import SPLITS, ID3Classifier
 from mpc.learners.plain_model import PlainModel, read_rows, save_plain_model
 from mpc.learners.plot import plot_tree
 from mpc.learners.tree import depth, leaf_count, node_count, render, to_dot, to_json
@@ -193,8 +193,18 @@ def add_train_parser(sub: Any) -> None:
     p.add_argument(
         "--bins",
         type=int,
-        default=4,
-        help="equal-frequency bins for continuous columns under id3 (default: 4)",
+        default=None,
+        help="equal-frequency bins for continuous columns under id3 (default: 4): one branch "
+        "per bin, or with --splits threshold the bins' cut points as the candidate thresholds "
+        "(default there: every distinct value)",
+    )
+    p.add_argument(
+        "--splits",
+        choices=list(SPLITS),
+        default="multiway",
+        help="how id3 splits a continuous column: multiway (into its bins, one branch each; "
+        "the default) or threshold (in two, <= t and > t, as CART and C4.5 do; the column "
+        "may be split again below, and a missing value goes to <= t)",
     )
     p.add_argument("--max-depth", type=int, default=None, help="stop growing at this depth")
     p.add_argument(
@@ -443,11 +453,19 @@ def _describe(column: dict[str, Any]) -> str:
     return "continuous, threshold splits"
 
 
+def _bins(args: argparse.Namespace) -> int | None:
+    """``--bins``, or its default: 4 bins for multiway splits, every distinct value as a
+    threshold (None) for threshold splits."""
+    if args.bins is not None:
+        return int(args.bins)
+    return None if args.splits == "threshold" else 4
+
+
 def _learner(args: argparse.Namespace) -> Any:
     if args.learner == "id3":
         return ID3Classifier(
-            max_depth=args.max_depth, min_samples_split=args.min_samples_split, bins=args.bins,
-            criterion=args.criterion or "entropy",
+            max_depth=args.max_depth, min_samples_split=args.min_samples_split,
+            bins=_bins(args), criterion=args.criterion or "entropy", splits=args.splits,
         )  # fmt: skip
     if args.criterion is not None:
         raise ConfigError("--criterion chooses id3's split criterion; c45 uses the gain ratio")
@@ -476,8 +494,10 @@ def _train(args: argparse.Namespace, display: ProgressLine) -> int:
     fold = (lambda line: None) if args.json else display.update
     if args.cv is not None and args.cv < 2:
         raise ConfigError(f"--cv must be at least 2, got {args.cv}")
-    if args.bins < 2:
+    if args.bins is not None and args.bins < 2:
         raise ConfigError(f"--bins must be at least 2, got {args.bins}")
+    if args.splits != "multiway" and args.learner != "id3":
+        raise ConfigError("--splits chooses how id3 splits numbers; c45 splits them at thresholds")
     if args.test is not None and args.cv is not None:
         raise ConfigError("--test and --cv are two ways to evaluate; give one of them")
     started = time.perf_counter()
@@ -584,7 +604,7 @@ def _write_outputs(
             "data": train.name,
             "source": train.source,
             "rows": train.n_rows,
-            "bins": None if disc is None else args.bins,
+            "bins": None if disc is None else _bins(args),
         }
         plain = PlainModel.from_fitted(args.learner, model, train, disc, training=training)
         saved = save_plain_model(args.model_out, plain)

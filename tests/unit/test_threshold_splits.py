@@ -1,0 +1,148 @@
+"""Plain ID3 with threshold splits (``ID3Classifier(splits="threshold")``): the rule the
+private learners' ordered attributes follow, written once in :mod:`mpc.learners.id3`. A node
+splits a number in two at the first best of its candidate thresholds (every distinct value,
+or the cut points of ``bins`` bins) inside the interval its path leaves; the attribute stays a
+candidate below; a missing value goes below every threshold."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mpc.datasets import Discretizer, Table
+from mpc.errors import ConfigError
+from mpc.learners.criteria import criterion
+from mpc.learners.id3 import ID3Classifier, candidate_thresholds
+from mpc.learners.tree import Leaf, Split, from_json, nodes, to_json
+
+
+def numeric_table(x: list[float], y: list[str], extra: list[str] | None = None) -> Table:
+    columns: list[Any] = [np.asarray(x, dtype=np.float64)]
+    attributes, kinds = ["x"], ["continuous"]
+    if extra is not None:
+        columns.append(np.asarray(extra, dtype=object))
+        attributes.append("colour")
+        kinds.append("nominal")
+    return Table("t", attributes, kinds, columns, np.asarray(y, dtype=object), "class", "test")
+
+
+def brute_force_root(x: list[float], y: list[str], name: str) -> float:
+    """The root's threshold found the long way: every distinct value but the largest, in
+    ascending order, scored on its two-row table; the first best."""
+    classes = sorted(set(y))
+    best: tuple[Any, float] | None = None
+    for t in sorted(set(x))[:-1]:
+        joint = np.zeros((2, len(classes)), dtype=np.int64)
+        for v, c in zip(x, y, strict=True):
+            joint[0 if v <= t else 1, classes.index(c)] += 1
+        score, tie = criterion(name).score(joint), criterion(name).tie
+        better = best is None or (score > best[0] + tie if tie else score > best[0])
+        if better:
+            best = (score, t)
+    assert best is not None
+    return best[1]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 12), st.sampled_from("ab")), min_size=2, max_size=40),
+    st.sampled_from(["entropy", "gini", "gini-impurity"]),
+)
+def test_the_root_splits_at_the_first_best_of_every_distinct_value(
+    rows: list[tuple[int, str]], name: str
+) -> None:
+    x, y = [float(v) for v, _ in rows], [c for _, c in rows]
+    tree = (
+        ID3Classifier(splits="threshold", bins=None, criterion=name, max_depth=1)
+        .fit(numeric_table(x, y))
+        .tree_
+    )
+    if len(set(y)) == 1 or len(set(x)) == 1:
+        assert isinstance(tree, Leaf)
+        return
+    assert isinstance(tree, Split) and tree.kind == "threshold"
+    assert tree.threshold == brute_force_root(x, y, name)
+    assert set(tree.children) == {"<=", ">"}
+
+
+def test_a_number_is_split_again_below_and_only_inside_its_interval() -> None:
+    """The class is "in" for 3 < x <= 7: two thresholds on the one attribute, and every
+    threshold below a split lies inside the interval the path leaves."""
+    x = [float(v) for v in range(11)] * 3
+    y = ["in" if 3 < v <= 7 else "out" for v in x]
+    model = ID3Classifier(splits="threshold", bins=None).fit(numeric_table(x, y))
+    assert (model.predict(numeric_table(x, y)) == np.asarray(y)).all()
+    splits = [n for n in nodes(model.tree_) if isinstance(n, Split)]
+    assert {n.threshold for n in splits} == {3.0, 7.0}
+
+    def inside(node: Any, lo: float, hi: float) -> None:
+        if isinstance(node, Split):
+            assert lo < node.threshold < hi
+            inside(node.children["<="], lo, node.threshold)
+            inside(node.children[">"], node.threshold, hi)
+
+    inside(model.tree_, -math.inf, math.inf)
+
+
+def test_the_candidates_are_the_distinct_values_or_the_cut_points_of_the_bins() -> None:
+    rng = np.random.default_rng(1)
+    x = rng.integers(0, 50, 300).astype(float)
+    x[:5] = np.nan
+    table = numeric_table(list(x), ["a" if v > 20 else "b" for v in x])
+    exact = candidate_thresholds(table, None)["x"]
+    assert list(exact) == sorted(set(x[~np.isnan(x)]))[:-1]
+    assert list(candidate_thresholds(table, 8)["x"]) == list(Discretizer.fit(table, 8).edges["x"])
+    model = ID3Classifier(splits="threshold", bins=8).fit(table)
+    used = {n.threshold for n in nodes(model.tree_) if isinstance(n, Split)}
+    assert used and used <= set(candidate_thresholds(table, 8)["x"])
+
+
+def test_a_missing_number_goes_below_every_threshold_in_training_and_prediction() -> None:
+    """Missing values count on the ``<=`` side, so a tree learnt with them predicts a
+    missing value as the ``<=`` side does, and the saved tree says so."""
+    x = [1.0, 2.0, 3.0, 10.0, 11.0, 12.0, math.nan, math.nan]
+    y = ["lo", "lo", "lo", "hi", "hi", "hi", "lo", "lo"]
+    model = ID3Classifier(splits="threshold", bins=None).fit(numeric_table(x, y))
+    root = model.tree_
+    assert isinstance(root, Split) and root.missing == "<="
+    assert root.children["<="].counts == {"hi": 0.0, "lo": 5.0}
+    assert list(model.predict(numeric_table([math.nan, 11.5], ["lo", "hi"]))) == ["lo", "hi"]
+    again = from_json(json.loads(json.dumps(to_json(root))))
+    assert isinstance(again, Split) and again.missing == "<=" and again.threshold == 3.0
+
+
+def test_numbers_and_nominal_attributes_share_one_tie_order() -> None:
+    """A nominal attribute that separates as well as a threshold loses to it when it comes
+    later in the attribute order, and wins when it comes first."""
+    x = [1.0, 2.0, 8.0, 9.0]
+    y = ["a", "a", "b", "b"]
+    table = numeric_table(x, y, extra=["red", "red", "blue", "blue"])
+    first = ID3Classifier(splits="threshold", bins=None).fit(table, attribute_order=["x", "colour"])
+    assert first.tree_.attribute == "x"
+    later = ID3Classifier(splits="threshold", bins=None).fit(table, attribute_order=["colour", "x"])
+    assert later.tree_.attribute == "colour"
+
+
+def test_integer_weights_are_repeated_rows_with_threshold_splits() -> None:
+    rng = np.random.default_rng(4)
+    x = list(rng.integers(0, 30, 60).astype(float))
+    y = ["a" if v % 7 < 3 else "b" for v in x]
+    w = rng.integers(1, 4, 60)
+    repeated = numeric_table([v for v, k in zip(x, w, strict=True) for _ in range(k)],
+                             [c for c, k in zip(y, w, strict=True) for _ in range(k)])  # fmt: skip
+    for name in ("entropy", "gini"):
+        a = ID3Classifier(splits="threshold", bins=None, criterion=name)
+        b = ID3Classifier(splits="threshold", bins=None, criterion=name)
+        weighted = a.fit(numeric_table(x, y), sample_weight=w).tree_
+        assert to_json(weighted) == to_json(b.fit(repeated).tree_)
+
+
+def test_splits_is_checked() -> None:
+    with pytest.raises(ConfigError, match="splits must be one of"):
+        ID3Classifier(splits="binary").fit(numeric_table([1.0, 2.0], ["a", "b"]))
