@@ -272,9 +272,9 @@ class ID3Classifier(PlainTreeClassifier):
                 lo, hi = ranges[j]
                 t = self.thresholds_[self.attributes_[j]]
                 t = t[(t > lo) & (t < hi)]
-                for i, joint in enumerate(_threshold_counts(self._x[j][rows], self._y[rows],
-                                                            w, t, n_classes)):  # fmt: skip
-                    out.append((j, float(t[i]), self._criterion.score(joint)))
+                tables = _threshold_counts(self._x[j][rows], self._y[rows], w, t, n_classes)
+                scores = self._criterion.scores(tables)
+                out.extend((j, float(ti), g) for ti, g in zip(t, scores, strict=True))
                 continue
             joint = np.bincount(
                 self._codes[rows, j] * n_classes + self._y[rows],

@@ -146,3 +146,18 @@ def test_integer_weights_are_repeated_rows_with_threshold_splits() -> None:
 def test_splits_is_checked() -> None:
     with pytest.raises(ConfigError, match="splits must be one of"):
         ID3Classifier(splits="binary").fit(numeric_table([1.0, 2.0], ["a", "b"]))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(2, 9), st.integers(1, 3), st.integers(0, 2**32 - 1))
+def test_the_information_gains_of_many_tables_are_those_of_one_at_a_time(
+    classes: int, values: int, seed: int
+) -> None:
+    """The stacked scores the thresholds use equal :func:`information_gain` table by table,
+    bit for bit (zero counts, empty rows and empty tables among them)."""
+    rng = np.random.default_rng(seed)
+    tables = rng.integers(0, int(rng.choice([3, 40, 5000])), (60, values, classes))
+    tables[rng.random(tables.shape) < 0.35] = 0
+    tables[0] = 0
+    gain = criterion("entropy")
+    assert gain.scores(tables) == [gain.score(t) for t in tables]
