@@ -38,7 +38,8 @@ site the intersection, which each then holds in full.
 
 Cost: ``k - 1`` OPRFs (one per site but the first, of its set's size), ``k - 2`` OT batches of
 ``|S_j|`` OTs, and three SHA-256 tags per element at each site but the last: linear in the sets,
-with no public-key operation but the base OTs (``512 + 128`` per pair of neighbours).
+with no public-key operation but the base OTs (512 per OPRF between neighbours, 128 per
+middle site's OTs with the last site).
 
 References: V. Kolesnikov, R. Kumaresan, M. Rosulek, N. Trieu, *Efficient batched oblivious
 PRF with applications to private set intersection*, CCS 2016 (the two-site protocol, which
