@@ -119,10 +119,13 @@ Node = Leaf | Split
 
 
 def nodes(tree: Node) -> Iterator[Node]:
-    yield tree
-    if isinstance(tree, Split):
-        for child in tree.children.values():
-            yield from nodes(child)
+    """Every node, depth first, children in their order (by a stack: a tree of any depth)."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, Split):
+            stack.extend(reversed(list(node.children.values())))
 
 
 def node_count(tree: Node) -> int:
@@ -134,9 +137,16 @@ def leaf_count(tree: Node) -> int:
 
 
 def depth(tree: Node) -> int:
-    if isinstance(tree, Leaf):
-        return 0
-    return 1 + max((depth(c) for c in tree.children.values()), default=0)
+    """The most splits from the root to a leaf (by a stack: a tree of any depth)."""
+    deepest, stack = 0, [(tree, 0)]
+    while stack:
+        node, d = stack.pop()
+        if isinstance(node, Split):
+            stack.extend((c, d + 1) for c in node.children.values())
+            deepest = max(deepest, d + (1 if not node.children else 0))
+        else:
+            deepest = max(deepest, d)
+    return deepest
 
 
 def distribution(tree: Node, row: Mapping[str, Any], classes: Sequence[str]) -> np.ndarray:

@@ -109,13 +109,15 @@ def _failures(programs: dict[str, object], timeout: float) -> dict[str, BaseExce
 
 
 def test_abort_reaches_waiting_parties_with_the_blamed_peer() -> None:
+    # a stays busy well past b's deadline, so that b times out waiting for it even on a
+    # loaded machine (where b's 0.3 s timer may fire seconds late)
     seen = _failures(
         {
-            "a": lambda p: asyncio.sleep(1.5),
+            "a": lambda p: asyncio.sleep(4.0),
             "b": lambda p: p.recv("a", "step-1", ANY, timeout=0.3),
             "c": lambda p: p.recv("b", "step-2", ANY),
         },
-        timeout=5,
+        timeout=8,
     )
     assert isinstance(seen["b"], PeerTimeout)
     assert isinstance(seen["c"], PeerAborted)

@@ -19,7 +19,7 @@ from mpc.datasets import Discretizer, Table
 from mpc.errors import ConfigError
 from mpc.learners.criteria import criterion
 from mpc.learners.id3 import ID3Classifier, candidate_thresholds
-from mpc.learners.tree import Leaf, Split, from_json, nodes, to_json
+from mpc.learners.tree import Leaf, Split, depth, from_json, nodes, to_json
 
 
 def numeric_table(x: list[float], y: list[str], extra: list[str] | None = None) -> Table:
@@ -161,3 +161,20 @@ def test_the_information_gains_of_many_tables_are_those_of_one_at_a_time(
     tables[0] = 0
     gain = criterion("entropy")
     assert gain.scores(tables) == [gain.score(t) for t in tables]
+
+
+def test_a_tree_thousands_of_levels_deep_is_counted_and_measured() -> None:
+    """A chain of threshold splits 3,000 deep (a nearly unique column peeled a record at a
+    time makes such chains): its depth, its nodes in depth-first order and the path a value
+    takes are walked without recursion."""
+    counts = {"a": 1.0, "b": 1.0}
+    tree: Any = Leaf(counts, "a")
+    for t in range(3000):
+        tree = Split("x", counts, {"<=": Leaf(counts, "b"), ">": tree}, kind="threshold",
+                     threshold=float(t), missing="<=")  # fmt: skip
+    assert depth(tree) == 3000
+    walked = list(nodes(tree))
+    assert len(walked) == 6001 and walked[0] is tree and walked[1] is tree.children["<="]
+    model = ID3Classifier()
+    model.tree_ = tree
+    assert model.get_depth() == 3000
