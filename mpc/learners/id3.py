@@ -228,35 +228,66 @@ class ID3Classifier(PlainTreeClassifier):
         parent: str | None,
         ranges: dict[int, tuple[float, float]],
     ) -> Node:
+        """The tree below a node, grown by a stack of nodes still to grow rather than by
+        recursion (a number split again and again makes trees hundreds of levels deep); each
+        node's children are filled in their order."""
+        top: dict[str, Node] = {}
+        stack: list[tuple[Any, ...]] = [(rows, remaining, depth, parent, ranges, top, "")]
+        while stack:
+            rows, remaining, depth, parent, ranges, into, key = stack.pop()
+            node, below = self._node(rows, remaining, depth, parent, ranges)
+            into[key] = node
+            for child_key, spec in reversed(below):
+                assert isinstance(node, Split)
+                stack.append((*spec, node.children, child_key))
+        return top[""]
+
+    def _node(
+        self,
+        rows: np.ndarray,
+        remaining: list[int],
+        depth: int,
+        parent: str | None,
+        ranges: dict[int, tuple[float, float]],
+    ) -> tuple[Node, list[tuple[str, tuple[Any, ...]]]]:
+        """One node: a leaf, or a split whose children are still to grow (their keys, in
+        order, and what each grows from)."""
         counts = self._counts(rows)
         if len(rows) == 0:
             assert parent is not None  # the root has rows (checked in fit)
-            return Leaf(counts, parent)
+            return Leaf(counts, parent), []
         label = majority(counts)
         pure = sum(1 for n in counts.values() if n > 0) == 1
-        candidates = [] if pure else self._candidates(rows, remaining, ranges)
-        if (
-            not candidates
+        stop = (
+            pure
             or (self.max_depth is not None and depth >= self.max_depth)
             or (self.min_samples_split is not None and len(rows) < self.min_samples_split)
-        ):
-            return Leaf(counts, label)
+        )
+        candidates = [] if stop else self._candidates(rows, remaining, ranges)
+        if not candidates:
+            return Leaf(counts, label), []
         j, t = self._choose(candidates)
         attribute = self.attributes_[j]
         site = self.sites_.get(attribute)
+        below: list[tuple[str, tuple[Any, ...]]]
         if t is not None:  # a threshold: both sides keep the attribute, in a narrower interval
             lo, hi = ranges[j]
             left = self._x[j][rows] <= t
-            below = self._build(rows[left], remaining, depth + 1, label, {**ranges, j: (lo, t)})
-            above = self._build(rows[~left], remaining, depth + 1, label, {**ranges, j: (t, hi)})
-            return Split(attribute, counts, {"<=": below, ">": above}, kind="threshold",
-                         site=site, threshold=float(t), missing="<=")  # fmt: skip
-        rest = [r for r in remaining if r != j]
-        children: dict[str, Node] = {}
-        column = self._codes[rows, j]
-        for v, value in enumerate(self.domains_[j]):
-            children[value] = self._build(rows[column == v], rest, depth + 1, label, ranges)
-        return Split(attribute, counts, children, site=site)
+            below = [
+                ("<=", (rows[left], remaining, depth + 1, label, {**ranges, j: (lo, t)})),
+                (">", (rows[~left], remaining, depth + 1, label, {**ranges, j: (t, hi)})),
+            ]
+            split = Split(attribute, counts, {}, kind="threshold", site=site,
+                          threshold=float(t), missing="<=")  # fmt: skip
+        else:
+            rest = [r for r in remaining if r != j]
+            column = self._codes[rows, j]
+            below = [(value, (rows[column == v], rest, depth + 1, label, ranges))
+                     for v, value in enumerate(self.domains_[j])]  # fmt: skip
+            split = Split(attribute, counts, {}, site=site)
+        for child_key, _ in below:  # the children's order, filled in as they grow
+            split.children[child_key] = Leaf({}, label)
+        return split, below
 
     def _candidates(
         self, rows: np.ndarray, remaining: list[int], ranges: dict[int, tuple[float, float]]

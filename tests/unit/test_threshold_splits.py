@@ -178,3 +178,15 @@ def test_a_tree_thousands_of_levels_deep_is_counted_and_measured() -> None:
     model = ID3Classifier()
     model.tree_ = tree
     assert model.get_depth() == 3000
+
+
+def test_a_number_peeled_a_record_at_a_time_grows_a_tree_as_deep_as_its_rows() -> None:
+    """Alternating classes along one number: information gain peels a record at a time, a
+    chain 1,499 splits deep, which the learner grows without recursion and which predicts
+    every training row."""
+    n = 1500
+    x = [float(i) for i in range(n)]
+    y = ["a" if i % 2 else "b" for i in range(n)]
+    model = ID3Classifier(splits="threshold", bins=None).fit(numeric_table(x, y))
+    assert model.get_depth() == n - 1
+    assert list(model.predict(numeric_table(x, y))) == y
