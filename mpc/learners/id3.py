@@ -32,7 +32,9 @@ is a well-defined, testable statement:
     its two-row count table (a side with no rows at the node included); the attribute stays
     a candidate below;
   - candidates are ordered by attribute (the attribute order), then threshold ascending,
-    and the first best wins (:func:`best_attribute`, :func:`best_site_attribute`).
+    and the first best wins (:func:`best_attribute`, :func:`best_site_attribute`);
+  - a node with no candidate left (no nominal attribute, no threshold inside its
+    intervals) is a leaf.
 """
 
 from __future__ import annotations
