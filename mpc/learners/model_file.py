@@ -55,6 +55,7 @@ from typing import Any
 
 from mpc.crypto import randomness
 from mpc.errors import ConfigError
+from mpc.learners.tree import room_for_deep_trees
 from mpc.runtime.files import write_private
 
 __all__ = [
@@ -82,7 +83,9 @@ class ModelError(ConfigError):
 
 
 def _canonical(value: Any) -> bytes:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    with room_for_deep_trees():  # a tree nests one level per split
+        text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return text.encode()
 
 
 @dataclass(frozen=True)
@@ -189,7 +192,10 @@ def read_model(path: str | Path, system: str | tuple[str, ...]) -> SavedModel:
     path = Path(path)
     systems = (system,) if isinstance(system, str) else tuple(system)
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        with room_for_deep_trees():  # a tree nests one level per split
+            doc = json.loads(path.read_text(encoding="utf-8"))
+    except RecursionError:
+        raise ModelError(f"model file {path} nests deeper than any tree it could hold") from None
     except FileNotFoundError:
         raise ModelError(f"model file {path} does not exist") from None
     except IsADirectoryError:

@@ -53,7 +53,7 @@ from mpc.datasets import (
 from mpc.errors import ConfigError
 from mpc.learners.evaluation import predict_table, unseen_stops
 from mpc.learners.model_file import ModelError, SavedModel, new_model_id, read_model, write_model
-from mpc.learners.tree import Leaf, Node, from_json, nodes, to_json
+from mpc.learners.tree import Leaf, Node, from_json, nodes, room_for_deep_trees, to_json
 
 __all__ = [
     "PLAIN_LEARNERS",
@@ -170,7 +170,10 @@ def load_plain_model(path: str | Path, learner: str | Sequence[str] = PLAIN_LEAR
     learners = (learner,) if isinstance(learner, str) else tuple(learner)
     saved = read_model(path, learners)
     try:
-        return _from_body(saved.body, saved.system)
+        with room_for_deep_trees():  # the tree's JSON nests one level per split
+            return _from_body(saved.body, saved.system)
+    except RecursionError:
+        raise ModelError(f"model file {saved.path}: its tree is too deep to read") from None
     except (ValueError, TypeError, KeyError, AttributeError, ConfigError) as exc:
         raise ModelError(f"model file {saved.path}: not a plain model body: {exc}") from None
 

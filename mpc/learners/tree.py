@@ -27,8 +27,10 @@ JSON form (``to_json`` / ``from_json``)::
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
+import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -116,6 +118,25 @@ class Split:
 
 
 Node = Leaf | Split
+
+
+#: the recursion a deep tree's JSON (one nesting level per split, in Python and in the JSON
+#: codec's C) and its drawing may take: room for trees a few thousand levels deep, well
+#: within the C stack of a thread
+TREE_RECURSION = 20_000
+
+
+@contextlib.contextmanager
+def room_for_deep_trees() -> Iterator[None]:
+    """Python's recursion limit raised to :data:`TREE_RECURSION` for the block (a number
+    split a few records at a time makes trees hundreds of levels deep, whose JSON nests as
+    deep); restored after. A tree deeper still raises ``RecursionError`` inside."""
+    before = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(before, TREE_RECURSION))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(before)
 
 
 def nodes(tree: Node) -> Iterator[Node]:
@@ -216,6 +237,13 @@ def predict_one(tree: Node, row: Mapping[str, Any]) -> str:
 
 
 def to_json(tree: Node) -> dict[str, Any]:
+    """The tree as nested JSON data, one level per split (:func:`room_for_deep_trees`: a
+    tree thousands of levels deep too)."""
+    with room_for_deep_trees():
+        return _to_json(tree)
+
+
+def _to_json(tree: Node) -> dict[str, Any]:
     if isinstance(tree, Leaf):
         return {"counts": _clean(tree.counts), "class": tree.label}
     doc: dict[str, Any] = {"attribute": tree.attribute, "site": tree.site}
@@ -228,7 +256,7 @@ def to_json(tree: Node) -> dict[str, Any]:
         doc["weights"] = tree.weights
     if tree.missing is not None:
         doc["missing"] = tree.missing
-    doc["children"] = {k: to_json(v) for k, v in tree.children.items()}
+    doc["children"] = {k: _to_json(v) for k, v in tree.children.items()}
     return doc
 
 
@@ -237,13 +265,19 @@ def _clean(counts: Mapping[str, float]) -> dict[str, float | int]:
 
 
 def from_json(doc: Mapping[str, Any]) -> Node:
+    """The tree of :func:`to_json`'s data (a tree thousands of levels deep too)."""
+    with room_for_deep_trees():
+        return _from_json(doc)
+
+
+def _from_json(doc: Mapping[str, Any]) -> Node:
     if "children" not in doc:
         return Leaf({str(k): float(v) for k, v in doc["counts"].items()}, str(doc["class"]))
     kind = "threshold" if "threshold" in doc else "binary" if "value" in doc else "multiway"
     return Split(
         attribute=str(doc["attribute"]),
         counts={str(k): float(v) for k, v in doc.get("counts", {}).items()},
-        children={str(k): from_json(v) for k, v in doc["children"].items()},
+        children={str(k): _from_json(v) for k, v in doc["children"].items()},
         kind=kind,
         site=doc.get("site"),
         threshold=doc.get("threshold"),
@@ -278,7 +312,8 @@ def to_dot(tree: Node, *, name: str = "tree") -> str:
             lines.append(f'  {ident} -> {child_id} [label="{_esc(edge)}"];')
         return ident
 
-    visit(tree)
+    with room_for_deep_trees():
+        visit(tree)
     lines.append("}")
     return "\n".join(lines) + "\n"
 
@@ -315,5 +350,6 @@ def render(tree: Node, *, indent: str = "") -> str:
 
     if isinstance(tree, Leaf):
         return f"{indent}{tree.label} ({_fmt(sum(tree.counts.values()))})"
-    visit(tree, indent)
+    with room_for_deep_trees():
+        visit(tree, indent)
     return "\n".join(out)

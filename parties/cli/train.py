@@ -47,7 +47,15 @@ from mpc.learners.evaluation import (
 from mpc.learners.id3 import SPLITS, ID3Classifier
 from mpc.learners.plain_model import PlainModel, read_rows, save_plain_model
 from mpc.learners.plot import plot_tree
-from mpc.learners.tree import depth, leaf_count, node_count, render, to_dot, to_json
+from mpc.learners.tree import (
+    depth,
+    leaf_count,
+    node_count,
+    render,
+    room_for_deep_trees,
+    to_dot,
+    to_json,
+)
 from mpc.runtime.files import write_private
 from mpc.runtime.monitor import ProgressLine
 from parties.cli.predict import write_predictions
@@ -486,10 +494,6 @@ def run_train(args: argparse.Namespace) -> int:
         display.close()
 
 
-#: the deepest recursion ``mpc train`` allows itself for a deep tree's JSON and drawing
-MAX_RECURSION = 50_000
-
-
 def _train(args: argparse.Namespace, display: ProgressLine) -> int:
     """``mpc train``: progress lines go to ``display`` (a
     :class:`mpc.runtime.monitor.ProgressLine`); with ``--json`` none do."""
@@ -527,20 +531,16 @@ def _train(args: argparse.Namespace, display: ProgressLine) -> int:
     )
 
     doc, model, disc = _evaluate(args, train, test, display, fold)
-    # the tree's JSON and drawing nest one level per split: room for a deep tree (a number
-    # split a few records at a time), within a bound that keeps the C stack safe
-    sys.setrecursionlimit(
-        max(sys.getrecursionlimit(), min(MAX_RECURSION, 8 * depth(model.tree_) + 1000))
-    )
     try:
-        picture = _write_outputs(args, doc, model, disc, train)
-        doc["wall_s"] = round(time.perf_counter() - started, 3)
-        if args.json:
-            doc["tree"] = to_json(model.tree_)
-            print(json.dumps(doc, indent=2))
-            return 0
-        _print_summary(args, doc, model, train, picture)
-    except RecursionError:  # a tree nested deeper than Python's recursion limit
+        with room_for_deep_trees():  # a number split a few records at a time nests deep
+            picture = _write_outputs(args, doc, model, disc, train)
+            doc["wall_s"] = round(time.perf_counter() - started, 3)
+            if args.json:
+                doc["tree"] = to_json(model.tree_)
+                print(json.dumps(doc, indent=2))
+                return 0
+            _print_summary(args, doc, model, train, picture)
+    except RecursionError:  # a tree nested deeper than that room
         raise ConfigError(
             f"the tree is {depth(model.tree_)} levels deep: too deep to write as nested JSON "
             "or to draw (a number split a few records at a time); give --max-depth"

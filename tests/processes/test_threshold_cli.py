@@ -49,14 +49,19 @@ def test_mpc_train_saves_threshold_splits_that_mpc_predict_reads_as_the_estimato
 
 def test_mpc_train_writes_a_tree_as_deep_as_its_rows(tmp_path: Path) -> None:
     """Alternating classes along one number make a chain of 1,199 splits; ``mpc train``
-    writes its JSON (nested one level per split) and prints its summary."""
+    writes its JSON (nested one level per split) and its model, prints its summary, and
+    ``mpc predict`` reads the model back."""
     path = tmp_path / "deep.csv"
     with open(path, "w", newline="") as f:
         csv.writer(f).writerows(
             [["x", "label"], *([i, "a" if i % 2 else "b"] for i in range(1200))]
         )
-    out_json = tmp_path / "tree.json"
+    out_json, model = tmp_path / "tree.json", tmp_path / "model"
     code, out, err = run_mpc("train", "--csv", str(path), "--class", "label", "--splits",
-                             "threshold", "--tree-out", str(out_json))  # fmt: skip
+                             "threshold", "--tree-out", str(out_json), "--model-out",
+                             str(model))  # fmt: skip
     assert code == 0, err
     assert "depth 1199" in out and out_json.stat().st_size > 0
+    code, out, err = run_mpc("predict", "--model", str(model), "--csv", str(path))
+    assert code == 0, err
+    assert "accuracy:   1.0000" in err

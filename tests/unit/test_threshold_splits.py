@@ -19,7 +19,16 @@ from mpc.datasets import Discretizer, Table
 from mpc.errors import ConfigError
 from mpc.learners.criteria import criterion
 from mpc.learners.id3 import ID3Classifier, candidate_thresholds
-from mpc.learners.tree import Leaf, Split, depth, from_json, nodes, to_json
+from mpc.learners.tree import (
+    Leaf,
+    Split,
+    depth,
+    from_json,
+    nodes,
+    render,
+    room_for_deep_trees,
+    to_json,
+)
 
 
 def numeric_table(x: list[float], y: list[str], extra: list[str] | None = None) -> Table:
@@ -165,8 +174,9 @@ def test_the_information_gains_of_many_tables_are_those_of_one_at_a_time(
 
 def test_a_tree_thousands_of_levels_deep_is_counted_and_measured() -> None:
     """A chain of threshold splits 3,000 deep (a nearly unique column peeled a record at a
-    time makes such chains): its depth, its nodes in depth-first order and the path a value
-    takes are walked without recursion."""
+    time makes such chains): its depth and its nodes in depth-first order are walked without
+    recursion, and its JSON and rendering, nested one level per split, have the room they
+    need."""
     counts = {"a": 1.0, "b": 1.0}
     tree: Any = Leaf(counts, "a")
     for t in range(3000):
@@ -178,6 +188,9 @@ def test_a_tree_thousands_of_levels_deep_is_counted_and_measured() -> None:
     model = ID3Classifier()
     model.tree_ = tree
     assert model.get_depth() == 3000
+    with room_for_deep_trees():  # comparing nested dicts recurses too
+        assert to_json(from_json(to_json(tree))) == to_json(tree)
+    assert render(tree).count("\n") == 6000 - 1
 
 
 def test_a_number_peeled_a_record_at_a_time_grows_a_tree_as_deep_as_its_rows() -> None:
