@@ -11,7 +11,7 @@ from mpc.deployment.launcher import PartySpec
 from mpc.errors import ProtocolError
 from parties.programs.psi import PHASE, common_digest
 from parties.systems.base import Plan, System
-from parties.systems.psi_ca import SetOptions, sets_of
+from parties.systems.psi_ca import SetOptions, sets_of, sets_origin
 
 __all__ = ["Psi", "PsiSetsOptions"]
 
@@ -66,12 +66,7 @@ class Psi(System):
 
     def summary(self, result: Any) -> list[str]:
         source = result["source"]
-        origin = (
-            "from " + ", ".join(source["files"])
-            if "files" in source
-            else f"random; {source['overlap']:.0%} of every set common to all, seed "
-            f"{source['seed']}"
-        )
+        origin = sets_origin(source)
         sizes = ", ".join(f"{n} {s}" for n, s in result["held"].items())
         common = ", ".join(f"{n} {c}" for n, c in result["common"].items())
         sent = max(result["bytes_sent"].values()) / 1e6

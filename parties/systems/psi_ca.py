@@ -16,7 +16,15 @@ from parties.params import Params, option
 from parties.programs.psi_ca import PHASES, PsiParams
 from parties.systems.base import Plan, System
 
-__all__ = ["PsiCa", "PsiOptions", "SetOptions", "random_sets", "read_set_file", "sets_of"]
+__all__ = [
+    "PsiCa",
+    "PsiOptions",
+    "SetOptions",
+    "random_sets",
+    "read_set_file",
+    "sets_of",
+    "sets_origin",
+]
 
 
 @dataclass(frozen=True)
@@ -117,6 +125,13 @@ def random_sets(k: int, n: int, overlap: float, seed: int) -> list[list[str]]:
     return sets
 
 
+def sets_origin(source: dict[str, Any]) -> str:
+    """Where :func:`sets_of`'s sets came from, for a summary line."""
+    if "files" in source:
+        return "from " + ", ".join(source["files"])
+    return f"random; {source['overlap']:.0%} of every set common to all, seed {source['seed']}"
+
+
 def sets_of(o: SetOptions) -> tuple[list[list[str]], dict[str, Any]]:
     """The parties' sets and where they came from (for the summary)."""
     if o.sets is not None:
@@ -204,12 +219,7 @@ class PsiCa(System):
 
     def summary(self, result: Any) -> list[str]:
         source = result["source"]
-        origin = (
-            "from " + ", ".join(source["files"])
-            if "files" in source
-            else f"random; {source['overlap']:.0%} of every set common to all, seed "
-            f"{source['seed']}"
-        )
+        origin = sets_origin(source)
         sizes = ", ".join(f"{n} {s}" for n, s in result["set_sizes"].items())
         rate = (
             f"; {result['elements_per_s']:.0f} elements/s, {result['x25519_per_s']:.0f} X25519/s"
