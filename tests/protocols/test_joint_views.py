@@ -87,7 +87,7 @@ def test_two_tables_with_the_same_tree_look_the_same_to_each_party_beside_its_ow
 @pytest.mark.parametrize(
     ("helper", "k", "scores"),
     [("sites", 3, False), ("ot", 3, False), ("dealer", 3, False), ("ot", 2, False),
-     ("sites", 3, True)],
+     ("sites", 3, True), ("ot", 2, True)],
 )  # fmt: skip
 def test_classifying_reveals_no_path_to_any_party_beside_its_own_randomness(
     helper: str, k: int, scores: bool
