@@ -1,8 +1,10 @@
 """The party program of ``psi``: the private set intersection of one set per party, as
 ``--records common`` aligns record ids (:func:`protocols.primitives.record_alignment.align_records`
 on the records every site holds). Each party learns which of its own elements every party
-holds, and the sizes the alignment declares; it reports how many, and a digest of them by
-which the launcher checks the run (the elements themselves stay in the party)."""
+holds, and the sizes the alignment declares; its report (its own private file, sent to no
+party) says how many, and their SHA-256 digest, by which the launcher of ``mpc run psi``
+checks the run. The digest of guessable elements shows them to whoever can read the report
+and guess: it is the party's own output, kept where its other output is, never a message."""
 
 from __future__ import annotations
 
