@@ -55,7 +55,7 @@ import numpy as np
 
 from mpc.crypto.curve25519 import hash_ids
 from mpc.errors import ConfigError, ProtocolError
-from mpc.learners.id3 import information_gain
+from mpc.learners.id3 import candidate_thresholds, information_gain
 from mpc.runtime.party import Party
 from protocols.primitives.psi_ca import GroupInput, os_permutation, set_intersection_cardinality
 
@@ -104,7 +104,11 @@ class SiteView:
 
     ``codes[:, j]`` indexes ``domains[j]`` (the values of ``attributes[j]`` seen in training,
     sorted); ``tids`` are the common transaction ids; the class site also has ``y`` (indexes
-    into ``classes``)."""
+    into ``classes``). An attribute split at a threshold (:meth:`encode`'s ``numbers``) has
+    its candidate thresholds in ``thresholds[j]`` (ascending, ``K`` of them) and the code of a
+    row is the number of thresholds below its value (a missing one: 0), one of ``K + 1``:
+    ``x <= thresholds[j][i]`` exactly when its code is at most ``i``, the plain learner's
+    rule (:mod:`mpc.learners.id3`)."""
 
     name: str
     attributes: list[str]
@@ -113,6 +117,7 @@ class SiteView:
     tids: np.ndarray
     classes: list[str] | None = None
     y: np.ndarray | None = None
+    thresholds: dict[int, np.ndarray] = field(default_factory=dict)
     _hashed: np.ndarray | None = field(default=None, repr=False)
 
     @classmethod
@@ -123,11 +128,31 @@ class SiteView:
         columns: Sequence[Sequence[str]],
         tids: Sequence[int],
         target: Sequence[str] | None = None,
+        numbers: dict[int, tuple[np.ndarray, np.ndarray]] | None = None,
     ) -> SiteView:
+        """Encode a site's columns; ``numbers`` maps the index of each attribute split at a
+        threshold to its values (floats, NaN where missing) and its candidate thresholds
+        (ascending), which replace its column of ``columns``."""
         n = len(tids)
+        numbers = numbers or {}
         codes = np.empty((n, len(attributes)), dtype=np.int64)
         domains: list[list[str]] = []
+        thresholds: dict[int, np.ndarray] = {}
         for j, col in enumerate(columns):
+            if j in numbers:
+                x, t = (np.asarray(a, dtype=np.float64) for a in numbers[j])
+                if len(x) != n:
+                    raise ConfigError(
+                        f"{name}: column {attributes[j]!r} has {len(x)} rows, not {n}"
+                    )
+                if np.any(np.diff(t) <= 0) or np.isnan(t).any():
+                    raise ConfigError(f"{name}: the thresholds of {attributes[j]!r} must ascend")
+                code = np.searchsorted(t, x, side="left")
+                code[np.isnan(x)] = 0  # missing: below every number
+                thresholds[j] = t
+                domains.append([f"<={v:g}" for v in t] + [f">{t[-1]:g}" if len(t) else "any"])
+                codes[:, j] = code
+                continue
             if len(col) != n:
                 raise ConfigError(f"{name}: column {attributes[j]!r} has {len(col)} rows, not {n}")
             values, inverse = np.unique(np.asarray(col, dtype=str), return_inverse=True)
@@ -137,7 +162,8 @@ class SiteView:
         if target is not None:
             values, inverse = np.unique(np.asarray(target, dtype=str), return_inverse=True)
             classes, y = [str(v) for v in values], inverse.ravel().astype(np.int64)
-        return cls(name, list(attributes), domains, codes, np.asarray(tids, np.int64), classes, y)
+        return cls(name, list(attributes), domains, codes, np.asarray(tids, np.int64), classes, y,
+                   thresholds)  # fmt: skip
 
     @property
     def is_class_site(self) -> bool:
@@ -149,6 +175,25 @@ class SiteView:
         if self._hashed is None:
             self._hashed = hash_ids(self.tids.tolist())
         return self._hashed
+
+
+def table_view(
+    name: str, table: Any, tids: Sequence[int], *, with_class: bool, thresholds: bool,
+    bins: int | None = None,
+) -> SiteView:  # fmt: skip
+    """A site's :class:`SiteView` of its own ``table`` (a :class:`mpc.datasets.Table`): its
+    nominal columns as they are and, with ``thresholds``, its continuous ones split at a
+    threshold, with the plain learner's candidates on these rows
+    (:func:`mpc.learners.id3.candidate_thresholds`: every distinct value but the largest, or
+    the cut points of ``bins`` bins); the class with ``with_class``."""
+    numbers: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    if thresholds:
+        cuts = candidate_thresholds(table, bins)
+        numbers = {j: (np.asarray(table.columns[j], dtype=np.float64), cuts[a])
+                   for j, a in enumerate(table.attributes) if a in cuts}  # fmt: skip
+    columns = [[] if j in numbers else [str(v) for v in c] for j, c in enumerate(table.columns)]
+    target = [str(v) for v in table.target] if with_class else None
+    return SiteView.encode(name, list(table.attributes), columns, tids, target, numbers)
 
 
 class Constraints:

@@ -7,6 +7,8 @@ Network-free: the driver, the dealer and the helping sites (:mod:`protocols.engi
 all compute with these functions, and they are unit-tested alone.
 
 * :func:`one_hot_columns` — ``X^T``, the one-hot rows of every attribute of a site;
+* :func:`threshold_tables` — the two sides of every threshold of an attribute split at one,
+  from its per-code counts (or shares of them);
 * :func:`outer_product` — ``T[v, c, t] = a[v, t] * b[parents[v]*p + c, t]``;
 * :func:`expand_blocks` — per-(attribute, node) bits as the mask of the count blocks they
   govern;
@@ -20,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["one_hot_columns"]
+__all__ = ["one_hot_columns", "threshold_tables"]
 
 
 def one_hot_columns(
@@ -35,3 +37,14 @@ def one_hot_columns(
     for j in range(len(sizes)):
         xt[offsets[j] + codes[:, j], np.arange(n)] = 1
     return xt, offsets
+
+
+def threshold_tables(per_code: np.ndarray, at: Sequence[int] | np.ndarray) -> np.ndarray:
+    """The two-row count tables (``len(at) x 2 x classes``) of the thresholds at indices
+    ``at`` of an attribute whose ``(K + 1) x classes`` counts are per code (the number of
+    thresholds below a value): row 0 the codes ``<= i``, row 1 the rest. Prefix sums: linear,
+    so they hold of shares as of counts (in the ring's arithmetic)."""
+    cum = np.cumsum(per_code, axis=0, dtype=per_code.dtype)
+    idx = np.asarray(at, dtype=np.int64)
+    below = cum[idx]
+    return np.stack([below, cum[-1][None, :] - below], axis=1)

@@ -31,9 +31,19 @@ the protocols. Where the products take all the rows at once the grower refuses r
 paper's way of counting opens each node's counts to their owner in one transfer, and the
 pairs' oblivious-transfer products are set up over all of a site's rows.
 
+**Numbers split at a threshold.** An attribute of a site's :attr:`SiteView.thresholds`
+splits a node in two, ``<= t`` and ``> t``, at one of its candidate thresholds, by the plain
+learner's rules (:mod:`mpc.learners.id3`): its codes count the thresholds below each value, so
+the counts of the two sides of threshold ``i`` are the prefix sums of its per-code counts
+(local, linear: the same products as a nominal attribute of ``K + 1`` values give them). It
+stays a candidate below, its thresholds narrowed to the interval its path leaves it
+(:attr:`LevelNode.bounds`); so a site with such an attribute keeps its public count of
+attributes left, and which of its attributes they are is public (``ppid3/ordered``).
+
 What a party receives here: the class count (``fast-counts/classes``, from the class site),
-the other sites' node ids (``ppid3/node-id``, ``ppid3/root-id``: random tokens); the rest is
-the way of counting's and the products' (their modules say).
+which of each site's attributes split at a threshold (``ppid3/ordered``), the other sites'
+node ids (``ppid3/node-id``, ``ppid3/root-id``: random tokens); the rest is the way of
+counting's and the products' (their modules say).
 """
 
 from __future__ import annotations
@@ -48,15 +58,22 @@ import numpy as np
 
 from mpc.errors import ConfigError, ProtocolError
 from mpc.learners.criteria import CRITERIA, Criterion
-from mpc.runtime.expect import integer, mapping, text
+from mpc.runtime.expect import integer, list_of, mapping, text
 from mpc.runtime.party import Party
+from mpc.runtime.view import public
 from protocols.engine.dealing import Dealing
 from protocols.engine.ring import Ring
 from protocols.ppid3.distribution_counts import SiteView
 from protocols.ppid3.level_products import CLASSES, LevelNode, RowRange, child_shares
 from protocols.ppid3.ppid3 import NODE_ID, ROOT_ID, DistributedTree
 
-__all__ = ["LevelGrower", "Split"]
+__all__ = ["ORDERED", "LevelGrower", "Split"]
+
+ORDERED = public(
+    "ppid3/ordered",
+    "which of a site's attributes split in two at a threshold (numbers; the others split "
+    "into a branch per value)",
+)
 
 
 @dataclass
@@ -65,12 +82,16 @@ class Split:
     the winning ``site``; its ``attribute`` (the index among the site's, where this site knows
     it: the winner always, every site where the split is opened); the number of children;
     and ``rows``, what the way of counting keeps of each child (class counts at the class
-    site, shares of them at ``p0`` and ``p1``), or None."""
+    site, shares of them at ``p0`` and ``p1``), or None; ``threshold``, the index of the
+    threshold of a split in two at one (where this site knows the attribute), else None. A
+    ``site`` of ``""`` makes the node a leaf after all: no site had a candidate left (an
+    attribute split at a threshold stays on the path, so no public count says so)."""
 
     site: str
     attribute: int | None
     fanout: int
     rows: Any = None
+    threshold: int | None = None
 
 
 class LevelGrower:
@@ -105,6 +126,9 @@ class LevelGrower:
         #: public: every node of the tree so far (the same list at every site)
         self.nodes: list[LevelNode] = []
         self.sizes = [len(d) for d in view.domains]
+        #: public after :meth:`start`: each site's attributes split at a threshold (a split on
+        #: one leaves it on the path, so the site's count of attributes left stays)
+        self.ordered: dict[str, frozenset[int]] = {party.name: frozenset(view.thresholds)}
         #: this site's rows in ranges of ``row_block`` (one range of all by default), each
         #: with its one-hot ``X^T``, its shares of ``Z`` and its products' masks
         self.ranges = RowRange.split(view.codes, self.sizes, self.dtype, row_block)
@@ -142,7 +166,10 @@ class LevelGrower:
             splits = await self.split(inner, t)
             frontier = []
             for node, split in zip(inner, splits, strict=True):
-                frontier += self.children(node, split)
+                if split.site:
+                    frontier += self.children(node, split)
+                else:  # no candidate anywhere: a leaf after all
+                    node.leaf, node.owner = True, self.class_site
         await self.dealing.close()
         tree = await self.number(tag)
         self.finished(tree)
@@ -159,7 +186,17 @@ class LevelGrower:
         else:
             self.p = await party.recv(self.class_site, f"{tag}/classes", CLASSES,
                                       expect=integer(lo=1))  # fmt: skip
+        mine = sorted(self.ordered[party.name])
+        await party.broadcast(f"{tag}/ordered", mine)
+        got = await party.gather([s for s in self.names if s != party.name], f"{tag}/ordered",
+                                 ORDERED, expect=list_of(integer(lo=0)))  # fmt: skip
+        for s, js in got.items():
+            a = self.attribute_counts[self.names.index(s)]
+            if any(j >= a for j in js):
+                raise ProtocolError(f"{s} named threshold attributes {js} of its {a}")
+            self.ordered[s] = frozenset(js)
         root = LevelNode(0, 0, None, 0, [self.class_site], list(self.attribute_counts))
+        root.bounds = {j: (-1, len(t)) for j, t in view.thresholds.items()}
         self.nodes.append(root)
         if self.is_class:
             assert view.y is not None
@@ -197,18 +234,25 @@ class LevelGrower:
         """Add the children of ``node`` split as ``split`` says; returns their keys."""
         me, s = self.party.name, split.site
         node.owner = s
+        at = split.threshold if s == me else None
         if s == me:
             assert split.attribute is not None
             node.attribute = split.attribute
+            node.threshold = -1 if at is None else at
         left = list(node.left)
-        left[self.names.index(s)] -= 1
+        if not self.ordered[s]:  # public: a site with no threshold attribute used one up
+            left[self.names.index(s)] -= 1
         holders = node.holders if s in node.holders else sorted(
             [*node.holders, s], key=self.names.index)  # fmt: skip
-        used = node.used | {node.attribute} if s == me else node.used
+        used = node.used | {node.attribute} if s == me and at is None else node.used
         keys = []
         for v in range(split.fanout):
+            bounds = dict(node.bounds)
+            if at is not None:  # "<= t" keeps the thresholds below t, "> t" those above
+                lo, hi = bounds[node.attribute]
+                bounds[node.attribute] = (lo, at) if v == 0 else (at, hi)
             child = LevelNode(len(self.nodes), node.depth + 1, node.key, v, holders, left,
-                              used=used)  # fmt: skip
+                              used=used, bounds=bounds)  # fmt: skip
             self.nodes.append(child)
             node.children.append(child.key)
             keys.append(child.key)
@@ -279,12 +323,23 @@ class LevelGrower:
                     cid = known.get(str(number[c]))
                     if cid is None:
                         raise ProtocolError(f"no id arrived for node {number[c]}")
-                    children[view.domains[node.attribute][child.value]] = [child.owner, cid]
-                tree.interior[ids[k]] = {"number": number[k],
-                                         "attribute": view.attributes[node.attribute],
-                                         "children": children}  # fmt: skip
+                    children[self._branch_name(node, child.value)] = [child.owner, cid]
+                record: dict[str, Any] = {"number": number[k],
+                                          "attribute": view.attributes[node.attribute],
+                                          "children": children}  # fmt: skip
+                if node.threshold >= 0:  # x <= t, a missing value below every number
+                    record["threshold"] = float(view.thresholds[node.attribute][node.threshold])
+                    record["missing"] = "<="
+                tree.interior[ids[k]] = record
         party.ledger.record("ppid3/structure", tree.structure, step=tag)
         return tree
+
+    def _branch_name(self, node: LevelNode, value: int) -> str:
+        """The name of branch ``value`` of this site's ``node``: the attribute's value, or
+        ``<=`` and ``>`` of a threshold split (:mod:`mpc.learners.tree`'s keys)."""
+        if node.threshold >= 0:
+            return ("<=", ">")[value]
+        return self.view.domains[node.attribute][value]
 
     def _class_site_part(
         self, tree: DistributedTree, node: LevelNode, number: int, nid: str | None, tag: str

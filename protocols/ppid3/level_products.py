@@ -116,13 +116,25 @@ class LevelNode:
     children: list[int] = field(default_factory=list)
     # private
     used: frozenset[int] = frozenset()  # this site's attributes used on the path
+    #: this site's attributes split at a threshold: the open interval of threshold indices
+    #: its path leaves each (the candidates are the thresholds strictly inside)
+    bounds: dict[int, tuple[int, int]] = field(default_factory=dict)
     attribute: int = -1  # this site's split attribute, if it won the node
+    threshold: int = -1  # and the index of its threshold, if it split at one
     counts: np.ndarray | None = None  # class distribution (class site)
     label: str | None = None  # majority class (class site)
     by_attr: dict[int, np.ndarray] = field(default_factory=dict)  # attribute counts (owner)
     gains: dict[str, float | None] | None = None  # every site's best gain (class site)
     # the class order of each owner's counts at the node, fresh per node and owner (class site)
     perms: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def branch(self, column: np.ndarray, value: int) -> np.ndarray:
+        """Which rows of this site's ``column`` (codes of the node's split attribute) go to
+        branch ``value``: the code equal to it, or for a threshold split at index ``i``, code
+        ``<= i`` (branch 0) or ``> i`` (branch 1). The node's winner only."""
+        if self.threshold < 0:
+            return column == value
+        return column <= self.threshold if value == 0 else column > self.threshold
 
     def order_of(self, owner: str) -> np.ndarray:
         """The class site's order of ``owner``'s classes at this node."""
@@ -241,7 +253,7 @@ async def child_shares(
         if parent.owner == party.name and party.name in parent.holders:
             col = rows.codes[:, parent.attribute]
             for child in children:
-                add(child.key, shares[key] * (col == child.value).astype(dtype)[None, :])
+                add(child.key, shares[key] * parent.branch(col, child.value).astype(dtype)[None, :])
 
     async def pair(w: str, h: str, keys: list[int]) -> None:
         for c, chunk in enumerate(_chunks(keys, lambda k: len(by_parent[k]), n)):
@@ -260,8 +272,8 @@ async def child_shares(
                                     "shape": [n, len(children), len(chunk) * p, p],
                                     "parents": parents.tolist()})  # fmt: skip
                 a = np.stack(
-                    [(rows.codes[:, nodes[k].attribute] == child.value) for k in chunk
-                     for child in by_parent[k]], axis=0,
+                    [nodes[k].branch(rows.codes[:, nodes[k].attribute], child.value)
+                     for k in chunk for child in by_parent[k]], axis=0,
                 ).astype(dtype)  # fmt: skip
                 out = await _outer(party, a, a_side=w, b_side=h, parents=parents, p=p,
                                    dealing=dealing, tag=tag, derived=derived)  # fmt: skip

@@ -172,6 +172,7 @@ from protocols.ppid3.distribution_counts import (
     is_same_class,
     unpermute_classes,
 )
+from protocols.ppid3.level_arrays import threshold_tables
 from protocols.ppid3.level_grower import LevelGrower, Split
 from protocols.ppid3.level_products import LevelNode, pair_keys, remaining_attribute_counts
 from protocols.ppid3.ppid3 import BEST, BRANCHING, LEAF, WINNER, DistributedTree, check_sites
@@ -277,48 +278,83 @@ class OpenedCounts(LevelGrower):
             self.p, self.class_site, t, self.cost,
         )  # fmt: skip
 
-    async def winners(self, inner: list[LevelNode], t: str) -> tuple[list[str], list[int]]:
+    def _candidates(self, node: LevelNode) -> tuple[list[tuple[int, int | None]], list[Any]]:
+        """This site's candidate splits of ``node`` in the plain learner's order, ``(attribute,
+        threshold index or None)``, and their scores: a nominal attribute not used on the
+        path once, an attribute split at a threshold once per threshold inside its interval
+        (its two-row tables from the prefix sums of its per-code counts)."""
+        crit = self.criterion
+        cands: list[tuple[int, int | None]] = []
+        gains: list[Any] = []
+        for j in range(len(self.view.attributes)):
+            if j in self.view.thresholds:
+                lo, hi = node.bounds[j]
+                inside = np.arange(lo + 1, hi)
+                if not len(inside):
+                    continue
+                tables = threshold_tables(node.by_attr[j], inside)
+                if self.p > 1:  # each table's classes sorted: the same score in any order
+                    order = np.lexsort((tables[:, 1], tables[:, 0]), axis=-1)
+                    tables = np.take_along_axis(tables, order[:, None, :], axis=2)
+                cands += [(j, int(i)) for i in inside]
+                gains += crit.scores(tables)
+            elif j not in node.used:
+                cands.append((j, None))
+                gains.append(crit.score_in_any_class_order(node.by_attr[j]))
+        return cands, gains
+
+    async def winners(
+        self, inner: list[LevelNode], t: str
+    ) -> tuple[list[str | None], list[tuple[int, int | None]]]:
         """Step 4: every site's best score per node to the class site, which announces the
-        winners. Returns them and this site's best attribute per node."""
+        winners (None where no site has a candidate: the node is a leaf). Returns them and
+        this site's best candidate per node."""
         party, names, class_site, crit = self.party, self.names, self.class_site, self.criterion
         best: list[Any] = []
-        local: list[int] = []
+        local: list[tuple[int, int | None]] = []
         for node in inner:
-            remaining = [j for j in range(len(self.view.attributes)) if j not in node.used]
-            gains = [crit.score_in_any_class_order(node.by_attr[j]) for j in remaining]
+            cands, gains = self._candidates(node)
             i = best_site_attribute([gains], crit.tie)[1] if gains else -1
             best.append(crit.to_wire(gains[i]) if gains else None)
-            local.append(remaining[i] if gains else -1)
+            local.append(cands[i] if gains else (-1, None))
         if not self.is_class:
             await party.send(class_site, f"{t}/best", best)
-            winners = await party.recv(
-                class_site, f"{t}/winner", WINNER, expect=list_of(text(names), len(inner))
-            )
-            return winners, local
+            announced: list[str | None] = await party.recv(
+                class_site, f"{t}/winner", WINNER,
+                expect=list_of(nothing_or(text(names)), len(inner)),
+            )  # fmt: skip
+            return announced, local
         reported = await party.gather(
             [s for s in names if s != party.name], f"{t}/best", BEST,
             expect=list_of(nothing_or(crit.wire_form()), len(inner)),
         )  # fmt: skip
         reported[party.name] = best
-        winners = []
+        winners: list[str | None] = []
         for i, node in enumerate(inner):
             gains_i = {s: reported[s][i] for s in names}
             node_gains = [[crit.from_wire(g)] if g is not None else [] for g in gains_i.values()]
-            winners.append(names[best_site_attribute(node_gains, crit.tie)[0]])
+            if any(node_gains):
+                winners.append(names[best_site_attribute(node_gains, crit.tie)[0]])
+            else:  # no candidate anywhere (numbers whose thresholds all lie on the path)
+                winners.append(None)
             node.gains = gains_i
         await party.broadcast(f"{t}/winner", winners)
         return winners, local
 
     async def branch(
-        self, inner: list[LevelNode], winners: list[str], local: list[int], t: str
+        self,
+        inner: list[LevelNode],
+        winners: list[str | None],
+        local: list[tuple[int, int | None]],
+        t: str,
     ) -> list[Split]:
         """Step 5: the winners announce their fan-outs and send the class site the children's
-        class distributions (the rows of the winning attribute's counts, in the winner's
-        class order for the node)."""
+        class distributions (the rows of the winning attribute's counts, or a threshold's
+        two sides, in the winner's class order for the node)."""
         party, names, class_site, view = self.party, self.names, self.class_site, self.view
         mine = [i for i, w in enumerate(winners) if w == party.name]
-        branching = [len(view.domains[local[i]]) for i in mine]
-        dists = [node_dists(inner[i].by_attr[local[i]]) for i in mine]
+        branching = [len(view.domains[local[i][0]]) if local[i][1] is None else 2 for i in mine]
+        dists = [node_dists(inner[i].by_attr[local[i][0]], local[i][1]) for i in mine]
         if mine:  # the winners are public: only they announce their nodes' fan-outs
             await party.broadcast(f"{t}/branching", branching)
         if not self.is_class and mine:
@@ -339,13 +375,18 @@ class OpenedCounts(LevelGrower):
         splits = []
         for i, node in enumerate(inner):
             w = winners[i]
+            if w is None:
+                splits.append(Split("", None, 0))
+                node.by_attr = {}
+                continue
             nb = got_branching[w][seen[w]]
             dist = child_dists[w][seen[w]] if self.is_class else None
             seen[w] += 1
             if dist is not None:
                 check(list_of(list_of(integer(lo=0), self.p), nb), dist,
                       f"{w}'s class distributions of the children")  # fmt: skip
-            splits.append(Split(w, local[i] if w == party.name else None, nb, dist))
+            j, at = local[i] if w == party.name else (None, None)
+            splits.append(Split(w, j, nb, dist, threshold=at))
             node.by_attr = {}
         return splits
 
@@ -358,9 +399,11 @@ class OpenedCounts(LevelGrower):
             child.counts = unpermute_classes(child.counts, node.order_of(split.site))
 
 
-def node_dists(by_attr_j: np.ndarray) -> list[list[int]]:
-    """The children's class distributions: the rows of the winning attribute's counts."""
-    return [[int(x) for x in row] for row in by_attr_j]
+def node_dists(by_attr_j: np.ndarray, threshold: int | None = None) -> list[list[int]]:
+    """The children's class distributions: the rows of the winning attribute's counts, or the
+    two sides of its threshold at index ``threshold``."""
+    rows = by_attr_j if threshold is None else threshold_tables(by_attr_j, [threshold])[0]
+    return [[int(x) for x in row] for row in rows]
 
 
 #: the ways of counting, by name (``--reveal``): ``counts``, the paper's PPID3 (Theorem 1's

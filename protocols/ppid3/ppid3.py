@@ -395,12 +395,16 @@ def assemble(trees: dict[str, dict[str, Any]], site_index: dict[str, int]) -> di
     def build(owner: str, nid: str) -> dict[str, Any]:
         if (owner, nid) in interior:
             node = interior[(owner, nid)]
-            return {
+            out = {
                 "attribute": node["attribute"],
                 "site": site_index[owner],
                 "counts": dict(sorted(counts.get(node["number"], {}).items())),
                 "children": {v: build(o, c) for v, (o, c) in node["children"].items()},
             }
+            for key in ("threshold", "missing"):  # a number split in two
+                if key in node:
+                    out[key] = node[key]
+            return out
         leaf = leaves[nid]
         return {"counts": dict(sorted(leaf["counts"].items())), "class": leaf["class"]}
 
@@ -417,6 +421,8 @@ def check_tree_equal(a: dict[str, Any], b: dict[str, Any], *, counts: bool = Tru
     return (
         a["attribute"] == b["attribute"]
         and a.get("site") == b.get("site")
+        and a.get("threshold") == b.get("threshold")
+        and a.get("missing") == b.get("missing")
         and (not counts or _same_counts(a.get("counts", {}), b.get("counts", {})))
         and list(a["children"]) == list(b["children"])
         and all(

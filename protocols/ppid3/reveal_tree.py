@@ -80,6 +80,7 @@ from protocols.engine.opening import opening
 from protocols.engine.ring import RING64, Ring, ring_for_bits
 from protocols.engine.session import Session
 from protocols.ppid3.fraction_argmax import argmax_plan, fraction_argmax
+from protocols.ppid3.level_arrays import threshold_tables
 from protocols.ppid3.level_grower import LevelGrower, Split
 from protocols.ppid3.level_products import LevelNode, shared_attribute_counts
 from protocols.ppid3.ppid3 import DistributedTree
@@ -92,6 +93,9 @@ from protocols.ppid3.shared_scores import (
 )
 
 __all__ = ["SEED", "SHARE", "SharedCounts"]
+
+#: a candidate split: ``(site, attribute, threshold index)``, the index -1 for a nominal one
+Candidate = tuple[str, int, int]
 
 DOMAINS = declared(
     "reveal/domains",
@@ -135,8 +139,10 @@ class SharedCounts(LevelGrower):
         super().__init__(*args, **kwargs)
         if len(self.names) < 2:
             raise ConfigError("--reveal tree needs at least 2 sites")
-        # public: each node's attributes used on the path, per site
+        # public: each node's attributes used on the path, per site, and the intervals of
+        # threshold indices their paths leave the attributes split at a threshold
         self.used: dict[int, dict[str, frozenset[int]]] = {}
+        self.bounds: dict[int, dict[tuple[str, int], tuple[int, int]]] = {}
         # p0 and p1: shares of each node's class counts and label
         self.classes: dict[int, np.ndarray] = {}
         self.labels: dict[int, Any] = {}
@@ -165,6 +171,8 @@ class SharedCounts(LevelGrower):
             self.duo = Session(party, self.dealing, ring)
         await self.duo.start(f"{tag}/open-key")
         self.used[0] = {s: frozenset() for s in self.names}
+        self.bounds[0] = {(s, j): (-1, self.domains[s][j] - 1)
+                          for s in self.names for j in sorted(self.ordered[s])}  # fmt: skip
         counts = None
         if self.is_class:
             assert view.y is not None
@@ -252,8 +260,9 @@ class SharedCounts(LevelGrower):
         do not stop, and the labels of the leaves. Returns the interior nodes."""
         duo, ring = self.duo, RING64
         public_stop = [
-            (self.max_depth is not None and node.depth >= self.max_depth) or sum(node.left) == 0
-            for node in level
+            (self.max_depth is not None and node.depth >= self.max_depth)
+            or not cands  # no attribute left, nor a threshold inside its interval
+            for node, cands in zip(level, self._candidates(level), strict=True)
         ]
         stop = label = None
         if duo.active:
@@ -292,17 +301,31 @@ class SharedCounts(LevelGrower):
             node.label = classes[v] if classes is not None else str(v)
         return [node for node, f in zip(level, flags, strict=True) if not f]
 
-    def _candidates(self, inner: list[LevelNode]) -> list[list[tuple[str, int]]]:
-        """Each node's candidates, ``(site, attribute)`` in site and column order."""
+    def _candidates(self, inner: list[LevelNode]) -> list[list[Candidate]]:
+        """Each node's candidates in the plain learner's order (site, column, threshold
+        ascending): ``(site, attribute, -1)`` for a nominal attribute not used on the path,
+        ``(site, attribute, i)`` for each threshold index ``i`` inside the interval the path
+        leaves an attribute split at a threshold. Public: the splits on the path say it."""
         out = []
         for node in inner:
-            cands = []
+            cands: list[Candidate] = []
             for i, s in enumerate(self.names):
-                if node.left[i] > 0:
-                    used = self.used[node.key][s]
-                    cands += [(s, j) for j in range(len(self.domains[s])) if j not in used]
+                if node.left[i] == 0:
+                    continue
+                used, ordered = self.used[node.key][s], self.ordered[s]
+                for j in range(len(self.domains[s])):
+                    if j in ordered:
+                        lo, hi = self.bounds[node.key][(s, j)]
+                        cands += [(s, j, at) for at in range(lo + 1, hi)]
+                    elif j not in used:
+                        cands.append((s, j, -1))
             out.append(cands)
         return out
+
+    def _size(self, c: Candidate) -> int:
+        """The number of branches of candidate ``c``: two at a threshold, else the values."""
+        s, j, at = c
+        return 2 if at >= 0 else self.domains[s][j]
 
     async def split(self, inner: list[LevelNode], t: str) -> list[Split]:
         """The counts on shares, the fold, the scores and the argmax; opens the splits."""
@@ -321,11 +344,20 @@ class SharedCounts(LevelGrower):
                    for s, d in self.domains.items()}  # fmt: skip
         pieces = []
         for node, cs in zip(inner, cands, strict=True):
-            for s, j in cs:
+            prefix: dict[tuple[str, int], np.ndarray] = {}
+            for s, j, at in cs:
                 size = self.domains[s][j]
                 part = parts.get((node.key, s))
-                pieces.append(np.zeros(size * p, dtype=self.dtype) if part is None else
-                              part[offsets[s][j] : offsets[s][j] + size].reshape(-1))  # fmt: skip
+                if part is None:
+                    pieces.append(np.zeros(self._size((s, j, at)) * p, dtype=self.dtype))
+                    continue
+                block = part[offsets[s][j] : offsets[s][j] + size]
+                if at < 0:
+                    pieces.append(block.reshape(-1))
+                    continue
+                if (s, j) not in prefix:  # every threshold's two sides at once, on shares
+                    prefix[(s, j)] = threshold_tables(block, np.arange(size - 1))
+                pieces.append(prefix[(s, j)][at].reshape(-1))
         local = np.concatenate(pieces)
         folded = await self._fold(local, f"{t}/fold")
         ring = RING64 if isinstance(self.criterion, FractionCriterion) else duo.ring
@@ -337,18 +369,21 @@ class SharedCounts(LevelGrower):
         if any(not 0 <= w < len(cs) for w, cs in zip(winners, cands, strict=True)):
             raise ProtocolError(f"the splits opened to {winners}")
         chosen = [cs[w] for w, cs in zip(winners, cands, strict=True)]
-        party.ledger.record("reveal/splits", {str(node.key): [s, j] for node, (s, j) in
-                                              zip(inner, chosen, strict=True)}, step=t)  # fmt: skip
+        party.ledger.record("reveal/splits", {str(node.key): [s, j] if at < 0 else [s, j, at]
+                                              for node, (s, j, at) in zip(inner, chosen,
+                                                                          strict=True)},
+                            step=t)  # fmt: skip
         splits, first = [], 0
         for cs, w in zip(cands, winners, strict=True):
-            s, j = cs[w]
-            rows = None if blocks is None else blocks[first + w, : self.domains[s][j]]
+            s, j, at = cs[w]
+            size = self._size(cs[w])
+            rows = None if blocks is None else blocks[first + w, :size]
             first += len(cs)
-            splits.append(Split(s, j, self.domains[s][j], rows))
+            splits.append(Split(s, j, size, rows, threshold=None if at < 0 else at))
         return splits
 
     async def _best(
-        self, folded: np.ndarray, cands: list[list[tuple[str, int]]], size: int, t: str
+        self, folded: np.ndarray, cands: list[list[Candidate]], size: int, t: str
     ) -> tuple[np.ndarray, np.ndarray]:
         """``p0``'s or ``p1``'s shares of each node's best candidate (by the criterion) and
         of every candidate's counts (``candidates x values x p``, ``Z_{2^64}``), from the
@@ -357,12 +392,12 @@ class SharedCounts(LevelGrower):
         return best, blocks
 
     async def _choose(
-        self, s: Session, folded: np.ndarray, cands: list[list[tuple[str, int]]]
+        self, s: Session, folded: np.ndarray, cands: list[list[Candidate]]
     ) -> tuple[np.ndarray, np.ndarray]:
         """The body of :meth:`_best`: lift the counts to ``Z_{2^64}``, then the scores and the
         argmax of the criterion."""
         p = self.p
-        lengths = [self.domains[site][j] for c in cands for site, j in c]
+        lengths = [self._size(x) for c in cands for x in c]
         count, widest = len(lengths), max(lengths)
         lifted = await s.lift(folded, self.width, "lift", RING64)
         blocks = RING64.zeros((count, widest, p))
@@ -374,7 +409,7 @@ class SharedCounts(LevelGrower):
         crit = self.criterion
         if isinstance(crit, FractionCriterion):
             rings = fraction_rings(self.n, lengths, crit)
-            sizes = [[self.domains[site][j] for site, j in c] for c in cands]
+            sizes = [[self._size(x) for x in c] for c in cands]
             plan = argmax_plan(self.n, sizes, final_rings(lengths, rings), crit)
             s_v, y_v = await crit.shared_terms(s, blocks, RING64)
             num, den = await fraction_sums(s, s_v[real], y_v[real], lengths, rings)
@@ -393,8 +428,13 @@ class SharedCounts(LevelGrower):
         """Every site: the attributes used on the child's path, per site (public); ``p0`` and
         ``p1``: their shares of the child's class counts."""
         assert split.attribute is not None
-        used = dict(self.used[node.key])
-        used[split.site] = used[split.site] | {split.attribute}
-        self.used[child.key] = used
+        used, bounds = dict(self.used[node.key]), dict(self.bounds[node.key])
+        if split.threshold is None:
+            used[split.site] = used[split.site] | {split.attribute}
+        else:  # "<= t" keeps the thresholds below t, "> t" those above
+            lo, hi = bounds[(split.site, split.attribute)]
+            at = split.threshold
+            bounds[(split.site, split.attribute)] = (lo, at) if child.value == 0 else (at, hi)
+        self.used[child.key], self.bounds[child.key] = used, bounds
         if split.rows is not None:
             self.classes[child.key] = split.rows[child.value]

@@ -1,0 +1,150 @@
+"""PPID3 with numbers split at a threshold (``x <= t`` / ``x > t``, :mod:`mpc.learners.id3`'s
+rules): both ways of counting grow the plain learner's tree with ``splits="threshold"`` for
+every helper and 2-5 sites, on random numeric tables with ties, repeated values, a single
+value and missing values, with exact thresholds and with bins' cut points."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from mpc.datasets import Partition, Table, partition, split_vertically
+from mpc.learners.criteria import CRITERIA
+from mpc.learners.id3 import ID3Classifier
+from mpc.learners.tree import to_json
+from mpc.runtime.local import run_in_memory
+from protocols.engine.dealing import Sites
+from protocols.engine.preprocessing import PREPROCESSING
+from protocols.engine.ring import Ring
+from protocols.ppid3.distribution_counts import SiteView, table_view
+from protocols.ppid3.levels import DEALER, REVEALS, ppid3_levels, serve_level_dealer
+from protocols.ppid3.ppid3 import assemble, check_tree_equal
+
+
+def threshold_views(table: Table, part: Partition, bins: int | None) -> list[SiteView]:
+    """Every site's view, its continuous columns split at a threshold."""
+    out = []
+    for i, sd in enumerate(split_vertically(table, part)):
+        out.append(table_view(f"site{i + 1}", sd.table, sd.tids, with_class=i == part.class_site,
+                              thresholds=True, bins=bins))  # fmt: skip
+    return out
+
+
+def run_thresholds(
+    table: Table, part: Partition, *, reveal: str, helper: str, bins: int | None = None,
+    max_depth: int | None = None, mss: int | None = None, criterion: str | None = None,
+) -> dict[str, Any]:  # fmt: skip
+    """PPID3 level by level in memory with threshold splits; the plain tree beside it."""
+    views = threshold_views(table, part, bins)
+    names = [v.name for v in views]
+    grower = REVEALS[reveal]
+    crit = criterion or grower.default_criterion
+    parties = [*names, DEALER] if helper == "dealer" else names
+
+    async def program(p: Any) -> Any:
+        if p.name == DEALER:
+            return await serve_level_dealer(p, names, dtype=Ring.for_rows(table.n_rows).dtype)
+        tree, _ = await ppid3_levels(
+            Sites(p, names).as_party(), views[names.index(p.name)],
+            class_site=names[part.class_site], attribute_counts=[len(s) for s in part.sites],
+            preprocessing=PREPROCESSING[helper], max_depth=max_depth, min_samples_split=mss,
+            reveal=grower, criterion=CRITERIA[crit],
+        )  # fmt: skip
+        return tree
+
+    results, by_name = asyncio.run(run_in_memory(parties, program, timeout=120))
+    results.pop(DEALER, None)
+    view = assemble({n: r.to_dict() for n, r in results.items()},
+                    {n: i for i, n in enumerate(names)})  # fmt: skip
+    site_of = {a: i for i, s in enumerate(part.sites) for a in s}
+    plain = ID3Classifier(splits="threshold", bins=bins, max_depth=max_depth,
+                          min_samples_split=mss, criterion=crit)  # fmt: skip
+    plain.fit(table, attribute_order=list(part.attributes), sites=site_of)
+    return {"view": view, "plain": to_json(plain.tree_), "parties": by_name}
+
+
+@st.composite
+def numeric_tables(draw: st.DrawFn) -> tuple[Table, Partition]:
+    """Random tables of numbers (few distinct values: ties and repeats; sometimes one value;
+    some missing) and a nominal column or none, over 2-5 sites."""
+    n = draw(st.integers(1, 30))
+    n_num = draw(st.integers(1, 3))
+    n_nom = draw(st.integers(2 - min(n_num, 2), 2))  # two attributes at least
+    cols: list[Any] = []
+    kinds = []
+    for _ in range(n_num):
+        distinct = draw(st.integers(1, 6))
+        values = draw(st.lists(st.integers(0, distinct - 1), min_size=n, max_size=n))
+        x = np.asarray(values, dtype=np.float64) * 1.5 - 2.0
+        missing = draw(st.lists(st.booleans(), min_size=n, max_size=n))
+        if draw(st.booleans()):
+            x[np.asarray(missing, dtype=bool)] = np.nan
+        cols.append(x)
+        kinds.append("continuous")
+    for j in range(n_nom):
+        cols.append(np.asarray(draw(st.lists(st.sampled_from(["u", "v", "w"][: j + 2]),
+                                             min_size=n, max_size=n)), dtype=object))  # fmt: skip
+        kinds.append("nominal")
+    n_classes = draw(st.integers(2, 3))
+    y = np.asarray(draw(st.lists(st.sampled_from([f"c{c}" for c in range(n_classes)]),
+                                 min_size=n, max_size=n)), dtype=object)  # fmt: skip
+    attrs = [f"a{j}" for j in range(len(cols))]
+    table = Table("numbers", attrs, kinds, cols, y, "class", "hypothesis")
+    k = draw(st.integers(2, min(5, len(attrs))))
+    scheme = draw(st.sampled_from(["contiguous", "round-robin", "random:1"]))
+    return table, partition(attrs, k, scheme, class_site=draw(st.integers(0, k - 1)))
+
+
+def _assert_same(out: dict[str, Any], *, counts: bool) -> None:
+    assert check_tree_equal(out["view"], out["plain"], counts=counts), (out["view"], out["plain"])
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(numeric_tables(), st.sampled_from([None, 2]), st.sampled_from([None, 3]),
+       st.sampled_from([None, 3]))  # fmt: skip
+def test_the_paper_s_counts_grow_the_plain_threshold_tree(
+    case: tuple[Table, Partition], max_depth: int | None, bins: int | None, mss: int | None
+) -> None:
+    table, part = case
+    helper = "sites" if part.k >= 3 else "dealer"
+    out = run_thresholds(table, part, reveal="counts", helper=helper, bins=bins,
+                         max_depth=max_depth, mss=mss)  # fmt: skip
+    _assert_same(out, counts=True)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(numeric_tables(), st.sampled_from([None, 2]), st.sampled_from([None, 3]),
+       st.sampled_from(["gini", "entropy-fixed"]))  # fmt: skip
+def test_only_the_tree_grows_the_plain_threshold_tree(
+    case: tuple[Table, Partition], max_depth: int | None, bins: int | None, criterion: str
+) -> None:
+    table, part = case
+    helper = "sites" if part.k >= 3 else "dealer"
+    out = run_thresholds(table, part, reveal="tree", helper=helper, bins=bins,
+                         max_depth=max_depth, criterion=criterion)  # fmt: skip
+    _assert_same(out, counts=False)
+
+
+@pytest.mark.parametrize("reveal", ["counts", "tree"])
+@pytest.mark.parametrize(("k", "helper"), [(2, "dealer"), (2, "ot"), (3, "sites"), (3, "ot"),
+                                          (5, "sites")])  # fmt: skip
+def test_every_helper_and_2_to_5_sites_on_numbers(reveal: str, k: int, helper: str) -> None:
+    rng = np.random.default_rng(k)
+    n = 60
+    cols: list[Any] = [np.round(rng.normal(size=n), 1) for _ in range(4)]
+    cols[0][:5] = np.nan
+    cols.append(rng.choice(np.array(["p", "q", "r"], dtype=object), n))
+    y = np.where(cols[1] + 0.5 * np.nan_to_num(cols[0]) > 0, "yes", "no").astype(object)
+    y[rng.random(n) < 0.1] = "maybe"
+    attrs = [f"a{j}" for j in range(5)]
+    table = Table("numbers", attrs, ["continuous"] * 4 + ["nominal"], cols, y, "class", "test")
+    part = partition(attrs, k, "round-robin", class_site=k - 1)
+    out = run_thresholds(table, part, reveal=reveal, helper=helper, max_depth=4)
+    _assert_same(out, counts=reveal == "counts")
+    depth_of_numbers = str(out["view"]).count("'threshold'")
+    assert depth_of_numbers >= 3  # a number split, and split again below
