@@ -33,6 +33,7 @@ import numpy as np
 from mpc.datasets import CONTINUOUS, Discretizer, csv_header
 from mpc.errors import ConfigError, InputError, ProtocolError
 from mpc.learners.criteria import CRITERIA
+from mpc.learners.id3 import SPLITS
 from mpc.learners.model_file import (
     ModelError,
     SavedModel,
@@ -59,7 +60,7 @@ from protocols.engine.dealing import DEALER, Sites
 from protocols.engine.preprocessing import PREPROCESSING, classify_preprocessing, preprocessing_of
 from protocols.engine.ring import Ring
 from protocols.ppid3.classify_instance import classify_instances, tree_depth
-from protocols.ppid3.distribution_counts import PSICountOracle, SiteView
+from protocols.ppid3.distribution_counts import PSICountOracle, SiteView, table_view
 from protocols.ppid3.levels import REVEALS, ppid3_levels
 from protocols.ppid3.oblivious_classify import classify_obliviously
 from protocols.ppid3.ppid3 import DistributedTree, ppid3
@@ -82,6 +83,8 @@ ID_COLUMN = "id"
 COUNTS = ("psi", "fast")
 #: which records a run uses: every site must hold the same, or the ones every site holds
 RECORDS = ("same", "common")
+#: the bins of a continuous column split into a branch per bin, when the run names none
+MULTIWAY_BINS = 4
 
 #: what a party receives in the system's own steps
 ROWS = declared("ppid3/rows", "the number of aligned records (the dealer: its shapes)")
@@ -131,7 +134,11 @@ class Ppid3Params(Params):
     max_depth: int | None = option(None, key="max_depth", check=AtLeast(1))
     min_samples_split: int | None = option(None, key="min_samples_split", check=AtLeast(1))
     counts: str = option("psi", key="counts", choices=COUNTS)
-    bins: int = option(4, key="bins", check=AtLeast(2))
+    #: continuous columns: equal-frequency bins of a branch each (absent: 4); with
+    #: ``splits = "threshold"`` the bins' cut points are the candidate thresholds (absent:
+    #: every distinct value)
+    bins: int | None = option(None, key="bins", check=AtLeast(2))
+    splits: str = option("multiway", key="splits", choices=SPLITS)
     helper: str | None = option(None, key="helper", choices=PREPROCESSING)
     deliver_to: str | None = option(None, key="deliver_to")
     reveal: str = option("counts", key="reveal", choices=REVEALS)
@@ -148,6 +155,11 @@ class Ppid3Params(Params):
             raise ConfigError(f"protocol params 'reveal' must be one of {list(REVEALS)}")
         if self.reveal == "tree" and self.counts != "fast":
             raise ConfigError('protocol params: reveal = "tree" needs counts = "fast"')
+        if self.splits == "threshold" and self.counts != "fast":
+            raise ConfigError(
+                'protocol params: splits = "threshold" needs counts = "fast" (the depth-first '
+                "set-intersection counts split a node into a branch per value)"
+            )
         shared = self.criterion is None or CRITERIA[self.criterion].on_shares
         if self.reveal == "tree" and not shared:
             raise ConfigError(
@@ -204,8 +216,8 @@ def bin_columns(
     if edges is None:
         assert bins is not None
         disc = Discretizer.fit(table, bins)
-    else:
-        disc = Discretizer(bins or 2, {a: tuple(e) for a, e in edges.items()})
+    else:  # a column without cut points is a number split at thresholds: it stays one
+        disc = Discretizer(bins or 2, {a: tuple(e) for a, e in edges.items()}, partial=True)
     return disc.transform(table), {a: list(e) for a, e in disc.edges.items()}
 
 
@@ -386,11 +398,17 @@ async def _train_run(
     if warning:
         log.warning("%s: %s", party.name, warning)
     table, _, used = await _align(site, own, "record-alignment", params.records)
-    table, edges = bin_columns(table, params.bins, None)
+    numbers = params.splits == "threshold"
+    if numbers:  # the numbers stay numbers; the candidates are the plain learner's
+        view = table_view(party.name, table, list(range(table.n_rows)), with_class=is_class,
+                          thresholds=True, bins=params.bins)  # fmt: skip
+        edges: dict[str, list[float]] = {}
+    else:
+        table, edges = bin_columns(table, params.bins or MULTIWAY_BINS, None)
+        view = _as_view(party.name, table)
     outside = None if helper is None else PREPROCESSING[helper].outside
     if outside is not None and is_class:
         await party.send(outside, "ppid3/rows", table.n_rows)
-    view = _as_view(party.name, table)
     started = time.perf_counter()
     progress = _progress(party, started) if is_class else None
     counts = list(params.attribute_counts)

@@ -43,12 +43,12 @@ from mpc.deployment.launcher import PartySpec
 from mpc.errors import ConfigError, ProtocolError
 from mpc.learners.criteria import CRITERIA
 from mpc.learners.evaluation import accuracy, train_test_split
-from mpc.learners.id3 import ID3Classifier
+from mpc.learners.id3 import SPLITS, ID3Classifier
 from mpc.learners.tree import depth, from_json, node_count, to_json
 from mpc.runtime.files import private_dir
 from parties.options import ColumnKinds, DataSource, joined_table
 from parties.params import AtLeast, NumberList, option
-from parties.programs.ppid3 import COUNTS, ID_COLUMN, RECORDS, Ppid3Params
+from parties.programs.ppid3 import COUNTS, ID_COLUMN, MULTIWAY_BINS, RECORDS, Ppid3Params
 from parties.systems.base import SEMI_HONEST, Audit, Plan, System, number
 from parties.systems.ppid3_summary import (
     below_majority,
@@ -209,8 +209,23 @@ class Ppid3Options(DataSource, ColumnKinds):
         help="seed of the public choice of the test split (default 0); never of any party's "
         "secret randomness (keys and masks always come from each party's OS randomness)",
     )
-    bins: int = option(
-        4, flag="--bins", check=AtLeast(2), help="equal-frequency bins for continuous columns (4)"
+    bins: int | None = option(
+        None,
+        flag="--bins",
+        parse=int,
+        check=AtLeast(2),
+        help="equal-frequency bins for continuous columns: a branch per bin (default 4); with "
+        "--splits threshold, the candidate thresholds are the bins' cut points instead of "
+        "every distinct value",
+    )
+    splits: str = option(
+        "multiway",
+        flag="--splits",
+        choices=SPLITS,
+        help="how continuous columns split: multiway, a branch per bin of --bins (default); "
+        "threshold, in two at a threshold (<= t, > t) as CART and C4.5 do, split again further "
+        "down, the candidates every distinct value of the owner's column (exact) or its "
+        "--bins cut points; a missing number goes to <= t. Needs --counts fast",
     )
     max_depth: int | None = option(
         None, flag="--max-depth", check=AtLeast(1), help="stop growing at this depth"
@@ -437,8 +452,12 @@ class Ppid3(System):
         if len(part.attributes) < len(train.attributes):  # columns no site uses: left out
             train = train.select(part.attributes)
             test = test.select(part.attributes) if test is not None else None
-        warning = kinds_warning(train)
-        discretizer = Discretizer.fit(train, o.bins) if "continuous" in train.kinds else None
+        warning = kinds_warning(train) if o.splits == "multiway" else None
+        discretizer = (
+            Discretizer.fit(train, o.bins or MULTIWAY_BINS)
+            if "continuous" in train.kinds and o.splits == "multiway"
+            else None
+        )
         binned = discretizer.transform(train) if discretizer else train
         mss = o.min_samples_split
         if isinstance(mss, float):  # a fraction of the training rows
@@ -448,7 +467,8 @@ class Ppid3(System):
         started = time.perf_counter()
         site_of = {a: i for i, s in enumerate(part.sites) for a in s}
         plain = ID3Classifier(max_depth=o.max_depth, min_samples_split=mss,
-                              criterion=o.criterion)  # fmt: skip
+                              criterion=o.criterion, splits=o.splits,
+                              bins=o.bins if o.splits == "threshold" else None)  # fmt: skip
         plain.fit(binned, attribute_order=list(part.attributes), sites=site_of)
         context = {
             "dataset": train.name,
@@ -533,6 +553,7 @@ class Ppid3(System):
             min_samples_split=mss,
             counts=o.counts_mode,
             bins=o.bins,
+            splits=o.splits,
             helper=o.helper_for(part.k),
             reveal=o.reveal_mode,
             criterion=o.criterion if o.split_criterion or o.reveal_mode == "tree" else None,

@@ -127,7 +127,8 @@ def render_distributed(tree: dict[str, Any], names: list[str], class_site: int) 
             return
         out.append(f"{prefix}{head}[{names[node['site']]}] {node['attribute']}")
         for value, child in node["children"].items():
-            visit(child, prefix + "    ", f"= {value}: ")
+            edge = f"{value} {node['threshold']:g}" if "threshold" in node else f"= {value}"
+            visit(child, prefix + "    ", f"{edge}: ")
 
     visit(tree, "", "")
     return out

@@ -39,7 +39,7 @@ from mpc.runtime.party import Party
 from mpc.runtime.view import declared
 from protocols.ppid3.ppid3 import DistributedTree
 
-__all__ = ["BATCH", "classify_instances", "tree_depth"]
+__all__ = ["BATCH", "branch_hits", "classify_instances", "tree_depth"]
 
 #: what a site receives: instances handed to its nodes (Algorithm 8)
 BATCH = declared(
@@ -49,6 +49,25 @@ BATCH = declared(
     records="positions",
     expect=list_of(tuple_of(text(), array("iu", ndim=1))),
 )
+
+
+def branch_hits(node: dict[str, Any], values: np.ndarray) -> list[np.ndarray]:
+    """Which of ``values`` (a site's values at one of its interior nodes, as text) take each
+    branch, in the node's order: the value equal to the branch's; at a threshold split,
+    ``<= t`` (a missing value too, below every number: ``?``, blank or NaN) and ``> t``."""
+    if "threshold" not in node:
+        return [values == value for value in node["children"]]
+    x = np.array([_number(v) for v in values], dtype=np.float64)
+    below = np.isnan(x) | (x <= float(node["threshold"]))
+    return [below if branch == "<=" else ~below for branch in node["children"]]
+
+
+def _number(value: Any) -> float:
+    """A value of a number column as a float, NaN where missing or not a number."""
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return float("nan")
 
 
 def tree_depth(structure: Sequence[dict[str, Any]]) -> int:
@@ -114,8 +133,8 @@ async def classify_instances(
             column = columns[node["attribute"]]
             values = np.asarray([column[position[int(i)]] for i in batch], dtype=object)
             unseen = np.ones(len(batch), dtype=bool)
-            for value, (owner, child) in node["children"].items():
-                hit = values == value
+            hits = branch_hits(node, values)
+            for hit, (owner, child) in zip(hits, node["children"].values(), strict=True):
                 unseen &= ~hit
                 if hit.any():
                     outgoing[owner].append([child, batch[hit]])

@@ -52,6 +52,7 @@ from protocols.engine.dealing import Dealing
 from protocols.engine.opening import opening
 from protocols.engine.ring import RING64
 from protocols.engine.session import Session
+from protocols.ppid3.classify_instance import branch_hits
 from protocols.ppid3.ppid3 import DistributedTree
 
 __all__ = ["CLASS_NAMES", "PREDICTION_SHARE", "classify_obliviously", "terminal_bits"]
@@ -124,8 +125,7 @@ def terminal_bits(tree: DistributedTree, columns: dict[str, Sequence[str]], n: i
             raise ProtocolError(f"node {u} has {len(branch)} branches, the structure "
                                 f"{len(children[u])}")  # fmt: skip
         seen = np.zeros(n, dtype=bool)
-        for value, c in zip(branch, children[u], strict=True):
-            hit = values == value
+        for hit, c in zip(branch_hits(node, values), children[u], strict=True):
             seen |= hit
             stack.append((c, reach & hit))
         bits[:, u] = reach & ~seen
