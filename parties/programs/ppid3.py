@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from mpc.datasets import CONTINUOUS, Discretizer, csv_header
+from mpc.datasets import CONTINUOUS, csv_header
 from mpc.errors import ConfigError, InputError, ProtocolError
 from mpc.learners.criteria import CRITERIA
 from mpc.learners.id3 import SPLITS
@@ -56,11 +56,12 @@ from parties.programs.ppid3_outcome import (
     unseen_warning,
     write_scored_predictions,
 )
+from parties.programs.ppid3_table import bin_columns, columns_doc, training_view
 from protocols.engine.dealing import DEALER, Sites
 from protocols.engine.preprocessing import PREPROCESSING, classify_preprocessing, preprocessing_of
 from protocols.engine.ring import Ring
 from protocols.ppid3.classify_instance import classify_instances, tree_depth
-from protocols.ppid3.distribution_counts import PSICountOracle, SiteView, table_view
+from protocols.ppid3.distribution_counts import PSICountOracle
 from protocols.ppid3.levels import REVEALS, ppid3_levels
 from protocols.ppid3.oblivious_classify import classify_obliviously
 from protocols.ppid3.ppid3 import DistributedTree, ppid3
@@ -83,8 +84,6 @@ ID_COLUMN = "id"
 COUNTS = ("psi", "fast")
 #: which records a run uses: every site must hold the same, or the ones every site holds
 RECORDS = ("same", "common")
-#: the bins of a continuous column split into a branch per bin, when the run names none
-MULTIWAY_BINS = 4
 
 #: what a party receives in the system's own steps
 ROWS = declared("ppid3/rows", "the number of aligned records (the dealer: its shapes)")
@@ -138,7 +137,8 @@ class Ppid3Params(Params):
     #: ``splits = "threshold"`` the bins' cut points are the candidate thresholds (absent:
     #: every distinct value)
     bins: int | None = option(None, key="bins", check=AtLeast(2))
-    splits: str = option("multiway", key="splits", choices=SPLITS)
+    #: absent: a branch per value (or bin)
+    splits: str | None = option(None, key="splits", choices=SPLITS)
     helper: str | None = option(None, key="helper", choices=PREPROCESSING)
     deliver_to: str | None = option(None, key="deliver_to")
     reveal: str = option("counts", key="reveal", choices=REVEALS)
@@ -206,28 +206,6 @@ class Ppid3Params(Params):
 # --------------------------------------------------------------------------- a site's table
 
 
-def bin_columns(
-    table: Any, bins: int | None, edges: dict[str, list[float]] | None
-) -> tuple[Any, dict[str, list[float]]]:
-    """This site's continuous columns binned: on its own training rows (``bins``) or with the
-    cut points its saved model holds (``edges``); returns the nominal table and the edges."""
-    if "continuous" not in table.kinds:
-        return table, {}
-    if edges is None:
-        assert bins is not None
-        disc = Discretizer.fit(table, bins)
-    else:  # a column without cut points is a number split at thresholds: it stays one
-        disc = Discretizer(bins or 2, {a: tuple(e) for a, e in edges.items()}, partial=True)
-    return disc.transform(table), {a: list(e) for a, e in disc.edges.items()}
-
-
-def _columns_doc(table: Any, edges: dict[str, list[float]]) -> list[dict[str, Any]]:
-    return [
-        {"name": a, "kind": k, **({"bins": edges[a]} if a in edges else {})}
-        for a, k in zip(table.attributes, table.kinds, strict=True)
-    ]
-
-
 async def _align(site: Party, own: Any, tag: str, records: str) -> Any:
     """Record alignment among the sites (``records = "common"``: on the records every site
     holds); returns this site's table in the common order, its ids, and how many of its
@@ -239,17 +217,6 @@ async def _align(site: Party, own: Any, tag: str, records: str) -> Any:
                  site.name, alignment.n, alignment.held)  # fmt: skip
     used = {"held": alignment.held, "used": alignment.n}
     return own.table.subset(alignment.order), own.ids[alignment.order], used
-
-
-def _as_view(name: str, table: Any) -> Any:
-    target = [str(v) for v in table.target] if table.class_name else None
-    return SiteView.encode(
-        name,
-        list(table.attributes),
-        [[str(v) for v in c] for c in table.columns],
-        list(range(table.n_rows)),
-        target,
-    )
 
 
 # --------------------------------------------------------------------------- the program
@@ -398,14 +365,7 @@ async def _train_run(
     if warning:
         log.warning("%s: %s", party.name, warning)
     table, _, used = await _align(site, own, "record-alignment", params.records)
-    numbers = params.splits == "threshold"
-    if numbers:  # the numbers stay numbers; the candidates are the plain learner's
-        view = table_view(party.name, table, list(range(table.n_rows)), with_class=is_class,
-                          thresholds=True, bins=params.bins)  # fmt: skip
-        edges: dict[str, list[float]] = {}
-    else:
-        table, edges = bin_columns(table, params.bins or MULTIWAY_BINS, None)
-        view = _as_view(party.name, table)
+    table, view, edges = training_view(party.name, table, is_class, params.splits, params.bins)
     outside = None if helper is None else PREPROCESSING[helper].outside
     if outside is not None and is_class:
         await party.send(outside, "ppid3/rows", table.n_rows)
@@ -446,7 +406,7 @@ async def _train_run(
     out: dict[str, Any] = {
         "tree": report,
         "train_s": round(train_s, 3),
-        "columns": _columns_doc(own.table, edges),
+        "columns": columns_doc(own.table, edges),
         "rows": table.n_rows,
         "records": used,
     }
@@ -572,7 +532,7 @@ async def _save_part(
         "class": class_column if site.name == class_site else None,
         "id_column": me.id_column,
         "attributes": list(own.table.attributes),
-        "columns": _columns_doc(own.table, edges),
+        "columns": columns_doc(own.table, edges),
         "tree": tree.to_dict(),
         "depth": tree_depth(tree.structure),
         "reveal": reveal,

@@ -48,7 +48,8 @@ from mpc.learners.tree import depth, from_json, node_count, to_json
 from mpc.runtime.files import private_dir
 from parties.options import ColumnKinds, DataSource, joined_table
 from parties.params import AtLeast, NumberList, option
-from parties.programs.ppid3 import COUNTS, ID_COLUMN, MULTIWAY_BINS, RECORDS, Ppid3Params
+from parties.programs.ppid3 import COUNTS, ID_COLUMN, RECORDS, Ppid3Params
+from parties.programs.ppid3_table import MULTIWAY_BINS
 from parties.systems.base import SEMI_HONEST, Audit, Plan, System, number
 from parties.systems.ppid3_summary import (
     below_majority,
@@ -351,6 +352,12 @@ class Ppid3Options(DataSource, ColumnKinds):
                 "--reveal tree computes every count on shares, which --counts psi does not: "
                 "drop --counts psi (or ask for the paper's PPID3 with --reveal counts)"
             )
+        if self.counts == "psi" and self.splits == "threshold":
+            raise ConfigError(
+                "--splits threshold needs --counts fast: the depth-first set-intersection "
+                "counts split a node into a branch per value (use --splits multiway, or drop "
+                "--counts psi)"
+            )
         return self.counts or "fast"
 
     def helper_for(self, k: int) -> str | None:
@@ -552,8 +559,8 @@ class Ppid3(System):
             max_depth=o.max_depth,
             min_samples_split=mss,
             counts=o.counts_mode,
-            bins=o.bins,
-            splits=o.splits,
+            bins=o.bins if o.splits == "threshold" else o.bins or MULTIWAY_BINS,
+            splits=o.splits if o.splits != "multiway" else None,
             helper=o.helper_for(part.k),
             reveal=o.reveal_mode,
             criterion=o.criterion if o.split_criterion or o.reveal_mode == "tree" else None,

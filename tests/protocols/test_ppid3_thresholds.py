@@ -18,12 +18,16 @@ from mpc.learners.criteria import CRITERIA
 from mpc.learners.id3 import ID3Classifier
 from mpc.learners.tree import to_json
 from mpc.runtime.local import run_in_memory
+from mpc.runtime.view import ViewRecorder
 from protocols.engine.dealing import Sites
 from protocols.engine.preprocessing import PREPROCESSING
 from protocols.engine.ring import Ring
 from protocols.ppid3.distribution_counts import SiteView, table_view
 from protocols.ppid3.levels import DEALER, REVEALS, ppid3_levels, serve_level_dealer
 from protocols.ppid3.ppid3 import assemble, check_tree_equal
+
+from ..views import canonical_view, differences, joint_failures, uniformity_failures
+from .test_reveal_tree import own_randomness
 
 
 def threshold_views(table: Table, part: Partition, bins: int | None) -> list[SiteView]:
@@ -38,6 +42,7 @@ def threshold_views(table: Table, part: Partition, bins: int | None) -> list[Sit
 def run_thresholds(
     table: Table, part: Partition, *, reveal: str, helper: str, bins: int | None = None,
     max_depth: int | None = None, mss: int | None = None, criterion: str | None = None,
+    record: bool = False, fixed: dict[str, bytes] | None = None,
 ) -> dict[str, Any]:  # fmt: skip
     """PPID3 level by level in memory with threshold splits; the plain tree beside it."""
     views = threshold_views(table, part, bins)
@@ -47,6 +52,12 @@ def run_thresholds(
     parties = [*names, DEALER] if helper == "dealer" else names
 
     async def program(p: Any) -> Any:
+        with own_randomness(p.name, fixed):
+            return await party_program(p)
+
+    async def party_program(p: Any) -> Any:
+        if record:
+            p.view = ViewRecorder()
         if p.name == DEALER:
             return await serve_level_dealer(p, names, dtype=Ring.for_rows(table.n_rows).dtype)
         tree, _ = await ppid3_levels(
@@ -148,3 +159,74 @@ def test_every_helper_and_2_to_5_sites_on_numbers(reveal: str, k: int, helper: s
     _assert_same(out, counts=reveal == "counts")
     depth_of_numbers = str(out["view"]).count("'threshold'")
     assert depth_of_numbers >= 3  # a number split, and split again below
+
+
+def _threshold_twin(seed: int) -> tuple[Table, Table, Partition]:
+    """Two numeric tables with different class counts but the same Gini threshold tree; the
+    class site (the third, which folds its shares into ``p0``'s and ``p1``'s) holds a number
+    of many thresholds, so that its shares of their two sides are many words."""
+    rng = np.random.default_rng(seed)
+    attrs = ["a0", "a1", "a2"]
+    kinds = ["nominal", "continuous", "continuous"]
+    for _ in range(500):
+        cols: list[Any] = [rng.choice(["u", "v"], size=40).astype(object)]
+        cols += [rng.integers(0, 12, 40).astype(np.float64) for _ in range(2)]
+        y = rng.choice(["no", "yes"], size=40).astype(object)
+        first = Table("twin", attrs, kinds, cols, y, "class", "test")
+        y2 = y.copy()
+        flip = rng.integers(0, 40, size=3)
+        y2[flip] = np.where(y2[flip] == "yes", "no", "yes")
+        second = Table("twin", attrs, kinds, [c.copy() for c in cols], y2, "class", "test")
+        part = partition(attrs, 3, class_site=2)
+        site_of = {a: i for i, s in enumerate(part.sites) for a in s}
+        learner = ID3Classifier(max_depth=2, criterion="gini", splits="threshold", bins=None)
+        trees = [to_json(learner.fit(tab, attribute_order=attrs, sites=site_of).tree_)
+                 for tab in (first, second)]  # fmt: skip
+        if (check_tree_equal(trees[0], trees[1], counts=False) and (y2 != y).any()
+                and "threshold" in trees[0]):  # fmt: skip
+            return first, second, part
+    raise AssertionError("no twin found")
+
+
+@pytest.mark.parametrize("helper", ["dealer", "sites", "ot"])
+def test_two_numeric_tables_with_the_same_tree_look_the_same_to_every_party(
+    helper: str,
+) -> None:
+    """``--reveal tree`` with threshold splits: different class counts on each side of
+    every threshold, the same tree; every party's public and declared messages, uniform
+    skeletons and ledger are the same, and every uniform payload passes the chi-square test:
+    the prefix sums stay on shares, and only the chosen threshold is opened."""
+    first, second, part = _threshold_twin(3)
+    a = run_thresholds(first, part, reveal="tree", helper=helper, max_depth=2, record=True)
+    b = run_thresholds(second, part, reveal="tree", helper=helper, max_depth=2, record=True)
+    _assert_same(a, counts=False)
+    for name in a["parties"]:
+        ra, rb = a["parties"][name].report(), b["parties"][name].report()
+        assert differences(canonical_view(ra), canonical_view(rb)) == [], name
+        assert uniformity_failures(ra) == [] and uniformity_failures(rb) == [], name
+        assert a["parties"][name].ledger.to_list() == b["parties"][name].ledger.to_list()
+
+
+@pytest.mark.parametrize("helper", ["dealer", "sites", "ot"])
+def test_the_threshold_twins_look_the_same_to_each_party_beside_its_own_randomness(
+    helper: str,
+) -> None:
+    """The joint-view test of threshold splits: with one party's randomness fixed, its
+    public and declared messages and ledger are the same for both twins, and its uniform
+    payloads neither repeat between them nor differ in distribution (a share that is uniform
+    alone but repeats beside the receiver's own randomness fails here)."""
+    first, second, part = _threshold_twin(3)
+    seed = bytes(range(32))
+    names = [f"site{i + 1}" for i in range(part.k)] + ([DEALER] if helper == "dealer" else [])
+    failures = {}
+    for name in names:
+        ra, rb = (
+            run_thresholds(tab, part, reveal="tree", helper=helper, max_depth=2, record=True,
+                           fixed={name: seed})["parties"][name].report()
+            for tab in (first, second)
+        )  # fmt: skip
+        bad = differences(canonical_view(ra), canonical_view(rb)) + joint_failures(ra, rb)
+        bad += uniformity_failures(ra) + uniformity_failures(rb)
+        if bad:
+            failures[name] = bad
+    assert failures == {}
