@@ -76,6 +76,12 @@ ORDERED = public(
 )
 
 
+#: the entries of a site's one-hot columns (values of all its attributes x rows) at most
+#: where a number splits at thresholds: every distinct value of a column of many (an id, a
+#: weight) would make them rows x rows
+MAX_ONE_HOT = 2**28
+
+
 @dataclass
 class Split:
     """The split of an interior node as every site knows it after :meth:`LevelGrower.split`:
@@ -129,6 +135,15 @@ class LevelGrower:
         #: public after :meth:`start`: each site's attributes split at a threshold (a split on
         #: one leaves it on the path, so the site's count of attributes left stays)
         self.ordered: dict[str, frozenset[int]] = {party.name: frozenset(view.thresholds)}
+        wide = sum(self.sizes) * self.n
+        if view.thresholds and wide > MAX_ONE_HOT:
+            j = max(view.thresholds, key=lambda a: self.sizes[a])
+            raise ConfigError(
+                f"{party.name}: {view.attributes[j]!r} has {len(view.thresholds[j]):,} candidate "
+                f"thresholds; this site's one-hot columns would be {sum(self.sizes):,} x "
+                f"{self.n:,} (more than {MAX_ONE_HOT:,} entries): give its candidates as the cut "
+                "points of bins (--bins 256)"
+            )
         #: this site's rows in ranges of ``row_block`` (one range of all by default), each
         #: with its one-hot ``X^T``, its shares of ``Z`` and its products' masks
         self.ranges = RowRange.split(view.codes, self.sizes, self.dtype, row_block)
