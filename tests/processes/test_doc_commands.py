@@ -249,6 +249,10 @@ RUNS: dict[str, Run] = {
 
 #: shown commands that this test does not run, and where they are run (or why not)
 ELSEWHERE: dict[str, str] = {
+    "mpc run ppid3 --dataset adult --all-rows --splits threshold --sites 3 --max-depth 6": (
+        "tests/protocols/test_ppid3_thresholds.py checks the refusal it shows on a table of its "
+        "own (Adult is not bundled)"
+    ),
     "mpc datasets fetch car": (
         "tests/processes/test_datasets_fetch.py and tests/deployment/test_package.py run it "
         "against a loopback server laid out as the UCI archive (never the internet)"

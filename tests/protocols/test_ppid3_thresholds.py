@@ -230,3 +230,21 @@ def test_the_threshold_twins_look_the_same_to_each_party_beside_its_own_randomne
         if bad:
             failures[name] = bad
     assert failures == {}
+
+
+def test_a_number_of_too_many_thresholds_is_refused_naming_it(monkeypatch: Any) -> None:
+    """A column whose every distinct value is a candidate and whose one-hot columns would be
+    too large is refused before any message, naming it and the bins that do it."""
+    from protocols.ppid3 import level_grower
+
+    monkeypatch.setattr(level_grower, "MAX_ONE_HOT", 500)
+    n = 40
+    x = np.arange(n, dtype=np.float64)
+    y = np.asarray(["a", "b"] * (n // 2), dtype=object)
+    cols: list[Any] = [x, np.asarray(["u", "v"] * (n // 2), dtype=object)]
+    table = Table("wide", ["id_like", "kind"], ["continuous", "nominal"], cols, y, "class", "t")
+    part = partition(["id_like", "kind"], 2, class_site=1)
+    with pytest.raises(Exception, match=r"'id_like' has 39 candidate thresholds.*--bins 256"):
+        run_thresholds(table, part, reveal="tree", helper="dealer")
+    out = run_thresholds(table, part, reveal="tree", helper="dealer", bins=4)
+    _assert_same(out, counts=False)
