@@ -25,6 +25,10 @@ from mpc.datasets.table import CONTINUOUS, NOMINAL, DataError, Table, missing_ma
 # Any CSV file
 
 
+#: distinct field values a CSV file's reader keeps one string object of
+SHARED_VALUES = 2**20
+
+
 def _is_number(value: str) -> bool:
     try:
         float(value)
@@ -103,12 +107,21 @@ def _csv_records(
                             else f"its data file has no {what} {w!r}"
                         ),
                     )
+            # one string object per distinct value of the columns that repeat values (all but
+            # an id column; the first 2^20 distinct values): a million rows of a few values
+            # each take a pointer a field, not a string
+            ids = {names.index(w) for w, what in wanted if what == "id column"}
+            same: dict[str, str] = {}
             for row in reader:
                 if not row or not any(f.strip() for f in row):
                     continue
                 if len(row) != len(names):
                     raise field_count_error(path, reader.line_num, names, len(row), shown)
-                records.append([f.strip() for f in row])
+                fields = [f.strip() for f in row]
+                if len(same) < SHARED_VALUES:
+                    fields = [f if j in ids else same.setdefault(f, f)
+                              for j, f in enumerate(fields)]  # fmt: skip
+                records.append(fields)
                 line_nos.append(reader.line_num)
         except csv.Error as exc:
             raise DataError(f"not valid CSV: {exc}", file=path, line=reader.line_num) from exc
