@@ -144,6 +144,9 @@ class Ppid3Params(Params):
     reveal: str = option("counts", key="reveal", choices=REVEALS)
     criterion: str | None = option(None, key="criterion", choices=CRITERIA)
     records: str = option("same", key="records", choices=RECORDS)
+    #: rows of a range (``reveal = "tree"`` with a dealing party): one range in memory at a
+    #: time (absent: ranges of the default size where they are taken, a smaller table whole)
+    row_block: int | None = option(None, key="row_block", check=AtLeast(1))
     #: classification: the receiver gets each record's class counts beside its class (absent:
     #: no scores)
     scores: bool | None = option(None, key="scores")
@@ -170,6 +173,12 @@ class Ppid3Params(Params):
             raise ConfigError(
                 f"protocol params 'helper': expected one of {list(PREPROCESSING)}, "
                 f"got {self.helper!r}"
+            )
+        if self.row_block is not None and (self.reveal != "tree" or self.helper == "ot"):
+            raise ConfigError(
+                'protocol params: row_block needs reveal = "tree" and a dealing party (helper '
+                '"dealer" or "sites"): the paper\'s counts and the products by oblivious '
+                "transfer take a site's rows whole"
             )
         if not all(isinstance(c, int) and c >= 0 for c in self.attribute_counts):
             raise ConfigError("protocol params 'attribute_counts' must be counts")
@@ -385,6 +394,7 @@ async def _train_run(
             progress=progress,
             reveal=REVEALS[params.reveal],
             criterion=CRITERIA[params.criterion] if params.criterion else None,
+            row_block=params.row_block or "auto",
         )
     else:  # the paper's depth-first Algorithm 7 with set-intersection counts
         oracle = PSICountOracle()
@@ -444,8 +454,9 @@ def _cost(fast_cost: dict[str, int], oracle: PSICountOracle | None) -> dict[str,
         "dot_batches": fast_cost["dot_batches"],
         "levels": fast_cost["levels"],
     }
-    if "dealt" in fast_cost:  # the products this site dealt for pairs of other sites
-        out["dealt"] = fast_cost["dealt"]
+    for key in ("dealt", "ranges", "spilled_bytes"):  # products dealt for others; rows in ranges
+        if key in fast_cost:
+            out[key] = fast_cost[key]
     return out
 
 

@@ -239,6 +239,17 @@ class Ppid3Options(DataSource, ColumnKinds):
         help="do not split nodes with fewer rows: a count (e.g. 20) or a fraction of the "
         "training rows (e.g. 0.05); plain ID3 gets the same count",
     )
+    row_block: int | None = option(
+        None,
+        flag="--row-block",
+        parse=int,
+        check=AtLeast(1),
+        metavar="ROWS",
+        help="with --reveal tree and a dealing party (--helper dealer or sites): each site's "
+        "rows pass through a level in ranges of ROWS, one range in memory at a time, the others "
+        "in a folder of its own under $TMPDIR (default 262144; a table of no more rows is one "
+        "range). --reveal counts and --helper ot take the rows whole",
+    )
     model_out: str | None = option(
         None,
         flag="--model-out",
@@ -362,10 +373,17 @@ class Ppid3Options(DataSource, ColumnKinds):
 
     def helper_for(self, k: int) -> str | None:
         """Who makes the randomness of ``--counts fast`` with ``k`` sites (None for psi)."""
-        if self.counts_mode != "fast":
-            return None
-        helper = self.helper or default_preprocessing(k)
-        preprocessing_of(helper).check(k)
+        helper = None
+        if self.counts_mode == "fast":
+            helper = self.helper or default_preprocessing(k)
+            preprocessing_of(helper).check(k)
+        if self.row_block is not None and (self.reveal_mode != "tree" or helper == "ot"):
+            raise ConfigError(
+                "--row-block needs --reveal tree and a dealing party (--helper dealer or "
+                f"sites), not --reveal {self.reveal_mode} with --helper {helper or 'none'}: "
+                "the paper's counts and the products by oblivious transfer take a site's rows "
+                "whole"
+            )
         return helper
 
 
@@ -565,6 +583,7 @@ class Ppid3(System):
             reveal=o.reveal_mode,
             criterion=o.criterion if o.split_criterion or o.reveal_mode == "tree" else None,
             records=o.records,
+            row_block=o.row_block,
         ).to_deployment()
 
     def _public_plan(self, o: Ppid3Options, k: int, class_site: int) -> Plan:

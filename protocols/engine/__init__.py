@@ -12,5 +12,7 @@ has in common (drawn on the architecture page, docs/architecture.md).
 * :mod:`~protocols.engine.session`: a session over shares, whose circuits
   (:mod:`~protocols.engine.circuits`) are budgeted by a dry run of the same code;
 * :mod:`~protocols.engine.opening`: the one door through which two parties open what they
-  computed.
+  computed;
+* :mod:`~protocols.engine.spill`: a party's own arrays on its own disk between uses (a site's
+  rows in ranges, one range in memory at a time).
 """

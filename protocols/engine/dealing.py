@@ -551,7 +551,23 @@ class Dealing:
 def _level_handler(party: Party, dtype: Any, who: str) -> Any:
     """The dealing of one request (``outer``, ``xdot`` or ``perm``), for the dealer and for a
     helping site alike; ``who`` names the dealing role in error messages."""
-    contexts: dict[tuple[str, str, int], Left] = {}  # (owner, holder, range) -> Ra, prepared
+    #: (owner, holder, range) -> the seed and shape of the owner's ``Ra``, made again from the
+    #: seed where it is used (a pair's last one kept): a dealing party's memory holds one
+    #: range per pair, not all the rows of the sites it deals for
+    contexts: dict[tuple[str, str, int], tuple[bytes, int, int]] = {}
+    made: dict[tuple[str, str], tuple[int, Left]] = {}
+
+    def context(key: tuple[str, str, int]) -> Left | None:
+        site, peer, part = key
+        last = made.get((site, peer))
+        if last is not None and last[0] == part:
+            return last[1]
+        if key not in contexts:
+            return None
+        seed, m, rows = contexts[key]
+        ring = Ring.of(dtype)
+        made[(site, peer)] = (part, ring.left(ring.random(seed, (m, rows))))
+        return made[(site, peer)][1]
 
     async def handle(
         site: str, kind: str, peer: str, tag: str, shape: list[int], req: dict[str, Any]
@@ -589,9 +605,9 @@ def _level_handler(party: Party, dtype: Any, who: str) -> Any:
             if not isinstance(part, int) or isinstance(part, bool) or part < 0:
                 raise ProtocolError(f"{site} sent {who} a bad range {part!r}")
             if isinstance(req.get("seed"), bytes):
-                ring = Ring.of(dtype)
-                contexts[(site, peer, part)] = ring.left(ring.random(req["seed"], (m, rows)))
-            Ra_left = contexts.get((site, peer, part))
+                contexts[(site, peer, part)] = (req["seed"], m, rows)
+                made.pop((site, peer), None)
+            Ra_left = context((site, peer, part))
             if Ra_left is None:
                 raise ProtocolError(f"{site} used a context with {peer} it never opened")
             seed_b, seed_r, seed_ot = (randomness.seed(f"{tag}/xdot") for _ in range(3))

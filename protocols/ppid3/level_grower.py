@@ -25,11 +25,15 @@ subclass that implements the two steps (and registers under a name in
 all the rows by default, ``row_block`` rows each otherwise): each range makes its shares of
 ``Z`` and its shares of the counts with products of its own (their own tags and dealt
 randomness), and the counts of a level are the sum over the ranges (a sum of shares is a share
-of the sum: no party receives anything it did not before, in more messages). A step that
-streams a site's rows or spreads the ranges over workers replaces where the ranges live, not
-the protocols. Where the products take all the rows at once the grower refuses ranges: the
-paper's way of counting opens each node's counts to their owner in one transfer, and the
-pairs' oblivious-transfer products are set up over all of a site's rows.
+of the sum: no party receives anything it did not before, in more messages). With several
+ranges the site works on one after another (:meth:`LevelGrower.each_range`, every site in the
+same order) and the others wait on its own disk (a :class:`~protocols.engine.spill.Spill`):
+its memory holds one range's one-hot columns, shares and masked columns at a time, and
+``row_block="auto"`` takes ranges of :data:`ROW_BLOCK` rows where they are taken. A step that
+spreads the ranges over workers replaces where the ranges live, not the protocols. Where the
+products take all the rows at once the grower refuses ranges: the paper's way of counting
+opens each node's counts to their owner in one transfer, and the pairs' oblivious-transfer
+products are set up over all of a site's rows.
 
 **Numbers split at a threshold.** An attribute of a site's :attr:`SiteView.thresholds`
 splits a node in two, ``<= t`` and ``> t``, at one of its candidate thresholds, by the plain
@@ -50,9 +54,9 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal, TypeVar
 
 import numpy as np
 
@@ -63,9 +67,17 @@ from mpc.runtime.party import Party
 from mpc.runtime.view import public
 from protocols.engine.dealing import Dealing
 from protocols.engine.ring import Ring
+from protocols.engine.spill import Spill
 from protocols.ppid3.distribution_counts import SiteView
 from protocols.ppid3.level_products import CLASSES, LevelNode, RowRange, child_shares
 from protocols.ppid3.ppid3 import NODE_ID, ROOT_ID, DistributedTree
+
+T = TypeVar("T")
+
+#: rows of a range where a run asks for ranges of the default size (``row_block="auto"``)
+#: and its way of counting and its products take them: a site's memory then holds about
+#: this many rows' shares of a level's nodes, one-hot columns and masked columns at a time
+ROW_BLOCK = 2**18
 
 __all__ = ["ORDERED", "LevelGrower", "Split"]
 
@@ -111,12 +123,14 @@ class LevelGrower:
     help: ClassVar[str] = ""
     default_criterion: ClassVar[str] = "entropy"
     on_shares: ClassVar[bool] = False
+    #: why this way of counting takes a site's rows whole ("": it takes them in ranges)
+    whole_rows: ClassVar[str] = ""
 
     def __init__(
         self, party: Party, view: SiteView, dealing: Dealing, *, class_site: str,
         attribute_counts: Sequence[int], criterion: Criterion | None = None,
         max_depth: int | None = None, min_samples_split: int | None = None,
-        row_block: int | None = None,
+        row_block: int | Literal["auto"] | None = None,
     ) -> None:  # fmt: skip
         self.party, self.view, self.dealing, self.class_site = party, view, dealing, class_site
         self.attribute_counts = list(attribute_counts)
@@ -144,14 +158,36 @@ class LevelGrower:
                 f"{self.n:,} (more than {MAX_ONE_HOT:,} entries): give its candidates as the cut "
                 "points of bins (--bins 256)"
             )
-        #: this site's rows in ranges of ``row_block`` (one range of all by default), each
-        #: with its one-hot ``X^T``, its shares of ``Z`` and its products' masks
-        self.ranges = RowRange.split(view.codes, self.sizes, self.dtype, row_block)
-        if len(self.ranges) > 1 and dealing.direct_products:
+        if row_block == "auto":  # ranges where they are taken, of tables larger than one
+            row_block = None if self.whole_rows or dealing.direct_products else ROW_BLOCK
+        several = row_block is not None and self.n > max(1, row_block)
+        if several and dealing.direct_products:
             raise ConfigError(
                 "rows in ranges: the pairs' oblivious-transfer products are set up over all "
                 "of a site's rows; split them with a dealing party"
             )
+        if several and self.whole_rows:
+            raise ConfigError(f"rows in ranges: {self.whole_rows}")
+        #: where the ranges wait between uses when there are several (None: all in memory)
+        self.spill = Spill() if several else None
+        #: this site's rows in ranges of ``row_block`` (one range of all by default), each
+        #: with its one-hot ``X^T``, its shares of ``Z`` and its products' masks
+        self.ranges = RowRange.split(view.codes, self.sizes, self.dtype, row_block, self.spill)
+
+    async def each_range(self, work: Callable[[RowRange], Awaitable[T]]) -> list[T]:
+        """``work`` on every range of this site's rows: all at once when they are in memory,
+        else one after another, each read back before and set aside after (so that one
+        range is in memory at a time; every site goes through them in the same order)."""
+        if self.spill is None:
+            return list(await asyncio.gather(*(work(rows) for rows in self.ranges)))
+        out = []
+        for rows in self.ranges:
+            rows.acquire()
+            try:
+                out.append(await work(rows))
+            finally:
+                rows.release()
+        return out
 
     @classmethod
     def check_criterion(cls, criterion: Criterion) -> None:
@@ -166,6 +202,17 @@ class LevelGrower:
         self, tag: str, progress: Callable[[str], None] | None = None
     ) -> tuple[DistributedTree, dict[str, int]]:
         """Grow the tree at this site; returns its part of the tree and its cost counters."""
+        try:
+            return await self._grow(tag, progress)
+        finally:
+            if self.spill is not None:  # the rows' ranges and the bytes they set aside
+                self.cost["ranges"] = len(self.ranges)
+                self.cost["spilled_bytes"] = self.spill.written
+                self.spill.close()
+
+    async def _grow(
+        self, tag: str, progress: Callable[[str], None] | None
+    ) -> tuple[DistributedTree, dict[str, int]]:
         await self.start(tag)
         frontier = [0]
         while frontier:
@@ -219,7 +266,9 @@ class LevelGrower:
                 y = view.y[rows.start : rows.start + rows.n]
                 onehot = np.zeros((self.p, rows.n), dtype=self.dtype)
                 onehot[y, np.arange(rows.n)] = 1
+                rows.acquire()
                 rows.shares[0] = onehot
+                rows.release()
 
     async def decide(self, level: list[LevelNode], t: str) -> list[LevelNode]:
         """Mark the level's leaves (with their labels); returns the interior nodes."""
@@ -231,15 +280,15 @@ class LevelGrower:
         (:func:`protocols.ppid3.level_products.child_shares`), every range of rows at once;
         the shares of the level above are dropped."""
         depth = inner[0].depth
-        if depth > 0:
-            await asyncio.gather(*(
-                child_shares(self.party, self.nodes, inner, rows, self.dealing, self.p, t,
-                             self.cost)
-                for rows in self.ranges
-            ))  # fmt: skip
-        for rows in self.ranges:
+
+        async def one(rows: RowRange) -> None:
+            if depth > 0:
+                await child_shares(self.party, self.nodes, inner, rows, self.dealing, self.p, t,
+                                   self.cost)  # fmt: skip
             for k in [k for k in rows.shares if self.nodes[k].depth < depth]:
                 del rows.shares[k]
+
+        await self.each_range(one)
 
     async def split(self, inner: list[LevelNode], t: str) -> list[Split]:
         """Each interior node's split, as this site knows it."""

@@ -42,6 +42,7 @@ from mpc.runtime.party import Party
 from mpc.runtime.view import public, uniform
 from protocols.engine.dealing import MASKED, Dealing, dealt, expand_blocks
 from protocols.engine.ring import Left, Ring
+from protocols.engine.spill import Spill
 from protocols.ppid3.distribution_counts import SiteView, classes_unordered
 from protocols.ppid3.level_arrays import one_hot_columns
 
@@ -152,7 +153,9 @@ class RowRange:
     of a level run range by range (:func:`child_shares`, :func:`shared_attribute_counts`),
     every range with its own tags (``suffix``) and its own dealt randomness, and a site's
     counts are the sum over its ranges; a site holds every range itself by default (one range
-    of all its rows, :meth:`split` for several)."""
+    of all its rows, :meth:`split` for several). With a :class:`~protocols.engine.spill.Spill`
+    a range's arrays wait on the party's disk between uses (:meth:`release`, :meth:`acquire`):
+    one range in memory at a time."""
 
     start: int
     codes: np.ndarray
@@ -165,6 +168,11 @@ class RowRange:
     prepared: dict[str, Left] = field(default_factory=dict)  # holder -> the Ra of X^T + Ra
     xt_hat: dict[str, Left] = field(default_factory=dict)  # owner -> X_owner^T + Ra (holder)
     xt_blocks: dict[str, list[int]] = field(default_factory=dict)  # owner -> its |A| per A
+    spill: Spill | None = None  # where the arrays wait between uses (None: in memory)
+    held: bool = True  # the arrays are in memory
+    #: the arrays in the spill, each with the object it was read back as (while held)
+    _stored: dict[str, object] = field(default_factory=dict, repr=False)
+    _layout: tuple[Any, ...] = field(default=(), repr=False)
 
     @property
     def n(self) -> int:
@@ -172,12 +180,18 @@ class RowRange:
 
     @classmethod
     def split(
-        cls, codes: np.ndarray, sizes: Sequence[int], dtype: Any, block: int | None = None
+        cls,
+        codes: np.ndarray,
+        sizes: Sequence[int],
+        dtype: Any,
+        block: int | None = None,
+        spill: Spill | None = None,
     ) -> list[RowRange]:
         """A site's rows (``codes``, the values of attributes of ``sizes`` values each) in
         ranges of ``block`` rows (all of them in one when None), its shares in the ring of
         ``dtype``; every site splits the same number of records the same way (the number is
-        public, the order common)."""
+        public, the order common). With ``spill`` each range is set aside as soon as it is
+        made, so that no more than one range's one-hot columns are ever in memory."""
         n = codes.shape[0]
         step = n if block is None else max(1, int(block))
         starts = list(range(0, n, step)) or [0]
@@ -186,8 +200,56 @@ class RowRange:
             part = codes[s : s + step]
             xt, offsets = one_hot_columns(part, sizes, dtype)
             out.append(cls(s, part, xt, offsets, np.dtype(dtype), i,
-                           f"/r{i}" if len(starts) > 1 else ""))  # fmt: skip
+                           f"/r{i}" if len(starts) > 1 else "", spill=spill))  # fmt: skip
+            out[-1].release()
         return out
+
+    def _arrays(self) -> dict[str, np.ndarray]:
+        """The range's arrays by the names they take in the spill."""
+        out = {f"r{self.index}/xt": self.xt}
+        out |= {f"r{self.index}/z{k}": z for k, z in self.shares.items()}
+        for what, table in (("pa", self.prepared), ("xh", self.xt_hat)):
+            for who, (_, limbs) in table.items():
+                out |= {f"r{self.index}/{what}/{who}/{i}": a for i, a in enumerate(limbs)}
+        return out
+
+    def release(self) -> None:
+        """Set the range's arrays aside in its spill (nothing without one): what is new or
+        replaced since it was read back is written, what was dropped is removed. Only its
+        codes stay in memory."""
+        if self.spill is None or not self.held:
+            return
+        arrays = self._arrays()
+        for name, a in arrays.items():
+            if self._stored.get(name) is not a:
+                self.spill.put(name, a)
+        for name in set(self._stored) - set(arrays):
+            self.spill.drop(name)
+        self._layout = (
+            self.xt.shape,
+            list(self.shares),
+            {who: (d, len(limbs)) for who, (d, limbs) in self.prepared.items()},
+            {who: (d, len(limbs)) for who, (d, limbs) in self.xt_hat.items()},
+        )
+        self._stored = dict[str, object].fromkeys(arrays)
+        self.xt = np.empty((0, 0), dtype=self.dtype)
+        self.shares, self.prepared, self.xt_hat = {}, {}, {}
+        self.held = False
+
+    def acquire(self) -> None:
+        """Read the range's arrays back from its spill (nothing without one, or if held)."""
+        if self.spill is None or self.held:
+            return
+        get, r = self.spill.get, f"r{self.index}"
+        _, keys, prepared, xt_hat = self._layout
+        self.xt = get(f"{r}/xt")
+        self.shares = {k: get(f"{r}/z{k}") for k in keys}
+        self.prepared = {who: (d, tuple(get(f"{r}/pa/{who}/{i}") for i in range(m)))
+                         for who, (d, m) in prepared.items()}  # fmt: skip
+        self.xt_hat = {who: (d, tuple(get(f"{r}/xh/{who}/{i}") for i in range(m)))
+                       for who, (d, m) in xt_hat.items()}  # fmt: skip
+        self._stored = dict[str, object](self._arrays())
+        self.held = True
 
 
 # ----------------------------------------------------------------------------- step 2

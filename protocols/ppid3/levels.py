@@ -152,7 +152,7 @@ randomness: the ledger of a helping site holds only the entries listed above
 from __future__ import annotations
 
 from collections.abc import Callable, Coroutine, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -210,14 +210,10 @@ class OpenedCounts(LevelGrower):
     )
     default_criterion = "entropy"
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        if len(self.ranges) > 1:
-            raise ConfigError(
-                "rows in ranges: --reveal counts opens each node's counts to their owner in "
-                "one transfer over all rows (a range's counts alone would say more than the "
-                "node's); it takes a site's rows whole"
-            )
+    whole_rows = (
+        "--reveal counts opens each node's counts to their owner in one transfer over all rows "
+        "(a range's counts alone would say more than the node's); it takes a site's rows whole"
+    )
 
     async def start(self, tag: str) -> None:
         await super().start(tag)
@@ -424,7 +420,7 @@ async def ppid3_levels(
     min_samples_split: int | None = None,
     tag: str = "ppid3",
     progress: Callable[[str], None] | None = None,
-    row_block: int | None = None,
+    row_block: int | Literal["auto"] | None = None,
 ) -> tuple[DistributedTree, dict[str, int]]:
     """Algorithm 7 at one site, one tree level per exchange, counting as ``reveal`` does (an
     entry of :data:`REVEALS`: the paper's :class:`OpenedCounts` by default) and splitting by
@@ -437,8 +433,10 @@ async def ppid3_levels(
     the tree and its cost counters (with a third site dealing, ``dealt``: the products it
     dealt for others; by oblivious transfer, ``ot_requests``: the requests for randomness it
     made with a partner). ``row_block`` splits every site's rows into ranges of that many,
-    whose products run range by range (one range by default;
-    :class:`protocols.ppid3.level_products.RowRange`)."""
+    whose products run range by range, one range in memory at a time and the others on the
+    site's disk (one range by default; ``"auto"``: ranges of
+    :data:`protocols.ppid3.level_grower.ROW_BLOCK` where the way of counting and the
+    products take them; :class:`protocols.ppid3.level_products.RowRange`)."""
     check_sites(party, view, class_site, attribute_counts)
     preprocessing.check(len(party.parties))
     if criterion is not None:

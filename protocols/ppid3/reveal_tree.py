@@ -64,7 +64,6 @@ collude**: together they would hold every count.
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import numpy as np
@@ -330,11 +329,11 @@ class SharedCounts(LevelGrower):
     async def split(self, inner: list[LevelNode], t: str) -> list[Split]:
         """The counts on shares, the fold, the scores and the argmax; opens the splits."""
         party, duo, p = self.party, self.duo, self.p
-        ranges = await asyncio.gather(*(
-            shared_attribute_counts(party, self.nodes, inner, rows, self.sizes, self.dealing, p,
-                                    t, self.cost)
-            for rows in self.ranges
-        ))  # fmt: skip
+        ranges = await self.each_range(
+            lambda rows: shared_attribute_counts(
+                party, self.nodes, inner, rows, self.sizes, self.dealing, p, t, self.cost
+            )
+        )
         parts = ranges[0]
         for more in ranges[1:]:  # a sum of shares is a share of the sum
             for key, share in more.items():

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ..conftest import ROOT, run_mpc_json
+from ..conftest import ROOT, run_mpc, run_mpc_json
 
 WEATHER = ROOT / "mpc" / "datasets" / "data" / "weather.csv"
 
@@ -191,3 +191,36 @@ def _car_records(folder: Path) -> Path:
         rows = [",".join(line.split(",")[:6]) for line in data.read_text().split()[::86]]
         path.write_text(header + "\n" + "\n".join(rows) + "\n")
     return path
+
+
+@pytest.mark.parametrize("helper", ["sites", "dealer"])
+def test_rows_in_ranges_across_processes_leave_the_tree_and_no_folder(
+    helper: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--row-block``: every site's 1,728 rows of car in ranges of 300 (one in memory at a
+    time, the others in a folder of the site's own under ``$TMPDIR``), the plain tree, the
+    folders gone at the end."""
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    code, doc = run_mpc_json(
+        "run", "ppid3", "--dataset", "car", "--sites", "3", "--reveal", "tree", "--helper",
+        helper, "--row-block", "300", "--max-depth", "3", deadline=120,
+    )  # fmt: skip
+    assert code == 0, doc
+    assert doc["result"]["identical"] is True
+    for name in ("site1", "site2", "site3"):
+        cost = doc["parties"][name]["result"]["cost"]
+        assert cost["ranges"] == 6 and cost["spilled_bytes"] > 0, (name, cost)
+    assert not list(tmp_path.glob("**/mpc-rows-*"))
+
+
+@pytest.mark.parametrize(
+    "mode", [["--helper", "ot"], ["--reveal", "counts", "--helper", "dealer"], ["--counts", "psi"]]
+)
+def test_rows_in_ranges_are_refused_at_launch_where_rows_are_taken_whole(mode: list[str]) -> None:
+    code, _, err = run_mpc(
+        "run", "ppid3", "--dataset", "weather", "--sites", "2", "--row-block", "5", *mode,
+        deadline=30,
+    )  # fmt: skip
+    assert code != 0
+    assert "--row-block needs --reveal tree and a dealing party" in err, err
+    assert "started" not in err and "Traceback" not in err
