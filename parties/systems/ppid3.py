@@ -404,16 +404,14 @@ def csv_text(
     buf = io.StringIO()
     out = csv.writer(buf, lineterminator="\n")
     out.writerow([id_column, *table.attributes, *([table.class_name] if with_class else [])])
-    cols = []
+    cols = [np.asarray(ids, dtype=object)[order]]
     for kind, col in zip(table.kinds, table.columns, strict=True):
         if kind == CONTINUOUS:
-            cols.append([MISSING if math.isnan(x) else repr(float(x)) for x in col])
-        else:
-            cols.append([str(v) for v in col])
+            col = [MISSING if math.isnan(x) else repr(float(x)) for x in col]
+        cols.append(np.asarray(col, dtype=object)[order])
     if with_class:
-        cols.append([str(v) for v in table.target])
-    for r in order:
-        out.writerow([ids[r], *(c[r] for c in cols)])
+        cols.append(np.asarray(table.target, dtype=object)[order])
+    out.writerows(zip(*(c.tolist() for c in cols), strict=True))  # a row at a time, in C
     return buf.getvalue()
 
 
