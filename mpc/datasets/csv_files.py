@@ -357,9 +357,10 @@ def load_party_csv(
         kept = [i for i, n in enumerate(names) if n not in ignored]
         names = [names[i] for i in kept]
         records = [[r[i] for i in kept] for r in records]
-    if class_column is None:
+    if class_column is None:  # an empty class column, added in place (no second copy)
         names = [*names, ""]
-        records = [[*r, ""] for r in records]
+        for r in records:
+            r.append("")
     labels = [class_column or "", *([id_column] if id_column is not None else [])]
     markers = missing_markers(missing)
     cont = _column_kinds(
