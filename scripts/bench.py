@@ -17,6 +17,7 @@ ID3 fitted on the same data in the same run.
     python scripts/bench.py --intersection   # --records common's alignment, 10^5 and 10^6 ids
     python scripts/bench.py --intersection --intersection-sizes 1000 --repeat 1   # smoke
     python scripts/bench.py --reveal --datasets car --repeat 1             # its smoke run
+    python scripts/bench.py --reveal --datasets ten-million --repeat 1 --out DIR  # 10^7 rows
     python scripts/bench.py --reveal --against ../old --against-python ../old-venv/bin/python
                                        # this checkout against another, in turn
     python scripts/bench.py --scaling --rows 1000,2000 --scaling-sites 2,3 --sites-rows 1000 \\
@@ -44,7 +45,9 @@ plots ``scaling_rows.png`` and ``scaling_sites.png`` (matplotlib: ``pip install 
 ``--reveal`` runs PPID3 revealing only the tree (``--reveal tree``) beside the paper's mode
 (``--reveal counts``) on car, kr-vs-kp, adult and a million generated rows, and adult with 2
 sites and ``--helper ot``, against that mode's targets (scripts/bench_reveal.py), ``--repeat``
-times (default 3); ``--datasets`` picks some of car, kr-vs-kp, adult, adult-ot and million.
+times (default 3); ``--datasets`` picks some of car, kr-vs-kp, adult, adult-ot and million,
+or names ten-million (10^7 generated rows, ``--reveal tree`` only, about half an hour a run),
+which runs only when named.
 It writes ``reveal.json`` and ``reveal.md``. With ``--against DIR`` it runs each of them with
 this checkout and with the one in DIR (``--against-python``: its interpreter) in turn and
 writes ``reveal-against.json`` and ``reveal-against.md``: the two side by side, their ratio
@@ -72,6 +75,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_intersection
+from bench_reveal import DEFAULT_NAMES as REVEAL_DEFAULT
 from bench_reveal import NAMES as REVEAL_NAMES
 from bench_reveal import (
     REVEAL_RUNS,
@@ -359,7 +363,7 @@ def is_smoke(args: argparse.Namespace) -> bool:
     partial = (
         (args.helpers and args.datasets is not None
          and set(args.datasets) != {d for d, _ in HELPER_RUNS}),
-        args.reveal and args.datasets is not None and set(args.datasets) != set(REVEAL_NAMES),
+        args.reveal and args.datasets is not None and set(args.datasets) != set(REVEAL_DEFAULT),
         args.scaling and args.rows != list(ROWS),
         args.scaling and args.scaling_sites != list(SCALING_SITES),
         args.scaling and args.sites_rows != SITES_ROWS,
@@ -389,7 +393,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=None,
         metavar="A,B",
         help="--helpers: only these datasets (default: all four); --reveal: only these of "
-        f"{', '.join(REVEAL_NAMES)}",
+        f"{', '.join(REVEAL_NAMES)} (default: all but ten-million, about half an hour a run)",
     )
     _add_intersection(p)
     p.add_argument(

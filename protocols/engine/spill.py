@@ -2,17 +2,17 @@
 range of its rows at a time however many rows it has.
 
 A site whose table is split into ranges of rows (:class:`protocols.ppid3.level_products.
-RowRange`) works on one range after another: what it keeps of a range between two uses (its
-one-hot columns, its shares of each node's rows, the masked columns a partner sent it) waits
-in a :class:`Spill`, a folder only this process can read (mode ``0700``, made by
+RowRange`) works on one range after another: what it keeps of a range between two uses and
+cannot make again (its shares of each node's rows, the masked columns a partner sent it)
+waits in a :class:`Spill`, a folder only this process can read (mode ``0700``, made by
 :func:`tempfile.mkdtemp` under ``$TMPDIR`` or the system's temporary folder), and is read
 back when the range is next worked on. Each array is one ``.npy`` file written and read
 without pickle (numeric dtypes only); the folder is removed when the run ends, whether it
 ended well or not (:meth:`Spill.close`).
 
-What is on the disk is the party's own: its data's one-hot columns (the same information as
-its data file) and its additive shares (each uniform on its own, as in its memory). Nothing
-in a spill is sent to anyone. Network-free.
+What is on the disk is the party's own: its additive shares and the masked columns it
+received, each uniform on its own, as in its memory. Nothing in a spill is sent to anyone.
+Network-free.
 
 References: none.
 """

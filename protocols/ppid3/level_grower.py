@@ -174,15 +174,18 @@ class LevelGrower:
         #: with its one-hot ``X^T``, its shares of ``Z`` and its products' masks
         self.ranges = RowRange.split(view.codes, self.sizes, self.dtype, row_block, self.spill)
 
-    async def each_range(self, work: Callable[[RowRange], Awaitable[T]]) -> list[T]:
+    async def each_range(
+        self, work: Callable[[RowRange], Awaitable[T]], *, products: bool = True
+    ) -> list[T]:
         """``work`` on every range of this site's rows: all at once when they are in memory,
-        else one after another, each read back before and set aside after (so that one
-        range is in memory at a time; every site goes through them in the same order)."""
+        else one after another, each read back before (its shares; with ``products`` its
+        one-hot columns and masks too) and set aside after (so that one range is in memory
+        at a time; every site goes through them in the same order)."""
         if self.spill is None:
             return list(await asyncio.gather(*(work(rows) for rows in self.ranges)))
         out = []
         for rows in self.ranges:
-            rows.acquire()
+            rows.acquire(products)
             try:
                 out.append(await work(rows))
             finally:
@@ -266,7 +269,7 @@ class LevelGrower:
                 y = view.y[rows.start : rows.start + rows.n]
                 onehot = np.zeros((self.p, rows.n), dtype=self.dtype)
                 onehot[y, np.arange(rows.n)] = 1
-                rows.acquire()
+                rows.acquire(products=False)
                 rows.shares[0] = onehot
                 rows.release()
 
@@ -288,7 +291,7 @@ class LevelGrower:
             for k in [k for k in rows.shares if self.nodes[k].depth < depth]:
                 del rows.shares[k]
 
-        await self.each_range(one)
+        await self.each_range(one, products=False)
 
     async def split(self, inner: list[LevelNode], t: str) -> list[Split]:
         """Each interior node's split, as this site knows it."""

@@ -169,7 +169,11 @@ class RowRange:
     xt_hat: dict[str, Left] = field(default_factory=dict)  # owner -> X_owner^T + Ra (holder)
     xt_blocks: dict[str, list[int]] = field(default_factory=dict)  # owner -> its |A| per A
     spill: Spill | None = None  # where the arrays wait between uses (None: in memory)
-    held: bool = True  # the arrays are in memory
+    sizes: tuple[int, ...] = ()  # the values of each attribute (to make ``xt`` again)
+    #: holder -> the seed of this site's ``Ra`` with it (to make ``prepared`` again)
+    ra_seeds: dict[str, bytes] = field(default_factory=dict)
+    held: bool = True  # the shares are in memory
+    products: bool = True  # so are ``xt``, ``prepared`` and ``xt_hat``
     #: the arrays in the spill, each with the object it was read back as (while held)
     _stored: dict[str, object] = field(default_factory=dict, repr=False)
     _layout: tuple[Any, ...] = field(default=(), repr=False)
@@ -200,22 +204,24 @@ class RowRange:
             part = codes[s : s + step]
             xt, offsets = one_hot_columns(part, sizes, dtype)
             out.append(cls(s, part, xt, offsets, np.dtype(dtype), i,
-                           f"/r{i}" if len(starts) > 1 else "", spill=spill))  # fmt: skip
+                           f"/r{i}" if len(starts) > 1 else "", spill=spill,
+                           sizes=tuple(sizes)))  # fmt: skip
             out[-1].release()
         return out
 
     def _arrays(self) -> dict[str, np.ndarray]:
-        """The range's arrays by the names they take in the spill."""
-        out = {f"r{self.index}/xt": self.xt}
-        out |= {f"r{self.index}/z{k}": z for k, z in self.shares.items()}
-        for what, table in (("pa", self.prepared), ("xh", self.xt_hat)):
-            for who, (_, limbs) in table.items():
-                out |= {f"r{self.index}/{what}/{who}/{i}": a for i, a in enumerate(limbs)}
+        """The arrays that wait in the spill, by their names there: the shares of ``Z`` and,
+        while the products are held, the masked columns partners sent (``xt`` and
+        ``prepared`` are made again: from the codes, and from their seeds)."""
+        out = {f"r{self.index}/z{k}": z for k, z in self.shares.items()}
+        if self.products:
+            for who, (_, limbs) in self.xt_hat.items():
+                out |= {f"r{self.index}/xh/{who}/{i}": a for i, a in enumerate(limbs)}
         return out
 
     def release(self) -> None:
         """Set the range's arrays aside in its spill (nothing without one): what is new or
-        replaced since it was read back is written, what was dropped is removed. Only its
+        replaced since it was read back is written, a share dropped is removed. Only its
         codes stay in memory."""
         if self.spill is None or not self.held:
             return
@@ -224,32 +230,37 @@ class RowRange:
             if self._stored.get(name) is not a:
                 self.spill.put(name, a)
         for name in set(self._stored) - set(arrays):
-            self.spill.drop(name)
-        self._layout = (
-            self.xt.shape,
-            list(self.shares),
-            {who: (d, len(limbs)) for who, (d, limbs) in self.prepared.items()},
-            {who: (d, len(limbs)) for who, (d, limbs) in self.xt_hat.items()},
-        )
-        self._stored = dict[str, object].fromkeys(arrays)
+            if name.startswith(f"r{self.index}/z"):
+                self.spill.drop(name)
+        hats = self._layout[1] if self._layout and not self.products else {
+            who: (d, len(limbs)) for who, (d, limbs) in self.xt_hat.items()}  # fmt: skip
+        missing = set(self.prepared) - set(self.ra_seeds)
+        if missing:
+            raise ProtocolError(f"rows in ranges: no seed of the masks with {sorted(missing)}")
+        self._layout = (list(self.shares), hats)
+        self._stored = {}
         self.xt = np.empty((0, 0), dtype=self.dtype)
         self.shares, self.prepared, self.xt_hat = {}, {}, {}
-        self.held = False
+        self.held = self.products = False
 
-    def acquire(self) -> None:
-        """Read the range's arrays back from its spill (nothing without one, or if held)."""
+    def acquire(self, products: bool = True) -> None:
+        """Read the range's shares back from its spill, and with ``products`` make its
+        one-hot columns and its masks again and read its partners' masked columns (nothing
+        without a spill, or if held)."""
         if self.spill is None or self.held:
             return
         get, r = self.spill.get, f"r{self.index}"
-        _, keys, prepared, xt_hat = self._layout
-        self.xt = get(f"{r}/xt")
+        keys, hats = self._layout
         self.shares = {k: get(f"{r}/z{k}") for k in keys}
-        self.prepared = {who: (d, tuple(get(f"{r}/pa/{who}/{i}") for i in range(m)))
-                         for who, (d, m) in prepared.items()}  # fmt: skip
-        self.xt_hat = {who: (d, tuple(get(f"{r}/xh/{who}/{i}") for i in range(m)))
-                       for who, (d, m) in xt_hat.items()}  # fmt: skip
+        if products:
+            self.xt, _ = one_hot_columns(self.codes, self.sizes, self.dtype)
+            ring = Ring.of(self.dtype)
+            self.prepared = {who: ring.left(ring.random(seed, self.xt.shape))
+                             for who, seed in self.ra_seeds.items()}  # fmt: skip
+            self.xt_hat = {who: (d, tuple(get(f"{r}/xh/{who}/{i}") for i in range(m)))
+                           for who, (d, m) in hats.items()}  # fmt: skip
+        self.held, self.products = True, products
         self._stored = dict[str, object](self._arrays())
-        self.held = True
 
 
 # ----------------------------------------------------------------------------- step 2
@@ -529,6 +540,7 @@ async def _xdot_owner(
         elif first:
             Ra = Ring.of(xt.dtype).random(seed, (m, n))
             prepared[holder] = Ring.of(Ra.dtype).left(Ra)
+            rows.ra_seeds[holder] = seed  # to make it again (rows in ranges)
             await party.send(holder, f"{tag}/Ahat", pack_array(xt + Ra))
         got = await dealing.receive(holder, tag)
         if not transfer:

@@ -115,6 +115,7 @@ def test_failed_record_keeps_what_was_asked() -> None:
         (["--reveal", "--repeat", "1"], True),
         (["--reveal", "--datasets", "car"], True),
         (["--reveal", "--datasets", "million,adult-ot,adult,kr-vs-kp,car"], False),
+        (["--reveal", "--datasets", "ten-million", "--repeat", "3"], True),
         (["--intersection"], False),  # --repeat not given: 3 by default
         (["--intersection", "--intersection-sizes", "1000"], True),
         (["--intersection", "--repeat", "1"], True),
@@ -400,6 +401,11 @@ def test_reveal_targets_and_bytes_per_level() -> None:
     # 160 s over 10^6 rows x 4 levels x 20 attributes: 2.0 us; Hamada et al. 404 s over
     # 2^20 x 11 x 4: 8.8 us
     assert "- 2.0 us per row, level and attribute" in md and "Hamada et al.: 8.8 us" in md
+    # ten million rows: 1,400 s over 10^7 x 4 x 20 is 1.75 us, within 2.0
+    ten = [*runs, reveal_record("ten-million", "tree", 1400.0, peak=6100.0, levels=5)]
+    md = bench.reveal_markdown(ten, "HEADER")
+    assert "under 1500 s: yes (1400.0 s)" in md and "under 6000 MB: no (6100 MB" in md
+    assert "- 1.8 us per row, level and attribute (at most 2.0: yes; 1400 s over 10,000,000" in md
     slow = [r | {"wall_s": 130.0} if r.get("mode") == "tree" and r["config"] == "adult" else r
             for r in runs]  # fmt: skip
     assert any("under 120 s: no (130.0 s)" in x
@@ -432,6 +438,25 @@ def test_compare_reveal_alternates_modes_and_stops_a_configuration_past_its_targ
     assert doc["repeat"] == 2 and len(doc["runs"]) == 5
     assert (tmp_path / "reveal.md").read_text() == md
     assert "under 360 s: no (stopped: timed out after 360 s)" in md
+
+
+def test_ten_million_rows_run_only_when_named(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    module = sys.modules["bench_reveal"]
+    seen: list[str] = []
+
+    def tried(dataset: str, counts: str, extra: list[str], timeout: float,
+              limit: float | None = None) -> dict[str, Any]:  # fmt: skip
+        seen.append(dataset)
+        return reveal_record("x", extra[-1], 1.0) | {"identical": True}
+
+    monkeypatch.setattr(module, "tried", tried)
+    bench.compare_reveal(1, 100.0, tmp_path, None)
+    assert "synthetic:1000000,20,1" in seen and "synthetic:10000000,20,1" not in seen
+    seen.clear()
+    bench.compare_reveal(1, 100.0, tmp_path, ["ten-million"])
+    assert seen == ["synthetic:10000000,20,1"]  # --reveal tree only
 
 
 def test_against_alternates_the_checkouts_and_compares_their_medians(

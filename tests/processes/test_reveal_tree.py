@@ -209,7 +209,9 @@ def test_rows_in_ranges_across_processes_leave_the_tree_and_no_folder(
     assert doc["result"]["identical"] is True
     for name in ("site1", "site2", "site3"):
         cost = doc["parties"][name]["result"]["cost"]
-        assert cost["ranges"] == 6 and cost["spilled_bytes"] > 0, (name, cost)
+        assert cost["ranges"] == 6, (name, cost)
+    # the class site holds every node's shares: they wait on its disk between uses
+    assert doc["parties"]["site3"]["result"]["cost"]["spilled_bytes"] > 0
     assert not list(tmp_path.glob("**/mpc-rows-*"))
 
 

@@ -83,20 +83,30 @@ def test_a_released_range_holds_its_codes_only_and_comes_back_whole() -> None:
         r.acquire()
         want, _ = one_hot_columns(codes[16:32], sizes, dtype)
         assert np.array_equal(r.xt, want)
+        ring = Ring.of(dtype)
         z0, z1 = (rng.integers(0, 2**16, (2, 16)).astype(dtype) for _ in range(2))
         r.shares[0], r.shares[1] = z0, z1
-        r.prepared["site2"] = Ring.of(dtype).left(want + 1)
+        seed = bytes(range(32))
+        r.prepared["site2"], r.ra_seeds["site2"] = ring.left(ring.random(seed, want.shape)), seed
+        r.prepared["site3"] = ring.left(want)  # masks without their seed cannot be made again
+        with pytest.raises(ProtocolError, match="no seed of the masks with"):
+            r.release()
+        del r.prepared["site3"]
+        r.xt_hat["site1"] = ring.left(want + 7)
         r.release()
-        assert not r.shares and not r.prepared and r.xt.size == 0
-        r.acquire()
-        assert np.array_equal(r.shares[0], z0) and np.array_equal(r.shares[1], z1)
-        assert np.array_equal(r.prepared["site2"][1][0], want + 1)
+        assert not r.shares and not r.prepared and not r.xt_hat and r.xt.size == 0
+        assert f"r{r.index}/xt" not in spill  # made again from the codes
+        r.acquire(products=False)  # the shares alone
+        assert np.array_equal(r.shares[0], z0) and not r.prepared and r.xt.size == 0
         del r.shares[0]
         r.shares[5] = z0 + 1  # a new node; the dropped one's file goes
         r.release()
         r.acquire()
         assert sorted(r.shares) == [1, 5] and np.array_equal(r.shares[5], z0 + 1)
-        assert f"r{r.index}/z0" not in spill
+        assert np.array_equal(r.shares[1], z1) and f"r{r.index}/z0" not in spill
+        assert np.array_equal(r.xt, want)
+        assert np.array_equal(r.prepared["site2"][1][0], ring.random(seed, want.shape))
+        assert np.array_equal(r.xt_hat["site1"][1][0], want + 7)
     finally:
         spill.close()
 
@@ -116,8 +126,8 @@ def held_ranges(monkeypatch: pytest.MonkeyPatch) -> dict[int, int]:
     most: dict[int, int] = {}
     acquire, release = RowRange.acquire, RowRange.release
 
-    def acquired(self: RowRange) -> None:
-        acquire(self)
+    def acquired(self: RowRange, products: bool = True) -> None:
+        acquire(self, products)
         now = live.setdefault(id(self.spill), set())
         now.add(id(self))
         most[id(self.spill)] = max(most.get(id(self.spill), 0), len(now))
