@@ -298,6 +298,14 @@ def _strip(data: bytes) -> np.ndarray:
     return arr[1:-1] if arr.size >= 8 else arr
 
 
+def _stats_key(receipt: Receipt, peer: str) -> str:
+    """Where a uniform message's payload statistics go: by receipt, and for a share of an
+    opening (``shared``) by receipt and sender, since the shares of one opening sum to what
+    it opens (``p1``'s is the value less ``p0``'s) and pooled their bytes are not
+    independent draws: each sender's shares are uniform alone and are tested alone."""
+    return f"{receipt.name} from {peer}" if receipt.shared else receipt.name
+
+
 class ViewRecorder:
     """One party's view as the tests read it: see the module docstring. With ``samples``
     (the default) each uniform message also keeps a sample of its payload (the first
@@ -321,7 +329,9 @@ class ViewRecorder:
         for item in value if isinstance(value, Batch) else [value]:
             self._leaves = [] if self.samples else None
             if receipt.kind is Kind.UNIFORM:
-                shown = self._skeleton(item, receipt, self.payloads[receipt.name], "body")
+                shown = self._skeleton(
+                    item, receipt, self.payloads[_stats_key(receipt, peer)], "body"
+                )
             elif receipt.uniform_keys:
                 shown = self._mixed(item, receipt, "body")
             else:

@@ -17,10 +17,11 @@ from mpc.errors import MPCError
 from mpc.runtime.codec import decode
 from mpc.runtime.local import run_in_memory
 from mpc.runtime.transport import InMemoryNetwork
+from mpc.runtime.view import ViewRecorder, _Payload, uniformity_p_value
 from protocols.engine.opening import OPENINGS, Pair, open_shares, opening
 from protocols.engine.ring import RING64, Ring
 
-from ..views import _leakage_script
+from ..views import P_MIN, _leakage_script
 
 NAMES = ["p0", "p1", "x", "y"]
 TEST_OPENING = opening("test/opening", "a share of a test value, re-randomised", opens="test/v")
@@ -117,3 +118,21 @@ def test_every_share_of_a_result_goes_through_the_door() -> None:
                 "open_shares, or say why its receiver unmasks it with randomness of its own"
             )
     assert set(UNMASKED_BY_THE_RECEIVER) <= set(found)
+
+
+def test_a_receiver_tests_the_two_shares_of_an_opening_each_alone() -> None:
+    """The two shares a receiver outside the pair gets sum to what it opens: ``p1``'s is
+    ``x`` less ``p0``'s, so pooled their bytes pair up (``v`` with ``255 - v``, beyond the
+    lowest byte) and the chi-square statistic doubles. The view keeps each sender's shares of
+    an opening apart and tests each alone, uniform as each is."""
+    a = np.random.default_rng(23289).integers(0, 2**63, 8, dtype=np.uint64)
+    view = ViewRecorder()
+    view.record("p0", "t/open", TEST_OPENING, RING64.pack(a))
+    view.record("p1", "t/open", TEST_OPENING, RING64.pack(RING64.reduce(-a)))
+    stats = view.to_dict()["uniform"]
+    assert len(stats) == 2 and all(s["values"] == 64 for s in stats.values())
+    assert all(uniformity_p_value(s) > P_MIN for s in stats.values()), stats
+    pooled = _Payload()
+    for part in (a, RING64.reduce(-a)):
+        pooled.add_bytes(part.view(np.uint8))
+    assert uniformity_p_value(pooled.to_dict()) < P_MIN  # what pooling them would say
