@@ -36,9 +36,15 @@ in the wider ring: no wrap bit is ever opened.
 
 **Argmax** (:func:`argmax`) is a tournament over the candidates of each row, the earlier
 candidate kept on a tie (the plain learners' rule: the first best in order wins): ``⌈log2 m⌉``
-comparisons deep, each followed by one round of products that carries the winner's key and
-index, so ``9 ⌈log2 m⌉`` rounds for every row at once. Keys are integers, or fractions ``n/d``
-(``d > 0``) compared by the sign of ``n d' - n' d`` (one more round of products per level).
+comparisons deep, each followed by one round that carries the winner's key and index: the
+comparison's sign bit, still XOR-shared, selects the differences directly (:func:`select`,
+one *selection triple* ``(a, [a], w, [a w])`` per element: the bit ``a`` both XOR- and
+additively shared), so no product makes the bit additive first; ``8 ⌈log2 m⌉`` rounds for
+every row at once. Keys are integers, or fractions ``n/d`` (``d > 0``) compared by the sign
+of ``n d' - n' d`` (one more round of products per level). A selection triple costs a dealer
+two ring elements of corrections, and two OTs of one or two ring elements when ``p0`` and
+``p1`` make it themselves (:func:`protocols.engine.triples.ot_selects`), where a Beaver
+triple takes two Gilboa products of as many OTs as the ring has bits.
 
 References: D. Beaver, *Efficient multiparty protocols using circuit randomization*, CRYPTO
 1991; P. M. Kogge, H. S. Stone, *A parallel algorithm for the efficient solution of a general
@@ -47,12 +53,13 @@ class of recurrence equations*, IEEE Trans. Computers 1973 (the prefix adder).
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any, Protocol
 
 import numpy as np
 
 from protocols.engine.ring import RING64, Ring
-from protocols.engine.triples import Triple
+from protocols.engine.triples import Select, Triple
 
 
 class Session(Protocol):
@@ -66,6 +73,8 @@ class Session(Protocol):
     def word_triple(self, n: int, ring: Ring) -> Triple: ...
 
     def and_triple(self, shape: tuple[int, ...], ring: Ring) -> Triple: ...
+
+    def select_triple(self, n: int, ring: Ring) -> Select: ...
 
     async def exchange(self, tag: str, mine: np.ndarray, ring: Ring | None) -> np.ndarray: ...
 
@@ -198,11 +207,42 @@ async def less_than_zero(s: Session, x: np.ndarray, tag: str, ring: Ring) -> np.
     module docstring's sign by carry: ``2 + ⌈log2 (K - 1)⌉`` rounds, eight for ``K = 64``)."""
     if (dry := await s.row_wise(less_than_zero, x, tag, ring)) is not None:
         return dry
+    return await bit_to_ring(s, await sign_bit(s, x, tag, ring), f"{tag}/b2a", ring)
+
+
+async def sign_bit(s: Session, x: np.ndarray, tag: str, ring: Ring) -> np.ndarray:
+    """XOR shares (``uint8``) of ``[x < 0]`` (:func:`less_than_zero` before the bit is made
+    additive)."""
+    if (dry := await s.row_wise(sign_bit, x, tag, ring)) is not None:
+        return dry
     bits = ring.bits_of(ring.array(x) if not ring.wide else x)
     top = ring.bits - 1
     carry = await carry_out(s, bits[:, top - 1 :: -1], tag, ring)
-    sign = bits[:, top] ^ carry  # XOR shares of the sign bit
-    return await bit_to_ring(s, sign, f"{tag}/b2a", ring)
+    return bits[:, top] ^ carry
+
+
+async def select(
+    s: Session, bit: np.ndarray, x: np.ndarray, tag: str, ring: Ring
+) -> tuple[np.ndarray, np.ndarray]:
+    """Additive shares of ``b x`` for each row of ``x`` (``n x k``, this party's shares)
+    and its XOR-shared bit ``b`` (``n``), and of ``b`` itself: one round, one selection
+    triple ``(a, [a], w, [a w])`` per element. The parties open ``d = b ⊕ a`` and ``e = x -
+    w``; then ``b = d + (1 - 2d)[a]`` and ``b x = d e + d [w] + (1 - 2d)(e [a] + [a w])``,
+    linear in the triple's shares."""
+    n, k = x.shape
+    a, shared_a, w, c = s.select_triple(n * k, ring)
+    a, shared_a, w, c = (t.reshape(n, k) for t in (a, shared_a, w, c))
+    flips, opened = await asyncio.gather(
+        s.exchange(f"{tag}/d", np.ascontiguousarray(np.repeat(bit[:, None], k, axis=1) ^ a),
+                   None),
+        s.exchange(f"{tag}/e", ring.reduce(x - w), ring),
+    )  # fmt: skip
+    d = ring.array(flips)
+    sign = ring.reduce(ring.constant(1, d.shape) - 2 * d)
+    own_d = d if s.role == 0 else ring.zeros(d.shape)
+    b = ring.reduce(own_d + sign * shared_a)  # shares of the bit, element by element
+    product = ring.reduce(own_d * opened + d * w + sign * (opened * shared_a + c))
+    return product, b[:, 0]
 
 
 async def lift(s: Session, x: np.ndarray, width: int, tag: str, ring: Ring) -> np.ndarray:
@@ -252,14 +292,11 @@ async def argmax(
             deltas.append(dr - dl)
         else:
             diff = kl - kr
-        deltas = [ring.reduce(d) for d in deltas]
-        beta = await less_than_zero(s, ring.reduce(diff), f"{tag}/cmp{level}", ring)
+        beta = await sign_bit(s, ring.reduce(diff), f"{tag}/cmp{level}", ring)
         # the right one wins only when the left is strictly smaller: ties keep the earlier
-        moved = np.split(
-            await multiply(s, np.tile(beta, len(deltas)), np.concatenate(deltas),
-                           f"{tag}/sel{level}", ring),
-            len(deltas),
-        )  # fmt: skip
+        product, _ = await select(s, beta, ring.reduce(np.stack(deltas, axis=1)),
+                                  f"{tag}/sel{level}", ring)  # fmt: skip
+        moved = [product[:, j] for j in range(len(deltas))]
         arrays = [key, index, *([den] if den is not None else [])]
         new = [ring.reduce(a[:, left].reshape(-1) + m).reshape(rows, pairs)
                for a, m in zip(arrays, moved, strict=True)]  # fmt: skip

@@ -123,6 +123,7 @@ REQUEST_PUBLIC = (
     "transfer",
     "and",
     "words",
+    "selects",
     "range",
 )
 
@@ -465,7 +466,8 @@ class Dealing:
         the party that deals their products, both receive (:mod:`protocols.engine.triples`)."""
         if s.role == 0:
             await self.ask({"kind": "triples", "peer": s.p1, "tag": tag, "shape": [ring.bits],
-                            "and": needs.bits, "words": needs.words})  # fmt: skip
+                            "and": needs.bits, "words": needs.words,
+                            "selects": needs.selects})  # fmt: skip
         return await receive_triples(s.party, self.of(s.p0, s.p1), tag, s.role, needs, ring)
 
     async def close(self) -> None:
@@ -645,15 +647,15 @@ async def deal_triples(
 ) -> None:
     """The triples of a batch of secure comparisons between ``site`` (``p0``) and ``peer``
     (``p1``) of ``--reveal tree``: ``req["and"]`` AND triples and ``req["words"]`` word
-    triples over ``Z_{2^K}``, ``K = shape[0]``
-    (:func:`protocols.engine.triples.deal_triples`)."""
-    n_and, n_words = req.get("and"), req.get("words")
+    triples, ``req["words"]`` word triples and ``req["selects"]`` selection triples over
+    ``Z_{2^K}``, ``K = shape[0]`` (:func:`protocols.engine.triples.deal_triples`)."""
+    counts = [req.get("and"), req.get("words"), req.get("selects", 0)]
     if not (
-        isinstance(n_and, int) and isinstance(n_words, int) and n_and >= 0 and n_words >= 0
+        all(isinstance(n, int) and n >= 0 for n in counts)
         and shape[0] % 64 == 0 and shape[0] <= 2**16
     ):  # fmt: skip
-        raise ProtocolError(f"{site} asked for triples {n_and!r}, {n_words!r} of {shape}")
-    await triples_dealt(party, site, peer, tag, Needs(n_and, n_words), Ring(shape[0]))
+        raise ProtocolError(f"{site} asked for triples {counts!r} of {shape}")
+    await triples_dealt(party, site, peer, tag, Needs(*counts), Ring(shape[0]))
 
 
 async def serve_level_dealer(

@@ -308,7 +308,9 @@ class OTDealing(Dealing):
         async with s.ot_lock:
             if s.ot is None:
                 s.ot = await ot_session(s.party, s.other, s.role, tag)
-            return await ot_triples(s.party, s.other, s.role, tag, needs, ring, s.ot)
+            if needs.selects and s.ot_back is None:  # p1 sending: half of each selection
+                s.ot_back = await ot_session(s.party, s.other, 1 - s.role, f"{tag}/back")
+            return await ot_triples(s.party, s.other, s.role, tag, needs, ring, s.ot, s.ot_back)
 
     async def receive(self, peer: str, tag: str) -> Any:
         value = await self._future(tag)

@@ -46,7 +46,7 @@ from mpc.runtime.view import Receipt, uniform
 from protocols.engine import circuits
 from protocols.engine.opening import Pair, open_shares
 from protocols.engine.ring import RING64, Ring
-from protocols.engine.triples import Needs, Pool, Pools, Triple
+from protocols.engine.triples import Needs, Pool, Pools, Select, Triple
 
 __all__ = ["MASKED", "CountingSession", "Session", "TripleSource"]
 
@@ -81,8 +81,10 @@ class Session:
         self.active = party.name in (p0, p1)
         self.role = 0 if party.name == p0 else 1
         self.other = p1 if self.role == 0 else p0
-        #: an OT session of the pair, if the preprocessing makes triples by OT (its own)
+        #: an OT session of the pair, if the preprocessing makes triples by OT (its own),
+        #: and one the other way (``p1`` sending, for the selection triples)
         self.ot: Any = None
+        self.ot_back: Any = None
         #: held while the OT session makes triples (one ring's at a time)
         self.ot_lock = asyncio.Lock()
         self._pools: Pools | None = None
@@ -144,6 +146,9 @@ class Session:
 
     def and_triple(self, shape: tuple[int, ...], ring: Ring) -> Triple:
         return self._pool(ring).and_triple((shape[0], int(np.prod(shape[1:]))))
+
+    def select_triple(self, n: int, ring: Ring) -> Select:
+        return self._pool(ring).select_triple(n)
 
     def _pool(self, ring: Ring) -> Pool:
         if self._pools is None:
@@ -216,11 +221,11 @@ class CountingSession(Session):
     run: the dry run of a wide ring's comparisons costs one row's arithmetic, not all of it."""
 
     #: the needs of one row of a row-wise circuit, by the circuit, its ring and public options
-    _per_row: ClassVar[dict[tuple[Any, ...], tuple[dict[int, tuple[int, int]], Any]]] = {}
+    _per_row: ClassVar[dict[tuple[Any, ...], tuple[dict[int, tuple[int, ...]], Any]]] = {}
 
     def __init__(self, real: Session) -> None:
         self.__dict__.update(real.__dict__)
-        self._counted: defaultdict[int, list[int]] = defaultdict(lambda: [0, 0])
+        self._counted: defaultdict[int, list[int]] = defaultdict(lambda: [0, 0, 0])
         self._one_row = False
 
     async def row_wise(self, circuit: Any, x: np.ndarray, *args: Any) -> np.ndarray | None:
@@ -234,17 +239,17 @@ class CountingSession(Session):
             one._one_row = True
             row = [a[:1] if isinstance(a, np.ndarray) else a for a in args]
             out = await circuit(one, x[:1], *row)
-            self._per_row[key] = ({b: (n[0], n[1]) for b, n in one._counted.items()}, out)
+            self._per_row[key] = ({b: tuple(n) for b, n in one._counted.items()}, out)
         counted, out = self._per_row[key]
         rows = len(x)
-        for bits, (b, w) in counted.items():
-            self._counted[bits][0] += b * rows
-            self._counted[bits][1] += w * rows
+        for bits, per_row in counted.items():
+            for i, n in enumerate(per_row):
+                self._counted[bits][i] += n * rows
         return np.repeat(out, rows, axis=0) if rows else out[:0]
 
     @property
     def needs(self) -> dict[int, Needs]:
-        return {bits: Needs(b, w) for bits, (b, w) in self._counted.items()}
+        return {bits: Needs(*n) for bits, n in self._counted.items()}
 
     def word_triple(self, n: int, ring: Ring) -> Triple:
         self._counted[ring.bits][1] += n
@@ -254,6 +259,10 @@ class CountingSession(Session):
         self._counted[ring.bits][0] += int(np.prod(shape))
         z = np.zeros(shape, dtype=np.uint8)
         return z, z, z
+
+    def select_triple(self, n: int, ring: Ring) -> Select:
+        self._counted[ring.bits][2] += n
+        return np.zeros(n, dtype=np.uint8), ring.zeros(n), ring.zeros(n), ring.zeros(n)
 
     async def exchange(self, tag: str, mine: np.ndarray, ring: Ring | None) -> np.ndarray:
         return mine

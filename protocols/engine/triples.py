@@ -31,7 +31,9 @@ transfers efficiently*, CRYPTO 2003 (the OT extension they run on).
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -44,12 +46,18 @@ from mpc.runtime.view import uniform
 from protocols.engine.ring import RING64, Ring
 from protocols.ot.gilboa import beaver_triples, wide_beaver_triples
 from protocols.ot.iknp import (
+    CHUNK_OTS,
+    PAD_BLOCKS,
     ExtensionReceiver,
     ExtensionSender,
+    extend_as_receiver,
+    extend_as_sender,
     extension_receiver,
     extension_sender,
     random_ots_receive,
     random_ots_send,
+    record_ots,
+    split_batches,
 )
 
 __all__ = [
@@ -62,6 +70,7 @@ __all__ = [
     "ot_session",
     "ot_triples",
     "receive_triples",
+    "selects_dealt",
 ]
 
 #: what p0 and p1 receive from a dealing party
@@ -74,18 +83,26 @@ DEALT = uniform(
 Triple = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
+#: a selection triple of a batch: ``a`` (an XOR-shared bit, ``uint8``), ``[a]`` (the same bit
+#: shared additively in the ring), ``w`` and ``[a w]`` (ring elements)
+Select = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
 @dataclass(frozen=True)
 class Needs:
-    """How many AND triples (``bits``) and word triples (``words``) a batch uses."""
+    """How many AND triples (``bits``), word triples (``words``) and selection triples
+    (``selects``) a batch uses."""
 
     bits: int = 0
     words: int = 0
+    selects: int = 0
 
     def __add__(self, other: Needs) -> Needs:
-        return Needs(self.bits + other.bits, self.words + other.words)
+        return Needs(self.bits + other.bits, self.words + other.words,
+                     self.selects + other.selects)  # fmt: skip
 
     def __bool__(self) -> bool:
-        return bool(self.bits or self.words)
+        return bool(self.bits or self.words or self.selects)
 
 
 class Pool:
@@ -93,9 +110,10 @@ class Pool:
     them; :meth:`finished` checks that the batch used them all (the helper and the parties
     planned the same batch)."""
 
-    def __init__(self, bits: Triple, words: Triple) -> None:
+    def __init__(self, bits: Triple, words: Triple, selects: Select | None = None) -> None:
         self._bits, self._words = bits, words
-        self._b = self._w = 0
+        self._selects = selects
+        self._b = self._w = self._s = 0
 
     def and_triple(self, shape: tuple[int, int]) -> Triple:
         n = shape[0] * shape[1]
@@ -112,8 +130,18 @@ class Pool:
         self._w += n
         return out  # type: ignore[return-value]
 
+    def select_triple(self, n: int) -> Select:
+        made = 0 if self._selects is None else len(self._selects[0])
+        if self._s + n > made:
+            raise ProtocolError("the batch needs more selection triples than were made")
+        assert self._selects is not None
+        out = tuple(t[self._s : self._s + n] for t in self._selects)
+        self._s += n
+        return out  # type: ignore[return-value]
+
     def finished(self) -> None:
-        if self._b != len(self._bits[0]) or self._w != len(self._words[0]):
+        made = 0 if self._selects is None else len(self._selects[0])
+        if self._b != len(self._bits[0]) or self._w != len(self._words[0]) or self._s != made:
             raise ProtocolError("the batch used fewer triples than were made")
 
 
@@ -159,12 +187,38 @@ async def deal_triples(
     wa1, wb1 = ring.random(s1, w), ring.random(s1, w)
     c1 = ((a0 ^ a1) & (b0 ^ b1)) ^ c0
     wc1 = ring.reduce((wa0 + wa1) * (wb0 + wb1) - wc0)
-    await party.send(p0, f"{tag}/dealt", {"seed": seeds[0], "bits": None, "words": None})
+    _, (_, sa1, _, sc1) = selects_dealt(s0, s1, needs.selects, ring)
+    corrections = np.concatenate([sa1, sc1])
+    await party.send(p0, f"{tag}/dealt",
+                     {"seed": seeds[0], "bits": None, "words": None, "selects": None})  # fmt: skip
     await party.send(p1, f"{tag}/dealt", {
         "seed": seeds[1],
         "bits": pack_array(np.packbits(c1)) if needs.bits else None,
         "words": ring.pack(wc1) if needs.words else None,
+        "selects": ring.pack(corrections) if needs.selects else None,
     })  # fmt: skip
+
+
+def selects_dealt(s0: SeedStream, s1: SeedStream, n: int, ring: Ring) -> tuple[Select, Select]:
+    """A dealer's arithmetic of ``n`` selection triples, after the other triples of the
+    streams: ``p0``'s ``a_0, [a]_0, w_0, [a w]_0`` and ``p1``'s ``a_1, w_1`` from their
+    seeds, ``p1``'s ``[a]_1, [a w]_1`` made to fit (its corrections). Returns both
+    parties' triples."""
+    a0, sa0, w0, c0 = s0.bits(n), ring.random(s0, n), ring.random(s0, n), ring.random(s0, n)
+    a1, w1 = s1.bits(n), ring.random(s1, n)
+    a = ring.array(a0 ^ a1)
+    return (a0, sa0, w0, c0), (a1, ring.reduce(a - sa0), w1, ring.reduce(a * (w0 + w1) - c0))
+
+
+def own_selects(s: SeedStream, n: int, ring: Ring, role: int, fixed: np.ndarray | None) -> Select:
+    """A party's selection triples from its seed (the dealer's order of
+    :func:`selects_dealt`): all four at ``p0``; at ``p1`` its ``a_1, w_1`` and the
+    dealer's corrections ``fixed``."""
+    if role == 0:
+        return s.bits(n), ring.random(s, n), ring.random(s, n), ring.random(s, n)
+    assert fixed is not None
+    a, w = s.bits(n), ring.random(s, n)
+    return a, fixed[:n], w, fixed[n:]
 
 
 async def receive_triples(
@@ -177,21 +231,24 @@ async def receive_triples(
         raise ProtocolError(f"{party.name}: {dealer} sent malformed randomness at {tag}")
     s = _stream(body.get("seed"))
     if role == 0:
-        if body.get("bits") is not None or body.get("words") is not None:
+        if any(body.get(k) is not None for k in ("bits", "words", "selects")):
             raise ProtocolError(f"{party.name}: {dealer} sent p0 corrections at {tag}")
         bits = (s.bits(needs.bits), s.bits(needs.bits), s.bits(needs.bits))
         w = needs.words
         words = (ring.random(s, w), ring.random(s, w), ring.random(s, w))
-        return Pool(bits, words)
+        return Pool(bits, words, own_selects(s, needs.selects, ring, 0, None))
     packed = (
         unpack_array(body.get("bits"), np.uint8, ((needs.bits + 7) // 8,), dealer, "bits")
         if needs.bits else np.zeros(0, np.uint8)
     )  # fmt: skip
     wc = (ring.unpack(body.get("words"), (needs.words,), dealer, "words")
           if needs.words else ring.zeros(0))  # fmt: skip
+    fixed = (ring.unpack(body.get("selects"), (2 * needs.selects,), dealer, "selects")
+             if needs.selects else ring.zeros(0))  # fmt: skip
     a, b = s.bits(needs.bits), s.bits(needs.bits)
     wa, wb = ring.random(s, needs.words), ring.random(s, needs.words)
-    return Pool((a, b, np.unpackbits(packed)[: needs.bits]), (wa, wb, wc))
+    selects = own_selects(s, needs.selects, ring, 1, fixed)
+    return Pool((a, b, np.unpackbits(packed)[: needs.bits]), (wa, wb, wc), selects)
 
 
 # ----------------------------------------------------------------------------- by OT
@@ -210,14 +267,19 @@ async def ot_session(
 async def ot_triples(
     party: Party, other: str, role: int, tag: str, needs: Needs, ring: Ring = RING64,
     session: ExtensionSender | ExtensionReceiver | None = None,
+    back: ExtensionSender | ExtensionReceiver | None = None,
 ) -> Pool:  # fmt: skip
     """``p0``'s and ``p1``'s triples made between them by oblivious transfer (the module
     docstring): ``p0`` sends, ``2 needs.bits`` random OTs and ``needs.words`` Gilboa
-    triples, in ``session`` (:func:`ot_session`; a new one without)."""
+    triples, in ``session`` (:func:`ot_session`; a new one without); the selection triples
+    take ``session`` and ``back``, a session the other way (``p1`` sending: one made here
+    without)."""
     n = needs.bits
     bits: Triple
     if session is None:
         session = await ot_session(party, other, role, tag)
+    if needs.selects and back is None:
+        back = await ot_session(party, other, 1 - role, f"{tag}/back")
     if role == 0:
         assert isinstance(session, ExtensionSender)
         if n:
@@ -237,7 +299,109 @@ async def ot_triples(
         else:
             bits = (np.zeros(0, np.uint8),) * 3
     words = await _ot_words(party, other, needs.words, session, tag, ring)
-    return Pool(bits, words)
+    selects = None
+    if needs.selects:
+        assert back is not None
+        selects = await ot_selects(party, role, needs.selects, session, back, tag, ring)
+    return Pool(bits, words, selects)
+
+
+async def ot_selects(
+    party: Party, role: int, n: int, session: ExtensionSender | ExtensionReceiver,
+    back: ExtensionSender | ExtensionReceiver, tag: str, ring: Ring,
+) -> Select:  # fmt: skip
+    """``n`` selection triples by correlated OTs of ring elements (:func:`ring_cots_send`),
+    one each way per triple: each party draws its ``a_i`` and ``w_i``; with ``a = a_0 ⊕ a_1
+    = a_0 + a_1 - 2 a_0 a_1``, ``p1`` choosing by ``a_1`` gets ``x + a_1 (a_0, (1 - 2a_0)
+    w_0)`` for ``p0``'s ``x``, which gives both shares of ``a_0 a_1`` and of ``a w_0 = a_0 w_0
+    + a_1 (1 - 2a_0) w_0``; ``p0`` choosing by ``a_0`` over ``back`` gets ``x' + a_0 (1 -
+    2a_1) w_1``, the shares of ``a w_1``. Two OTs and three ring elements of corrections per
+    triple, where a Beaver triple takes two Gilboa products of as many OTs as the ring has
+    bits."""
+    a = randomness.bits(n, f"{tag}/select-a")
+    w = ring.random(randomness.seed(f"{tag}/select-w"), n)
+    ai = ring.array(a)
+    flipped = ring.reduce((ring.constant(1, n) - 2 * ai) * w)  # (1 - 2 a_i) w_i
+    if role == 0:
+        assert isinstance(session, ExtensionSender) and isinstance(back, ExtensionReceiver)
+        x, y = await asyncio.gather(
+            ring_cots_send(party, session, np.stack([ai, flipped], axis=1), ring),
+            ring_cots_receive(party, back, a, 1, ring),
+        )
+        shared_a = ring.reduce(ai + 2 * x[:, 0])
+        c = ring.reduce(ai * w - x[:, 1] + y[:, 0])
+    else:
+        assert isinstance(session, ExtensionReceiver) and isinstance(back, ExtensionSender)
+        y, x = await asyncio.gather(
+            ring_cots_receive(party, session, a, 2, ring),
+            ring_cots_send(party, back, flipped[:, None], ring),
+        )
+        shared_a = ring.reduce(ai - 2 * y[:, 0])
+        c = ring.reduce(y[:, 1] + ai * w - x[:, 0])
+    party.metrics.count("select_triples", n)
+    return a, shared_a, w, c
+
+
+def _ring_pads(h: np.ndarray, k: int, ring: Ring) -> np.ndarray:
+    """``m x k`` ring elements from the ``(m, 16 r)`` hash blocks ``h``."""
+    limbs, size = ring.limbs, max(ring.bits, 64) // 8
+    words = np.ascontiguousarray(np.ascontiguousarray(h).view("<u8")[:, : k * limbs])
+    if ring.bits < 64:
+        words = words & np.uint64(ring.mask)
+    assert size * k <= h.shape[1]
+    return ring.from_words(words.reshape(-1, limbs), (len(h), k))
+
+
+def _cot_batches(m: int, k: int, ring: Ring) -> tuple[int, int, list[int]]:
+    """Hash blocks per OT of ``k`` ring elements, OTs per batch and the batches' sizes."""
+    blocks = max(1, -(-k * ring.limbs * 8 // 16))
+    per = max(1, min(CHUNK_OTS, PAD_BLOCKS // blocks))
+    return blocks, per, split_batches(m, per)
+
+
+async def ring_cots_send(
+    party: Party, session: ExtensionSender, delta: np.ndarray, ring: Ring
+) -> np.ndarray:
+    """Correlated OTs of ``k`` elements of ``ring`` as the sender, any ring, ``delta`` ``m x
+    k``: returns the uniform ``x`` such that the receiver gets ``x + bit delta``; sends ``τ
+    = x^1 - x^0 - Δ`` computed in the ring (each IKNP OT's hashes stretched to the width)."""
+    m, k = delta.shape
+    blocks, per, sizes = _cot_batches(m, k, ring)
+    out = ring.zeros((m, k))
+
+    def answer(c: int, h0: np.ndarray, h1: np.ndarray) -> dict[str, object]:
+        part = slice(c * per, c * per + sizes[c])
+        x0 = _ring_pads(h0, k, ring)
+        out[part] = x0
+        return ring.pack(ring.reduce(_ring_pads(h1, k, ring) - x0 - delta[part]))
+
+    await extend_as_sender(party, session, sizes, answer, blocks=blocks)
+    record_ots(party, "ot/vector", session, "sender", ots=m, width=k)
+    return out
+
+
+async def ring_cots_receive(
+    party: Party, session: ExtensionReceiver, choices: np.ndarray, k: int, ring: Ring
+) -> np.ndarray:
+    """Correlated OTs of ``k`` ring elements as the receiver with ``choices`` (``m`` bits):
+    ``x + choices delta`` (``m x k``) for the sender's ``x`` and ``delta``
+    (:func:`ring_cots_send`)."""
+    m = len(choices)
+    blocks, per, sizes = _cot_batches(m, k, ring)
+    out = ring.zeros((m, k))
+
+    def chosen(c: int) -> np.ndarray:
+        return choices[c * per : c * per + sizes[c]]
+
+    def settle(c: int, bits: np.ndarray, h: np.ndarray, tau: Any, step: str) -> None:
+        part = slice(c * per, c * per + sizes[c])
+        t = ring.unpack(tau, (sizes[c], k), session.peer, step)
+        picked = t * ring.array(bits)[:, None]
+        out[part] = ring.reduce(_ring_pads(h, k, ring) - picked)
+
+    await extend_as_receiver(party, session, sizes, chosen, settle, blocks=blocks)
+    record_ots(party, "ot/vector", session, "receiver", ots=m, width=k)
+    return out
 
 
 async def _ot_words(

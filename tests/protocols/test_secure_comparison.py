@@ -20,6 +20,7 @@ from scipy.stats import chisquare
 from mpc.runtime.codec import decode
 from mpc.runtime.local import InMemoryNetwork, run_in_memory
 from mpc.runtime.view import ViewRecorder
+from protocols.engine import circuits
 from protocols.engine.preprocessing import preprocessing_of
 from protocols.engine.ring import Ring
 from protocols.engine.session import Session
@@ -378,3 +379,57 @@ def test_oblivious_transfer_makes_wide_triples_and_a_wide_argmax(bits: int) -> N
 
     results, _ = on_pairs(NAMES[:2], amax, "ot")
     assert results["p0"] == [1]
+
+
+def _selects_hold(pools: list[Any], n: int, ring: Ring) -> None:
+    """``n`` selection triples of the two pools: ``[a]`` is the XOR-shared bit ``a``, and
+    ``[a w]`` is ``a`` times ``w``, in ``ring``."""
+    (a0, sa0, w0, c0), (a1, sa1, w1, c1) = (p.select_triple(n) for p in pools)
+    a = (a0 ^ a1).astype(np.int64)
+    assert set(np.unique(a0).tolist()) <= {0, 1} and set(np.unique(a1).tolist()) <= {0, 1}
+    assert ring.signed(ring.reduce(sa0 + sa1)) == a.tolist()
+    assert ring.reduce(c0 + c1).tolist() == ring.reduce(ring.array(a) * (w0 + w1)).tolist()
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.sampled_from([16, 64, 128, 192]), st.integers(1, 300))
+def test_selection_triples_by_oblivious_transfer_multiply(bits: int, n: int) -> None:
+    """``p0`` and ``p1`` make selection triples by two correlated OTs each (one each way):
+    the bit's two sharings agree and ``[a w]`` is its product with ``w``, in every ring."""
+    ring = Ring(bits)
+
+    async def program(party: Any) -> Any:
+        role, other = (0, "p1") if party.name == "p0" else (1, "p0")
+        return await ot_triples(party, other, role, "t", Needs(0, 0, n), ring)
+
+    results, _ = asyncio.run(run_in_memory(NAMES[:2], program, timeout=60))
+    pools = [results["p0"], results["p1"]]
+    _selects_hold(pools, n, ring)
+    for p in pools:
+        p.finished()
+
+
+@pytest.mark.parametrize("method", ["dealer", "ot"])
+@pytest.mark.parametrize("bits", [64, 128])
+def test_a_shared_bit_selects_shared_values_and_comes_out_additive(method: str, bits: int) -> None:
+    """``select``: shares of ``b x`` (each of ``k`` values of a row) and of ``b`` for an
+    XOR-shared bit ``b``, with a dealer's or the pair's own selection triples."""
+    ring = Ring(bits)
+    rng = np.random.default_rng(bits)
+    n, k = 40, 3
+    b = rng.integers(0, 2, n).astype(np.uint8)
+    b0 = rng.integers(0, 2, n).astype(np.uint8)
+    values = [[int(v) for v in row] for row in rng.integers(-(2**40), 2**40, (n, k))]
+    x0, x1 = share_wide([v for row in values for v in row], ring, rng)
+    names = NAMES if method == "dealer" else NAMES[:2]
+
+    async def body(party: Any, dealing: Any) -> Any:
+        s = Session(party, dealing)
+        bit, x = (b0, x0) if s.role == 0 else (b0 ^ b, x1)
+        return await s.batch("t", lambda s: circuits.select(s, bit, x.reshape(n, k), "sel", ring))
+
+    results, _ = on_pairs(names, body, method)
+    (p0, c0), (p1, c1) = results["p0"], results["p1"]
+    assert ring.signed(ring.reduce(c0 + c1)) == b.astype(int).tolist()
+    got = ring.signed(ring.reduce(p0 + p1).reshape(-1))
+    assert got == [v * int(bit) for row, bit in zip(values, b, strict=True) for v in row]
