@@ -193,6 +193,17 @@ class Session:
     async def ltz(self, x: Any, tag: str, ring: Ring | None = None) -> Any:
         return await circuits.less_than_zero(self, x, tag, ring or self.ring)
 
+    async def sign(self, x: Any, tag: str, ring: Ring | None = None) -> Any:
+        """XOR shares (``uint8``) of ``[x < 0]``, not yet additive (:meth:`select` takes
+        them as they are)."""
+        return await circuits.sign_bit(self, x, tag, ring or self.ring)
+
+    async def select(self, bit: Any, x: Any, tag: str, ring: Ring | None = None) -> Any:
+        """Shares of ``b x`` for each row of ``x`` (``n x k``) and its XOR-shared bit ``b``,
+        by selection triples (:func:`protocols.engine.circuits.select`)."""
+        product, _ = await circuits.select(self, bit, x, tag, ring or self.ring)
+        return product
+
     async def lift(self, x: Any, width: int, tag: str, ring: Ring | None = None) -> Any:
         return await circuits.lift(self, x, width, tag, ring or self.ring)
 

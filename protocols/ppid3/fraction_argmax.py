@@ -22,7 +22,10 @@ A level plays ``⌈log2 m⌉`` rounds for nodes of at most ``m`` candidates (as
 pairs of a round that share a ring are one batch, and the batches of a round run at once. A fraction
 enters a comparison lifted from its ring (:func:`protocols.engine.circuits.lift`) or
 reduced to it (a share mod ``2^K`` is a share mod ``2^k`` for ``k < K``); a winner stays in its
-pair's ring. The winners' indices are returned mod ``2^64``, still shared.
+pair's ring. The comparison's sign bit, XOR-shared, moves the winner's numerator, denominator
+and index by one selection triple each (:func:`protocols.engine.circuits.select`): the two
+cross products are the comparison's only products in its ring. The winners' indices are
+returned mod ``2^64``, still shared.
 
 What ``p0`` and ``p1`` receive: the triples of each ring (from the dealing party or made by
 oblivious transfer, as many as the session's dry run of :func:`fraction_argmax` counts) and each
@@ -148,9 +151,9 @@ async def _play(
     cross = await s.mul(np.concatenate([kl, kr]), np.concatenate([dr, dl]), f"{tag}/cross",
                         ring)  # fmt: skip
     diff = ring.reduce((cross[:n] - cross[n:]) * (1 << plan.shift) + (ir - il))
-    beta = await s.ltz(diff, f"{tag}/cmp", ring)
-    deltas = ring.reduce(np.concatenate([kr - kl, dr - dl, ir - il]))
-    moved = await s.mul(np.tile(beta, 3), deltas, f"{tag}/sel", ring)
-    won = [ring.reduce(a + m) for a, m in zip((kl, dl, il), np.split(moved, 3), strict=True)]
+    beta = await s.sign(diff, f"{tag}/cmp", ring)
+    deltas = ring.reduce(np.stack([kr - kl, dr - dl, ir - il], axis=1))
+    moved = await s.select(beta, deltas, f"{tag}/sel", ring)
+    won = [ring.reduce(a + moved[:, j]) for j, a in enumerate((kl, dl, il))]
     return {out: (int(won[0][j]), int(won[1][j]), int(won[2][j]))
             for j, (_, _, out) in enumerate(step.pairs)}  # fmt: skip
