@@ -18,12 +18,13 @@ the reduction, most significant first, of the pairs ``(g_i, p_i)`` (generate ``g
 ∧ x_{1,i}``, one AND; propagate ``p_i = x_{0,i} ⊕ x_{1,i}``, local) by ``(g, p) ∘ (g', p') =
 (g ⊕ (p ∧ g'), p ∧ p')`` (:func:`carry_out`): a tree of ``⌈log2 (K - 1)⌉`` levels of two
 ANDs, the carry-lookahead of a parallel-prefix adder. The sign bit, XOR-shared, becomes
-additive with one product: ``m = m_0 + m_1 - 2 m_0 m_1`` (:func:`bit_to_ring`). Eight rounds
-in ``Z_{2^64}`` for any number of values at once. This is the two-party share-to-bits
-comparison of a boolean adder over the parties' own bit decompositions (as in the A2B
-conversions of ABY: Demmler, Schneider, Zohner, NDSS 2015): it uses no edaBits (Escudero,
-Ghosh, Keller, Rachuri, Rotaru, CRYPTO 2020), no truncation-based comparison of Catrina and de
-Hoogh (SCN 2010) and not Rabbit's (Makri, Rotaru, Vercauteren, Smart, ASIACRYPT 2021).
+additive by the bit of a selection triple (:func:`bit_to_ring`, below): one round, no
+product. Eight rounds in ``Z_{2^64}`` for any number of values at once. This is the two-party
+share-to-bits comparison of a boolean adder over the parties' own bit decompositions (as in
+the A2B conversions of ABY: Demmler, Schneider, Zohner, NDSS 2015): it uses no edaBits
+(Escudero, Ghosh, Keller, Rachuri, Rotaru, CRYPTO 2020), no truncation-based comparison of
+Catrina and de Hoogh (SCN 2010) and not Rabbit's (Makri, Rotaru, Vercauteren, Smart,
+ASIACRYPT 2021).
 
 **Bits of a sum** (:func:`sum_bits`): the same pairs combined by a prefix computation (Kogge
 and Stone, IEEE Trans. Computers 1973) give every carry, hence XOR shares of every bit of
@@ -159,12 +160,13 @@ async def carry_out(s: Session, low: np.ndarray, tag: str, ring: Ring) -> np.nda
 
 
 async def bit_to_ring(s: Session, bit: np.ndarray, tag: str, ring: Ring) -> np.ndarray:
-    """Additive shares in ``ring`` of an XOR-shared bit: ``m_0 + m_1 - 2 m_0 m_1``."""
-    mine = ring.array(bit.astype(np.int64))
-    zeros = ring.zeros(len(bit))
-    both = await multiply(s, mine if s.role == 0 else zeros, zeros if s.role == 0 else mine,
-                          tag, ring)  # fmt: skip
-    return ring.reduce(mine - 2 * both)
+    """Additive shares in ``ring`` of an XOR-shared bit ``b``, by the bit of a selection
+    triple (``a``, XOR- and additively shared; its ``w`` unused): the parties open ``d = b
+    ⊕ a``, and ``b = d + (1 - 2d)[a]``. One round, one bit each way, no product."""
+    a, shared_a, _, _ = s.select_triple(len(bit), ring)
+    d = ring.array(await s.exchange(tag, np.ascontiguousarray(bit ^ a), None))
+    own_d = d if s.role == 0 else ring.zeros(len(bit))
+    return ring.reduce(own_d + ring.reduce(ring.constant(1, len(bit)) - 2 * d) * shared_a)
 
 
 async def sum_bits(
