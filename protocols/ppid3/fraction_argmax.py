@@ -9,17 +9,17 @@ Gini, a few dozen bits for a two-valued attribute, 570 for Adult's 42 countries.
 fractions is the sign of a difference of cross products, ``n_l d_r - n_r d_l``, whose ring must
 hold ``D_l D_r rows``; one ring for every comparison of a level would be that of its two widest
 candidates, and with oblivious transfer a product costs the square of its ring's bits. So each
-node's tournament (:func:`argmax_plan`, public: it depends only on the domain sizes) orders the
-node's candidates by their bounds, the narrowest first, and compares each pair in the ring its
-two subtrees' bounds need: only the comparisons that may hold the widest candidates need wide
-rings.
+node's tournament (:func:`argmax_plan`, public: it depends only on the domain sizes) is the
+tree Huffman's code would build over the candidates' bounds: the two narrowest fractions left
+meet, each pair in the ring its two subtrees' bounds need, so that the widest candidates have
+byes until the last rounds and meet, once each, the winner of the narrower ones.
 
 Ties go to the earlier candidate in the plain learner's order (site, then column), whatever
 the tournament's order, by the index each fraction carries: the right fraction wins when
 ``(n_l d_r - n_r d_l) 2^s + (i_r - i_l) < 0``, ``2^s`` above any difference of indices.
-A level plays ``⌈log2 m⌉`` rounds for nodes of at most ``m`` candidates (as
-:func:`protocols.engine.circuits.argmax`), whatever the number of nodes: the
-pairs of a round that share a ring are one batch, and the batches of a round run at once. A fraction
+A level plays as many rounds as its deepest such tree (``⌈log2 m⌉`` for ``m`` candidates
+of one width, up to ``m - 1``), whatever the number of nodes: the pairs of a round that share
+a ring are one batch, and the batches of a round run at once. A fraction
 enters a comparison lifted from its ring (:func:`protocols.engine.circuits.lift`) or
 reduced to it (a share mod ``2^K`` is a share mod ``2^k`` for ``k < K``); a winner stays in its
 pair's ring. The comparison's sign bit, XOR-shared, moves the winner's numerator, denominator
@@ -36,6 +36,7 @@ here.
 from __future__ import annotations
 
 import asyncio
+import heapq
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -76,39 +77,41 @@ def argmax_plan(
 ) -> ArgmaxPlan:
     """The tournaments of a level whose node ``i`` has candidates of ``lengths[i]`` values
     (plain order), each candidate's fraction in the ring of ``start`` bits (the candidates
-    laid end to end), bounded as ``criterion`` bounds its fractions."""
+    laid end to end), bounded as ``criterion`` bounds its fractions.
+
+    Each node's pairs are drawn as Huffman merges its leaves (the two narrowest fractions
+    left meet, the winner bounded by the wider of the two): the widest candidates have byes
+    until the last rounds and meet the others once each, at most one round apart. A pair
+    plays in the round after both of its fractions are known."""
     shift = max(len(c) for c in lengths).bit_length()
     bounds = [criterion.fraction_bounds(rows, v) for c in lengths for v in c]
     rings = list(start)
     index = [k for c in lengths for k in range(len(c))]
-    order, at = [], 0
+    ready = [0] * len(bounds)  # the round from which each slot can play
+    played: dict[int, dict[int, _Step]] = {}  # round -> ring bits -> its batch
+    winners, at = [], 0
     for c in lengths:
-        slots = list(range(at, at + len(c)))
-        order.append(sorted(slots, key=lambda s: (sum(bounds[s]), s)))
+        left_over = [(sum(bounds[s]), s) for s in range(at, at + len(c))]
+        heapq.heapify(left_over)
+        while len(left_over) > 1:
+            (_, left), (_, right) = heapq.heappop(left_over), heapq.heappop(left_over)
+            (nl, dl), (nr, dr) = bounds[left], bounds[right]
+            ring = ring_for_bits(max(nl + dr, nr + dl) + shift + 1)
+            r = max(ready[left], ready[right])
+            step = played.setdefault(r, {}).setdefault(ring.bits, _Step(ring))
+            for s in (left, right):
+                if rings[s] < ring.bits:
+                    step.lifts.setdefault(rings[s], []).append(s)
+            out = len(rings)
+            rings.append(ring.bits)
+            bounds.append((max(nl, nr), max(dl, dr)))
+            ready.append(r + 1)
+            step.pairs.append((left, right, out))
+            heapq.heappush(left_over, (sum(bounds[out]), out))
+        winners.append(left_over[0][1])
         at += len(c)
-    rounds: list[list[_Step]] = []
-    while any(len(o) > 1 for o in order):
-        steps: dict[int, _Step] = {}
-        for i, o in enumerate(order):
-            nxt = []
-            for t in range(len(o) // 2):
-                left, right = o[2 * t], o[2 * t + 1]
-                (nl, dl), (nr, dr) = bounds[left], bounds[right]
-                ring = ring_for_bits(max(nl + dr, nr + dl) + shift + 1)
-                step = steps.setdefault(ring.bits, _Step(ring))
-                for s in (left, right):
-                    if rings[s] < ring.bits:
-                        step.lifts.setdefault(rings[s], []).append(s)
-                out = len(rings)
-                rings.append(ring.bits)
-                bounds.append((max(nl, nr), max(dl, dr)))
-                step.pairs.append((left, right, out))
-                nxt.append(out)
-            if len(o) % 2:
-                nxt.append(o[-1])
-            order[i] = nxt
-        rounds.append([steps[k] for k in sorted(steps)])
-    return ArgmaxPlan(shift, rounds, [o[0] for o in order], rings, index)
+    rounds = [[played[r][k] for k in sorted(played[r])] for r in sorted(played)]
+    return ArgmaxPlan(shift, rounds, winners, rings, index)
 
 
 async def fraction_argmax(

@@ -359,43 +359,57 @@ def test_fractions_and_argmax_on_shares_pick_the_plain_first_best(
 
 @given(st.lists(st.lists(st.integers(1, 42), min_size=1, max_size=14), min_size=1, max_size=4),
        st.integers(1, 10**7))  # fmt: skip
-def test_the_argmax_plan_gives_each_pair_a_ring_that_holds_it_in_log_rounds(
+def test_the_argmax_plan_gives_each_pair_a_ring_that_holds_it_and_the_widest_a_bye(
     nodes: list[list[int]], rows: int
 ) -> None:
     """Every pair of the plan is compared in a ring that holds its cross products, shifted
-    past the indices, signed; every candidate plays; ``⌈log2⌉`` of the largest node's
-    candidates rounds."""
+    past the indices, signed; every candidate plays, after its fractions are known; a
+    node's widest candidate, if its bounds are above all others', plays once, in the node's
+    last pair; between ``⌈log2 m⌉`` and ``m - 1`` rounds for ``m`` candidates, and
+    ``⌈log2 m⌉`` when they are all of one width."""
     gini = CRITERIA["gini"]
     assert isinstance(gini, FractionCriterion)
     plan = argmax_plan(rows, nodes, [64] * sum(len(n) for n in nodes), gini)
     bound = dict(enumerate(gini.fraction_bounds(rows, v) for n in nodes for v in n))
-    played = set()
+    played: dict[int, int] = {}  # slot -> the pair it played in (its out slot)
     for steps in plan.rounds:
+        known = set(bound)
         for step in steps:
             for left, right, out in step.pairs:
+                assert left in known and right in known  # made in an earlier round
                 (nl, dl), (nr, dr) = bound[left], bound[right]
                 assert step.ring.bits >= max(nl + dr, nr + dl) + plan.shift + 3
                 assert plan.rings[out] == step.ring.bits
                 bound[out] = (max(nl, nr), max(dl, dr))
-                played |= {left, right}
-    assert len(plan.rounds) == max(len(n) - 1 for n in nodes).bit_length()
+                played[left] = played[right] = out
+    deepest = max(len(n) for n in nodes)
+    assert (deepest - 1).bit_length() <= len(plan.rounds) <= max(deepest - 1, 0)
+    if all(len(set(n)) == 1 for n in nodes):
+        assert len(plan.rounds) == (deepest - 1).bit_length()
     at, alone = 0, set()
-    for n in nodes:
+    for n, winner in zip(nodes, plan.winners, strict=True):
         if len(n) == 1:
             alone.add(at)
+        else:
+            first = [gini.fraction_bounds(rows, v) for v in n]
+            top = max(range(len(n)), key=lambda i: sum(first[i]))
+            if all(first[top][0] > b[0] and first[top][1] > b[1]
+                   for i, b in enumerate(first) if i != top):  # fmt: skip
+                assert played[at + top] == winner
         at += len(n)
     assert {s for s in played if s < at} == set(range(at)) - alone
 
 
 def test_the_argmax_plan_compares_narrow_candidates_in_narrow_rings() -> None:
     """On Adult's 48,842 rows, a node with three two-valued candidates and the 42 countries:
-    two two-valued ones meet in a 128-bit ring, and only the countries' comparisons need 640
-    bits (a single ring for all would be that of the widest pair)."""
+    the two-valued ones meet in 128-bit rings, and the countries, after two byes, meet their
+    winner once, in 640 bits (a single ring for all would be that of the widest pair, and a
+    balanced tournament would compare the countries twice)."""
     gini = CRITERIA["gini"]
     assert isinstance(gini, FractionCriterion)
     plan = argmax_plan(48_842, [[2, 42, 2, 2]], [64, 576, 64, 64], gini)
     assert [[(s.ring.bits, s.pairs) for s in r] for r in plan.rounds] == [
-        [(128, [(0, 2, 4)]), (640, [(3, 1, 5)])], [(640, [(4, 5, 6)])]]  # fmt: skip
+        [(128, [(0, 2, 4)])], [(128, [(3, 4, 5)])], [(640, [(5, 1, 6)])]]  # fmt: skip
     assert plan.winners == [6]
     assert sorted({step.ring.bits for steps in plan.rounds for step in steps}) == [128, 640]
 
