@@ -230,15 +230,36 @@ def _limb_sums(x: np.ndarray, k: int) -> np.ndarray:
     return out
 
 
+def _kept_limbs(bits: int) -> np.ndarray:
+    """Which limbs of its correction each of a product's ``bits`` OTs sends: the ``k``-th
+    works mod ``2^(bits - k)``, so its low ``⌈(bits - k) / 64⌉`` limbs (``bits x L``)."""
+    limbs = bits // 64
+    need = -(-(bits - np.arange(bits)) // 64)
+    return np.arange(limbs)[None, :] < need[:, None]
+
+
+def _shifted_sums(x: np.ndarray, bits: int) -> np.ndarray:
+    """``Σ_k x_k 2^k`` mod ``2^bits`` for each product's ``bits`` rows of ``x`` (``(p bits,
+    L)`` limbs, product-major)."""
+    rows = x.reshape(-1, bits, x.shape[1])
+    out = np.empty_like(rows)
+    for k in range(bits):
+        out[:, k] = _limb_shl(rows[:, k], k)
+    return _limb_sums(out.reshape(-1, x.shape[1]), bits)
+
+
 async def wide_ot_multiply(
     party: Party, peer: str, values: np.ndarray, role: Role, *, bits: int,
     session: ExtensionSender | ExtensionReceiver,
 ) -> np.ndarray:  # fmt: skip
     """:func:`ot_multiply` over ``Z_{2^bits}`` (``bits`` a multiple of 64): ``values`` are
     ``n x bits/64`` little-endian ``uint64`` limbs, as are the returned shares. Each product
-    takes ``bits`` correlated OTs of ``bits``-bit pads (one IKNP OT stretched to
-    ``⌈bits/128⌉`` hash blocks), the correction ``τ = x^1 - x^0 - a 2^k`` computed in the ring: the
-    receiver's ``x^b - b τ`` is ``x^0 + b a 2^k``."""
+    takes ``bits`` correlated OTs (one IKNP OT stretched to ``⌈bits/128⌉`` hash blocks of
+    pad); the ``k``-th, for the bit of weight ``2^k``, carries ``a`` itself mod ``2^(bits -
+    k)``, its correction ``τ = x^1 - x^0 - a`` cut to the limbs that hold that (the receiver's
+    ``x^b - b τ`` is ``x^0 + b a`` there), and both parties weight their ``k``-th share by
+    ``2^k``: the higher limbs vanish mod ``2^bits``. The corrections of a product are ``64
+    L (L + 1) / 2`` limbs, not ``64 L²``, for ``L = bits / 64``."""
     limbs = bits // 64
     if bits % 64 or values.ndim != 2 or values.shape[1] != limbs:
         raise ConfigError(f"wide products need n x {limbs} limbs of a ring of 64 k bits")
@@ -247,6 +268,8 @@ async def wide_ot_multiply(
     per = max(1, min(CHUNK_OTS, PAD_BLOCKS // blocks) // bits)  # products per batch
     counts = split_batches(n, per)
     shares = np.empty_like(values)
+    kept = _kept_limbs(bits)
+    sent = int(kept.sum())  # limbs of correction per product
 
     def part(c: int) -> slice:
         return slice(c * per, c * per + counts[c])
@@ -260,11 +283,11 @@ async def wide_ot_multiply(
             raise ConfigError("role A sends: it needs an ExtensionSender session")
 
         def answer(c: int, h0: np.ndarray, h1: np.ndarray) -> np.ndarray:
-            a = values[part(c)]
-            delta = np.stack([_limb_shl(a, k) for k in range(bits)], axis=1).reshape(-1, limbs)
+            delta = np.repeat(values[part(c)], bits, axis=0)
             x0 = pads(h0)
-            shares[part(c)] = _limb_neg(_limb_sums(x0, bits))
-            return _limb_diff(pads(h1), x0, delta)
+            shares[part(c)] = _limb_neg(_shifted_sums(x0, bits))
+            tau = _limb_diff(pads(h1), x0, delta).reshape(counts[c], bits, limbs)
+            return np.ascontiguousarray(tau[:, kept])
 
         await extend_as_sender(party, session, sizes, answer, blocks=blocks)
     else:
@@ -277,10 +300,12 @@ async def wide_ot_multiply(
             return b_bits[part(c)].reshape(-1)
 
         def settle(c: int, chosen: np.ndarray, h: np.ndarray, tau: Any, step: str) -> None:
-            tau = check_array(tau, np.uint64, (bits * counts[c], limbs), peer, "τ", step)
-            picked = np.where(chosen.astype(bool)[:, None], tau, np.uint64(0))
-            y = _limb_diff(pads(h), picked)
-            shares[part(c)] = _limb_sums(y, bits)
+            tau = check_array(tau, np.uint64, (counts[c], sent), peer, "τ", step)
+            full = np.zeros((counts[c], bits, limbs), dtype=np.uint64)
+            full[:, kept] = tau
+            picked = np.where(chosen.astype(bool)[:, None], full.reshape(-1, limbs),
+                              np.uint64(0))  # fmt: skip
+            shares[part(c)] = _shifted_sums(_limb_diff(pads(h), picked), bits)
 
         await extend_as_receiver(party, session, sizes, choices, settle, blocks=blocks)
     party.metrics.count("ot_products", n)

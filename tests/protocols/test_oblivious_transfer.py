@@ -707,3 +707,46 @@ def test_limb_diff_subtracts_modulo_the_ring(limbs: int, m: int, k: int, data: A
     for i, r in enumerate(rows):
         want = (r[0] - sum(r[1:])) & top
         assert int.from_bytes(got[i].astype("<u8").tobytes(), "little") == want
+
+
+def _wide_limbs(values: list[int], limbs: int) -> np.ndarray:
+    raw = b"".join(v.to_bytes(8 * limbs, "little") for v in values)
+    return np.frombuffer(raw, dtype="<u8").astype(np.uint64).reshape(len(values), limbs)
+
+
+def _wide_value(row: np.ndarray) -> int:
+    return int.from_bytes(row.astype("<u8").tobytes(), "little")
+
+
+@settings(max_examples=8, deadline=None)
+@given(st.sampled_from([128, 192, 320]), st.data())
+def test_wide_gilboa_products_are_exact_and_send_cut_corrections(bits: int, data: Any) -> None:
+    """Products over ``Z_{2^bits}`` by :func:`protocols.ot.gilboa.wide_ot_multiply` add up
+    to every product, extremes included; the sender's corrections are ``64 L (L + 1) / 2``
+    limbs a product (the ``k``-th OT cut to the limbs that hold ``2^(bits - k)``), not
+    ``bits L``."""
+    top, limbs = 2**bits - 1, bits // 64
+    value = st.one_of(st.sampled_from([0, 1, 2, top, top - 1, 2 ** (bits - 1)]),
+                      st.integers(0, top))  # fmt: skip
+    n = data.draw(st.integers(1, 12))
+    a = data.draw(st.lists(value, min_size=n, max_size=n))
+    b = data.draw(st.lists(value, min_size=n, max_size=n))
+
+    async def alice(p: Party) -> Any:
+        session = await iknp.extension_sender(p, "bob", tag="w")
+        start = p.metrics.bytes_sent["bob"]
+        out = await gilboa.wide_ot_multiply(p, "bob", _wide_limbs(a, limbs), "A", bits=bits,
+                                            session=session)  # fmt: skip
+        return out, p.metrics.bytes_sent["bob"] - start
+
+    async def bob(p: Party) -> Any:
+        session = await iknp.extension_receiver(p, "alice", tag="w")
+        return await gilboa.wide_ot_multiply(p, "alice", _wide_limbs(b, limbs), "B", bits=bits,
+                                             session=session)  # fmt: skip
+
+    results, _ = run_pair(alice, bob)
+    (za, sent), zb = results["alice"], results["bob"]
+    got = [(_wide_value(x) + _wide_value(y)) & top for x, y in zip(za, zb, strict=True)]
+    assert got == [x * y & top for x, y in zip(a, b, strict=True)]
+    cut = 8 * 64 * limbs * (limbs + 1) // 2 * n
+    assert cut <= sent < cut + 4096
