@@ -646,8 +646,8 @@ async def deal_triples(
     party: Party, site: str, peer: str, tag: str, shape: list[int], req: dict[str, Any]
 ) -> None:
     """The triples of a batch of secure comparisons between ``site`` (``p0``) and ``peer``
-    (``p1``) of ``--reveal tree``: ``req["and"]`` AND triples and ``req["words"]`` word
-    triples, ``req["words"]`` word triples and ``req["selects"]`` selection triples over
+    (``p1``) of ``--reveal tree``: ``req["and"]`` AND triples, ``req["words"]`` word
+    triples and ``req["selects"]`` selection triples over
     ``Z_{2^K}``, ``K = shape[0]`` (:func:`protocols.engine.triples.deal_triples`)."""
     counts = [req.get("and"), req.get("words"), req.get("selects", 0)]
     if not (

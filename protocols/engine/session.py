@@ -9,8 +9,8 @@ with correlated randomness from the run's preprocessing, and opening only throug
     await s.open(best, len(best), to=sites, tag="t/splits", receipt=SPLITS)
 
 ``choose`` is an ``async`` function of the session and its arguments that calls the
-session's circuits (:meth:`mul`, :meth:`and_`, :meth:`ltz`, :meth:`lift`, :meth:`argmax`,
-:meth:`sum_bits`, :meth:`prefix_or`, :meth:`bit_to_ring`: those of
+session's circuits (:meth:`mul`, :meth:`and_`, :meth:`ltz`, :meth:`sign`, :meth:`select`,
+:meth:`lift`, :meth:`argmax`, :meth:`sum_bits`, :meth:`prefix_or`, :meth:`bit_to_ring`: those of
 :mod:`protocols.engine.circuits`): :meth:`batch` first runs it on a *counting*
 session (:class:`CountingSession`: no message, every triple it asks for counted per ring), so
 a batch's triples are budgeted by a dry run of the very code that uses them; then it asks the
