@@ -12,6 +12,7 @@ and the spread (min .. max) over them. Not a test.
 python scripts/bench_ot.py                       # n = 1e4, 1e5, 1e6; 3 runs; two processes
 python scripts/bench_ot.py --quick               # n = 1e4, 1e5; 2 runs
 python scripts/bench_ot.py --n 100000 --runs 5 --transport memory
+python scripts/bench_ot.py --n 1000000 --k 1,2,4        # IKNP beside SoftSpokenOT
 """
 
 from __future__ import annotations
@@ -60,15 +61,15 @@ def inputs(n: int, run: int) -> tuple[np.ndarray, np.ndarray]:
     return rng.integers(0, 2**64, n, dtype=np.uint64), rng.integers(0, 2**64, n, dtype=np.uint64)
 
 
-async def program(party: Party, sizes: list[int], runs: int) -> list[dict[str, Any]]:
+async def program(party: Party, sizes: list[int], runs: int, ks: list[int]) -> list[dict[str, Any]]:
     """One party's side of every run: its timings (wall and this process's CPU time, of every
     thread), and at A the check of the products."""
     me, peer = party.name, "B" if party.name == "A" else "A"
     rows = []
-    for n in sizes:
+    for n, k in [(n, k) for n in sizes for k in ks]:
         for run in range(runs):
             a, b = inputs(n, run)
-            tag = f"bench/{n}/{run}"
+            tag = f"bench/{n}/{k}/{run}"
             await party.send(peer, f"{tag}/go", None)  # start together
             await party.recv(peer, f"{tag}/go", READY)
             sent0 = sum(party.metrics.bytes_sent.values())
@@ -76,9 +77,9 @@ async def program(party: Party, sizes: list[int], runs: int) -> list[dict[str, A
             t0, c0 = time.perf_counter(), time.process_time()
             session: iknp.ExtensionSender | iknp.ExtensionReceiver
             if me == "A":
-                session = await iknp.extension_sender(party, peer, tag=tag)
+                session = await iknp.extension_sender(party, peer, tag=tag, k=k)
             else:
-                session = await iknp.extension_receiver(party, peer, tag=tag)
+                session = await iknp.extension_receiver(party, peer, tag=tag, k=k)
             t1 = time.perf_counter()
             if me == "A":
                 z = await gilboa.ot_multiply(party, peer, a, "A", session=session)
@@ -99,14 +100,21 @@ async def program(party: Party, sizes: list[int], runs: int) -> list[dict[str, A
                     if not np.array_equal(z + other, a * b):
                         raise SystemExit(f"n = {n}: the shares do not add up to the products")
             rows.append(
-                {"n": n, "setup_s": t1 - t0, "mul_s": t2 - t1, "cpu_s": c2 - c0, "bytes": moved}
+                {
+                    "n": n,
+                    "k": k,
+                    "setup_s": t1 - t0,
+                    "mul_s": t2 - t1,
+                    "cpu_s": c2 - c0,
+                    "bytes": moved,
+                }
             )
     return rows
 
 
 def _party_process(
     name: str, ports: dict[str, int], keys: dict[str, tuple[bytes, bytes]], sizes: list[int],
-    runs: int, out: Any,
+    runs: int, ks: list[int], out: Any,
 ) -> None:  # fmt: skip
     async def main() -> list[dict[str, Any]]:
         peer = "B" if name == "A" else "A"
@@ -118,23 +126,22 @@ def _party_process(
             max_frame_bytes=64 * 1024 * 1024,
         )
         async with Party(name, "site", list(NAMES), transport, timeout=TIMEOUT_S) as party:
-            return await program(party, sizes, runs)
+            return await program(party, sizes, runs, ks)
 
     out.put((name, asyncio.run(main())))
 
 
-def run_processes(sizes: list[int], runs: int) -> list[dict[str, Any]]:
+def run_processes(sizes: list[int], runs: int, ks: list[int]) -> list[dict[str, Any]]:
     ctx = mp.get_context("spawn")
     ports = dict(zip(NAMES, free_ports(2), strict=True))
     pairs = {n: generate_keypair() for n in NAMES}
     keys = {n: (k.public, k.secret) for n, k in pairs.items()}
     out = ctx.Queue()
-    procs = [
-        ctx.Process(target=_party_process, args=(n, ports, keys, sizes, runs, out)) for n in NAMES
-    ]
+    procs = [ctx.Process(target=_party_process, args=(n, ports, keys, sizes, runs, ks, out))
+             for n in NAMES]  # fmt: skip
     for p in procs:
         p.start()
-    results = dict(out.get(timeout=TIMEOUT_S * len(sizes) * runs) for _ in procs)
+    results = dict(out.get(timeout=TIMEOUT_S * len(sizes) * len(ks) * runs) for _ in procs)
     for p in procs:
         p.join(30)
         if p.exitcode != 0:
@@ -144,9 +151,9 @@ def run_processes(sizes: list[int], runs: int) -> list[dict[str, Any]]:
     return list(results["A"])
 
 
-def run_memory(sizes: list[int], runs: int) -> list[dict[str, Any]]:
+def run_memory(sizes: list[int], runs: int, ks: list[int]) -> list[dict[str, Any]]:
     results, _ = asyncio.run(
-        run_in_memory(list(NAMES), lambda p: program(p, sizes, runs), timeout=TIMEOUT_S)
+        run_in_memory(list(NAMES), lambda p: program(p, sizes, runs, ks), timeout=TIMEOUT_S)
     )
     return list(results["A"])  # one process: A's CPU time is already that of both parties
 
@@ -157,35 +164,36 @@ def spread(values: list[float]) -> str:
 
 
 def report(
-    rows: list[dict[str, Any]], sizes: list[int], runs: int, transport: str, load: str
-) -> None:
+    rows: list[dict[str, Any]], sizes: list[int], runs: int, ks: list[int], transport: str,
+    load: str,
+) -> None:  # fmt: skip
     print(f"machine:   {machine()}; load average before the runs: {load}")
     print(
         f"transport: {transport}; {runs} run(s) per size, each with its own 128 base OTs; "
         "median (min .. max) over the runs"
     )
     head = (
-        f"{'products':>10}{'products/s':>34}{'correlated OTs/s':>38}"
+        f"{'products':>10}{'k':>3}{'products/s':>34}{'correlated OTs/s':>38}"
         f"{'setup ms':>10}{'CPU µs/product':>16}{'bytes/product':>15}"
     )
     print(head)
     print("-" * len(head))
-    for n in sizes:
-        mine = [r for r in rows if r["n"] == n]
+    for n, k in [(n, k) for n in sizes for k in ks]:
+        mine = [r for r in rows if r["n"] == n and r["k"] == k]
         per_s = [n / r["mul_s"] for r in mine]
         ots = [gilboa.RING_BITS * x for x in per_s]
         setup = statistics.median(r["setup_s"] for r in mine) * 1e3
         per_product = statistics.median(r["bytes"] for r in mine) / n
         cpu = statistics.median(r["cpu_s"] for r in mine) / n * 1e6
         print(
-            f"{n:>10,}{spread(per_s):>34}{spread(ots):>38}{setup:>10.1f}{cpu:>16.1f}"
+            f"{n:>10,}{k:>3}{spread(per_s):>34}{spread(ots):>38}{setup:>10.1f}{cpu:>16.1f}"
             f"{per_product:>15,.1f}"
         )
     print(
-        "bytes/product: both directions, setup included (u: 64 x 16 B from B, τ: 64 x 8 B from "
-        "A, plus framing and the 4 kB of base OTs amortised over n); CPU µs/product: both "
-        "parties together, setup included (wall-clock rates depend on what else the machine runs; "
-        "CPU time much less)"
+        "k: the small field's width (SoftSpokenOT; 1 is IKNP); bytes/product: both directions, "
+        "setup included (u: 64 x 16/k B from B, τ: 64 x 8 B from A, plus framing and the 4 kB "
+        "of base OTs amortised over n); CPU µs/product: both parties together, setup included "
+        "(wall-clock rates depend on what else the machine runs; CPU time much less)"
     )
 
 
@@ -195,6 +203,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--runs", type=int, default=None, help="runs per size (default 3)")
     p.add_argument("--transport", choices=("zmq", "memory"), default="zmq")
     p.add_argument("--quick", action="store_true", help="n = 1e4, 1e5 and 2 runs")
+    p.add_argument("--k", default=str(iknp.K_BITS), metavar="K1,K2,...",
+                   help="widths of the small field (1: IKNP; default the sessions' own, "
+                        f"{iknp.K_BITS})")  # fmt: skip
     args = p.parse_args(argv)
     if args.n:
         sizes = [int(x) for x in args.n.split(",")]
@@ -204,13 +215,15 @@ def main(argv: list[str] | None = None) -> int:
     if runs < 1 or any(n < 1 for n in sizes):
         p.error("--runs and every --n must be >= 1")
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
-    rows = run_processes(sizes, runs) if args.transport == "zmq" else run_memory(sizes, runs)
+    ks = [int(x) for x in args.k.split(",")]
+    run = run_processes if args.transport == "zmq" else run_memory
+    rows = run(sizes, runs, ks)
     transport = (
         "two processes, CurveZMQ over TCP on localhost"
         if args.transport == "zmq"
         else "one process, in-memory network"
     )
-    report(rows, sizes, runs, transport, load)
+    report(rows, sizes, runs, ks, transport, load)
     return 0
 
 

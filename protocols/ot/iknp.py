@@ -51,11 +51,14 @@ from mpc.crypto.prg import BLOCK, KAPPA, CorrelationRobustHash, Prg, transpose_b
 from mpc.errors import ConfigError, ProtocolError
 from mpc.runtime.party import Party
 from mpc.runtime.view import Receipt, uniform
-from protocols.ot.base_ot import (
-    base_ot_receiver,
-    base_ot_sender,
-)
 from protocols.ot.checks import check_array, check_count, choice_bits
+from protocols.ot.softspoken import (
+    check_k,
+    punctured_seeds_prover,
+    punctured_seeds_verifier,
+    vole_prover,
+    vole_verifier,
+)
 
 EXTENSION_U = uniform(
     "ot/extension-u", "the extension receiver's matrix u: its choices under PRG masks"
@@ -70,6 +73,7 @@ __all__ = [
     "CHUNK_OTS",
     "EXTENSION_REPLY",
     "EXTENSION_U",
+    "K_BITS",
     "ExtensionReceiver",
     "ExtensionSender",
     "correlated_ots_receive",
@@ -88,6 +92,9 @@ CHUNK_OTS = 2**18
 #: Hash blocks of the pads of one batch of vector OTs or one-hot products (16 MiB): wide pads
 #: make batches of fewer OTs, never more memory.
 PAD_BLOCKS = 2**20
+#: The small field's width ``k`` of a session (:mod:`protocols.ot.softspoken`): the receiver
+#: sends ``κ/k`` bits per OT; ``k = 1`` is IKNP's ``κ``.
+K_BITS = 2
 #: Batches the extension receiver sends before it waits for the first answer: the peer never
 #: buffers more than this many matrices, and both parties compute at the same time.
 WINDOW = 2
@@ -138,51 +145,89 @@ class _Session:
 
 
 class ExtensionSender(_Session):
-    """The extension sender's side of a session with ``peer``: its secret ``s`` (its base-OT
-    choice bits) and the seeds ``k_i^{s_i}``. Made by :func:`extension_sender`; never
-    serialised; ``repr`` shows no secret."""
+    """The extension sender's side of a session with ``peer``: its secret ``s`` (``Δ``, the
+    negation of its base-OT choice bits) and every leaf seed but the punctured one of each
+    block (:mod:`protocols.ot.softspoken`, ``k`` bits a block). Made by
+    :func:`extension_sender`; never serialised; ``repr`` shows no secret."""
 
-    __slots__ = ("_prg", "_s_bits", "_s_words")
+    __slots__ = ("_mask", "_prg", "_s_bits", "_s_words", "k")
 
     def __init__(
-        self, peer: str, tag: str, hash_key: bytes, s: np.ndarray, seeds: np.ndarray
+        self, peer: str, tag: str, hash_key: bytes, s: np.ndarray, leaves: np.ndarray, k: int
     ) -> None:
         super().__init__(peer, tag, hash_key)
+        self.k = k
         self._s_bits = s.astype(bool)
         self._s_words = np.packbits(s, bitorder="little").view("<u8")
-        self._prg = Prg(seeds)
+        self._mask = np.where(self._s_bits, 0xFF, 0).astype(np.uint8).reshape(KAPPA // k, k, 1)
+        self._prg = Prg(leaves.reshape(-1, BLOCK))
+
+    @property
+    def message_rows(self) -> int:
+        """The rows of the receiver's matrix of a batch (``κ/k``)."""
+        return KAPPA // self.k
+
+    def absorb(self, use: int, c: np.ndarray) -> np.ndarray:
+        """The rows ``q`` (``(κ, nb)``) of batch ``use`` from the receiver's ``c``:
+        ``q = t ⊕ r s``."""
+        q = vole_verifier(self._prg, use, c.shape[1], self.k)
+        q ^= c[:, None, :] & self._mask
+        return q.reshape(KAPPA, c.shape[1])
+
+    def aes_blocks(self, nb: int) -> int:
+        return (2**self.k - 1) * self.message_rows * nb // BLOCK
 
 
 class ExtensionReceiver(_Session):
-    """The extension receiver's side of a session with ``peer``: both seeds ``k_i^0, k_i^1``
-    of every base OT. Made by :func:`extension_receiver`; never serialised."""
+    """The extension receiver's side of a session with ``peer``: every leaf seed of every
+    block (:mod:`protocols.ot.softspoken`). Made by :func:`extension_receiver`; never
+    serialised."""
 
-    __slots__ = ("_prg0", "_prg1")
+    __slots__ = ("_prg", "k")
 
-    def __init__(
-        self, peer: str, tag: str, hash_key: bytes, k0: np.ndarray, k1: np.ndarray
-    ) -> None:
+    def __init__(self, peer: str, tag: str, hash_key: bytes, leaves: np.ndarray, k: int) -> None:
         super().__init__(peer, tag, hash_key)
-        self._prg0, self._prg1 = Prg(k0), Prg(k1)
+        self.k = k
+        self._prg = Prg(leaves.reshape(-1, BLOCK))
+
+    def expand(self, use: int, packed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The rows ``t`` (``(κ, nb)``) of batch ``use`` and the message ``c = u ⊕ r``
+        (``(κ/k, nb)``) for the packed choice bits ``packed`` (``nb`` bytes)."""
+        u, t = vole_prover(self._prg, use, len(packed), self.k)
+        u ^= packed
+        return t, u
+
+    def aes_blocks(self, nb: int) -> int:
+        return 2**self.k * (KAPPA // self.k) * nb // BLOCK
 
 
-async def extension_sender(party: Party, peer: str, *, tag: str = "ot") -> ExtensionSender:
+async def extension_sender(
+    party: Party, peer: str, *, tag: str = "ot", k: int | None = None
+) -> ExtensionSender:
     """Set up OT extension as its *sender* (the base-OT receiver, with a uniform secret
-    ``s``): 128 base OTs with ``peer``, which calls :func:`extension_receiver`. One round
-    trip."""
+    ``s``): 128 base OTs with ``peer``, which calls :func:`extension_receiver` with the same
+    ``k`` (:data:`K_BITS` by default), then the punctured seeds. One round trip and a
+    message."""
+    k = check_k(K_BITS if k is None else k)
     s = np.unpackbits(np.frombuffer(randomness.token_bytes(BLOCK, f"{tag}/s"), np.uint8),
                       bitorder="little")  # fmt: skip
-    seeds, digest = await base_ot_receiver(party, peer, s, tag)
-    party.ledger.record("ot/base", {"peer": peer, "role": "receiver", "ots": KAPPA}, step=tag)
-    return ExtensionSender(peer, tag, digest, s, seeds)
+    leaves, digest = await punctured_seeds_verifier(party, peer, s, k, tag)
+    party.ledger.record("ot/base", {"peer": peer, "role": "receiver", "ots": KAPPA, "k": k},
+                        step=tag)  # fmt: skip
+    return ExtensionSender(peer, tag, digest, s, leaves, k)
 
 
-async def extension_receiver(party: Party, peer: str, *, tag: str = "ot") -> ExtensionReceiver:
+async def extension_receiver(
+    party: Party, peer: str, *, tag: str = "ot", k: int | None = None
+) -> ExtensionReceiver:
     """Set up OT extension as its *receiver* (the base-OT sender): 128 base OTs with ``peer``,
-    which calls :func:`extension_sender`. One round trip."""
-    k0, k1, digest = await base_ot_sender(party, peer, KAPPA, tag)
-    party.ledger.record("ot/base", {"peer": peer, "role": "sender", "ots": KAPPA}, step=tag)
-    return ExtensionReceiver(peer, tag, digest, k0, k1)
+    which calls :func:`extension_sender` with the same ``k``, and the punctured seeds' sums.
+    One round trip and a message."""
+    k = check_k(K_BITS if k is None else k)
+    leaves, digest = await punctured_seeds_prover(party, peer, k, tag)
+    party.ledger.record("ot/base", {"peer": peer, "role": "sender", "ots": KAPPA, "k": k},
+                        step=tag)  # fmt: skip
+    return ExtensionReceiver(peer, tag, digest, leaves, k)
 
 
 # --------------------------------------------------------------------------- IKNP batches
@@ -223,17 +268,16 @@ async def extend_as_sender(
         use = first + c
         step = f"{session.tag}/{use}/u"
         got = await party.recv(peer, step, EXTENSION_U)
-        u = check_array(got, np.uint8, (KAPPA, _padded(m) // 8), peer, "a matrix u", step)
-        q = session._prg.rows(use, u.shape[1])
-        q[session._s_bits] ^= u[session._s_bits]
-        rows = transpose_bits(q)[:m]
+        nb = _padded(m) // 8
+        u = check_array(got, np.uint8, (session.message_rows, nb), peer, "a matrix u", step)
+        rows = transpose_bits(session.absorb(use, u))[:m]
         x0 = None if ones_only or raw else session._hash(rows, use, blocks)
         rows.view("<u8")[...] ^= session._s_words  # q_j ⊕ s
         x1 = rows if raw else session._hash(rows, use, blocks)
         await party.send(peer, f"{session.tag}/{use}/reply", answer(c, x0, x1))
         party.metrics.count("ot_extended", m)
         hashes = 0 if raw else 1 if ones_only else 2
-        party.metrics.count("aes_blocks", KAPPA * u.shape[1] // BLOCK + hashes * m * (1 + blocks))
+        party.metrics.count("aes_blocks", session.aes_blocks(nb) + hashes * m * (1 + blocks))
 
 
 async def extend_as_receiver(
@@ -267,17 +311,12 @@ async def extend_as_receiver(
         nb = _padded(m) // 8
         packed = np.zeros(nb, dtype=np.uint8)
         packed[: -(-m // 8)] = np.packbits(bits, bitorder="little")
-        t = session._prg0.rows(use, nb)
-        u = session._prg1.rows(use, nb)
-        u ^= t
-        u ^= packed
+        t, u = session.expand(use, packed)
         await party.send(peer, f"{session.tag}/{use}/u", u)
         rows = transpose_bits(t)[:m]
         pending.append((c, use, bits, rows if raw else session._hash(rows, use, blocks)))
         party.metrics.count("ot_extended", m)
-        party.metrics.count(
-            "aes_blocks", 2 * KAPPA * nb // BLOCK + (0 if raw else m * (1 + blocks))
-        )
+        party.metrics.count("aes_blocks", session.aes_blocks(nb) + (0 if raw else m * (1 + blocks)))
         if len(pending) >= WINDOW:
             await settle_oldest()
     while pending:

@@ -334,9 +334,10 @@ def test_bytes_per_product() -> None:
     rng = np.random.default_rng(5)
     _, parties = multiply(words(rng, n), words(rng, n))
     sent_a = parties["alice"].metrics.bytes_sent["bob"]  # τ: 64 x 8 bytes per product
-    sent_b = parties["bob"].metrics.bytes_sent["alice"]  # u: 64 x 16 bytes per product
+    sent_b = parties["bob"].metrics.bytes_sent["alice"]  # u: 64 x 16 / k bytes per product
+    k = iknp.K_BITS
     assert 512 * n < sent_a < 512 * n + 128 * 66 + 2000
-    assert 1024 * n < sent_b < 1024 * n + 32 + 2000
+    assert 1024 * n // k < sent_b < 1024 * n // k + 32 * (k - 1) * 128 // k + 32 + 2000
 
 
 @settings(max_examples=6, deadline=None)
@@ -458,11 +459,13 @@ def test_base_ot_receiver_points_are_uniform_whatever_the_choices(
         assert montgomery.in_prime_order_subgroup(int.from_bytes(row.tobytes(), "little") % 2**255)
 
 
+@pytest.mark.parametrize("k", [1, 2, 4])
 @pytest.mark.parametrize("choices", ["zeros", "ones", "alternating"])
 def test_extension_matrix_u_is_uniform_whatever_the_choices(
-    choices: str, seeded: Callable[[int], None]
+    choices: str, k: int, seeded: Callable[[int], None], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    seeded({"zeros": 1, "ones": 2, "alternating": 3}[choices])
+    monkeypatch.setattr(iknp, "K_BITS", k)
+    seeded({"zeros": 1, "ones": 2, "alternating": 3}[choices] + 10 * k)
     m = 2**14
     bits = {"zeros": np.zeros(m), "ones": np.ones(m), "alternating": np.arange(m) % 2}[choices]
     network = InMemoryNetwork()
@@ -477,10 +480,13 @@ def test_extension_matrix_u_is_uniform_whatever_the_choices(
 
     run_pair(alice, bob, network=network)
     (u,) = [body for sender, tag, body in seen if sender == "bob" and tag.endswith("/u")]
-    assert u.shape == (128, m // 8)
+    assert u.shape == (128 // k, m // 8)
     assert pvalue(u) > 0.01
-    assert pvalue(prg.transpose_bits(u)) > 0.01  # the columns, row by row
+    columns = np.packbits(np.unpackbits(u, axis=1, bitorder="little").T, axis=1)
+    assert pvalue(columns) > 0.01  # the columns, row by row
     assert [body for sender, tag, body in seen if tag.endswith("/reply")] == [None]
+    sums = [body for sender, tag, body in seen if tag.endswith("/puncture")]
+    assert len(sums) == (k > 1) and all(x.shape == (128 // k, k - 1, 2, 16) for x in sums)
 
 
 @pytest.mark.parametrize("a_fill", [0, 1, U64])
@@ -498,7 +504,7 @@ def test_multiplication_messages_are_uniform_whatever_the_inputs(
     np.testing.assert_array_equal(results["alice"] + results["bob"], a * b)
     (u,) = [body for s, tag, body in seen if s == "bob" and tag.startswith("ot/mul/0/u")]
     (tau,) = [body for s, tag, body in seen if s == "alice" and tag == "ot/mul/0/reply"]
-    assert u.shape == (128, 64 * n // 8) and tau.shape == (64 * n,)
+    assert u.shape == (128 // iknp.K_BITS, 64 * n // 8) and tau.shape == (64 * n,)
     assert pvalue(u) > 0.01, "what A sees"
     assert pvalue(tau) > 0.01, "what B sees"
     # A's share alone is uniform too (B's is its difference from a product)
