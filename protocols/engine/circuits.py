@@ -15,9 +15,14 @@ shares of bits.
 share into bits, so the bits of ``x_0`` and ``x_1`` are XOR shares of nothing yet; the sign of
 ``x = x_0 + x_1`` is ``x_{0,K-1} ⊕ x_{1,K-1} ⊕ carry_{K-1}``. The carry into the top bit is
 the reduction, most significant first, of the pairs ``(g_i, p_i)`` (generate ``g_i = x_{0,i}
-∧ x_{1,i}``, one AND; propagate ``p_i = x_{0,i} ⊕ x_{1,i}``, local) by ``(g, p) ∘ (g', p') =
-(g ⊕ (p ∧ g'), p ∧ p')`` (:func:`carry_out`): a tree of ``⌈log2 (K - 1)⌉`` levels of two
-ANDs, the carry-lookahead of a parallel-prefix adder. The sign bit, XOR-shared, becomes
+∧ x_{1,i}``; propagate ``p_i = x_{0,i} ⊕ x_{1,i}``, local) by ``(g, p) ∘ (g', p') = (g ⊕ (p ∧
+g'), p ∧ p')`` (:func:`carry_out`): a tree of ``⌈log2 (K - 1)⌉`` levels, the carry-lookahead
+of a parallel-prefix adder. A generate is an AND of the two parties' *own* bits, so it takes
+an own-bit triple (:func:`own_and`: ``p0``'s ``a_0``, ``p1``'s ``b_1``, shares of ``a_0 ∧
+b_1``; one random OT, one bit opened each way); a merge's two ANDs share ``p``, so they take
+one paired triple (:func:`pair_and`: ``p`` masked and opened once; two random OTs, one each
+way): per ``K``-bit comparison ``K - 1`` of the first and ``K - 2`` of the second, where
+plain AND triples would take twice the OTs. The sign bit, XOR-shared, becomes
 additive by the bit of a selection triple (:func:`bit_to_ring`, below): one round, no
 product. Eight rounds in ``Z_{2^64}`` for any number of values at once. This is the two-party
 share-to-bits comparison of a boolean adder over the parties' own bit decompositions (as in
@@ -60,7 +65,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from protocols.engine.ring import RING64, Ring
-from protocols.engine.triples import Select, Triple
+from protocols.engine.triples import Own, Paired, Select, Triple
 
 
 class Session(Protocol):
@@ -76,6 +81,10 @@ class Session(Protocol):
     def and_triple(self, shape: tuple[int, ...], ring: Ring) -> Triple: ...
 
     def select_triple(self, n: int, ring: Ring) -> Select: ...
+
+    def own_triple(self, shape: tuple[int, ...], ring: Ring) -> Own: ...
+
+    def pair_triple(self, shape: tuple[int, ...], ring: Ring) -> Paired: ...
 
     async def exchange(self, tag: str, mine: np.ndarray, ring: Ring | None) -> np.ndarray: ...
 
@@ -136,22 +145,47 @@ async def and_(s: Session, x: np.ndarray, y: np.ndarray, tag: str, ring: Ring) -
     return z ^ (d & e) if s.role == 0 else z
 
 
+async def own_and(s: Session, mine: np.ndarray, tag: str, ring: Ring) -> np.ndarray:
+    """XOR shares (``uint8``) of ``x_0 ∧ x_1``, ``x_0`` the bits ``mine`` of ``p0`` and
+    ``x_1`` those of ``p1``, each its own: an own-bit triple (``p0``'s ``a_0``, ``p1``'s
+    ``b_1``, shares of ``a_0 ∧ b_1``), each party opening its bits masked by its part; one
+    round, one bit each way, where an AND of shared bits opens two."""
+    mask, c = s.own_triple(mine.shape, ring)
+    mine_open = mine ^ mask
+    theirs = (await s.exchange(tag, mine_open, None)) ^ mine_open
+    if s.role == 0:  # d = x_0 ⊕ a_0 (mine), e = x_1 ⊕ b_1 (theirs)
+        return c ^ (theirs & mask) ^ (mine_open & theirs)
+    return c ^ (theirs & mask)
+
+
+async def pair_and(
+    s: Session, x: np.ndarray, y: np.ndarray, y2: np.ndarray, tag: str, ring: Ring
+) -> tuple[np.ndarray, np.ndarray]:
+    """XOR shares (``uint8``) of ``x ∧ y`` and ``x ∧ y2``: one paired triple per element,
+    ``x`` opened once (masked by ``a``); one round, three bits each way, where two ANDs open
+    four."""
+    a, b, b2, c, c2 = s.pair_triple(x.shape, ring)
+    w = x.shape[1]
+    opened = await s.exchange(tag, np.concatenate([x ^ a, y ^ b, y2 ^ b2], axis=1), None)
+    d, e, e2 = opened[:, :w], opened[:, w : 2 * w], opened[:, 2 * w :]
+    z, z2 = c ^ (d & b) ^ (e & a), c2 ^ (d & b2) ^ (e2 & a)
+    if s.role == 0:
+        return z ^ (d & e), z2 ^ (d & e2)
+    return z, z2
+
+
 async def carry_out(s: Session, low: np.ndarray, tag: str, ring: Ring) -> np.ndarray:
     """XOR shares (``uint8``) of the carry out of ``x_0 + x_1`` for each row of ``low``: this
     party's own bits of its summand, ``n x width``, the most significant first (the module
     docstring's reduction of generate/propagate pairs; ``1 + ⌈log2 width⌉`` rounds)."""
-    zero = np.zeros_like(low)
-    # generate: x0_i ∧ x1_i, the two parties' own bits as XOR shares of (x0_i) and (x1_i)
-    g = await and_(s, low if s.role == 0 else zero, zero if s.role == 0 else low,
-                   f"{tag}/gen", ring)  # fmt: skip
+    # generate: x0_i ∧ x1_i, the two parties' own bits
+    g = await own_and(s, low, f"{tag}/gen", ring)
     p = low  # propagate: x0_i ⊕ x1_i, XOR-shared as it is
     for level, width in enumerate(tournament(low.shape[1])):
         hi_g, hi_p = g[:, 0 : 2 * width : 2], p[:, 0 : 2 * width : 2]
         lo_g, lo_p = g[:, 1 : 2 * width : 2], p[:, 1 : 2 * width : 2]
-        both = await and_(s, np.concatenate([hi_p, hi_p], axis=1),
-                          np.concatenate([lo_g, lo_p], axis=1), f"{tag}/and{level}",
-                          ring)  # fmt: skip
-        new_g, new_p = hi_g ^ both[:, :width], both[:, width:]
+        and_g, and_p = await pair_and(s, hi_p, lo_g, lo_p, f"{tag}/and{level}", ring)
+        new_g, new_p = hi_g ^ and_g, and_p
         if g.shape[1] % 2:
             new_g = np.concatenate([new_g, g[:, -1:]], axis=1)
             new_p = np.concatenate([new_p, p[:, -1:]], axis=1)
@@ -177,18 +211,14 @@ async def sum_bits(
     *least* significant first. The carries are a prefix computation (Kogge and Stone) of the
     pairs ``(g_i, p_i)`` by the operator of the module docstring: ``1 + ⌈log2 width⌉``
     rounds, two ANDs per position and round."""
-    zero = np.zeros_like(low)
-    g = await and_(s, low if s.role == 0 else zero, zero if s.role == 0 else low,
-                   f"{tag}/gen", ring)  # fmt: skip
+    g = await own_and(s, low, f"{tag}/gen", ring)
     own = low  # the bits' own propagates: the sum bit is p_i ⊕ carry_i
     p = low
     for level, d in enumerate(_distances(low.shape[1])):
-        both = await and_(s, np.concatenate([p[:, d:], p[:, d:]], axis=1),
-                          np.concatenate([g[:, :-d], p[:, :-d]], axis=1), f"{tag}/pre{level}",
-                          ring)  # fmt: skip
-        w = low.shape[1] - d
-        g = np.concatenate([g[:, :d], g[:, d:] ^ both[:, :w]], axis=1)
-        p = np.concatenate([p[:, :d], both[:, w:]], axis=1)
+        and_g, and_p = await pair_and(s, np.ascontiguousarray(p[:, d:]), g[:, :-d], p[:, :-d],
+                                      f"{tag}/pre{level}", ring)  # fmt: skip
+        g = np.concatenate([g[:, :d], g[:, d:] ^ and_g], axis=1)
+        p = np.concatenate([p[:, :d], and_p], axis=1)
     carries = np.concatenate([np.zeros_like(g[:, :1]), g[:, :-1]], axis=1)
     return own ^ carries, g[:, -1]
 

@@ -124,6 +124,8 @@ REQUEST_PUBLIC = (
     "and",
     "words",
     "selects",
+    "owns",
+    "pairs",
     "range",
 )
 
@@ -467,7 +469,8 @@ class Dealing:
         if s.role == 0:
             await self.ask({"kind": "triples", "peer": s.p1, "tag": tag, "shape": [ring.bits],
                             "and": needs.bits, "words": needs.words,
-                            "selects": needs.selects})  # fmt: skip
+                            "selects": needs.selects, "owns": needs.owns,
+                            "pairs": needs.pairs})  # fmt: skip
         return await receive_triples(s.party, self.of(s.p0, s.p1), tag, s.role, needs, ring)
 
     async def close(self) -> None:
@@ -647,9 +650,16 @@ async def deal_triples(
 ) -> None:
     """The triples of a batch of secure comparisons between ``site`` (``p0``) and ``peer``
     (``p1``) of ``--reveal tree``: ``req["and"]`` AND triples, ``req["words"]`` word
-    triples and ``req["selects"]`` selection triples over
+    triples, ``req["selects"]`` selection triples, ``req["owns"]`` own-bit and
+    ``req["pairs"]`` paired AND triples over
     ``Z_{2^K}``, ``K = shape[0]`` (:func:`protocols.engine.triples.deal_triples`)."""
-    counts = [req.get("and"), req.get("words"), req.get("selects", 0)]
+    counts = [
+        req.get("and"),
+        req.get("words"),
+        req.get("selects", 0),
+        req.get("owns", 0),
+        req.get("pairs", 0),
+    ]
     if not (
         all(isinstance(n, int) and n >= 0 for n in counts)
         and shape[0] % 64 == 0 and shape[0] <= 2**16

@@ -308,7 +308,7 @@ class OTDealing(Dealing):
         async with s.ot_lock:
             if s.ot is None:
                 s.ot = await ot_session(s.party, s.other, s.role, tag)
-            if needs.selects and s.ot_back is None:  # p1 sending: half of each selection
+            if (needs.selects or needs.pairs) and s.ot_back is None:  # p1 sending
                 s.ot_back = await ot_session(s.party, s.other, 1 - s.role, f"{tag}/back")
             return await ot_triples(s.party, s.other, s.role, tag, needs, ring, s.ot, s.ot_back)
 

@@ -44,7 +44,7 @@ from protocols.engine.dealing import (
 from protocols.engine.ot_dealing import OTDealing, ot_dealing
 from protocols.engine.ring import Ring
 from protocols.engine.session import Session
-from protocols.engine.triples import Needs, Pool, selects_dealt
+from protocols.engine.triples import Needs, Pool, extras_dealt, selects_dealt
 
 __all__ = [
     "PREPROCESSING",
@@ -329,8 +329,9 @@ def local_pools(needs: Needs, ring: Ring) -> tuple[Pool, Pool]:
     c1 = ((a0 ^ a1) & (b0 ^ b1)) ^ c0
     wc1 = ring.reduce((wa0 + wa1) * (wb0 + wb1) - wc0)
     select0, select1 = selects_dealt(s0, s1, needs.selects, ring)
-    return (Pool((a0, b0, c0), (wa0, wb0, wc0), select0),
-            Pool((a1, b1, c1), (wa1, wb1, wc1), select1))  # fmt: skip
+    extra0, extra1 = extras_dealt(s0, s1, needs)
+    return (Pool((a0, b0, c0), (wa0, wb0, wc0), select0, *extra0),
+            Pool((a1, b1, c1), (wa1, wb1, wc1), select1, *extra1))  # fmt: skip
 
 
 class LocalPreprocessing(Preprocessing):

@@ -46,7 +46,7 @@ from mpc.runtime.view import Receipt, uniform
 from protocols.engine import circuits
 from protocols.engine.opening import Pair, open_shares
 from protocols.engine.ring import RING64, Ring
-from protocols.engine.triples import Needs, Pool, Pools, Select, Triple
+from protocols.engine.triples import Needs, Own, Paired, Pool, Pools, Select, Triple
 
 __all__ = ["MASKED", "CountingSession", "Session", "TripleSource"]
 
@@ -150,6 +150,12 @@ class Session:
     def select_triple(self, n: int, ring: Ring) -> Select:
         return self._pool(ring).select_triple(n)
 
+    def own_triple(self, shape: tuple[int, ...], ring: Ring) -> Own:
+        return self._pool(ring).own_triple((shape[0], int(np.prod(shape[1:]))))
+
+    def pair_triple(self, shape: tuple[int, ...], ring: Ring) -> Paired:
+        return self._pool(ring).pair_triple((shape[0], int(np.prod(shape[1:]))))
+
     def _pool(self, ring: Ring) -> Pool:
         if self._pools is None:
             raise RuntimeError("a circuit outside a batch: run it through Session.batch")
@@ -236,7 +242,7 @@ class CountingSession(Session):
 
     def __init__(self, real: Session) -> None:
         self.__dict__.update(real.__dict__)
-        self._counted: defaultdict[int, list[int]] = defaultdict(lambda: [0, 0, 0])
+        self._counted: defaultdict[int, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0])
         self._one_row = False
 
     async def row_wise(self, circuit: Any, x: np.ndarray, *args: Any) -> np.ndarray | None:
@@ -274,6 +280,16 @@ class CountingSession(Session):
     def select_triple(self, n: int, ring: Ring) -> Select:
         self._counted[ring.bits][2] += n
         return np.zeros(n, dtype=np.uint8), ring.zeros(n), ring.zeros(n), ring.zeros(n)
+
+    def own_triple(self, shape: tuple[int, ...], ring: Ring) -> Own:
+        self._counted[ring.bits][3] += int(np.prod(shape))
+        z = np.zeros(shape, dtype=np.uint8)
+        return z, z
+
+    def pair_triple(self, shape: tuple[int, ...], ring: Ring) -> Paired:
+        self._counted[ring.bits][4] += int(np.prod(shape))
+        z = np.zeros(shape, dtype=np.uint8)
+        return z, z, z, z, z
 
     async def exchange(self, tag: str, mine: np.ndarray, ring: Ring | None) -> np.ndarray:
         return mine

@@ -12,8 +12,10 @@ and word triples over any ring of :mod:`protocols.engine.ring`, a batch at a tim
   IKNP session, :func:`ot_session`): an AND triple from two random OTs, ``p0`` sending, whose
   random choice bits are ``p1``'s ``b_1`` and ``a_1`` and whose message pairs define ``p0``'s
   ``a_0 = u_0 ⊕ u_1`` and ``b_0 = v_0 ⊕ v_1`` (``a_0 ∧ b_1 = u_0 ⊕ u_{b_1}``, ``a_1 ∧ b_0 =
-  v_0 ⊕ v_{a_1}``); word triples by Gilboa's products (:mod:`protocols.ot.gilboa`), with pads
-  as wide as the ring past 64 bits.
+  v_0 ⊕ v_{a_1}``); an own-bit triple (``p0``'s ``a_0``, ``p1``'s ``b_1``, for an AND of the
+  two parties' own bits) from one, a paired triple (``a ∧ b`` and ``a ∧ b'``) from one each
+  way of two-bit messages (:func:`ot_and_triples`); word triples by Gilboa's products
+  (:mod:`protocols.ot.gilboa`), with pads as wide as the ring past 64 bits.
 
 Which of the two a run uses is its preprocessing's choice
 (:mod:`protocols.engine.preprocessing`); how many a protocol needs, a dry run of the protocol
@@ -63,10 +65,13 @@ from protocols.ot.iknp import (
 __all__ = [
     "DEALT",
     "Needs",
+    "Own",
+    "Paired",
     "Pool",
     "Pools",
     "Triple",
     "deal_triples",
+    "extras_dealt",
     "ot_session",
     "ot_triples",
     "receive_triples",
@@ -83,6 +88,14 @@ DEALT = uniform(
 Triple = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
+#: an own-bit AND triple of a batch, one party's part: ``p0``'s ``a_0`` and share of ``a_0 ∧
+#: b_1``, ``p1``'s ``b_1`` and its share (for ``x_0 ∧ x_1`` of the two parties' own bits)
+Own = tuple[np.ndarray, np.ndarray]
+
+#: a paired AND triple: XOR shares of ``a``, ``b``, ``b'``, ``a ∧ b`` and ``a ∧ b'`` (two
+#: ANDs with one operand in common, which is opened once)
+Paired = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
 #: a selection triple of a batch: ``a`` (an XOR-shared bit, ``uint8``), ``[a]`` (the same bit
 #: shared additively in the ring), ``w`` and ``[a w]`` (ring elements)
 Select = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
@@ -90,19 +103,23 @@ Select = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 @dataclass(frozen=True)
 class Needs:
-    """How many AND triples (``bits``), word triples (``words``) and selection triples
-    (``selects``) a batch uses."""
+    """How many AND triples (``bits``), word triples (``words``), selection triples
+    (``selects``), own-bit AND triples (``owns``) and paired AND triples (``pairs``) a batch
+    uses."""
 
     bits: int = 0
     words: int = 0
     selects: int = 0
+    owns: int = 0
+    pairs: int = 0
 
     def __add__(self, other: Needs) -> Needs:
         return Needs(self.bits + other.bits, self.words + other.words,
-                     self.selects + other.selects)  # fmt: skip
+                     self.selects + other.selects, self.owns + other.owns,
+                     self.pairs + other.pairs)  # fmt: skip
 
     def __bool__(self) -> bool:
-        return bool(self.bits or self.words or self.selects)
+        return bool(self.bits or self.words or self.selects or self.owns or self.pairs)
 
 
 class Pool:
@@ -110,10 +127,31 @@ class Pool:
     them; :meth:`finished` checks that the batch used them all (the helper and the parties
     planned the same batch)."""
 
-    def __init__(self, bits: Triple, words: Triple, selects: Select | None = None) -> None:
+    def __init__(
+        self, bits: Triple, words: Triple, selects: Select | None = None,
+        owns: Own | None = None, pairs: Paired | None = None,
+    ) -> None:  # fmt: skip
         self._bits, self._words = bits, words
         self._selects = selects
-        self._b = self._w = self._s = 0
+        self._owns = owns if owns is not None else (np.zeros(0, np.uint8),) * 2
+        self._pairs = pairs if pairs is not None else (np.zeros(0, np.uint8),) * 5
+        self._b = self._w = self._s = self._o = self._p = 0
+
+    def own_triple(self, shape: tuple[int, int]) -> Own:
+        n = shape[0] * shape[1]
+        if self._o + n > len(self._owns[0]):
+            raise ProtocolError("the batch needs more own-bit AND triples than were made")
+        out = tuple(t[self._o : self._o + n].reshape(shape) for t in self._owns)
+        self._o += n
+        return out  # type: ignore[return-value]
+
+    def pair_triple(self, shape: tuple[int, int]) -> Paired:
+        n = shape[0] * shape[1]
+        if self._p + n > len(self._pairs[0]):
+            raise ProtocolError("the batch needs more paired AND triples than were made")
+        out = tuple(t[self._p : self._p + n].reshape(shape) for t in self._pairs)
+        self._p += n
+        return out  # type: ignore[return-value]
 
     def and_triple(self, shape: tuple[int, int]) -> Triple:
         n = shape[0] * shape[1]
@@ -141,7 +179,8 @@ class Pool:
 
     def finished(self) -> None:
         made = 0 if self._selects is None else len(self._selects[0])
-        if self._b != len(self._bits[0]) or self._w != len(self._words[0]) or self._s != made:
+        if (self._b != len(self._bits[0]) or self._w != len(self._words[0]) or self._s != made
+                or self._o != len(self._owns[0]) or self._p != len(self._pairs[0])):  # fmt: skip
             raise ProtocolError("the batch used fewer triples than were made")
 
 
@@ -189,14 +228,49 @@ async def deal_triples(
     wc1 = ring.reduce((wa0 + wa1) * (wb0 + wb1) - wc0)
     _, (_, sa1, _, sc1) = selects_dealt(s0, s1, needs.selects, ring)
     corrections = np.concatenate([sa1, sc1])
-    await party.send(p0, f"{tag}/dealt",
-                     {"seed": seeds[0], "bits": None, "words": None, "selects": None})  # fmt: skip
+    _, ((_, oc1), (*_, pc1, pc21)) = extras_dealt(s0, s1, needs)
+    none = dict.fromkeys(("bits", "words", "selects", "owns", "pairs"))
+    await party.send(p0, f"{tag}/dealt", {"seed": seeds[0], **none})
     await party.send(p1, f"{tag}/dealt", {
         "seed": seeds[1],
         "bits": pack_array(np.packbits(c1)) if needs.bits else None,
         "words": ring.pack(wc1) if needs.words else None,
         "selects": ring.pack(corrections) if needs.selects else None,
+        "owns": pack_array(np.packbits(oc1)) if needs.owns else None,
+        "pairs": pack_array(np.packbits(np.concatenate([pc1, pc21]))) if needs.pairs else None,
     })  # fmt: skip
+
+
+def extras_dealt(
+    s0: SeedStream, s1: SeedStream, needs: Needs
+) -> tuple[tuple[Own, Paired], tuple[Own, Paired]]:
+    """A dealer's arithmetic of the own-bit and paired AND triples, after the selection
+    triples of the streams: ``p0``'s all from its seed; ``p1``'s bits from its own, its
+    shares of the products made to fit (its corrections). Returns both parties' triples."""
+    n, m = needs.owns, needs.pairs
+    a0, c0 = s0.bits(n), s0.bits(n)
+    pa0, pb0, pb20, pc0, pc20 = (s0.bits(m) for _ in range(5))
+    b1 = s1.bits(n)
+    pa1, pb1, pb21 = (s1.bits(m) for _ in range(3))
+    a = pa0 ^ pa1
+    return (((a0, c0), (pa0, pb0, pb20, pc0, pc20)),
+            ((b1, (a0 & b1) ^ c0), (pa1, pb1, pb21, (a & (pb0 ^ pb1)) ^ pc0,
+                                     (a & (pb20 ^ pb21)) ^ pc20)))  # fmt: skip
+
+
+def own_extras(
+    s: SeedStream, needs: Needs, role: int, owns: np.ndarray | None, pairs: np.ndarray | None
+) -> tuple[Own, Paired]:
+    """A party's own-bit and paired AND triples from its seed (the order of
+    :func:`extras_dealt`): all at ``p0``; at ``p1`` its bits and the dealer's corrections
+    ``owns`` and ``pairs``."""
+    n, m = needs.owns, needs.pairs
+    if role == 0:
+        return (s.bits(n), s.bits(n)), tuple(s.bits(m) for _ in range(5))  # type: ignore[return-value]
+    assert owns is not None and pairs is not None
+    b1 = s.bits(n)
+    pa, pb, pb2 = (s.bits(m) for _ in range(3))
+    return (b1, owns), (pa, pb, pb2, pairs[:m], pairs[m:])
 
 
 def selects_dealt(s0: SeedStream, s1: SeedStream, n: int, ring: Ring) -> tuple[Select, Select]:
@@ -231,12 +305,13 @@ async def receive_triples(
         raise ProtocolError(f"{party.name}: {dealer} sent malformed randomness at {tag}")
     s = _stream(body.get("seed"))
     if role == 0:
-        if any(body.get(k) is not None for k in ("bits", "words", "selects")):
+        if any(body.get(k) is not None for k in ("bits", "words", "selects", "owns", "pairs")):
             raise ProtocolError(f"{party.name}: {dealer} sent p0 corrections at {tag}")
         bits = (s.bits(needs.bits), s.bits(needs.bits), s.bits(needs.bits))
         w = needs.words
         words = (ring.random(s, w), ring.random(s, w), ring.random(s, w))
-        return Pool(bits, words, own_selects(s, needs.selects, ring, 0, None))
+        selects = own_selects(s, needs.selects, ring, 0, None)
+        return Pool(bits, words, selects, *own_extras(s, needs, 0, None, None))
     packed = (
         unpack_array(body.get("bits"), np.uint8, ((needs.bits + 7) // 8,), dealer, "bits")
         if needs.bits else np.zeros(0, np.uint8)
@@ -245,10 +320,20 @@ async def receive_triples(
           if needs.words else ring.zeros(0))  # fmt: skip
     fixed = (ring.unpack(body.get("selects"), (2 * needs.selects,), dealer, "selects")
              if needs.selects else ring.zeros(0))  # fmt: skip
+    owns = _bits_of(body.get("owns"), needs.owns, dealer, "owns")
+    pairs = _bits_of(body.get("pairs"), 2 * needs.pairs, dealer, "pairs")
     a, b = s.bits(needs.bits), s.bits(needs.bits)
     wa, wb = ring.random(s, needs.words), ring.random(s, needs.words)
     selects = own_selects(s, needs.selects, ring, 1, fixed)
-    return Pool((a, b, np.unpackbits(packed)[: needs.bits]), (wa, wb, wc), selects)
+    return Pool((a, b, np.unpackbits(packed)[: needs.bits]), (wa, wb, wc), selects,
+                *own_extras(s, needs, 1, owns, pairs))  # fmt: skip
+
+
+def _bits_of(body: Any, n: int, dealer: str, what: str) -> np.ndarray:
+    """``n`` bits packed in ``body`` (none for ``n = 0``)."""
+    if not n:
+        return np.zeros(0, np.uint8)
+    return np.unpackbits(unpack_array(body, np.uint8, ((n + 7) // 8,), dealer, what))[:n]
 
 
 # ----------------------------------------------------------------------------- by OT
@@ -274,36 +359,70 @@ async def ot_triples(
     triples, in ``session`` (:func:`ot_session`; a new one without); the selection triples
     take ``session`` and ``back``, a session the other way (``p1`` sending: one made here
     without)."""
-    n = needs.bits
-    bits: Triple
     if session is None:
         session = await ot_session(party, other, role, tag)
-    if needs.selects and back is None:
+    if (needs.selects or needs.pairs) and back is None:
         back = await ot_session(party, other, 1 - role, f"{tag}/back")
-    if role == 0:
-        assert isinstance(session, ExtensionSender)
-        if n:
-            x0, x1 = await random_ots_send(party, session, 2 * n)
-            u0, u1 = x0[:n, 0] & 1, x1[:n, 0] & 1
-            v0, v1 = x0[n:, 0] & 1, x1[n:, 0] & 1
-            a, b = u0 ^ u1, v0 ^ v1
-            bits = (a, b, (a & b) ^ u0 ^ v0)
-        else:
-            bits = (np.zeros(0, np.uint8),) * 3
-    else:
-        assert isinstance(session, ExtensionReceiver)
-        if n:
-            choices, x = await random_ots_receive(party, session, 2 * n)
-            b, a = choices[:n].astype(np.uint8), choices[n:].astype(np.uint8)
-            bits = (a, b, (a & b) ^ (x[:n, 0] & 1) ^ (x[n:, 0] & 1))
-        else:
-            bits = (np.zeros(0, np.uint8),) * 3
+    bits, owns, pairs = await ot_and_triples(party, role, needs, session, back)
     words = await _ot_words(party, other, needs.words, session, tag, ring)
     selects = None
     if needs.selects:
         assert back is not None
         selects = await ot_selects(party, role, needs.selects, session, back, tag, ring)
-    return Pool(bits, words, selects)
+    return Pool(bits, words, selects, owns, pairs)
+
+
+async def _random_bits(
+    party: Party, session: ExtensionSender | ExtensionReceiver, m: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """``m`` random OTs of two-bit messages (the low bits of the first byte of each):
+    the sender's pair ``(x0, x1)``, the receiver's ``(choices, x_choice)``."""
+    if not m:
+        z = np.zeros(0, np.uint8)
+        return z, z
+    if isinstance(session, ExtensionSender):
+        x0, x1 = await random_ots_send(party, session, m)
+        return x0[:, 0] & 3, x1[:, 0] & 3
+    choices, x = await random_ots_receive(party, session, m)
+    return choices.astype(np.uint8), x[:, 0] & 3
+
+
+async def ot_and_triples(
+    party: Party, role: int, needs: Needs, session: ExtensionSender | ExtensionReceiver,
+    back: ExtensionSender | ExtensionReceiver | None,
+) -> tuple[Triple, Own, Paired]:  # fmt: skip
+    """The AND triples of ``needs`` by random OTs (the module docstring), ``p0`` sending in
+    ``session``: two per AND triple; one per own-bit triple (``p0``'s ``a_0 = u_0 ⊕ u_1``,
+    ``p1``'s ``b_1`` its choice, ``a_0 ∧ b_1 = u_0 ⊕ u_{b_1}``); and for a paired triple
+    one each way, of two bits each: ``p1`` choosing its ``a_1`` from ``p0``'s pair, whose
+    differences are ``p0``'s ``b_0, b'_0``, and ``p0`` its ``a_0`` over ``back`` from
+    ``p1``'s, whose differences are ``p1``'s ``b_1, b'_1``: the four cross products of
+    ``a ∧ b`` and ``a ∧ b'`` from two OTs, where two AND triples take four."""
+    n, o, m = needs.bits, needs.owns, needs.pairs
+    first, second = await _random_bits(party, session, 2 * n + o + m)
+    ours, theirs = first[:0], first[:0]
+    if m:
+        if back is None:
+            raise ProtocolError("paired AND triples need an OT session each way")
+        ours, theirs = await _random_bits(party, back, m)
+    if role == 0:  # first, second: the pairs of p0's messages; ours: its choices over back
+        d = first ^ second
+        u0, v0, w0 = first[:n] & 1, first[n : 2 * n] & 1, first[2 * n :]
+        a, b = d[:n] & 1, d[n : 2 * n] & 1
+        bits = (a, b, (a & b) ^ u0 ^ v0)
+        owns = (d[2 * n : 2 * n + o] & 1, w0[:o] & 1)
+        pb = d[2 * n + o :]
+        cross = w0[o:] ^ theirs  # p0's shares of a_1 b_0, b'_0 and of a_0 b_1, b'_1
+        pa = ours
+    else:  # first: its choices, second: the messages chosen; ours, theirs: back's pair
+        a, b = first[n : 2 * n], first[:n]
+        bits = (a, b, (a & b) ^ (second[:n] & 1) ^ (second[n : 2 * n] & 1))
+        owns = (first[2 * n : 2 * n + o], second[2 * n : 2 * n + o] & 1)
+        pa, pb = first[2 * n + o :], ours ^ theirs
+        cross = second[2 * n + o :] ^ ours
+    c = ((pa * 3) & pb) ^ cross  # the two products, in bits 0 and 1
+    pairs = (pa, pb & 1, pb >> 1, c & 1, c >> 1)
+    return bits, owns, pairs
 
 
 async def ot_selects(

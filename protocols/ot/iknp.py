@@ -1,21 +1,23 @@
-"""The IKNP extension of oblivious transfer: one setup of 128 base OTs
-(:mod:`protocols.ot.base_ot`) serves any number of batches of OTs.
+"""OT extension: one setup of 128 base OTs (:mod:`protocols.ot.base_ot`) serves any number of
+batches of OTs; the correlation is IKNP's, made by SoftSpokenOT's small-field VOLE.
 
 **Extension** (Ishai, Kilian, Nissim & Petrank, CRYPTO 2003, with ``κ = 128``): the roles of
-the base OTs swap: the extension *sender* holds a secret ``s ∈ {0,1}^κ`` and received the seeds
-``k_i^{s_i}``; the extension *receiver* holds both seeds ``k_i^0, k_i^1`` of each base OT. For
-``m`` OTs with choice bits ``r``, the receiver expands ``t_i = G(k_i^0)`` and sends the ``κ x m``
-bit matrix ``u_i = t_i ⊕ G(k_i^1) ⊕ r``; the sender forms ``q_i = G(k_i^{s_i}) ⊕ s_i u_i``,
-so that row ``j`` of the transposed matrices satisfies ``q_j = t_j ⊕ r_j s``. The sender's
-messages are ``x_j^0 = H(j, q_j)`` and ``x_j^1 = H(j, q_j ⊕ s)``; the receiver's is
-``H(j, t_j) = x_j^{r_j}``. ``G`` is AES-128-CTR keyed by the seed, its initial counter block the
-batch number (one nonce per seed and use, never repeated within a session); ``H`` is the
-tweakable correlation-robust hash ``π(π(x) ⊕ j) ⊕ π(x)`` of Guo, Katz, Wang & Yu (IEEE S&P
-2020), xor-ed with the public tweak (:class:`CorrelationRobustHash`), with ``π`` AES-128 under a
-key fixed for the session (hashed from the base-OT transcript); the tweak ``j`` holds the batch
-and the OT index. A wider pad (a vector OT) is the same hash under further tweaks, one per
-16-byte block. One setup (128 base OTs) serves any number of batches:
-:func:`extension_sender`, :func:`extension_receiver`.
+the base OTs swap: the extension *sender* holds a secret ``s ∈ {0,1}^κ``, the extension
+*receiver* the seeds. For ``m`` OTs with choice bits ``r`` the receiver sends one message
+and both end with ``κ x m`` bit matrices whose rows, transposed, satisfy ``q_j = t_j ⊕ r_j
+s`` (sender ``q``, receiver ``t``). The sender's messages are ``x_j^0 = H(j, q_j)`` and
+``x_j^1 = H(j, q_j ⊕ s)``; the receiver's is ``H(j, t_j) = x_j^{r_j}``. How the matrices are
+made is :mod:`protocols.ot.softspoken` (Roy, CRYPTO 2022), ``k`` bits of ``s`` per small-field
+element (:data:`K_BITS`, 2 by default): from ``2^k`` seeds per ``k`` bits, every one known to
+the receiver and all but one to the sender, the receiver sends ``κ/k`` rows of ``m`` bits
+(``k = 1`` is IKNP's ``u_i = G(k_i^0) ⊕ G(k_i^1) ⊕ r``, ``κ`` rows). ``G`` is AES-128-CTR
+keyed by the seed, its initial counter block the batch number (one nonce per seed and use,
+never repeated within a session); ``H`` is the tweakable correlation-robust hash
+``π(π(x) ⊕ j) ⊕ π(x)`` of Guo, Katz, Wang & Yu (IEEE S&P 2020), xor-ed with the public tweak
+(:class:`CorrelationRobustHash`), with ``π`` AES-128 under a key fixed for the session
+(hashed from the base-OT transcript); the tweak ``j`` holds the batch and the OT index. A
+wider pad (a vector OT) is the same hash under further tweaks, one per 16-byte block. One
+setup serves any number of batches: :func:`extension_sender`, :func:`extension_receiver`.
 
 * **random OT** (:func:`random_ots_send`, :func:`random_ots_receive`): the sender gets ``m``
   pairs of 16-byte messages, the receiver one of each pair by its random or chosen bits;
@@ -23,19 +25,21 @@ and the OT index. A wider pad (a vector OT) is the same hash under further tweak
   the sender gives ``Δ_j`` and gets a uniform ``x_j``, the receiver gets
   ``y_j = x_j + r_j Δ_j`` (mod ``2^64``); the sender sends ``τ_j = x_j^1 - x_j^0 - Δ_j``.
 
-Cost: per OT, ``κ = 128`` bits from receiver to sender; a correlated OT adds 8 bytes back.
-A product takes 64 correlated OTs: 1,536 bytes (1,024 + 512) plus a few bytes of message
-framing; a Beaver triple two products. Setup: 32 bytes from the base-OT sender, then 32 bytes
-per base OT (4 KiB for 128) from the base-OT receiver, one round trip; each batch of up to
+Cost: per OT, ``κ/k`` bits from receiver to sender (64 with ``k = 2``); a correlated OT adds
+8 bytes back. A product takes 64 correlated OTs: 1,024 bytes (512 + 512) plus a few bytes of
+message framing; a Beaver triple two products. Setup: 32 bytes from the base-OT sender, then
+32 bytes per base OT (4 KiB for 128) from the base-OT receiver, one round trip, then the
+punctured seeds' sums (2 KiB with ``k = 2``) from the extension receiver; each batch of up to
 :data:`CHUNK_OTS` OTs is one message each way, with at most :data:`WINDOW` batches in flight.
 
 Security, ledger and randomness: :mod:`protocols.ot`.
 
 References: Y. Ishai, J. Kilian, K. Nissim, E. Petrank, *Extending oblivious transfers
-efficiently*, CRYPTO 2003; C. Guo, J. Katz, X. Wang, Y. Yu, *Efficient and secure multiparty
-computation from fixed-key block ciphers*, IEEE S&P 2020 (the tweakable hash); G. Asharov, Y.
-Lindell, T. Schneider, M. Zohner, *More efficient oblivious transfer and extensions for faster
-secure computation*, CCS 2013 (correlated OT).
+efficiently*, CRYPTO 2003; L. Roy, *SoftSpokenOT: Quieter OT extension from small-field silent
+VOLE in the Minicrypt model*, CRYPTO 2022; C. Guo, J. Katz, X. Wang, Y. Yu, *Efficient and
+secure multiparty computation from fixed-key block ciphers*, IEEE S&P 2020 (the tweakable
+hash); G. Asharov, Y. Lindell, T. Schneider, M. Zohner, *More efficient oblivious transfer and
+extensions for faster secure computation*, CCS 2013 (correlated OT).
 """
 
 from __future__ import annotations

@@ -17,13 +17,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import chisquare
 
+from mpc.crypto import randomness
 from mpc.runtime.codec import decode
 from mpc.runtime.local import InMemoryNetwork, run_in_memory
 from mpc.runtime.view import ViewRecorder
 from protocols.engine import circuits
-from protocols.engine.preprocessing import preprocessing_of
-from protocols.engine.ring import Ring
-from protocols.engine.session import Session
+from protocols.engine.preprocessing import local_pools, preprocessing_of
+from protocols.engine.ring import RING64, Ring
+from protocols.engine.session import CountingSession, Session
 from protocols.engine.triples import Needs, ot_triples
 from protocols.primitives import secure_comparison as sc
 
@@ -433,3 +434,102 @@ def test_a_shared_bit_selects_shared_values_and_comes_out_additive(method: str, 
     assert ring.signed(ring.reduce(c0 + c1)) == b.astype(int).tolist()
     got = ring.signed(ring.reduce(p0 + p1).reshape(-1))
     assert got == [v * int(bit) for row, bit in zip(values, b, strict=True) for v in row]
+
+
+def _extras_hold(pools: list[Any], owns: int, pairs: int) -> None:
+    """The own-bit triples give shares of ``a_0 ∧ b_1`` (each party's own bit), the paired
+    ones shares of ``a ∧ b`` and ``a ∧ b'`` with ``a`` in common."""
+    (a0, c0), (b1, c1) = (p.own_triple((1, owns)) for p in pools)
+    assert ((c0 ^ c1) == (a0 & b1)).all()
+    (x0, y0, v0, z0, w0), (x1, y1, v1, z1, w1) = (p.pair_triple((pairs, 1)) for p in pools)
+    x = x0 ^ x1
+    assert ((z0 ^ z1) == (x & (y0 ^ y1))).all() and ((w0 ^ w1) == (x & (v0 ^ v1))).all()
+    for bits in (a0, b1, x0, x1, y0, y1, v0, v1):
+        assert set(np.unique(bits).tolist()) <= {0, 1}
+    if owns + pairs > 200:  # the bits are not constant: each half is drawn, not fixed
+        assert 0.3 < float(np.mean(np.concatenate([a0.ravel(), x.ravel(), v0.ravel()]))) < 0.7
+    for p in pools:
+        p.finished()
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.integers(0, 300), st.integers(0, 300), st.sampled_from(["ot", "local"]))
+def test_own_bit_and_paired_and_triples_multiply(owns: int, pairs: int, how: str) -> None:
+    """An own-bit triple by one random OT (``p0`` sending), a paired one by one each way
+    of two bits each, and the same triples as a dealer's arithmetic makes them."""
+    needs = Needs(0, 0, 0, owns, pairs)
+    if how == "local":
+        _extras_hold(list(local_pools(needs, RING64)), owns, pairs)
+        return
+
+    async def program(party: Any) -> Any:
+        role, other = (0, "p1") if party.name == "p0" else (1, "p0")
+        return await ot_triples(party, other, role, "t", needs, RING64)
+
+    results, parties = asyncio.run(run_in_memory(NAMES[:2], program, timeout=60))
+    _extras_hold([results["p0"], results["p1"]], owns, pairs)
+    ots = parties["p0"].metrics.crypto.get("ot_extended", 0)
+    assert ots == owns + 2 * pairs  # own: one OT (p0 sending); pair: one each way
+
+
+@pytest.mark.parametrize("bits", [64, 192])
+def test_a_comparison_takes_own_bit_triples_for_its_generates_and_paired_ones_for_its_merges(
+    bits: int,
+) -> None:
+    """A dry run of the sign of ``n`` values in ``Z_2^K`` counts ``K - 1`` own-bit triples
+    per value (the generates) and ``K - 2`` paired ones (the merges of a reduction over
+    ``K - 1`` positions), and no AND triple of shared bits: half the OTs of plain ANDs."""
+    ring, n = Ring(bits), 5
+
+    async def program(party: Any) -> Any:
+        counting = CountingSession(Session(party, preprocessing_of("dealer")))
+        x = ring.zeros(n) if ring.wide else np.zeros(n, dtype=np.uint64)
+        await circuits.sign_bit(counting, x, "t", ring)
+        return counting.needs
+
+    results, _ = asyncio.run(run_in_memory(NAMES[:2], program, timeout=60))
+    needs = results["p0"][bits]
+    assert (needs.bits, needs.owns, needs.pairs) == (0, n * (bits - 1), n * (bits - 2))
+
+
+def _ltz_openings(values: list[int], method: str, p1_seed: bytes) -> dict[str, np.ndarray]:
+    """The masked openings ``p1`` receives from ``p0`` in a sign of ``values`` (the same
+    shares every time), ``p1``'s own randomness fixed by ``p1_seed``, by tag."""
+    s0, s1 = share(values, np.random.default_rng(7))
+    network = InMemoryNetwork()
+    seen: dict[str, np.ndarray] = {}
+
+    def tap(sender: str, receiver: str, frames: list[bytes]) -> None:
+        env = decode(frames)
+        if (sender, receiver) == ("p0", "p1") and "/ltz/" in env.tag:
+            seen[env.tag] = np.unpackbits(np.concatenate(env.body["parts"]).view(np.uint8))
+
+    network.taps.append(tap)
+
+    async def body(party: Any, dealing: Any) -> Any:
+        s = Session(party, dealing)
+        if party.name != "p1":
+            return await s.batch("t", lambda s: s.ltz(s0, "ltz"))
+        with randomness.fixed(p1_seed):
+            return await s.batch("t", lambda s: s.ltz(s1, "ltz"))
+
+    on_pairs(NAMES if method != "ot" else NAMES[:2], body, method, network=network)
+    return seen
+
+
+@pytest.mark.parametrize("method", ["dealer", "ot"])
+def test_what_p1_receives_in_a_comparison_does_not_repeat_with_its_own_randomness_fixed(
+    method: str,
+) -> None:
+    """The same shares twice, ``p1``'s randomness fixed: every opening it receives from
+    ``p0`` (the generates' own bits, the merges' paired bits, the bit made additive) agrees
+    with the other run's no more than chance would have it. A party that sent its share's
+    bits unmasked would repeat them exactly: its share is uniform, so only this test sees
+    it."""
+    values = list(range(-64, 64))
+    own = bytes(range(32))
+    first, second = (_ltz_openings(values, method, own) for _ in range(2))
+    assert first.keys() == second.keys() and any(k.endswith("/gen") for k in first)
+    for tag, bits in first.items():
+        agree = float(np.mean(bits == second[tag]))
+        assert agree < 0.6, (tag, agree)  # chance: 1/2
