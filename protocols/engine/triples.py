@@ -56,8 +56,8 @@ from protocols.ot.iknp import (
     extend_as_sender,
     extension_receiver,
     extension_sender,
-    random_ots_receive,
-    random_ots_send,
+    random_bits_receive,
+    random_bits_send,
     record_ots,
     split_batches,
 )
@@ -381,10 +381,8 @@ async def _random_bits(
         z = np.zeros(0, np.uint8)
         return z, z
     if isinstance(session, ExtensionSender):
-        x0, x1 = await random_ots_send(party, session, m)
-        return x0[:, 0] & 3, x1[:, 0] & 3
-    choices, x = await random_ots_receive(party, session, m)
-    return choices.astype(np.uint8), x[:, 0] & 3
+        return await random_bits_send(party, session, m, 2)
+    return await random_bits_receive(party, session, m, 2)
 
 
 async def ot_and_triples(

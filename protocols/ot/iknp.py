@@ -86,6 +86,8 @@ __all__ = [
     "extension_sender",
     "kept_rows_receive",
     "kept_rows_send",
+    "random_bits_receive",
+    "random_bits_send",
     "random_ots_receive",
     "random_ots_send",
 ]
@@ -381,6 +383,48 @@ async def random_ots_receive(
     )
     record_ots(party, "ot/random", session, "receiver", ots=m)
     return bits, x
+
+
+async def random_bits_send(
+    party: Party, session: ExtensionSender, m: int, width: int = 1
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`random_ots_send` of messages of ``width`` bits (at most 8): the low bits of
+    the first byte of each hash, kept batch by batch (``(m,)`` uint8 each), so that a run
+    of many OTs never holds their whole 16-byte messages."""
+    m = check_count(m, "the number of OTs m")
+    mask = np.uint8((1 << width) - 1)
+    x0, x1 = np.empty(m, dtype=np.uint8), np.empty(m, dtype=np.uint8)
+    sizes = split_batches(m, CHUNK_OTS)
+
+    def answer(c: int, h0: np.ndarray, h1: np.ndarray) -> None:
+        part = slice(c * CHUNK_OTS, c * CHUNK_OTS + sizes[c])
+        x0[part], x1[part] = h0[:, 0] & mask, h1[:, 0] & mask
+
+    await extend_as_sender(party, session, sizes, answer)
+    record_ots(party, "ot/random", session, "sender", ots=m)
+    return x0, x1
+
+
+async def random_bits_receive(
+    party: Party, session: ExtensionReceiver, m: int, width: int = 1
+) -> tuple[np.ndarray, np.ndarray]:
+    """The receiver's side of :func:`random_bits_send`: ``(choices, x)``, its uniform choice
+    bits (OS generator) and the ``width`` low bits of the message it chose."""
+    m = check_count(m, "the number of OTs m")
+    mask = np.uint8((1 << width) - 1)
+    bits = randomness.bits(m, "ot/random-choices")
+    x = np.empty(m, dtype=np.uint8)
+    sizes = split_batches(m, CHUNK_OTS)
+
+    def settle(c: int, _bits_c: np.ndarray, h: np.ndarray, reply: Any, step: str) -> None:
+        _check_ack(reply, session.peer, step)
+        x[c * CHUNK_OTS : c * CHUNK_OTS + sizes[c]] = h[:, 0] & mask
+
+    await extend_as_receiver(
+        party, session, sizes, lambda c: bits[c * CHUNK_OTS : c * CHUNK_OTS + sizes[c]], settle
+    )
+    record_ots(party, "ot/random", session, "receiver", ots=m)
+    return bits.astype(np.uint8), x
 
 
 async def kept_rows_send(party: Party, session: ExtensionSender, m: int) -> np.ndarray:

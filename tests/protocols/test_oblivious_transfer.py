@@ -756,3 +756,22 @@ def test_wide_gilboa_products_are_exact_and_send_cut_corrections(bits: int, data
     assert got == [x * y & top for x, y in zip(a, b, strict=True)]
     cut = 8 * 64 * limbs * (limbs + 1) // 2 * n
     assert cut <= sent < cut + 4096
+
+
+@settings(max_examples=6, deadline=None)
+@given(st.integers(0, 900), st.sampled_from([1, 2, 8]))
+def test_random_bit_ots_keep_the_low_bits_of_the_chosen_message(m: int, width: int) -> None:
+    async def alice(p: Party) -> Any:
+        return await iknp.random_bits_send(p, await iknp.extension_sender(p, "bob"), m, width)
+
+    async def bob(p: Party) -> Any:
+        return await iknp.random_bits_receive(p, await iknp.extension_receiver(p, "alice"), m,
+                                              width)  # fmt: skip
+
+    results, _ = run_pair(alice, bob)
+    (x0, x1), (r, x) = results["alice"], results["bob"]
+    assert x0.shape == x1.shape == x.shape == r.shape == (m,)
+    assert int(max(x0.max(initial=0), x1.max(initial=0))) < 2**width
+    np.testing.assert_array_equal(x, np.where(r == 1, x1, x0))
+    if m > 200:  # the other message is not the chosen one: they differ about half the time
+        assert 0.3 < float(np.mean(x0 != x1)) * (2**width) / (2**width - 1) < 1.7
