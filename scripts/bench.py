@@ -47,7 +47,9 @@ plots ``scaling_rows.png`` and ``scaling_sites.png`` (matplotlib: ``pip install 
 sites and ``--helper ot``, against that mode's targets (scripts/bench_reveal.py), ``--repeat``
 times (default 3); ``--datasets`` picks some of car, kr-vs-kp, adult, adult-ot and million,
 or names ten-million (10^7 generated rows, ``--reveal tree`` only, about half an hour a run),
-which runs only when named.
+which runs only when named, or tic-tac-toe, house-votes-84 and the two-site runs car-ot,
+kr-vs-kp-ot, tic-tac-toe-ot, house-votes-84-ot (``--reveal tree``, also only when named):
+two sites with ``ot`` against three with ``sites`` on each table whose both runs it names.
 It writes ``reveal.json`` and ``reveal.md``. With ``--against DIR`` it runs each of them with
 this checkout and with the one in DIR (``--against-python``: its interpreter) in turn and
 writes ``reveal-against.json`` and ``reveal-against.md``: the two side by side, their ratio
@@ -393,7 +395,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=None,
         metavar="A,B",
         help="--helpers: only these datasets (default: all four); --reveal: only these of "
-        f"{', '.join(REVEAL_NAMES)} (default: all but ten-million, about half an hour a run)",
+        f"{', '.join(REVEAL_NAMES)} (default: all but ten-million, about half an hour a run, "
+        "and the two-site comparisons' own runs)",
     )
     _add_intersection(p)
     p.add_argument(
