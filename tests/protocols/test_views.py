@@ -24,6 +24,9 @@ from ..views import cached, check_swap, read_table, swap_pair, write_table
 pytestmark = pytest.mark.processes
 
 WEATHER = ROOT / "mpc" / "datasets" / "data" / "weather.csv"
+#: each run's deadline: a weather run takes about 11 s alone and three to four times that
+#: beside other test workers on two cores
+RUN_DEADLINE = 90
 
 
 @pytest.fixture(autouse=True)
@@ -66,6 +69,7 @@ def _site_columns(partition: str, class_column: str) -> dict[str, list[str]]:
     return cols
 
 
+@pytest.mark.timeout(600)  # several runs, each with its own deadline
 @pytest.mark.parametrize("case", sorted(PPID3_CASES))
 def test_ppid3_views_do_not_change_when_records_a_site_cannot_tell_apart_swap(
     case: str, tmp_path: Path
@@ -84,8 +88,8 @@ def test_ppid3_views_do_not_change_when_records_a_site_cannot_tell_apart_swap(
         if case == "tree-entropy":
             options["split_criterion"] = "entropy-fixed"
         return run_system(
-            "ppid3", csv=str(table), class_column="play", partition=partition, timeout=30,
-            **options,
+            "ppid3", csv=str(table), class_column="play", partition=partition,
+            timeout=RUN_DEADLINE, **options,
         )  # fmt: skip
 
     run_once = cached(run)
@@ -155,6 +159,7 @@ def _coin_rows(seed: int, n: int, groups: int, theta: float) -> list[tuple[bool,
     return [tuple(r) for r in truth.reshape(n, groups).tolist()]
 
 
+@pytest.mark.timeout(600)  # several runs, each with its own deadline
 def test_hybrid_views_do_not_change_when_records_a_party_cannot_tell_apart_swap(
     tmp_path: Path,
 ) -> None:
@@ -175,7 +180,9 @@ def test_hybrid_views_do_not_change_when_records_a_party_cannot_tell_apart_swap(
         return coins[p][layout["position"][p][str(row + 1)]]
 
     def run(table: Path) -> Any:
-        return run_system("hybrid-id3", csv=str(table), class_column="y", timeout=30, **options)
+        return run_system(
+            "hybrid-id3", csv=str(table), class_column="y", timeout=RUN_DEADLINE, **options
+        )
 
     run_once = cached(run)
 
@@ -218,6 +225,7 @@ def _votes_csv(path: Path) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
+@pytest.mark.timeout(600)  # several runs, each with its own deadline
 def test_cdtl_cdbs_view_does_not_change_when_tuples_it_sees_alike_swap_their_sensitive_values(
     tmp_path: Path,
 ) -> None:
@@ -252,7 +260,7 @@ def test_cdtl_cdbs_view_does_not_change_when_tuples_it_sees_alike_swap_their_sen
     def run(table: Path) -> Any:
         return run_system(
             "cdtl", csv=str(table), class_column=cls, sensitive=sensitive, l=2, cv=cv,
-            seed=seed, anatomy_seed=7, timeout=30,
+            seed=seed, anatomy_seed=7, timeout=RUN_DEADLINE,
         )  # fmt: skip
 
     run_once = cached(run)
@@ -288,9 +296,9 @@ def _same_view(
     )
 
     with randomness_fixed():
-        runs = [run_system(system, timeout=30, **first)]
+        runs = [run_system(system, timeout=RUN_DEADLINE, **first)]
     with randomness_fixed(own_seed(party)):
-        runs.append(run_system(system, timeout=30, **second))
+        runs.append(run_system(system, timeout=RUN_DEADLINE, **second))
     for r in runs:
         assert r.ok, r.error
         assert_documented(variant, r)
@@ -387,6 +395,7 @@ def _path(tree: dict[str, Any], record: dict[str, str]) -> tuple[tuple[str, str]
     return tuple(out)
 
 
+@pytest.mark.timeout(600)  # several runs, each with its own deadline
 def test_ppid3_classification_views_depend_only_on_each_record_s_path(tmp_path: Path) -> None:
     """Algorithm 8 tells each site which records reach its nodes, and the class site each
     record's leaf (declared): two new records with the same path that a site sees alike,
@@ -399,7 +408,7 @@ def test_ppid3_classification_views_depend_only_on_each_record_s_path(tmp_path: 
     model = tmp_path / "model"
     trained = run_system(
         "ppid3", csv=str(WEATHER), class_column="play", partition=partition, model_out=str(model),
-        counts="psi", timeout=30,
+        counts="psi", timeout=RUN_DEADLINE,
     )  # fmt: skip
     assert trained.ok and trained.tree is not None
     tree = to_json(trained.tree)
@@ -411,7 +420,7 @@ def test_ppid3_classification_views_depend_only_on_each_record_s_path(tmp_path: 
     def run(table: Path) -> Any:
         return run_system(
             "ppid3-classify", csv=str(table), model=str(model),
-            predictions_out=str(tmp_path / "predictions.csv"), timeout=30,
+            predictions_out=str(tmp_path / "predictions.csv"), timeout=RUN_DEADLINE,
         )  # fmt: skip
 
     run_once = cached(run)
@@ -437,6 +446,7 @@ def test_ppid3_classification_views_depend_only_on_each_record_s_path(tmp_path: 
         )
 
 
+@pytest.mark.timeout(600)  # several runs, each with its own deadline
 def test_hybrid_classification_views_depend_only_on_each_record_s_prediction(
     tmp_path: Path,
 ) -> None:
@@ -452,7 +462,7 @@ def test_hybrid_classification_views_depend_only_on_each_record_s_prediction(
     model = tmp_path / "model"
     trained = run_system(
         "hybrid-id3", csv=str(tmp_path / "joined.csv"), class_column="y", theta=0.7,
-        test_split=0, model_out=str(model), timeout=30,
+        test_split=0, model_out=str(model), timeout=RUN_DEADLINE,
     )  # fmt: skip
     assert trained.ok and trained.tree is not None
     tree = trained.tree
@@ -467,7 +477,7 @@ def test_hybrid_classification_views_depend_only_on_each_record_s_prediction(
     def run(table: Path) -> Any:
         return run_system(
             "hybrid-id3-classify", csv=str(table), model=str(model),
-            predictions_out=str(tmp_path / "predictions.csv"), timeout=30,
+            predictions_out=str(tmp_path / "predictions.csv"), timeout=RUN_DEADLINE,
         )  # fmt: skip
 
     run_once = cached(run)
