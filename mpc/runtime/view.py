@@ -102,7 +102,8 @@ class Receipt:
     of what it opens;
     its strings are public unless ``tokens`` says they are random hex tokens (node ids), and
     with ``permutations`` a list of ints that permutes ``0 .. L-1`` is a random permutation
-    (its rank is tested).
+    (its rank is tested), and so is a packed array of unsigned ints that does (its first
+    :data:`PERMUTATION_HEAD` positions are tested, in 16 buckets).
     ``canonical`` maps a body to what it tells the receiver, up to the sender's own
     randomness (a row order, a permutation of the classes; for a uniform receipt, the order
     of its parts). For the other kinds
@@ -279,6 +280,29 @@ def _is_permutation(value: list[Any] | tuple[Any, ...]) -> bool:
     )
 
 
+#: positions of a long permutation (an array) tested and sampled: each is uniform alone, and
+#: the first few of a uniform permutation are nearly independent
+PERMUTATION_HEAD = 64
+
+
+def _packed_permutation(value: dict[Any, Any]) -> np.ndarray | None:
+    """The permutation of ``0 .. L-1`` that a packed one-dimensional array of unsigned ints
+    (:func:`mpc.runtime.chunks.pack_array`) holds, or None if it holds none."""
+    parts, shape = value.get("parts"), value.get("shape")
+    if set(value) != {"shape", "parts"} or not isinstance(parts, list) or not parts:
+        return None
+    if not (isinstance(shape, list) and len(shape) == 1 and shape[0] >= 2):
+        return None
+    if not all(isinstance(a, np.ndarray) and a.dtype.kind == "u" for a in parts):
+        return None
+    flat = np.concatenate(parts)
+    if flat.size != shape[0] or int(flat.max()) >= flat.size:
+        return None
+    if np.bincount(flat.astype(np.int64), minlength=flat.size).max() != 1:
+        return None
+    return flat
+
+
 def _rank(perm: list[Any] | tuple[Any, ...]) -> int:
     """The Lehmer rank of a permutation of ``0 .. L-1`` (uniform on ``0 .. L!-1`` for a
     uniformly random one)."""
@@ -385,6 +409,20 @@ class ViewRecorder:
 
     def _skeleton(self, value: Any, receipt: Receipt, stats: _Payload, path: str) -> Any:
         """The public part of a uniform body; its payload goes into ``stats``."""
+        if receipt.permutations and isinstance(value, dict):
+            order = _packed_permutation(value)
+            if order is not None:  # a long one: its first positions, each uniform
+                head = order[:PERMUTATION_HEAD].astype(np.int64)
+                stats.buckets.update(
+                    dict(enumerate(np.bincount(head * 16 // order.size, minlength=16).tolist()))
+                )
+                stats.count += int(head.size)
+                # position by position (as bytes): two uniform permutations agree at a
+                # position with probability 1/L, their buckets of B about 1/B
+                buckets = min(order.size, 256)
+                self._sample((head * buckets // order.size).astype(np.uint8), 1,
+                             -(-order.size // buckets) / order.size)  # fmt: skip
+                return {"permutation": int(order.size)}
         if isinstance(value, dict):
             return {
                 str(k): (

@@ -147,6 +147,9 @@ class Ppid3Params(Params):
     #: rows of a range (``reveal = "tree"`` with a dealing party): one range in memory at a
     #: time (absent: ranges of the default size where they are taken, a smaller table whole)
     row_block: int | None = option(None, key="row_block", check=AtLeast(1))
+    #: numbers of more codes than this are counted by shuffles (``reveal = "tree"`` with a
+    #: dealing party; absent: the default, :data:`protocols.ppid3.threshold_counts.SHUFFLE_FROM`)
+    shuffle_from: int | None = option(None, key="shuffle_from", check=AtLeast(0))
     #: classification: the receiver gets each record's class counts beside its class (absent:
     #: no scores)
     scores: bool | None = option(None, key="scores")
@@ -179,6 +182,11 @@ class Ppid3Params(Params):
                 'protocol params: row_block needs reveal = "tree" and a dealing party (helper '
                 '"dealer" or "sites"): the paper\'s counts and the products by oblivious '
                 "transfer take a site's rows whole"
+            )
+        if self.shuffle_from is not None and (self.reveal != "tree" or self.helper == "ot"):
+            raise ConfigError(
+                'protocol params: shuffle_from needs reveal = "tree" and a dealing party '
+                '(helper "dealer" or "sites"): a shuffle has a helper'
             )
         if not all(isinstance(c, int) and c >= 0 for c in self.attribute_counts):
             raise ConfigError("protocol params 'attribute_counts' must be counts")
@@ -395,6 +403,7 @@ async def _train_run(
             reveal=REVEALS[params.reveal],
             criterion=CRITERIA[params.criterion] if params.criterion else None,
             row_block=params.row_block or "auto",
+            shuffle_from=params.shuffle_from,
         )
     else:  # the paper's depth-first Algorithm 7 with set-intersection counts
         oracle = PSICountOracle()

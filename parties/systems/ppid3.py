@@ -239,6 +239,17 @@ class Ppid3Options(DataSource, ColumnKinds):
         help="do not split nodes with fewer rows: a count (e.g. 20) or a fraction of the "
         "training rows (e.g. 0.05); plain ID3 gets the same count",
     )
+    shuffle_from: int | None = option(
+        None,
+        flag="--shuffle-from",
+        parse=int,
+        check=AtLeast(0),
+        metavar="CODES",
+        help="with --reveal tree and a dealing party (--helper dealer or sites) and --splits "
+        "threshold: a number of more than CODES codes (candidate thresholds + 1) is counted by "
+        "two owner-known shuffles of the shares, in one pass over the rows, instead of one-hot "
+        "columns of codes x rows (default 64; 0: every number)",
+    )
     row_block: int | None = option(
         None,
         flag="--row-block",
@@ -383,6 +394,12 @@ class Ppid3Options(DataSource, ColumnKinds):
                 f"sites), not --reveal {self.reveal_mode} with --helper {helper or 'none'}: "
                 "the paper's counts and the products by oblivious transfer take a site's rows "
                 "whole"
+            )
+        if self.shuffle_from is not None and (self.reveal_mode != "tree" or helper == "ot"):
+            raise ConfigError(
+                "--shuffle-from needs --reveal tree and a dealing party (--helper dealer or "
+                f"sites), not --reveal {self.reveal_mode} with --helper {helper or 'none'}: a "
+                "shuffle has a helper"
             )
         return helper
 
@@ -582,6 +599,7 @@ class Ppid3(System):
             criterion=o.criterion if o.split_criterion or o.reveal_mode == "tree" else None,
             records=o.records,
             row_block=o.row_block,
+            shuffle_from=o.shuffle_from,
         ).to_deployment()
 
     def _public_plan(self, o: Ppid3Options, k: int, class_site: int) -> Plan:

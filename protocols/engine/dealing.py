@@ -82,6 +82,7 @@ from mpc.runtime.party import Party
 from mpc.runtime.view import uniform
 from protocols.engine.ring import Left, Ring
 from protocols.engine.session import Session
+from protocols.engine.shuffle import shuffle_helper
 from protocols.engine.triples import Needs, Pool, receive_triples
 from protocols.engine.triples import deal_triples as triples_dealt
 
@@ -637,6 +638,9 @@ def _level_handler(party: Party, dtype: Any, who: str) -> Any:
             )
         elif kind == "perm" and len(shape) == 3:
             await deal_permuted_open(party, site, peer, tag, shape, req, dtype)
+        elif kind == "shuffle" and len(shape) == 3 and shape[2] <= shape[1]:
+            cols, n, keep = shape  # the owner's permutation applied to the peer's shares
+            await shuffle_helper(party, site, peer, cols, n, keep, dtype, tag)
         elif kind == "triples" and len(shape) == 1:
             await deal_triples(party, site, peer, tag, shape, req)
         else:
@@ -674,8 +678,10 @@ async def serve_level_dealer(
     """The dealer (``helper="dealer"``): serve every site's numbered requests until each says
     ``done``. ``outer``: correlated randomness for an outer product; ``xdot``: for an owner's
     dot products and the oblivious transfer of the holder's share; ``perm``: for the permuted
-    opening of an owner's counts. Returns the number of products dealt. It receives shapes,
-    fan-outs, domain sizes, seeds of masks and the class permutations, never data."""
+    opening of an owner's counts; ``shuffle``: the helper's part of an owner-known
+    permutation of the peer's shares (:mod:`protocols.engine.shuffle`). Returns the number
+    of products dealt. It receives shapes, fan-outs, domain sizes, seeds of masks, the class
+    permutations and halves of split permutations, never data."""
     handle = _level_handler(party, dtype, "the dealer")
     return await serve_dealer_requests(party, sites, requests, handle)
 

@@ -118,6 +118,9 @@ class SiteView:
     classes: list[str] | None = None
     y: np.ndarray | None = None
     thresholds: dict[int, np.ndarray] = field(default_factory=dict)
+    #: the thresholds are every distinct value but the largest (so every code holds a row),
+    #: not the cut points of bins: public, as the run's choice of candidates is
+    exact: bool = False
     _hashed: np.ndarray | None = field(default=None, repr=False)
 
     @classmethod
@@ -129,10 +132,12 @@ class SiteView:
         tids: Sequence[int],
         target: Sequence[str] | None = None,
         numbers: dict[int, tuple[np.ndarray, np.ndarray]] | None = None,
+        exact: bool = False,
     ) -> SiteView:
         """Encode a site's columns; ``numbers`` maps the index of each attribute split at a
         threshold to its values (floats, NaN where missing) and its candidate thresholds
-        (ascending), which replace its column of ``columns``."""
+        (ascending), which replace its column of ``columns``; ``exact``: those are every
+        distinct value but the largest."""
         n = len(tids)
         numbers = numbers or {}
         codes = np.empty((n, len(attributes)), dtype=np.int64)
@@ -163,7 +168,7 @@ class SiteView:
             values, inverse = np.unique(np.asarray(target, dtype=str), return_inverse=True)
             classes, y = [str(v) for v in values], inverse.ravel().astype(np.int64)
         return cls(name, list(attributes), domains, codes, np.asarray(tids, np.int64), classes, y,
-                   thresholds)  # fmt: skip
+                   thresholds, exact and bool(thresholds))  # fmt: skip
 
     @property
     def is_class_site(self) -> bool:
@@ -193,7 +198,8 @@ def table_view(
                    for j, a in enumerate(table.attributes) if a in cuts}  # fmt: skip
     columns = [[] if j in numbers else [str(v) for v in c] for j, c in enumerate(table.columns)]
     target = [str(v) for v in table.target] if with_class else None
-    return SiteView.encode(name, list(table.attributes), columns, tids, target, numbers)
+    return SiteView.encode(name, list(table.attributes), columns, tids, target, numbers,
+                           exact=thresholds and bins is None)  # fmt: skip
 
 
 class Constraints:

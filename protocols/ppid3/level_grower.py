@@ -42,7 +42,11 @@ the counts of the two sides of threshold ``i`` are the prefix sums of its per-co
 (local, linear: the same products as a nominal attribute of ``K + 1`` values give them). It
 stays a candidate below, its thresholds narrowed to the interval its path leaves it
 (:attr:`LevelNode.bounds`); so a site with such an attribute keeps its public count of
-attributes left, and which of its attributes they are is public (``ppid3/ordered``).
+attributes left, and which of its attributes they are is public (``ppid3/ordered``). A way of
+counting with :attr:`LevelGrower.shuffles` counts a number of more than ``shuffle_from``
+codes by two owner-known shuffles where a party helps the pairs' products
+(:mod:`protocols.ppid3.threshold_counts`), so that its one-hot columns (codes x rows) are
+never made: the rule is public, applied by every site to every site's public sizes.
 
 What a party receives here: the class count (``fast-counts/classes``, from the class site),
 which of each site's attributes split at a threshold (``ppid3/ordered``), the other sites'
@@ -71,6 +75,7 @@ from protocols.engine.spill import Spill
 from protocols.ppid3.distribution_counts import SiteView
 from protocols.ppid3.level_products import CLASSES, LevelNode, RowRange, child_shares
 from protocols.ppid3.ppid3 import NODE_ID, ROOT_ID, DistributedTree
+from protocols.ppid3.threshold_counts import SHUFFLE_FROM, shuffled
 
 T = TypeVar("T")
 
@@ -125,12 +130,15 @@ class LevelGrower:
     on_shares: ClassVar[bool] = False
     #: why this way of counting takes a site's rows whole ("": it takes them in ranges)
     whole_rows: ClassVar[str] = ""
+    #: whether it counts numbers of many thresholds by shuffles where a party helps
+    #: (:mod:`protocols.ppid3.threshold_counts`) rather than by one-hot columns
+    shuffles: ClassVar[bool] = False
 
     def __init__(
         self, party: Party, view: SiteView, dealing: Dealing, *, class_site: str,
         attribute_counts: Sequence[int], criterion: Criterion | None = None,
         max_depth: int | None = None, min_samples_split: int | None = None,
-        row_block: int | Literal["auto"] | None = None,
+        row_block: int | Literal["auto"] | None = None, shuffle_from: int | None = None,
     ) -> None:  # fmt: skip
         self.party, self.view, self.dealing, self.class_site = party, view, dealing, class_site
         self.attribute_counts = list(attribute_counts)
@@ -149,14 +157,23 @@ class LevelGrower:
         #: public after :meth:`start`: each site's attributes split at a threshold (a split on
         #: one leaves it on the path, so the site's count of attributes left stays)
         self.ordered: dict[str, frozenset[int]] = {party.name: frozenset(view.thresholds)}
-        wide = sum(self.sizes) * self.n
+        #: public: whether a party helps the pairs' products, so that numbers of many
+        #: thresholds are counted by shuffles (a way of counting that does so)
+        self.helped = self.shuffles and not dealing.direct_products
+        #: public: numbers of more codes than this are counted by shuffles where a party helps
+        self.shuffle_from = SHUFFLE_FROM if shuffle_from is None else shuffle_from
+        #: public after :meth:`start`: each site's numbers counted by shuffles
+        self.shuffled = {party.name: self.shuffled_of(self.sizes, self.ordered[party.name])}
+        onehot = [j for j in range(len(self.sizes)) if j not in self.shuffled[party.name]]
+        wide = sum(self.sizes[j] for j in onehot) * self.n
         if view.thresholds and wide > MAX_ONE_HOT:
             j = max(view.thresholds, key=lambda a: self.sizes[a])
             raise ConfigError(
                 f"{party.name}: {view.attributes[j]!r} has {len(view.thresholds[j]):,} candidate "
                 f"thresholds; this site's one-hot columns would be {sum(self.sizes):,} x "
                 f"{self.n:,} (more than {MAX_ONE_HOT:,} entries): give its candidates as the cut "
-                "points of bins (--bins 256)"
+                "points of bins (--bins 256), or count them by shuffles (--reveal tree with "
+                "--helper sites or dealer)"
             )
         if row_block == "auto":  # ranges where they are taken, of tables larger than one
             row_block = None if self.whole_rows or dealing.direct_products else ROW_BLOCK
@@ -172,7 +189,12 @@ class LevelGrower:
         self.spill = Spill() if several else None
         #: this site's rows in ranges of ``row_block`` (one range of all by default), each
         #: with its one-hot ``X^T``, its shares of ``Z`` and its products' masks
-        self.ranges = RowRange.split(view.codes, self.sizes, self.dtype, row_block, self.spill)
+        self.ranges = RowRange.split(view.codes, self.sizes, self.dtype, row_block, self.spill,
+                                     onehot=onehot)  # fmt: skip
+
+    def shuffled_of(self, sizes: Sequence[int], ordered: frozenset[int]) -> frozenset[int]:
+        """The attributes of a site (``sizes``, ``ordered``: public) counted by shuffles."""
+        return shuffled(sizes, ordered, self.helped, self.shuffle_from)
 
     async def each_range(
         self, work: Callable[[RowRange], Awaitable[T]], *, products: bool = True

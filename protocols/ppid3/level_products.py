@@ -169,7 +169,10 @@ class RowRange:
     xt_hat: dict[str, Left] = field(default_factory=dict)  # owner -> X_owner^T + Ra (holder)
     xt_blocks: dict[str, list[int]] = field(default_factory=dict)  # owner -> its |A| per A
     spill: Spill | None = None  # where the arrays wait between uses (None: in memory)
-    sizes: tuple[int, ...] = ()  # the values of each attribute (to make ``xt`` again)
+    sizes: tuple[int, ...] = ()  # the values of each one-hot attribute (to make ``xt`` again)
+    #: the attributes in ``xt``, in order (a number counted by shuffles is not:
+    #: :mod:`protocols.ppid3.threshold_counts`)
+    columns: tuple[int, ...] = ()
     #: holder -> the seed of this site's ``Ra`` with it (to make ``prepared`` again)
     ra_seeds: dict[str, bytes] = field(default_factory=dict)
     held: bool = True  # the shares are in memory
@@ -190,22 +193,26 @@ class RowRange:
         dtype: Any,
         block: int | None = None,
         spill: Spill | None = None,
+        onehot: Sequence[int] | None = None,
     ) -> list[RowRange]:
         """A site's rows (``codes``, the values of attributes of ``sizes`` values each) in
         ranges of ``block`` rows (all of them in one when None), its shares in the ring of
         ``dtype``; every site splits the same number of records the same way (the number is
         public, the order common). With ``spill`` each range is set aside as soon as it is
-        made, so that no more than one range's one-hot columns are ever in memory."""
+        made, so that no more than one range's one-hot columns are ever in memory. The
+        one-hot columns are those of the attributes ``onehot`` (default: every one)."""
         n = codes.shape[0]
         step = n if block is None else max(1, int(block))
         starts = list(range(0, n, step)) or [0]
+        columns = tuple(range(len(sizes)) if onehot is None else onehot)
+        widths = [sizes[j] for j in columns]
         out = []
         for i, s in enumerate(starts):
             part = codes[s : s + step]
-            xt, offsets = one_hot_columns(part, sizes, dtype)
+            xt, offsets = one_hot_columns(part[:, list(columns)], widths, dtype)
             out.append(cls(s, part, xt, offsets, np.dtype(dtype), i,
                            f"/r{i}" if len(starts) > 1 else "", spill=spill,
-                           sizes=tuple(sizes)))  # fmt: skip
+                           sizes=tuple(widths), columns=columns))  # fmt: skip
             out[-1].release()
         return out
 
@@ -253,7 +260,8 @@ class RowRange:
         keys, hats = self._layout
         self.shares = {k: get(f"{r}/z{k}") for k in keys}
         if products:
-            self.xt, _ = one_hot_columns(self.codes, self.sizes, self.dtype)
+            columns = list(self.columns or range(len(self.sizes)))
+            self.xt, _ = one_hot_columns(self.codes[:, columns], self.sizes, self.dtype)
             ring = Ring.of(self.dtype)
             self.prepared = {who: ring.left(ring.random(seed, self.xt.shape))
                              for who, seed in self.ra_seeds.items()}  # fmt: skip
@@ -671,16 +679,19 @@ async def shared_attribute_counts(
     p: int,
     t: str,
     cost: dict[str, int],
+    onehot: dict[str, int] | None = None,
 ) -> dict[tuple[int, str], np.ndarray]:
     """Step 3 with nothing opened (``--reveal tree``): this site's additive shares, in the
-    share ring, of ``X_s^T Z^ν`` over ``rows`` (every attribute of ``s``, ``m_s x p``) for
-    every node ``ν`` of ``inner`` and every site ``s`` with attributes left there that this
-    site is or holds ``Z^ν`` for: as the owner, its own product locally plus its side of a
-    commodity dot product with each other holder; as a holder, its side. Returns ``{(node,
-    s): share}``; summed over the sites (and the ranges), the counts."""
+    share ring, of ``X_s^T Z^ν`` over ``rows`` (every one-hot attribute of ``s``, ``m_s x
+    p``) for every node ``ν`` of ``inner`` and every site ``s`` with attributes left there
+    that this site is or holds ``Z^ν`` for: as the owner, its own product locally plus its
+    side of a commodity dot product with each other holder; as a holder, its side. ``onehot``
+    (public): each site's one-hot rows ``m_s``, where a site with none takes no product.
+    Returns ``{(node, s): share}``; summed over the sites (and the ranges), the counts."""
     names = list(party.parties)
     me = names.index(party.name)
-    mine = [node for node in inner if node.left[me] > 0]
+    some = (lambda s: True) if onehot is None else (lambda s: onehot.get(s, 1) > 0)
+    mine = [node for node in inner if node.left[me] > 0] if some(party.name) else []
     totals = local_products(party, mine, rows, p)
     held: dict[str, dict[int, np.ndarray]] = {}
     tasks: list[Coroutine[Any, Any, Any]] = []
@@ -693,7 +704,7 @@ async def shared_attribute_counts(
                                      t, cost, transfer=False))  # fmt: skip
         s = names.index(h)
         keys = [node.key for node in inner if node.left[s] > 0 and party.name in node.holders]
-        if keys:
+        if keys and some(h):
             held[h] = {}
             tasks.append(_xdot_holder(party, nodes, keys, rows, h, {}, p, dealing, t,
                                       out=held[h]))  # fmt: skip

@@ -421,6 +421,7 @@ async def ppid3_levels(
     tag: str = "ppid3",
     progress: Callable[[str], None] | None = None,
     row_block: int | Literal["auto"] | None = None,
+    shuffle_from: int | None = None,
 ) -> tuple[DistributedTree, dict[str, int]]:
     """Algorithm 7 at one site, one tree level per exchange, counting as ``reveal`` does (an
     entry of :data:`REVEALS`: the paper's :class:`OpenedCounts` by default) and splitting by
@@ -436,7 +437,9 @@ async def ppid3_levels(
     whose products run range by range, one range in memory at a time and the others on the
     site's disk (one range by default; ``"auto"``: ranges of
     :data:`protocols.ppid3.level_grower.ROW_BLOCK` where the way of counting and the
-    products take them; :class:`protocols.ppid3.level_products.RowRange`)."""
+    products take them; :class:`protocols.ppid3.level_products.RowRange`). ``shuffle_from``:
+    with ``--reveal tree`` and a helping party, numbers of more codes are counted by shuffles
+    (:mod:`protocols.ppid3.threshold_counts`; its :data:`SHUFFLE_FROM` when None)."""
     check_sites(party, view, class_site, attribute_counts)
     preprocessing.check(len(party.parties))
     if criterion is not None:
@@ -446,7 +449,7 @@ async def ppid3_levels(
         grower = reveal(party, view, dealing, class_site=class_site,
                         attribute_counts=attribute_counts, criterion=criterion,
                         max_depth=max_depth, min_samples_split=min_samples_split,
-                        row_block=row_block)  # fmt: skip
+                        row_block=row_block, shuffle_from=shuffle_from)  # fmt: skip
         return grower.grow(tag, progress)
 
     dtype = Ring.for_rows(len(view.tids)).dtype

@@ -27,7 +27,9 @@ A level, at every site:
 2. **Counts on shares**: every site with attributes left at a node gets, with each holder of
    ``Z^ν``, additive shares of ``X_s^T Z^ν`` (:func:`protocols.ppid3.level_products.
    shared_attribute_counts`: the commodity dot product without its oblivious transfer:
-   nothing is opened, so no zero-sharing is needed).
+   nothing is opened, so no zero-sharing is needed); a number of many thresholds by two
+   owner-known shuffles instead, where a party helps
+   (:mod:`protocols.ppid3.threshold_counts`).
 3. **Fold**: every site's shares of the level's counts (in the share ring ``Z_{2^16}`` or
    ``Z_{2^32}``) go to the first two sites, ``p0`` and ``p1``, re-randomised: a site other
    than those draws a fresh seed (OS generator), sends it to ``p0`` and its shares less the
@@ -51,15 +53,17 @@ A level, at every site:
 What each party receives: from a dealing party, seeds and masks (uniform); from each other,
 masked arrays, shares and a re-randomised fold (uniform); the numbers of distinct values of
 every site's attributes (``reveal/domains``, declared: the fan-outs a split on each would
-have); the openings of the decisions above (``reveal/stop-share``, ``reveal/label-share``,
-``reveal/split-share``), which ``p0`` and ``p1`` send through their one door
-(:mod:`protocols.engine.opening`): each share plus a fresh zero-sharing from a key only the two
-hold, so that the pair opens what the ledger records as ``reveal/stops``, ``reveal/labels``,
-``reveal/splits`` and each message is uniform beside everything its receiver holds, the
-triples it dealt included. A dealing party receives requests with public shapes, and seeds
-of masks as in the paper's mode. Trust: the helper's (``dealer``: it colludes with no site;
-``sites``: no two sites collude) and, whatever the helper, **``p0`` and ``p1`` do not
-collude**: together they would hold every count.
+have); with numbers counted by shuffles, which have every distinct value as a candidate
+(``reveal/exact``, public) and the shuffles' seeds, permutations and masked matrices
+(uniform: :mod:`protocols.engine.shuffle`); the openings of the decisions above
+(``reveal/stop-share``, ``reveal/label-share``, ``reveal/split-share``), which ``p0`` and
+``p1`` send through their one door (:mod:`protocols.engine.opening`): each share plus a fresh
+zero-sharing from a key only the two hold, so that the pair opens what the ledger records
+as ``reveal/stops``, ``reveal/labels``, ``reveal/splits`` and each message is uniform beside
+everything its receiver holds, the triples it dealt included. A dealing party receives
+requests with public shapes, and seeds of masks as in the paper's mode. Trust: the helper's
+(``dealer``: it colludes with no site; ``sites``: no two sites collude) and, whatever the
+helper, **``p0`` and ``p1`` do not collude**: together they would hold every count.
 """
 
 from __future__ import annotations
@@ -74,7 +78,7 @@ from mpc.errors import ConfigError, ProtocolError
 from mpc.learners.criteria import NLOGN_W, EntropyFixed, FractionCriterion
 from mpc.runtime.chunks import pack_array, unpack_array
 from mpc.runtime.expect import integer, list_of, raw
-from mpc.runtime.view import declared, uniform
+from mpc.runtime.view import declared, public, uniform
 from protocols.engine.opening import opening
 from protocols.engine.ring import RING64, Ring, ring_for_bits
 from protocols.engine.session import Session
@@ -90,12 +94,18 @@ from protocols.ppid3.shared_scores import (
     fraction_sums,
     node_decisions,
 )
+from protocols.ppid3.threshold_counts import threshold_counts
 
 __all__ = ["SEED", "SHARE", "SharedCounts"]
 
 #: a candidate split: ``(site, attribute, threshold index)``, the index -1 for a nominal one
 Candidate = tuple[str, int, int]
 
+EXACT = public(
+    "reveal/exact",
+    "which of a site's numbers counted by shuffles have every distinct value as a candidate "
+    "(the run's choice of candidates; it sets the lengths of their shuffles)",
+)
 DOMAINS = declared(
     "reveal/domains",
     "the numbers of distinct values of a site's attributes in the aligned records (the "
@@ -120,6 +130,11 @@ SPLIT_SHARE = opening(
 )
 
 
+async def _copies(shares: dict[int, np.ndarray], keys: list[int]) -> dict[int, np.ndarray]:
+    """Copies of the shares of ``keys`` (of a range about to be set aside)."""
+    return {k: shares[k].copy() for k in keys}
+
+
 class SharedCounts(LevelGrower):
     """The way of counting that opens only the tree (``--reveal tree``, the module
     docstring): counts, scores and stopping tests on shares, splitting by ``criterion`` (one
@@ -129,6 +144,7 @@ class SharedCounts(LevelGrower):
     help = "only the tree: counts, scores and stopping tests stay on shares (Gini)"
     default_criterion = "gini"
     on_shares = True
+    shuffles = True
 
     domains: dict[str, list[int]]  # every site's attributes' numbers of values (public)
     duo: Session
@@ -157,6 +173,7 @@ class SharedCounts(LevelGrower):
         for s, a in zip(self.names, self.attribute_counts, strict=True):
             if len(self.domains[s]) != a:
                 raise ProtocolError(f"{s} announced {len(self.domains[s])} attributes, not {a}")
+        await self._wide(tag)
         self.width = np.dtype(self.dtype).itemsize * 8
         widest = max(max(d, default=1) for d in self.domains.values())
         if isinstance(criterion, FractionCriterion):
@@ -180,6 +197,27 @@ class SharedCounts(LevelGrower):
         if self.duo.active:
             assert root_counts is not None
             self.classes[0] = root_counts
+
+    async def _wide(self, tag: str) -> None:
+        """Every site's numbers counted by shuffles (:mod:`protocols.ppid3.threshold_counts`:
+        the same public rule at every site) and which of them have every distinct value as a
+        candidate (announced: the lengths of their shuffles)."""
+        party = self.party
+        for s in self.names:
+            self.shuffled[s] = self.shuffled_of(self.domains[s], self.ordered[s])
+        exact = sorted(self.shuffled[party.name]) if self.view.exact else []
+        exacts = {party.name: frozenset(exact)}
+        if any(self.shuffled.values()):
+            await party.broadcast(f"{tag}/exact", exact)
+            got = await party.gather([s for s in self.names if s != party.name], f"{tag}/exact",
+                                     EXACT, expect=list_of(integer(lo=0)))  # fmt: skip
+            for s, js in got.items():
+                if not set(js) <= self.shuffled[s]:
+                    raise ProtocolError(f"{s} named exact numbers {js} not counted by shuffles")
+                exacts[s] = frozenset(js)
+        #: site -> its numbers counted by shuffles -> (codes, every code holds a row)
+        self.wide = {s: {j: (self.domains[s][j], j in exacts[s]) for j in sorted(js)}
+                     for s, js in self.shuffled.items() if js}  # fmt: skip
 
     def finished(self, tree: DistributedTree) -> None:
         """The class names in the order of the opened labels; at ``p0`` and ``p1``, each
@@ -329,28 +367,35 @@ class SharedCounts(LevelGrower):
     async def split(self, inner: list[LevelNode], t: str) -> list[Split]:
         """The counts on shares, the fold, the scores and the argmax; opens the splits."""
         party, duo, p = self.party, self.duo, self.p
+        widths = {s: [0 if j in self.shuffled[s] else d for j, d in enumerate(ds)]
+                  for s, ds in self.domains.items()}  # fmt: skip
+        mine = [d for d in widths[party.name] if d]
         ranges = await self.each_range(
             lambda rows: shared_attribute_counts(
-                party, self.nodes, inner, rows, self.sizes, self.dealing, p, t, self.cost
+                party, self.nodes, inner, rows, mine, self.dealing, p, t, self.cost,
+                onehot={s: sum(w) for s, w in widths.items()},
             )
-        )
+        )  # fmt: skip
         parts = ranges[0]
         for more in ranges[1:]:  # a sum of shares is a share of the sum
             for key, share in more.items():
                 parts[key] = parts[key] + share if key in parts else share
+        wide = await self._shuffled_counts(inner, t)
         cands = self._candidates(inner)
-        offsets = {s: np.concatenate([[0], np.cumsum(d)]).astype(int)
-                   for s, d in self.domains.items()}  # fmt: skip
+        offsets = {s: np.concatenate([[0], np.cumsum(w)]).astype(int) for s, w in widths.items()}
         pieces = []
         for node, cs in zip(inner, cands, strict=True):
             prefix: dict[tuple[str, int], np.ndarray] = {}
             for s, j, at in cs:
                 size = self.domains[s][j]
-                part = parts.get((node.key, s))
+                if j in self.shuffled[s]:
+                    part, first = wide.get((node.key, s, j)), 0
+                else:
+                    part, first = parts.get((node.key, s)), offsets[s][j]
                 if part is None:
                     pieces.append(np.zeros(self._size((s, j, at)) * p, dtype=self.dtype))
                     continue
-                block = part[offsets[s][j] : offsets[s][j] + size]
+                block = part[first : first + size]
                 if at < 0:
                     pieces.append(block.reshape(-1))
                     continue
@@ -360,10 +405,10 @@ class SharedCounts(LevelGrower):
         local = np.concatenate(pieces)
         folded = await self._fold(local, f"{t}/fold")
         ring = RING64 if isinstance(self.criterion, FractionCriterion) else duo.ring
-        best = blocks = None
+        best = values = None
         if duo.active:
             assert folded is not None
-            best, blocks = await self._best(folded, cands, len(local), t)
+            best, values = await self._best(folded, cands, len(local), t)
         winners = await self._open(best, len(inner), f"{t}/splits", SPLIT_SHARE, ring)
         if any(not 0 <= w < len(cs) for w, cs in zip(winners, cands, strict=True)):
             raise ProtocolError(f"the splits opened to {winners}")
@@ -372,56 +417,77 @@ class SharedCounts(LevelGrower):
                                               for node, (s, j, at) in zip(inner, chosen,
                                                                           strict=True)},
                             step=t)  # fmt: skip
+        starts = np.cumsum([0] + [self._size(x) for c in cands for x in c])
         splits, first = [], 0
         for cs, w in zip(cands, winners, strict=True):
             s, j, at = cs[w]
             size = self._size(cs[w])
-            rows = None if blocks is None else blocks[first + w, :size]
+            row = int(starts[first + w])
+            rows = None if values is None else values[row : row + size]
             first += len(cs)
             splits.append(Split(s, j, size, rows, threshold=None if at < 0 else at))
         return splits
+
+    async def _shuffled_counts(
+        self, inner: list[LevelNode], t: str
+    ) -> dict[tuple[int, str, int], np.ndarray]:
+        """This site's shares of the per-code counts of the numbers counted by shuffles
+        (:func:`protocols.ppid3.threshold_counts.threshold_counts`), over all its rows (the
+        ranges' shares side by side)."""
+        if not self.wide:
+            return {}
+        keys = [node.key for node in inner if self.party.name in node.holders]
+        if len(self.ranges) == 1:
+            shares = self.ranges[0].shares
+        else:
+            got = await self.each_range(lambda rows: _copies(rows.shares, keys), products=False)
+            shares = {k: np.concatenate([g[k] for g in got], axis=1) for k in keys}
+
+        def has_candidates(node: LevelNode, s: str, j: int) -> bool:
+            lo, hi = self.bounds[node.key][(s, j)]
+            return hi - lo > 1
+
+        return await threshold_counts(self.party, self.nodes, inner, self.view.codes, shares,
+                                      self.wide, has_candidates, self.dealing, self.p,
+                                      self.dtype, t)  # fmt: skip
 
     async def _best(
         self, folded: np.ndarray, cands: list[list[Candidate]], size: int, t: str
     ) -> tuple[np.ndarray, np.ndarray]:
         """``p0``'s or ``p1``'s shares of each node's best candidate (by the criterion) and
-        of every candidate's counts (``candidates x values x p``, ``Z_{2^64}``), from the
-        folded counts: one batch of the session (its triples counted by a dry run)."""
-        best, blocks = await self.duo.batch(f"{t}/best", self._choose, folded, cands)
-        return best, blocks
+        of every candidate's counts (each candidate's values end to end, ``sum of values x
+        p``, ``Z_{2^64}``), from the folded counts: one batch of the session (its triples
+        counted by a dry run)."""
+        best, values = await self.duo.batch(f"{t}/best", self._choose, folded, cands)
+        return best, values
 
     async def _choose(
         self, s: Session, folded: np.ndarray, cands: list[list[Candidate]]
     ) -> tuple[np.ndarray, np.ndarray]:
         """The body of :meth:`_best`: lift the counts to ``Z_{2^64}``, then the scores and the
-        argmax of the criterion."""
+        argmax of the criterion. Every candidate's values stay end to end (``values x p``,
+        no candidate padded to the widest): each value's term is its own row's."""
         p = self.p
         lengths = [self._size(x) for c in cands for x in c]
-        count, widest = len(lengths), max(lengths)
         lifted = await s.lift(folded, self.width, "lift", RING64)
-        blocks = RING64.zeros((count, widest, p))
-        at = 0
-        for c, size_c in enumerate(lengths):
-            blocks[c, :size_c] = lifted[at : at + size_c * p].reshape(size_c, p)
-            at += size_c * p
-        real = np.arange(widest)[None, :] < np.asarray(lengths)[:, None]
+        values = lifted.reshape(-1, p)
         crit = self.criterion
         if isinstance(crit, FractionCriterion):
             rings = fraction_rings(self.n, lengths, crit)
             sizes = [[self._size(x) for x in c] for c in cands]
             plan = argmax_plan(self.n, sizes, final_rings(lengths, rings), crit)
-            s_v, y_v = await crit.shared_terms(s, blocks, RING64)
-            num, den = await fraction_sums(s, s_v[real], y_v[real], lengths, rings)
-            return await fraction_argmax(s, num, den, plan, "cmp"), blocks
+            s_v, y_v = await crit.shared_terms(s, values[None], RING64)
+            num, den = await fraction_sums(s, s_v[0], y_v[0], lengths, rings)
+            return await fraction_argmax(s, num, den, plan, "cmp"), values
         assert isinstance(crit, EntropyFixed)
-        scores = await crit.shared_scores(s, blocks[real], lengths, "nlogn", s.ring)
+        scores = await crit.shared_scores(s, values, lengths, "nlogn", s.ring)
         pad = -(1 << (s.ring.bits - 3))  # below every score the ring holds
         keys = s.const(pad, (len(cands), max(len(c) for c in cands)))
         c = 0
         for i, cs in enumerate(cands):
             keys[i, : len(cs)] = scores[c : c + len(cs)]
             c += len(cs)
-        return await best_splits(s, keys, "argmax"), blocks
+        return await best_splits(s, keys, "argmax"), values
 
     def child_added(self, node: LevelNode, child: LevelNode, split: Split) -> None:
         """Every site: the attributes used on the child's path, per site (public); ``p0`` and

@@ -47,14 +47,18 @@ def thresholds_of(tree: dict[str, Any]) -> list[tuple[str, float]]:
     return out
 
 
-@pytest.mark.parametrize(("reveal", "helper", "bins"),
-                         [("counts", "sites", None), ("tree", "sites", None),
-                          ("tree", "dealer", "3")])  # fmt: skip
+@pytest.mark.parametrize(("reveal", "helper", "bins", "shuffles"),
+                         [("counts", "sites", None, False), ("tree", "sites", None, False),
+                          ("tree", "dealer", "3", False), ("tree", "sites", None, True),
+                          ("tree", "dealer", "3", True)])  # fmt: skip
 def test_numbers_split_at_thresholds_as_plain_id3_splits_them(
-    tmp_path: Path, reveal: str, helper: str, bins: str | None
+    tmp_path: Path, reveal: str, helper: str, bins: str | None, shuffles: bool
 ) -> None:
+    """With one-hot columns, and with every number counted by shuffles (``--shuffle-from
+    0``)."""
     path = numbers_csv(tmp_path / "numbers.csv")
     extra = ("--bins", bins) if bins else ()
+    extra += ("--shuffle-from", "0") if shuffles else ()
     code, doc = run_mpc_json(
         "run", "ppid3", "--csv", str(path), "--class", "risk", "--sites", "3", "--splits",
         "threshold", "--reveal", reveal, "--helper", helper, "--max-depth", "4",
@@ -69,6 +73,8 @@ def test_numbers_split_at_thresholds_as_plain_id3_splits_them(
     if bins:  # the cut points of 3 bins: at most 2 per number
         assert all(len({t for a2, t in found if a2 == a}) <= 2 for a, _ in found)
     assert found == thresholds_of(result["plain_tree"])
+    shuffled = sum(p["metrics"]["crypto"].get("shuffled", 0) for p in doc["parties"].values())
+    assert (shuffled > 0) == shuffles, doc["parties"]
 
 
 def test_the_set_intersection_counts_refuse_threshold_splits(tmp_path: Path) -> None:

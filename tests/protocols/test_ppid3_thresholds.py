@@ -43,8 +43,10 @@ def run_thresholds(
     table: Table, part: Partition, *, reveal: str, helper: str, bins: int | None = None,
     max_depth: int | None = None, mss: int | None = None, criterion: str | None = None,
     record: bool = False, fixed: dict[str, bytes] | None = None,
+    shuffle_from: int | None = None,
 ) -> dict[str, Any]:  # fmt: skip
-    """PPID3 level by level in memory with threshold splits; the plain tree beside it."""
+    """PPID3 level by level in memory with threshold splits; the plain tree beside it
+    (``shuffle_from``: numbers of more codes counted by shuffles, with ``--reveal tree``)."""
     views = threshold_views(table, part, bins)
     names = [v.name for v in views]
     grower = REVEALS[reveal]
@@ -64,7 +66,7 @@ def run_thresholds(
             Sites(p, names).as_party(), views[names.index(p.name)],
             class_site=names[part.class_site], attribute_counts=[len(s) for s in part.sites],
             preprocessing=PREPROCESSING[helper], max_depth=max_depth, min_samples_split=mss,
-            reveal=grower, criterion=CRITERIA[crit],
+            reveal=grower, criterion=CRITERIA[crit], shuffle_from=shuffle_from,
         )  # fmt: skip
         return tree
 
@@ -130,20 +132,30 @@ def test_the_paper_s_counts_grow_the_plain_threshold_tree(
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(numeric_tables(), st.sampled_from([None, 2]), st.sampled_from([None, 3]),
-       st.sampled_from(["gini", "entropy-fixed"]))  # fmt: skip
+       st.sampled_from(["gini", "entropy-fixed"]), st.sampled_from([None, 0, 3]))  # fmt: skip
 def test_only_the_tree_grows_the_plain_threshold_tree(
-    case: tuple[Table, Partition], max_depth: int | None, bins: int | None, criterion: str
-) -> None:
+    case: tuple[Table, Partition], max_depth: int | None, bins: int | None, criterion: str,
+    shuffle_from: int | None,
+) -> None:  # fmt: skip
+    """With one-hot columns, and with the numbers (all, or those of more than 3 codes)
+    counted by shuffles."""
     table, part = case
     helper = "sites" if part.k >= 3 else "dealer"
     out = run_thresholds(table, part, reveal="tree", helper=helper, bins=bins,
-                         max_depth=max_depth, criterion=criterion)  # fmt: skip
+                         max_depth=max_depth, criterion=criterion,
+                         shuffle_from=shuffle_from)  # fmt: skip
     _assert_same(out, counts=False)
 
 
-@pytest.mark.parametrize("reveal", ["counts", "tree"])
-@pytest.mark.parametrize(("k", "helper"), [(2, "dealer"), (2, "ot"), (3, "sites"), (3, "ot"),
-                                          (5, "sites")])  # fmt: skip
+_SITES_AND_HELPERS = [(2, "dealer"), (2, "ot"), (3, "sites"), (3, "ot"), (5, "sites")]
+
+
+@pytest.mark.parametrize(
+    ("reveal", "k", "helper"),
+    [(r, k, h) for r in ("counts", "tree") for k, h in _SITES_AND_HELPERS]
+    # a shuffle has a helper: with ot the numbers always take one-hot columns
+    + [("tree-shuffled", k, h) for k, h in _SITES_AND_HELPERS if h != "ot"],
+)
 def test_every_helper_and_2_to_5_sites_on_numbers(reveal: str, k: int, helper: str) -> None:
     rng = np.random.default_rng(k)
     n = 60
@@ -155,7 +167,9 @@ def test_every_helper_and_2_to_5_sites_on_numbers(reveal: str, k: int, helper: s
     attrs = [f"a{j}" for j in range(5)]
     table = Table("numbers", attrs, ["continuous"] * 4 + ["nominal"], cols, y, "class", "test")
     part = partition(attrs, k, "round-robin", class_site=k - 1)
-    out = run_thresholds(table, part, reveal=reveal, helper=helper, max_depth=4)
+    shuffles = 0 if reveal == "tree-shuffled" else None
+    out = run_thresholds(table, part, reveal=reveal.removesuffix("-shuffled"), helper=helper,
+                         max_depth=4, shuffle_from=shuffles)  # fmt: skip
     _assert_same(out, counts=reveal == "counts")
     depth_of_numbers = str(out["view"]).count("'threshold'")
     assert depth_of_numbers >= 3  # a number split, and split again below
@@ -188,17 +202,26 @@ def _threshold_twin(seed: int) -> tuple[Table, Table, Partition]:
     raise AssertionError("no twin found")
 
 
-@pytest.mark.parametrize("helper", ["dealer", "sites", "ot"])
+#: the helpers of the view tests; "-shuffled": every number counted by shuffles
+VIEW_HELPERS = ["dealer", "sites", "ot", "dealer-shuffled", "sites-shuffled"]
+
+
+def _helper(case: str) -> tuple[str, int | None]:
+    return case.removesuffix("-shuffled"), 0 if case.endswith("-shuffled") else None
+
+
+@pytest.mark.parametrize("case", VIEW_HELPERS)
 def test_two_numeric_tables_with_the_same_tree_look_the_same_to_every_party(
-    helper: str,
+    case: str,
 ) -> None:
     """``--reveal tree`` with threshold splits: different class counts on each side of
     every threshold, the same tree; every party's public and declared messages, uniform
     skeletons and ledger are the same, and every uniform payload passes the chi-square test:
     the prefix sums stay on shares, and only the chosen threshold is opened."""
     first, second, part = _threshold_twin(3)
-    a = run_thresholds(first, part, reveal="tree", helper=helper, max_depth=2, record=True)
-    b = run_thresholds(second, part, reveal="tree", helper=helper, max_depth=2, record=True)
+    helper, shuffles = _helper(case)
+    a, b = (run_thresholds(tab, part, reveal="tree", helper=helper, max_depth=2, record=True,
+                           shuffle_from=shuffles) for tab in (first, second))  # fmt: skip
     _assert_same(a, counts=False)
     for name in a["parties"]:
         ra, rb = a["parties"][name].report(), b["parties"][name].report()
@@ -207,22 +230,23 @@ def test_two_numeric_tables_with_the_same_tree_look_the_same_to_every_party(
         assert a["parties"][name].ledger.to_list() == b["parties"][name].ledger.to_list()
 
 
-@pytest.mark.parametrize("helper", ["dealer", "sites", "ot"])
+@pytest.mark.parametrize("case", VIEW_HELPERS)
 def test_the_threshold_twins_look_the_same_to_each_party_beside_its_own_randomness(
-    helper: str,
+    case: str,
 ) -> None:
     """The joint-view test of threshold splits: with one party's randomness fixed, its
     public and declared messages and ledger are the same for both twins, and its uniform
     payloads neither repeat between them nor differ in distribution (a share that is uniform
     alone but repeats beside the receiver's own randomness fails here)."""
     first, second, part = _threshold_twin(3)
+    helper, shuffles = _helper(case)
     seed = bytes(range(32))
     names = [f"site{i + 1}" for i in range(part.k)] + ([DEALER] if helper == "dealer" else [])
     failures = {}
     for name in names:
         ra, rb = (
             run_thresholds(tab, part, reveal="tree", helper=helper, max_depth=2, record=True,
-                           fixed={name: seed})["parties"][name].report()
+                           fixed={name: seed}, shuffle_from=shuffles)["parties"][name].report()
             for tab in (first, second)
         )  # fmt: skip
         bad = differences(canonical_view(ra), canonical_view(rb)) + joint_failures(ra, rb)
@@ -246,5 +270,13 @@ def test_a_number_of_too_many_thresholds_is_refused_naming_it(monkeypatch: Any) 
     part = partition(["id_like", "kind"], 2, class_site=1)
     with pytest.raises(Exception, match=r"'id_like' has 39 candidate thresholds.*--bins 256"):
         run_thresholds(table, part, reveal="tree", helper="dealer")
+    with pytest.raises(Exception, match=r"'id_like' has 39.*count them by shuffles"):
+        run_thresholds(table, part, reveal="tree", helper="ot", shuffle_from=0)
     out = run_thresholds(table, part, reveal="tree", helper="dealer", bins=4)
     _assert_same(out, counts=False)
+    # counted by shuffles, every distinct value stays a candidate: no one-hot columns at all
+    numbered = Table("wide", ["id_like", "kind"], ["continuous", "nominal"], cols,
+                     np.where(x < 13, "a", "b").astype(object), "class", "t")  # fmt: skip
+    out = run_thresholds(numbered, part, reveal="tree", helper="dealer", shuffle_from=0)
+    _assert_same(out, counts=False)
+    assert "'threshold': 12.0" in str(out["view"])
