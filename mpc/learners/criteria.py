@@ -299,6 +299,26 @@ class FractionCriterion(Criterion):
             total += Fraction(num, den)
         return total
 
+    def scores(self, joints: np.ndarray) -> list[Any]:
+        """:meth:`score` of each of a stack of count tables, the same fractions: for the
+        two-row tables of thresholds, each sum of two terms as one fraction,
+        ``(a d + c b) / (b d)``, made from 64-bit integers where they cannot overflow (one
+        normalisation per table, not four operations on fractions)."""
+        j = np.asarray(joints, dtype=np.int64)
+        if j.ndim != 3 or j.shape[1] != 2 or not len(j) or j.sum(axis=(1, 2)).max() >= 2**20:
+            return [self.score(x) for x in j]
+        terms = [self.term_arrays(j[:, v, :]) for v in (0, 1)]
+        (a, b), (c, d) = terms
+        num, den = a * d + c * b, b * d
+        return [Fraction(int(x), int(y)) for x, y in zip(num.tolist(), den.tolist(), strict=True)]
+
+    def term_arrays(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`term` of every row of ``rows`` (``n x classes``, ``int64``): numerators and
+        denominators as ``int64`` arrays (counts below ``2^20``, so no product overflows)."""
+        out = [self.term([int(x) for x in row]) for row in rows]
+        return (np.asarray([t[0] for t in out], dtype=np.int64),
+                np.asarray([t[1] for t in out], dtype=np.int64))  # fmt: skip
+
     def fraction_bounds(self, rows: int, values: int) -> tuple[int, int]:
         """The bits of the largest numerator and denominator of a score summed over at most
         ``values`` branches whose counts add up to at most ``rows``."""
@@ -329,6 +349,9 @@ class Gini(FractionCriterion):
     def term(self, row: Sequence[int]) -> tuple[int, int]:
         return sum(c * c for c in row), GINI_ALPHA * sum(row) + 1
 
+    def term_arrays(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return (rows * rows).sum(axis=1), GINI_ALPHA * rows.sum(axis=1) + 1
+
     def fraction_bounds(self, rows: int, values: int) -> tuple[int, int]:
         """``den = Π_v (8 n_v + 1) <= D = ⌈(8 rows + |V|) / |V|⌉^|V|`` (a product of numbers
         of a fixed sum is largest when they are equal) and ``num = den Σ_v S_v / (8 n_v + 1)
@@ -358,6 +381,9 @@ class GiniImpurity(FractionCriterion):
     def term(self, row: Sequence[int]) -> tuple[int, int]:
         n = sum(row)
         return sum(c * c for c in row), max(n, 1)
+
+    def term_arrays(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return (rows * rows).sum(axis=1), np.maximum(rows.sum(axis=1), 1)
 
     def fraction_bounds(self, rows: int, values: int) -> tuple[int, int]:
         """``den = Π_v max(n_v, 1) <= Π_v (n_v + 1) <= D = ⌈(rows + |V|) / |V|⌉^|V|`` and
