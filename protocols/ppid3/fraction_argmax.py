@@ -84,30 +84,42 @@ def argmax_plan(
     until the last rounds and meet the others once each, at most one round apart. A pair
     plays in the round after both of its fractions are known."""
     shift = max(len(c) for c in lengths).bit_length()
-    bounds = [criterion.fraction_bounds(rows, v) for c in lengths for v in c]
+    of = {v: criterion.fraction_bounds(rows, v) for v in {v for c in lengths for v in c}}
+    bounds = [of[v] for c in lengths for v in c]
     rings = list(start)
     index = [k for c in lengths for k in range(len(c))]
     ready = [0] * len(bounds)  # the round from which each slot can play
     played: dict[int, dict[int, _Step]] = {}  # round -> ring bits -> its batch
     winners, at = [], 0
+    by_bits: dict[int, Ring] = {}  # a pair's ring, by the bits its comparison needs
+    pop, push = heapq.heappop, heapq.heappush
     for c in lengths:
         left_over = [(sum(bounds[s]), s) for s in range(at, at + len(c))]
         heapq.heapify(left_over)
         while len(left_over) > 1:
-            (_, left), (_, right) = heapq.heappop(left_over), heapq.heappop(left_over)
+            left, right = pop(left_over)[1], pop(left_over)[1]
             (nl, dl), (nr, dr) = bounds[left], bounds[right]
-            ring = ring_for_bits(max(nl + dr, nr + dl) + shift + 1)
+            need = max(nl + dr, nr + dl) + shift + 1
+            ring = by_bits.get(need)
+            if ring is None:
+                ring = by_bits[need] = ring_for_bits(need)
             r = max(ready[left], ready[right])
-            step = played.setdefault(r, {}).setdefault(ring.bits, _Step(ring))
+            batches = played.get(r)
+            if batches is None:
+                batches = played[r] = {}
+            step = batches.get(ring.bits)
+            if step is None:
+                step = batches[ring.bits] = _Step(ring)
             for s in (left, right):
                 if rings[s] < ring.bits:
                     step.lifts.setdefault(rings[s], []).append(s)
             out = len(rings)
             rings.append(ring.bits)
-            bounds.append((max(nl, nr), max(dl, dr)))
+            merged = (nl if nl > nr else nr, dl if dl > dr else dr)
+            bounds.append(merged)
             ready.append(r + 1)
             step.pairs.append((left, right, out))
-            heapq.heappush(left_over, (sum(bounds[out]), out))
+            push(left_over, (merged[0] + merged[1], out))
         winners.append(left_over[0][1])
         at += len(c)
     rounds = [[played[r][k] for k in sorted(played[r])] for r in sorted(played)]
