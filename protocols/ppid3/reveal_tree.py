@@ -98,6 +98,10 @@ from protocols.ppid3.threshold_counts import threshold_counts
 
 __all__ = ["SEED", "SHARE", "SharedCounts"]
 
+#: candidates of one batch of a level's argmax at most (a node's stay in one batch): with
+#: numbers of many thresholds a level has millions, and a batch's triples are made at once
+CANDIDATES_PER_BATCH = 2**18
+
 #: a candidate split: ``(site, attribute, threshold index)``, the index -1 for a nominal one
 Candidate = tuple[str, int, int]
 
@@ -456,10 +460,25 @@ class SharedCounts(LevelGrower):
     ) -> tuple[np.ndarray, np.ndarray]:
         """``p0``'s or ``p1``'s shares of each node's best candidate (by the criterion) and
         of every candidate's counts (each candidate's values end to end, ``sum of values x
-        p``, ``Z_{2^64}``), from the folded counts: one batch of the session (its triples
-        counted by a dry run)."""
-        best, values = await self.duo.batch(f"{t}/best", self._choose, folded, cands)
-        return best, values
+        p``, ``Z_{2^64}``), from the folded counts: a batch of the session (its triples
+        counted by a dry run) per group of consecutive nodes of at most
+        :data:`CANDIDATES_PER_BATCH` candidates, one after another, so that a batch's
+        triples and shares fit in memory."""
+        p, groups, at = self.p, [[0]], 0
+        for i in range(1, len(cands)):  # consecutive nodes, a node's candidates together
+            if sum(len(cands[j]) for j in groups[-1]) + len(cands[i]) > CANDIDATES_PER_BATCH:
+                groups.append([])
+            groups[-1].append(i)
+        best, values = [], []
+        for g, nodes in enumerate(groups):
+            width = sum(self._size(x) for i in nodes for x in cands[i]) * p
+            tag = f"{t}/best" if len(groups) == 1 else f"{t}/best{g}"
+            b, v = await self.duo.batch(tag, self._choose, folded[at : at + width],
+                                        [cands[i] for i in nodes])  # fmt: skip
+            at += width
+            best.append(b)
+            values.append(v)
+        return np.concatenate(best), np.concatenate(values)
 
     async def _choose(
         self, s: Session, folded: np.ndarray, cands: list[list[Candidate]]

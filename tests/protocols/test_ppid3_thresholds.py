@@ -280,3 +280,25 @@ def test_a_number_of_too_many_thresholds_is_refused_naming_it(monkeypatch: Any) 
     out = run_thresholds(numbered, part, reveal="tree", helper="dealer", shuffle_from=0)
     _assert_same(out, counts=False)
     assert "'threshold': 12.0" in str(out["view"])
+
+
+@pytest.mark.parametrize("helper", ["dealer", "ot"])
+def test_a_level_s_argmax_in_batches_of_few_candidates_grows_the_same_tree(
+    helper: str, monkeypatch: Any
+) -> None:
+    """A level's nodes in groups of at most 3 candidates per batch of the argmax (one node a
+    batch, whatever its candidates): the plain learner's tree still."""
+    from protocols.ppid3 import reveal_tree
+
+    monkeypatch.setattr(reveal_tree, "CANDIDATES_PER_BATCH", 3)
+    rng = np.random.default_rng(5)
+    n = 50
+    cols: list[Any] = [np.round(rng.normal(size=n), 1) for _ in range(2)]
+    cols.append(rng.choice(np.array(["p", "q", "r"], dtype=object), n))
+    y = np.where(cols[0] + 0.3 * cols[1] > 0, "yes", "no").astype(object)
+    table = Table("numbers", ["a0", "a1", "a2"], ["continuous", "continuous", "nominal"], cols,
+                  y, "class", "test")  # fmt: skip
+    part = partition(["a0", "a1", "a2"], 2, "round-robin", class_site=1)
+    out = run_thresholds(table, part, reveal="tree", helper=helper, max_depth=3)
+    _assert_same(out, counts=False)
+    assert str(out["view"]).count("'threshold'") >= 2
