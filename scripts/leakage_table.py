@@ -95,6 +95,21 @@ def _cdtl_outsourced(folder: Path) -> dict[str, Any]:
             "predictions_out": str(folder / "predictions.csv")}  # fmt: skip
 
 
+def _numbers(folder: Path) -> dict[str, Any]:
+    """The weather table with numbers for temperature and humidity (the classic numeric
+    version's values), for the variants that split numbers at a threshold."""
+    temperature = [85, 80, 83, 70, 68, 65, 64, 72, 69, 75, 75, 72, 81, 71]
+    humidity = [85, 90, 86, 96, 80, 70, 65, 95, 70, 80, 70, 90, 75, 91]
+    lines = WEATHER.read_text().splitlines()
+    rows = [line.split(",") for line in lines[1:]]
+    table = folder / "weather-numeric.csv"
+    table.write_text("\n".join([lines[0]] + [
+        ",".join([r[0], str(t), str(h), r[3], r[4]])
+        for r, t, h in zip(rows, temperature, humidity, strict=True)
+    ]) + "\n")  # fmt: skip
+    return {"csv": str(table)}
+
+
 def _cdtl_outsource_options(folder: Path) -> dict[str, Any]:
     return {"csv": str(WEATHER), "class_column": "play", "sensitive": "temperature",
             "model_out": str(folder / "model"), "cdbs_db": str(folder / "db")}  # fmt: skip
@@ -138,6 +153,13 @@ VARIANTS: dict[str, Variant] = {
         "PPID3 revealing only the tree (`--reveal tree`), `--helper ot` (two sites, no third "
         "party)",
         "ppid3", {**_PPID3, "reveal": "tree", "helper": "ot"},
+    ),
+    "ppid3-reveal-tree-shuffles": Variant(
+        "PPID3 revealing only the tree, numbers split at every distinct value and counted by "
+        "shuffles (`--splits threshold --shuffle-from 0`, three sites)",
+        "ppid3",
+        {**_PPID3, "partition": "outlook;temperature;humidity,windy", "reveal": "tree",
+         "helper": "sites", "splits": "threshold", "shuffle_from": 0}, _numbers,
     ),
     "ppid3-reveal-tree-classify": Variant(
         "PPID3's classification without a path of new records with parts trained with "

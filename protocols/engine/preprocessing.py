@@ -134,8 +134,9 @@ class DealerPreprocessing(Preprocessing):
     collusion = (
         "the dealer colludes with no site: with either site of a product it unmasks the "
         "other's input (an owner's one-hot columns from X^T + Ra, the class site's shares of Z "
-        "from Z + Rb); the sites do not collude with each other (the paper's assumption: the "
-        "holders of a node's shares together learn which records reach it, and their classes)"
+        "from Z + Rb; with the holder of a shuffle, the owner's order of a number); the sites "
+        "do not collude with each other (the paper's assumption: the holders of a node's "
+        "shares together learn which records reach it, and their classes)"
     )
     outside = DEALER
 
@@ -177,8 +178,9 @@ class SitesPreprocessing(Preprocessing):
         "together unmask the other's input (a site with the helper of its dot product with an "
         "owner recovers the owner's one-hot columns from X^T + Ra and the seed of Ra the owner "
         "sent the helper; with the helper of an outer product, the class site's shares Z + "
-        "Rb, hence every record's class); the holders of a node's shares together learn which "
-        "records reach it, and their classes"
+        "Rb, hence every record's class; with the holder of a shuffle, the owner's order of a "
+        "number); the holders of a node's shares together learn which records reach it, and "
+        "their classes"
     )
     min_sites = 3
     #: the site that deals a product between two

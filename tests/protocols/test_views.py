@@ -603,6 +603,7 @@ def test_ppid3_views_over_many_random_swaps_on_real_tables(
         "secure-argmax-sites",
         "secure-argmax-ot",
         "ppid3-reveal-tree-classify",
+        "ppid3-reveal-tree-shuffles",
     ],
 )
 def test_the_other_configurations_receive_only_what_the_page_lists(
@@ -610,8 +611,9 @@ def test_the_other_configurations_receive_only_what_the_page_lists(
 ) -> None:
     """The configurations the record-swap tests above do not run (Paillier dot products, a
     later cdtl session, several clients on one CDBS, the secure argmax with each helper,
-    classification without a path from saved parts): every party receives only what
-    docs/leakage.md lists, nothing undeclared, and uniform payloads that look uniform; and
+    classification without a path from saved parts, numbers counted by shuffles): every
+    party receives only what docs/leakage.md lists, nothing undeclared, and uniform payloads
+    that look uniform; and
     each party, its randomness fixed, receives nothing uniform that repeats when the same
     inputs run again (the joint-view test)."""
     from ..views import (
