@@ -166,11 +166,12 @@ class LevelGrower:
         self.shuffled = {party.name: self.shuffled_of(self.sizes, self.ordered[party.name])}
         onehot = [j for j in range(len(self.sizes)) if j not in self.shuffled[party.name]]
         wide = sum(self.sizes[j] for j in onehot) * self.n
-        if view.thresholds and wide > MAX_ONE_HOT:
-            j = max(view.thresholds, key=lambda a: self.sizes[a])
+        numbers = [a for a in view.thresholds if a in onehot]
+        if numbers and wide > MAX_ONE_HOT:
+            j = max(numbers, key=lambda a: self.sizes[a])
             raise ConfigError(
                 f"{party.name}: {view.attributes[j]!r} has {len(view.thresholds[j]):,} candidate "
-                f"thresholds; this site's one-hot columns would be {sum(self.sizes):,} x "
+                f"thresholds; this site's one-hot columns would be {wide // self.n:,} x "
                 f"{self.n:,} (more than {MAX_ONE_HOT:,} entries): give its candidates as the cut "
                 "points of bins (--bins 256), or count them by shuffles (--reveal tree with "
                 "--helper sites or dealer)"
