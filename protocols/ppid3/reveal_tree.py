@@ -464,11 +464,13 @@ class SharedCounts(LevelGrower):
         counted by a dry run) per group of consecutive nodes of at most
         :data:`CANDIDATES_PER_BATCH` candidates, one after another, so that a batch's
         triples and shares fit in memory."""
-        p, groups, at = self.p, [[0]], 0
+        p, groups, at, count = self.p, [[0]], 0, len(cands[0])
         for i in range(1, len(cands)):  # consecutive nodes, a node's candidates together
-            if sum(len(cands[j]) for j in groups[-1]) + len(cands[i]) > CANDIDATES_PER_BATCH:
+            if count + len(cands[i]) > CANDIDATES_PER_BATCH:
                 groups.append([])
+                count = 0
             groups[-1].append(i)
+            count += len(cands[i])
         best, values = [], []
         for g, nodes in enumerate(groups):
             width = sum(self._size(x) for i in nodes for x in cands[i]) * p
